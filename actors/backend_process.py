@@ -1,0 +1,91 @@
+"""Starting and stopping the ZCode app-server child process.
+
+The child gets its own process group (so teardown can signal everything it
+spawned) and, on Linux, a parent-death signal so that a SIGKILLed bridge does
+not leave it orphaned. Under gevent the spawn runs on the main OS thread, which
+is what PR_SET_PDEATHSIG is tied to (architecture.md, runtime facts).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from typing import Sequence
+
+import gevent
+
+from protocol.errors import RpcError, internal
+
+log = logging.getLogger(__name__)
+
+_PR_SET_PDEATHSIG = 1
+
+
+def resolve_command(zcode_bin: str, extra_args: Sequence[str] = ()) -> list[str]:
+    """The argv for ``$ZCODE_BIN app-server --stdio``; RpcError when missing."""
+    path = zcode_bin if os.sep in zcode_bin else shutil.which(zcode_bin)
+    if not path or not os.path.exists(path):
+        raise RpcError(
+            -32603,
+            f"ZCode CLI not found: ZCODE_BIN is {zcode_bin!r}. Install the ZCode CLI or set "
+            "ZCODE_BIN to its path (ZCODE_BIN=zcode-sim runs the simulated backend).",
+        )
+    argv = [path, "app-server", "--stdio", *extra_args]
+    if path.endswith((".js", ".cjs", ".mjs")):
+        node = shutil.which("node")
+        if not node:
+            raise internal(f"ZCODE_BIN {path!r} is a JavaScript entry point but node is not on PATH")
+        argv = [node, *argv]
+    return argv
+
+
+def _child_setup() -> None:  # runs in the child between fork and exec
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def spawn(argv: list[str]) -> subprocess.Popen:
+    return subprocess.Popen(  # gevent's cooperative Popen once patched
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        preexec_fn=_child_setup,
+        close_fds=True,
+    )
+
+
+def terminate_group(proc: subprocess.Popen, grace: float) -> None:
+    """Close stdin, SIGTERM the process group, SIGKILL it after ``grace``."""
+    try:
+        proc.stdin.close()
+    except Exception:  # noqa: BLE001 - already closed or broken
+        pass
+    if proc.poll() is not None:
+        _kill_group(proc.pid, signal.SIGKILL)  # stragglers in its group
+        return
+    _kill_group(proc.pid, signal.SIGTERM)
+    with gevent.Timeout(grace, False):
+        proc.wait()
+    if proc.poll() is None:
+        log.warning("backend did not exit on SIGTERM within %.1fs; killing", grace)
+    _kill_group(proc.pid, signal.SIGKILL)
+    with gevent.Timeout(grace, False):
+        proc.wait()
+
+
+def _kill_group(pid: int, sig: int) -> None:
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass

@@ -1,0 +1,52 @@
+"""``zcode-acp``: serve ACP on stdio (what an editor launches), or run a demo."""
+
+from __future__ import annotations
+
+from . import runtime  # noqa: F401  (patches gevent before anything else)
+
+import typer  # noqa: E402
+
+from .config import Config  # noqa: E402
+
+app = typer.Typer(add_completion=False, invoke_without_command=True, no_args_is_help=False,
+                  help="ACP bridge for the ZCode coding agent.")
+
+
+def _version(value: bool) -> None:
+    if value:
+        from .supervisor import version
+
+        typer.echo(f"zcode-acp {version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_callback(
+    ctx: typer.Context,
+    log_level: str = typer.Option("info", help="debug, info, warning or error"),
+    log_file: str = typer.Option(None, help="write logs here instead of stderr"),
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True),
+) -> None:
+    """With no command: serve ACP over stdin/stdout."""
+    runtime.setup_logging(log_level, log_file)
+    if ctx.invoked_subcommand is None:
+        raise typer.Exit(runtime.serve_stdio(Config.from_env()))
+
+
+@app.command()
+def demo(
+    prompt: str = typer.Argument("Show me around this project.", help="what to ask"),
+    cwd: str = typer.Option(None, help="workspace folder (default: current directory)"),
+) -> None:
+    """Run the bridge on the simulated backend and print one conversation."""
+    from .demo import run_demo
+
+    raise typer.Exit(run_demo(prompt, cwd))
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

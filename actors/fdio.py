@@ -1,0 +1,41 @@
+"""Cooperative reads and writes on raw file descriptors under gevent.
+
+Pipes are switched to non-blocking mode so a full or empty pipe parks only the
+greenlet that touched it, never the whole process (every actor lives on the
+one OS thread).
+"""
+
+from __future__ import annotations
+
+import os
+
+from gevent import os as gos
+
+CHUNK = 256 * 1024
+
+
+def make_nonblocking(fd: int) -> bool:
+    """Set O_NONBLOCK; returns the previous blocking state so it can be restored."""
+    was_blocking = os.get_blocking(fd)
+    gos.make_nonblocking(fd)
+    return was_blocking
+
+
+def read_chunk(fd: int) -> bytes:
+    """Up to CHUNK bytes; b"" at EOF (or when the fd is gone)."""
+    try:
+        return gos.nb_read(fd, CHUNK)
+    except OSError:
+        return b""
+
+
+def write_all(fd: int, data: bytes) -> bool:
+    """Write everything; False if the reader has gone (EPIPE / closed fd)."""
+    view = memoryview(data)
+    try:
+        while view:
+            written = gos.nb_write(fd, view)
+            view = view[written:]
+    except OSError:
+        return False
+    return True

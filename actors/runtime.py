@@ -1,0 +1,72 @@
+"""Process-level plumbing: gevent patching, logging, stdio serving, exit.
+
+``gevent.monkey.patch_all()`` runs when this module is imported, which entry
+points do first: afterwards every pykka actor is a greenlet on the main OS
+thread, ``queue.Queue`` is gevent's, and ``subprocess`` is cooperative.
+"""
+
+from gevent import monkey
+
+monkey.patch_all()
+
+import logging  # noqa: E402
+import os  # noqa: E402
+import signal  # noqa: E402
+import sys  # noqa: E402
+
+import gevent  # noqa: E402
+import gevent.event  # noqa: E402
+import pykka  # noqa: E402
+
+from .client_connection import FdTransport  # noqa: E402
+from .config import Config  # noqa: E402
+from .messages import AttachClient, Shutdown  # noqa: E402
+from .supervisor import Supervisor  # noqa: E402
+
+log = logging.getLogger("zcode_acp")
+
+
+def setup_logging(level: str = "info", log_file: str | None = None) -> None:
+    if log_file:
+        fd = os.open(log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        handler: logging.Handler = logging.StreamHandler(os.fdopen(fd, "a", buffering=1))
+    else:
+        handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(getattr(logging, level.upper(), logging.INFO))
+    # pykka logs every ask exception at INFO; the bridge reports those itself.
+    logging.getLogger("pykka").setLevel(logging.WARNING)
+
+
+def protect_stdout() -> int:
+    """Keep fd 1 for protocol frames only.
+
+    The real stdout is duplicated to a private fd that only the client
+    connection writes to; fd 1 and ``sys.stdout`` are pointed at stderr, so a
+    stray ``print`` in any library can never corrupt the editor's stream.
+    """
+    protocol_fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return protocol_fd
+
+
+def serve_stdio(config: Config) -> int:
+    protocol_out = protect_stdout()
+    exited = gevent.event.Event()
+    supervisor = Supervisor.start(config, exited.set)
+    supervisor.ask(AttachClient(FdTransport(0, protocol_out), True))
+
+    def on_signal(name: str) -> None:
+        supervisor.tell(Shutdown(f"received {name}"))
+
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        gevent.signal_handler(sig, on_signal, sig.name)
+    exited.wait()
+    supervisor.stop(block=True, timeout=1)
+    pykka.ActorRegistry.stop_all(block=False)
+    logging.shutdown()
+    # Greenlets parked on pipes must not hold the process: exit now, code 0.
+    os._exit(0)

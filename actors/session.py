@@ -1,0 +1,415 @@
+"""Session: one ACP session and, once used, its backend session.
+
+Owns (state-machines.md, Session and Preemption):
+
+* the lifecycle placeholder → materializing → live, and lost → resuming → live
+  after a backend restart. Every use waits for "live"; uses that arrive while
+  a create or resume is in flight wait for that same one.
+* sequencing: ``last_seq`` and a reorder buffer. A duplicate is dropped, a gap
+  is fetched once with ``session/subscribe {afterSeq}``, events are applied in
+  ``seq`` order, and a gap that stays open past a bound is skipped (logged)
+  rather than stalling the stream.
+* preemption: at most one current Turn. A new prompt cancels the current one
+  (it answers ``cancelled`` at once) and becomes current.
+* what is not a prompt's: usage updates, mode/title changes, the plan, and the
+  events of background-notification turns.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import Any
+
+import gevent
+
+from protocol import events as ev
+from protocol import framing, jsonrpc
+from protocol.errors import INTERNAL_ERROR, RpcError, from_backend_error
+from protocol.handshake import supports_terminal_output
+from protocol.session_config import SessionSettings, config_options
+from protocol.usage import context_usage_update
+
+from .base import BridgeActor, safe_tell
+from .config import Config
+from .messages import (
+    BackendCall,
+    BackendLost,
+    CancelTurn,
+    Deliver,
+    FailTurn,
+    GapTimeout,
+    Materialized,
+    RegisterRoute,
+    Reply,
+    StartTurn,
+    TurnEvents,
+    UnregisterRoute,
+)
+from .turn import Turn
+
+log = logging.getLogger(__name__)
+
+PLAN_STATUSES = {"pending", "in_progress", "completed"}
+PLAN_PRIORITIES = {"high", "medium", "low"}
+
+
+def workspace(cwd: str) -> dict[str, str]:
+    return {"workspacePath": cwd, "workspaceKey": cwd}
+
+
+def plan_entries(todos: Any) -> list[dict[str, str]] | None:
+    if not isinstance(todos, list):
+        return None
+    entries = []
+    for todo in todos:
+        if isinstance(todo, dict) and isinstance(todo.get("content"), str):
+            status = todo.get("status") if todo.get("status") in PLAN_STATUSES else "pending"
+            priority = todo.get("priority") if todo.get("priority") in PLAN_PRIORITIES else "medium"
+            entries.append({"content": todo["content"], "status": status, "priority": priority})
+    return entries
+
+
+class Session(BridgeActor):
+    def __init__(
+        self,
+        *,
+        session_id: str,
+        cwd: str,
+        mcp_servers: list[Any],
+        settings: SessionSettings,
+        backend: Any,
+        supervisor: Any,
+        clients: list[Any],
+        capabilities: dict[str, Any],
+        config: Config,
+        backend_session_id: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.session_id = session_id
+        self.cwd = cwd
+        self.mcp_servers = mcp_servers
+        self.settings = settings
+        self.backend = backend
+        self.supervisor = supervisor
+        self.clients = list(clients)
+        self.capabilities = capabilities
+        self.config = config
+        self.backend_session_id = backend_session_id
+        # placeholder | materializing | subscribing | live | lost | resuming | closed
+        self.phase = "lost" if backend_session_id else "placeholder"
+        self.last_seq = 0
+        self.reorder: dict[int, dict[str, Any]] = {}
+        self.gap_pending = False
+        self.subscribe_attempts = 0
+        self.turns: dict[int, Any] = {}
+        self.turn_requests: dict[int, tuple[str, Any]] = {}
+        self.current: int | None = None
+        self.start_waiting = False  # the current turn waits for "live"
+        self.next_key = 1
+        self.background_turns: set[str] = set()
+        self.plan: list[dict[str, str]] | None = None
+
+    # -- delivery ----------------------------------------------------------------------
+
+    def _deliver(self, updates: list[dict[str, Any]]) -> None:
+        if not updates:
+            return
+        payload = b"".join(framing.encode(jsonrpc.session_update(self.session_id, u)) for u in updates)
+        message = Deliver(self.session_id, payload)
+        for client in self.clients:
+            client.tell(message)
+
+    def _call(self, method: str, params: dict[str, Any], tag: Any = None, timeout: float | None = None) -> None:
+        self.backend.tell(BackendCall(method, params, self.actor_ref if tag else None, tag, timeout))
+
+    def handle_ClientsChanged(self, message: Any) -> None:
+        self.clients = list(message.clients)
+        self.capabilities = message.capabilities
+
+    # -- becoming live ----------------------------------------------------------------------
+
+    def _ensure_live(self) -> bool:
+        if self.phase == "live":
+            return True
+        if self.phase == "placeholder":
+            self.phase = "materializing"
+            params = {"workspace": workspace(self.cwd), "mode": self.settings.mode}
+            if self.mcp_servers:
+                params["mcpServers"] = self.mcp_servers
+            self._call("session/create", params, tag=("create",))
+        elif self.phase == "lost":
+            self.phase = "resuming"
+            params = {"sessionId": self.backend_session_id, "workspace": workspace(self.cwd)}
+            if self.mcp_servers:
+                params["mcpServers"] = self.mcp_servers
+            self._call("session/resume", params, tag=("resume",))
+        return False
+
+    def _created(self, result: Any, error: Any, method: str) -> None:
+        session = result.get("session") if isinstance(result, dict) else None
+        backend_id = session.get("sessionId") if isinstance(session, dict) else None
+        if error is not None or not isinstance(backend_id, str):
+            self.phase = "placeholder" if method == "session/create" else "lost"
+            failure = from_backend_error(error or {"message": "no session id in the answer"}, method)
+            self._fail_waiting(failure)
+            return
+        self.settings = self.settings.with_backend_settings(result.get("settings"))
+        if method == "session/create":
+            self.backend_session_id = backend_id
+            self.supervisor.tell(Materialized(self.session_id, backend_id))
+        self.backend.tell(RegisterRoute(self.backend_session_id, self.actor_ref))
+        self.phase = "subscribing"
+        self.subscribe_attempts = 0
+        self._subscribe()
+
+    def _subscribe(self) -> None:
+        self.subscribe_attempts += 1
+        params = {"sessionId": self.backend_session_id, "deliveryKind": "desktop-continuous", "includeSnapshot": False}
+        self._call("session/subscribe", params, tag=("subscribe",), timeout=self.config.subscribe_timeout)
+
+    def _subscribed(self, result: Any, error: Any) -> None:
+        if error is not None:
+            if error.get("timeout") and self.subscribe_attempts < 2:
+                self._subscribe()  # a real backend sometimes needs a second ask
+                return
+            self.phase = "lost"
+            self.backend.tell(UnregisterRoute(self.backend_session_id, self.actor_ref))
+            self._fail_waiting(from_backend_error(error, "session/subscribe"))
+            return
+        event_seq = result.get("eventSeq") if isinstance(result, dict) else None
+        self.last_seq = event_seq if isinstance(event_seq, int) else 0
+        self.phase = "live"
+        buffered, self.reorder = self.reorder, {}
+        self._accept_all([buffered[s] for s in sorted(buffered)])
+        if self.start_waiting and self.current is not None:
+            self.start_waiting = False
+            self.turns[self.current].tell(StartTurn(self.backend_session_id))
+
+    def _fail_waiting(self, error: RpcError) -> None:
+        if self.start_waiting and self.current is not None:
+            self.start_waiting = False
+            self.turns[self.current].tell(FailTurn(error))
+
+    # -- prompts ------------------------------------------------------------------------------
+
+    def handle_Prompt(self, message: Any) -> None:
+        if self.phase == "closed":
+            message.conn.tell(Reply(message.request_id, None, RpcError(
+                INTERNAL_ERROR, f"Session {self.session_id} is closed").to_dict()))
+            return
+        if self.current is not None:
+            self.turns[self.current].tell(CancelTurn("preempted"))  # the latest prompt wins
+        key = self.next_key
+        self.next_key += 1
+        turn = Turn.start(
+            key=key,
+            session=self.actor_ref,
+            backend=self.backend,
+            session_id=self.session_id,
+            conn=message.conn,
+            request_id=message.request_id,
+            prompt=message.prompt,
+            clients=self.clients,
+            terminal_output=supports_terminal_output(self.capabilities),
+            message_id=uuid.uuid4().hex,
+            config=self.config,
+        )
+        self.turns[key] = turn
+        self.turn_requests[key] = (message.conn.actor_urn, message.request_id)
+        self.current = key
+        if self._ensure_live():
+            self.start_waiting = False
+            turn.tell(StartTurn(self.backend_session_id))
+        else:
+            self.start_waiting = True
+
+    def handle_CancelTurn(self, message: Any) -> None:
+        if self.current is not None:
+            self.turns[self.current].tell(CancelTurn(message.reason))
+
+    def handle_CancelPromptRequest(self, message: Any) -> None:
+        for key, request in self.turn_requests.items():
+            if request == (message.conn.actor_urn, message.request_id):
+                self.turns[key].tell(CancelTurn("request cancelled"))
+
+    def handle_TurnSettled(self, message: Any) -> None:
+        if self.current == message.key:
+            self.current = None
+            self.start_waiting = False
+        if message.saw_tools and self.phase == "live":
+            self._call("session/read", {"sessionId": self.backend_session_id}, tag=("plan",),
+                       timeout=self.config.read_timeout)
+
+    def handle_TurnDone(self, message: Any) -> None:
+        turn = self.turns.pop(message.key, None)
+        self.turn_requests.pop(message.key, None)
+        if turn is not None:
+            turn.stop(block=False)
+
+    # -- backend traffic -----------------------------------------------------------------------
+
+    def handle_BackendReply(self, message: Any) -> None:
+        kind = message.tag[0]
+        if kind in ("send", "probe"):
+            turn = self.turns.get(message.tag[1])
+            if turn is not None:
+                turn.tell(message)
+        elif kind == "create":
+            self._created(message.result, message.error, "session/create")
+        elif kind == "resume":
+            self._created(message.result, message.error, "session/resume")
+        elif kind == "subscribe":
+            self._subscribed(message.result, message.error)
+        elif kind == "gap":
+            self._gap_answered(message.result)
+        elif kind == "plan":
+            self._plan_answered(message.result)
+
+    def handle_SessionEvents(self, message: Any) -> None:
+        if self.phase != "live":
+            for event in message.events:
+                seq = ev.seq(event)
+                if seq is not None:
+                    self.reorder[seq] = event
+            return
+        self._accept_all(message.events)
+
+    def _accept_all(self, events: list[dict[str, Any]]) -> None:
+        for_turn: list[dict[str, Any]] = []
+        for event in events:
+            seq = ev.seq(event)
+            if seq is None:
+                self._apply(event, for_turn)
+            elif seq <= self.last_seq:
+                continue  # duplicate or already applied
+            elif seq == self.last_seq + 1:
+                self.last_seq = seq
+                self._apply(event, for_turn)
+                self._drain(for_turn)
+            else:
+                self.reorder[seq] = event
+                self._request_gap()
+        if for_turn and self.current is not None:
+            self.turns[self.current].tell(TurnEvents(for_turn))
+
+    def _drain(self, for_turn: list[dict[str, Any]]) -> None:
+        while self.last_seq + 1 in self.reorder:
+            self.last_seq += 1
+            self._apply(self.reorder.pop(self.last_seq), for_turn)
+
+    def _request_gap(self) -> None:
+        if self.gap_pending:
+            return
+        self.gap_pending = True
+        params = {
+            "sessionId": self.backend_session_id,
+            "deliveryKind": "desktop-continuous",
+            "includeSnapshot": False,
+            "afterSeq": self.last_seq,
+        }
+        self._call("session/subscribe", params, tag=("gap",), timeout=self.config.subscribe_timeout)
+        gevent.spawn_later(self.config.gap_wait, safe_tell, self.actor_ref, GapTimeout(self.last_seq))
+
+    def _gap_answered(self, result: Any) -> None:
+        self.gap_pending = False
+        missed = result.get("events") if isinstance(result, dict) else None
+        if isinstance(missed, list):
+            self._accept_all([e for e in missed if isinstance(e, dict)])
+        if self.reorder:
+            self._skip_gap()
+
+    def handle_GapTimeout(self, message: Any) -> None:
+        if self.gap_pending and self.last_seq == message.after_seq and self.reorder:
+            self.gap_pending = False
+            self._skip_gap()
+
+    def _skip_gap(self) -> None:
+        """The backend could not fill a hole: apply what is buffered, in order."""
+        first = min(self.reorder)
+        log.warning("session %s: events %d..%d never arrived; skipping the hole",
+                    self.session_id, self.last_seq + 1, first - 1)
+        self.last_seq = first - 1
+        for_turn: list[dict[str, Any]] = []
+        self._drain(for_turn)
+        if for_turn and self.current is not None:
+            self.turns[self.current].tell(TurnEvents(for_turn))
+        if self.reorder:
+            self._request_gap()
+
+    def _apply(self, event: dict[str, Any], for_turn: list[dict[str, Any]]) -> None:
+        kind = event.get("type")
+        if kind == "session.updated":
+            if self.current is not None:
+                for_turn.append(event)  # keeps its place among the turn's updates
+                return
+            update = context_usage_update(ev.payload(event))
+            if update:
+                self._deliver([update])
+            return
+        turn_id = ev.turn_id(event)
+        if ev.is_background_start(event):
+            if turn_id:
+                self.background_turns.add(turn_id)
+            return
+        if turn_id is not None and turn_id in self.background_turns:
+            if kind in ev.TURN_END_TYPES:
+                self.background_turns.discard(turn_id)
+            return
+        if kind in ("turn.terminal", "turn.steerDrained"):
+            return
+        for_turn.append(event)
+
+    def handle_SessionNotice(self, message: Any) -> None:
+        params = message.params
+        if message.method == "state.updated":
+            before = self.settings
+            self.settings = self.settings.with_patch(params.get("patch"))
+            self._announce_settings(before)
+        elif message.method == "session.titleUpdated" and isinstance(params.get("title"), str):
+            self._deliver([{"sessionUpdate": "session_info_update", "title": params["title"]}])
+
+    def _announce_settings(self, before: SessionSettings) -> None:
+        updates = []
+        if before.mode != self.settings.mode:
+            updates.append({"sessionUpdate": "current_mode_update", "currentModeId": self.settings.mode})
+        if before != self.settings:
+            updates.append({"sessionUpdate": "config_option_update", "configOptions": config_options(self.settings)})
+        self._deliver(updates)
+
+    def _plan_answered(self, result: Any) -> None:
+        entries = plan_entries(result.get("todos")) if isinstance(result, dict) else None
+        if entries is not None and entries != self.plan and (entries or self.plan):
+            self.plan = entries
+            self._deliver([{"sessionUpdate": "plan", "entries": entries}])
+
+    def handle_BackendLost(self, message: Any) -> None:
+        if self.phase in ("live", "subscribing", "resuming"):
+            self.phase = "lost"
+        elif self.phase == "materializing":
+            self.phase = "placeholder"
+        self.reorder.clear()
+        self.gap_pending = False
+        self._fail_waiting(RpcError(INTERNAL_ERROR, message.reason))
+        for turn in list(self.turns.values()):
+            turn.tell(BackendLost(message.reason))
+
+    # -- the end ------------------------------------------------------------------------------------
+
+    def handle_Teardown(self, message: Any) -> None:
+        """Cancel every turn (each stops its backend turn) before the backend goes away."""
+        self.phase = "closed"
+        futures = [turn.ask(CancelTurn("teardown"), block=False) for turn in self.turns.values()]
+        for future in futures:
+            try:
+                future.get(timeout=1.0)
+            except Exception:  # noqa: BLE001 - a dead turn has nothing left to stop
+                pass
+        if self.backend_session_id:
+            self.backend.tell(UnregisterRoute(self.backend_session_id, self.actor_ref))
+
+    def on_stop(self) -> None:
+        for turn in self.turns.values():
+            turn.stop(block=False)
+        self.turns.clear()
+

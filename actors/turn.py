@@ -1,0 +1,298 @@
+"""Turn: one ``session/prompt``, from send to its single answer.
+
+State machine (state-machines.md, Turn):
+
+    created → sending → waiting (for its own turn.started) → running → settled
+                 busy: retry                                  any state → settled(cancelled)
+
+* Settled is final: the answer is sent once, at the transition, and every
+  later event is ignored (a cancelled turn's leftovers never reach the client).
+* Cancel is immediate. If the send is still in flight, the Turn stays alive
+  until the backend answers it, and stops that turn if it was accepted.
+* Attribution: the first non-background ``turn.started`` after the send was
+  accepted names this Turn's ``turnId``; afterwards only events with that id
+  (or none) belong to it.
+
+The Session forwards this Turn's events *and* the replies to its backend calls,
+in pipe order, so a stale ``turn.started`` that the backend wrote before
+accepting our send can never be mistaken for ours.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import gevent
+
+from protocol import events as ev
+from protocol import framing, jsonrpc
+from protocol.content import BackendPrompt
+from protocol.errors import INTERNAL_ERROR, RpcError, from_backend_error, is_busy
+from protocol.translator import TurnTranslator
+from protocol.usage import prompt_result
+
+from .base import BridgeActor
+from .config import Config
+from .messages import BackendCall, Deliver, Reply, RetrySend, SilenceCheck, StartTurn, TurnDone, TurnSettled
+
+log = logging.getLogger(__name__)
+
+TRANSIENT_FAILURES = frozenset(
+    {"model_request_failed", "model_rate_limited", "timeout", "ECONNRESET", "rate_limited", "overloaded"}
+)
+
+
+class Turn(BridgeActor):
+    def __init__(
+        self,
+        *,
+        key: int,
+        session: Any,
+        backend: Any,
+        session_id: str,
+        conn: Any,
+        request_id: Any,
+        prompt: BackendPrompt,
+        clients: list[Any],
+        terminal_output: bool,
+        message_id: str,
+        config: Config,
+    ) -> None:
+        super().__init__()
+        self.key = key
+        self.session = session
+        self.backend = backend
+        self.session_id = session_id
+        self.conn = conn
+        self.request_id = request_id
+        self.prompt = prompt
+        self.clients = clients
+        self.config = config
+        self.translator = TurnTranslator(message_id=message_id, terminal_output=terminal_output)
+        self.state = "created"
+        self.send_in_flight = False
+        self.accepted = False
+        self.backend_session_id: str | None = None
+        self.turn_id: str | None = None
+        self.busy_deadline: float | None = None
+        self.transient_failures = 0
+        self.events_since_check = 0
+        self.idle_probes = 0
+        self.silence_timer: Any = None
+        self.done_told = False
+
+    # -- helpers ---------------------------------------------------------------------
+
+    @property
+    def settled(self) -> bool:
+        return self.state == "settled"
+
+    def _emit(self, updates: list[dict[str, Any]]) -> None:
+        if not updates:
+            return
+        sid = self.session_id
+        payload = b"".join(framing.encode(jsonrpc.session_update(sid, update)) for update in updates)
+        message = Deliver(sid, payload)
+        for client in self.clients:
+            client.tell(message)
+
+    def _call(self, method: str, params: dict[str, Any], tag: Any = None, timeout: float | None = None) -> None:
+        # Replies come back through the Session, in pipe order with our events.
+        reply_to = self.session if tag is not None else None
+        self.backend.tell(BackendCall(method, params, reply_to, (tag, self.key) if tag else None, timeout))
+
+    def _settle(self, result: dict[str, Any] | None = None, error: RpcError | None = None) -> None:
+        if self.settled:
+            return
+        self.state = "settled"
+        self._stop_silence_timer()
+        self.conn.tell(Reply(self.request_id, result, error.to_dict() if error else None))
+        self.session.tell(TurnSettled(self.key, self.translator.saw_tool_result))
+        self._maybe_done()
+
+    def _maybe_done(self) -> None:
+        if self.settled and not self.send_in_flight and not self.done_told:
+            self.done_told = True
+            self.session.tell(TurnDone(self.key))
+
+    def _close_open_cards(self) -> None:
+        updates = []
+        for card in self.translator.open_cards():
+            if card.launched:
+                continue  # a background task owns this card now
+            card.status = "failed"
+            updates.append({"sessionUpdate": "tool_call_update", "toolCallId": card.tool_call_id, "status": "failed"})
+        self._emit(updates)
+
+    def on_handler_error(self) -> None:
+        self._settle(error=RpcError(INTERNAL_ERROR, "internal error while handling the turn"))
+
+    # -- sending ---------------------------------------------------------------------------
+
+    def handle_StartTurn(self, message: Any) -> None:
+        if self.settled:
+            self._maybe_done()
+            return
+        self.backend_session_id = message.backend_session_id
+        self._send()
+
+    def _send(self) -> None:
+        self.state = "sending"
+        self.send_in_flight = True
+        self._call("session/send", self.prompt.send_params(self.backend_session_id), tag="send")
+
+    def handle_RetrySend(self, message: Any) -> None:
+        if not self.settled:
+            self._send()
+
+    def handle_BackendReply(self, message: Any) -> None:
+        kind = message.tag[0]
+        if kind == "send":
+            self._send_answered(message.result, message.error)
+        elif kind == "probe":
+            self._probe_answered(message.result, message.error)
+
+    def _send_answered(self, result: Any, error: Any) -> None:
+        self.send_in_flight = False
+        if error is None:
+            self.accepted = True
+            if self.settled:
+                # Cancelled while the send was in flight: stop what it started.
+                self._stop_backend_turn()
+                self._maybe_done()
+                return
+            self.state = "waiting"
+            self._start_silence_timer()
+            return
+        if self.settled:
+            self._maybe_done()
+            return
+        if is_busy(error):
+            now = gevent.get_hub().loop.now()
+            if self.busy_deadline is None:
+                self.busy_deadline = now + self.config.busy_retry_limit
+            if now < self.busy_deadline:
+                gevent.spawn_later(self.config.busy_retry_interval, self.actor_ref.tell, RetrySend())
+                return
+            self._settle(error=RpcError(INTERNAL_ERROR, "ZCode backend stayed busy: another turn holds the session"))
+            return
+        self._settle(error=from_backend_error(error, "session/send"))
+
+    def _stop_backend_turn(self) -> None:
+        if self.accepted and self.backend_session_id:
+            self._call("session/stop", {"sessionId": self.backend_session_id})
+
+    # -- events ----------------------------------------------------------------------------
+
+    def handle_TurnEvents(self, message: Any) -> None:
+        if self.settled:
+            return
+        self.events_since_check += len(message.events)
+        updates: list[dict[str, Any]] = []
+        for event in message.events:
+            kind = event.get("type")
+            event_turn = ev.turn_id(event)
+            if self.state in ("sending", "created"):
+                continue  # before our send was accepted nothing is ours
+            if self.state == "waiting":
+                if kind == "turn.started" and not ev.is_background_start(event):
+                    self.turn_id = event_turn
+                    self.state = "running"
+                elif kind == "turn.steerQueued":
+                    # Merged into a turn that was still running: that turn is ours now.
+                    self.turn_id = event_turn
+                    self.state = "running"
+                    updates.append(self.translator.notice(
+                        "Your message was merged into the turn that was still running."))
+                continue
+            if event_turn is not None and self.turn_id is not None and event_turn != self.turn_id:
+                continue
+            if kind == "turn.completed":
+                self._emit(updates)
+                body = ev.payload(event)
+                stop = "cancelled" if body.get("resultType") == "cancelled" else "end_turn"
+                self._settle(prompt_result(stop, body.get("usage")))
+                return
+            if kind == "turn.failed":
+                self._emit(updates)
+                self._failed(ev.payload(event).get("error"))
+                return
+            updates.extend(self.translator.feed(event))
+        self._emit(updates)
+
+    def _failed(self, error: Any) -> None:
+        error = error if isinstance(error, dict) else {"message": str(error)}
+        code = error.get("code")
+        if code in TRANSIENT_FAILURES and self.transient_failures < self.config.transient_retries:
+            self.transient_failures += 1
+            delay = self.config.transient_backoff * (2 ** (self.transient_failures - 1))
+            self._emit([self.translator.notice(
+                f"Model request failed ({code}); retrying in {delay:g}s "
+                f"({self.transient_failures}/{self.config.transient_retries})…")])
+            self.state = "sending"
+            self.turn_id = None
+            self.accepted = False
+            gevent.spawn_later(delay, self.actor_ref.tell, RetrySend())
+            return
+        message = error.get("message") or "turn failed"
+        self._settle(error=RpcError(
+            INTERNAL_ERROR,
+            f"ZCode turn failed: {message}" + (f" ({code})" if code is not None else ""),
+            {"backendCode": code, "backendMessage": message},
+        ))
+
+    # -- cancel, loss, silence --------------------------------------------------------------------
+
+    def handle_CancelTurn(self, message: Any) -> None:
+        if self.settled:
+            return
+        self._close_open_cards()
+        self._settle(prompt_result("cancelled"))
+        self._stop_backend_turn()
+
+    def handle_FailTurn(self, message: Any) -> None:
+        self._settle(error=message.error)
+
+    def handle_BackendLost(self, message: Any) -> None:
+        self.send_in_flight = False
+        self._settle(error=RpcError(INTERNAL_ERROR, f"{message.reason} during the turn"))
+        self._maybe_done()
+
+    def _start_silence_timer(self) -> None:
+        if self.silence_timer is None and self.config.silence_probe > 0:
+            period = self.config.silence_probe
+            self.silence_timer = gevent.get_hub().loop.timer(period, period)
+            self.silence_timer.start(self.actor_ref.tell, SilenceCheck())
+
+    def _stop_silence_timer(self) -> None:
+        if self.silence_timer is not None:
+            self.silence_timer.close()
+            self.silence_timer = None
+
+    def handle_SilenceCheck(self, message: Any) -> None:
+        if self.settled or self.send_in_flight:
+            return
+        if self.events_since_check:
+            self.events_since_check = 0
+            self.idle_probes = 0
+            return
+        self._call("session/read", {"sessionId": self.backend_session_id}, tag="probe",
+                   timeout=self.config.read_timeout)
+
+    def _probe_answered(self, result: Any, error: Any) -> None:
+        if self.settled or error is not None:
+            return
+        projection = result.get("projection") if isinstance(result, dict) else None
+        if isinstance(projection, dict) and projection.get("status") == "idle":
+            self.idle_probes += 1
+            if self.idle_probes >= 2:
+                log.warning("turn on %s went silent and the backend is idle; ending it", self.session_id)
+                self._close_open_cards()
+                self._settle(prompt_result("end_turn"))
+        else:
+            self.idle_probes = 0
+
+    def on_stop(self) -> None:
+        self._stop_silence_timer()
+

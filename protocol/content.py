@@ -1,0 +1,106 @@
+"""ACP prompt content → the backend's ``session/send`` content (acp-bridge.md §4.1).
+
+The backend takes one text plus optional attachments. Text blocks join with
+newlines; a resource link becomes a reference line naming the file; an
+embedded text resource is inlined under a header naming its URI; images
+become attachments. Audio is refused (the bridge advertises ``audio: false``)
+and so is a prompt with nothing in it, which would start no turn and hang.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from .errors import invalid_params
+
+
+@dataclass(frozen=True)
+class BackendPrompt:
+    text: str
+    attachments: list[dict[str, Any]] = field(default_factory=list)
+
+    def send_params(self, backend_session_id: str) -> dict[str, Any]:
+        params: dict[str, Any] = {"sessionId": backend_session_id, "content": self.text}
+        if self.attachments:
+            params["attachments"] = self.attachments
+        return params
+
+
+def uri_to_path(uri: str) -> str:
+    """``file:///a/b%20c`` → ``/a/b c``; other URIs are returned unchanged."""
+    parsed = urlparse(uri)
+    if parsed.scheme == "file":
+        return unquote(parsed.path)
+    return uri
+
+
+def _require_str(block: dict[str, Any], key: str, where: str) -> str:
+    value = block.get(key)
+    if not isinstance(value, str):
+        raise invalid_params(f"{where}.{key}", "must be a string")
+    return value
+
+
+def _image_attachment(block: dict[str, Any], where: str) -> dict[str, Any]:
+    data = _require_str(block, "data", where)
+    mime = _require_str(block, "mimeType", where)
+    attachment = {"type": "image", "mimeType": mime, "data": data}
+    if isinstance(block.get("uri"), str):
+        attachment["uri"] = block["uri"]
+    return attachment
+
+
+def convert_prompt(blocks: Any) -> BackendPrompt:
+    """Convert the ``prompt`` array of ``session/prompt``; RpcError(-32602) if wrong."""
+    if not isinstance(blocks, list):
+        raise invalid_params("prompt", "must be an array of content blocks")
+    texts: list[str] = []
+    attachments: list[dict[str, Any]] = []
+    for index, block in enumerate(blocks):
+        where = f"prompt[{index}]"
+        if not isinstance(block, dict):
+            raise invalid_params(where, "must be a content block object")
+        kind = block.get("type")
+        if kind == "text":
+            texts.append(_require_str(block, "text", where))
+        elif kind == "resource_link":
+            uri = _require_str(block, "uri", where)
+            name = block.get("name") if isinstance(block.get("name"), str) else None
+            line = f"@{uri_to_path(uri)}"
+            if name and name not in line:
+                line += f" ({name})"
+            texts.append(line)
+        elif kind == "resource":
+            resource = block.get("resource")
+            if not isinstance(resource, dict):
+                raise invalid_params(f"{where}.resource", "must be an object")
+            uri = _require_str(resource, "uri", f"{where}.resource")
+            if isinstance(resource.get("text"), str):
+                texts.append(f"[Context from {uri}]\n{resource['text']}\n[End of {uri}]")
+            elif isinstance(resource.get("blob"), str) and str(
+                resource.get("mimeType", "")
+            ).startswith("image/"):
+                attachments.append(
+                    {"type": "image", "mimeType": resource["mimeType"], "data": resource["blob"], "uri": uri}
+                )
+            else:
+                raise invalid_params(
+                    f"{where}.resource", "must carry text (binary resources other than images are not supported)"
+                )
+        elif kind == "image":
+            attachments.append(_image_attachment(block, where))
+        elif kind == "audio":
+            raise invalid_params(f"{where}.type", "audio is not supported (promptCapabilities.audio is false)")
+        else:
+            raise invalid_params(f"{where}.type", f"unknown content type {kind!r}")
+    text = "\n".join(texts)
+    if not text.strip() and not attachments:
+        raise invalid_params("prompt", "is empty: a prompt needs text or an image")
+    return BackendPrompt(text=text, attachments=attachments)
+
+
+def prompt_echo_text(blocks: list[dict[str, Any]]) -> str:
+    """Readable text of a prompt, for echoing it to other attached clients."""
+    return convert_prompt(blocks).text

@@ -1,0 +1,102 @@
+"""JSON-RPC error taxonomy shared by both dialects (acp-bridge.md §1)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+REQUEST_CANCELLED = -32800
+SESSION_NOT_FOUND = -32002
+
+# Backend-side codes (backend-protocol.md §7).
+BACKEND_BUSY_CODES = frozenset({1308, -32010})
+BACKEND_SESSION_NOT_ACTIVE = -32004
+
+
+class RpcError(Exception):
+    """An error that becomes a JSON-RPC ``error`` object.
+
+    Raised by pure code when input is wrong; the runtime turns it into the
+    response for the request being served.
+    """
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def to_dict(self) -> dict[str, Any]:
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+    def __repr__(self) -> str:
+        return f"RpcError({self.code}, {self.message!r})"
+
+
+def invalid_params(field: str, problem: str) -> RpcError:
+    """A ``-32602`` that names the offending field, as clients need to fix it."""
+    return RpcError(INVALID_PARAMS, f"Invalid params: {field} {problem}")
+
+
+def method_not_found(method: str) -> RpcError:
+    return RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
+
+
+def session_not_found(session_id: Any) -> RpcError:
+    return RpcError(SESSION_NOT_FOUND, f"Session not found: {session_id}")
+
+
+def internal(message: str) -> RpcError:
+    return RpcError(INTERNAL_ERROR, message)
+
+
+def cancelled() -> RpcError:
+    return RpcError(REQUEST_CANCELLED, "Request cancelled")
+
+
+def from_backend_error(error: Any, method: str) -> RpcError:
+    """Wrap a backend ``error`` object for the ACP client.
+
+    The backend's own code and message are kept in the text (its codes are not
+    JSON-RPC codes) and in ``data`` so a client can still inspect them.
+    """
+    if not isinstance(error, dict):
+        error = {"message": str(error)}
+    code = error.get("code")
+    message = error.get("message") or "unknown backend error"
+    if code == METHOD_NOT_FOUND:
+        return RpcError(
+            METHOD_NOT_FOUND,
+            f"The installed ZCode CLI does not support {method} "
+            "(extension methods need ZCode CLI >= 0.15.0; some were removed in 0.16)",
+            {"backendCode": code, "backendMessage": message},
+        )
+    text = f"ZCode backend error on {method}: {message}"
+    if code is not None:
+        text += f" (code {code})"
+    data = {"backendCode": code, "backendMessage": message}
+    if error.get("detail"):
+        data["detail"] = error["detail"]
+    return RpcError(INTERNAL_ERROR, text, data)
+
+
+def is_busy(error: Any) -> bool:
+    """True for the backend's "a turn holds the lock" answers (§7)."""
+    if not isinstance(error, dict):
+        return False
+    if error.get("code") in BACKEND_BUSY_CODES:
+        return True
+    message = str(error.get("message") or "").lower()
+    return "prompt is running" in message or "already running" in message
+
+
+def is_not_active(error: Any) -> bool:
+    """True when the backend evicted the session (``-32004``)."""
+    return isinstance(error, dict) and error.get("code") == BACKEND_SESSION_NOT_ACTIVE

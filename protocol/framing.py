@@ -1,0 +1,130 @@
+"""NDJSON framing: one JSON value per ``\\n``-terminated UTF-8 line.
+
+Both sides of the bridge use it. Encoding goes through ujson with
+``ensure_ascii=False`` (UTF-8 stays UTF-8) and ``escape_forward_slashes=False``
+(paths stay readable), and refuses NaN/Infinity, which JSON does not have.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import ujson
+
+from .errors import INVALID_REQUEST, PARSE_ERROR, RpcError
+
+# 50 MiB: an image prompt is base64 inside one line; anything bigger is an
+# error, not a reason to grow memory without bound.
+DEFAULT_MAX_LINE = 50 * 1024 * 1024
+
+# ujson.loads accepts NaN, Infinity and overflowing exponents (which become
+# inf). A cheap scan decides whether the slow exact check is needed at all.
+_SUSPECT_NON_FINITE = re.compile(rb"NaN|Infinity|[0-9][eE][+-]?[0-9]{3,}")
+
+
+class FrameError(RpcError):
+    """A line that cannot become a frame; ``code`` says which JSON-RPC error."""
+
+
+def encode(obj: Any) -> bytes:
+    """One frame → one line of bytes, newline included."""
+    return ujson.dumps(
+        obj, ensure_ascii=False, escape_forward_slashes=False, allow_nan=False
+    ).encode("utf-8") + b"\n"
+
+
+def dumps(obj: Any) -> str:
+    return ujson.dumps(obj, ensure_ascii=False, escape_forward_slashes=False, allow_nan=False)
+
+
+def decode(line: bytes | str) -> Any:
+    """One line → one JSON value, or FrameError(-32700)."""
+    try:
+        value = ujson.loads(line)
+    except (ValueError, TypeError) as exc:
+        raise FrameError(PARSE_ERROR, f"Parse error: {exc}") from None
+    raw = line if isinstance(line, bytes) else line.encode("utf-8", "surrogatepass")
+    if _SUSPECT_NON_FINITE.search(raw) and _has_non_finite(value):
+        raise FrameError(PARSE_ERROR, "Parse error: NaN and Infinity are not JSON")
+    return value
+
+
+def decode_object(line: bytes | str) -> dict[str, Any]:
+    """Decode a line that must hold one JSON object (a frame).
+
+    A JSON array is a batch, which neither ACP nor this bridge supports:
+    ``-32600``. Any other non-object is also ``-32600``.
+    """
+    value = decode(line)
+    if isinstance(value, dict):
+        return value
+    if isinstance(value, list):
+        raise FrameError(INVALID_REQUEST, "Invalid Request: batch requests are not supported")
+    raise FrameError(INVALID_REQUEST, "Invalid Request: a frame must be a JSON object")
+
+
+def _has_non_finite(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float):
+            if item != item or item in (float("inf"), float("-inf")):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
+class LineSplitter:
+    """Cuts a byte stream into lines, enforcing a maximum line size.
+
+    ``feed`` returns the complete lines in the chunk (without the newline). A
+    line longer than ``max_line`` is discarded whole and reported once as an
+    ``oversized`` count so the caller can answer with an error; the splitter
+    resynchronises at the next newline.
+    """
+
+    __slots__ = ("_max", "_parts", "_size", "_skipping", "oversized")
+
+    def __init__(self, max_line: int = DEFAULT_MAX_LINE) -> None:
+        self._max = max_line
+        self._parts: list[bytes] = []
+        self._size = 0
+        self._skipping = False
+        self.oversized = 0
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        lines = chunk.split(b"\n")
+        tail = lines.pop()
+        out: list[bytes] = []
+        for piece in lines:
+            if self._skipping:
+                self._skipping = False
+                continue
+            if self._parts:
+                self._parts.append(piece)
+                piece = b"".join(self._parts)
+                self._parts = []
+                self._size = 0
+            if len(piece) > self._max:
+                self.oversized += 1
+                continue
+            if piece.strip():
+                out.append(piece)
+        if tail and not self._skipping:
+            self._size += len(tail)
+            if self._size > self._max:
+                self.oversized += 1
+                self._parts = []
+                self._size = 0
+                self._skipping = True
+            else:
+                self._parts.append(tail)
+        return out
+
+    def pending(self) -> bytes:
+        """What is left without a newline (a partial last line at EOF)."""
+        return b"".join(self._parts)

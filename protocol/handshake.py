@@ -1,0 +1,69 @@
+"""``initialize`` and ``authenticate`` (acp-bridge.md §2), and client capabilities."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import invalid_params
+
+PROTOCOL_VERSION = 1
+AUTH_METHOD_ID = "zcode-credentials"
+
+
+def initialize_result(requested_version: Any, version: str) -> dict[str, Any]:
+    if not isinstance(requested_version, int) or isinstance(requested_version, bool):
+        raise invalid_params("protocolVersion", "must be an integer")
+    return {
+        # Answer the client's version when it is lower (and still one we speak).
+        "protocolVersion": min(PROTOCOL_VERSION, max(requested_version, 1)),
+        "agentInfo": {"name": "zcode-acp", "title": "ZCode", "version": version},
+        "agentCapabilities": {
+            "loadSession": True,
+            "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
+            "mcpCapabilities": {"http": True, "sse": False},
+            "sessionCapabilities": {"list": {}, "resume": {}, "close": {}},
+        },
+        "authMethods": [
+            {
+                "id": AUTH_METHOD_ID,
+                "name": "ZCode CLI credentials",
+                "description": "The ZCode CLI reads its own credentials; the editor needs no key.",
+            }
+        ],
+    }
+
+
+def authenticate_result(method_id: Any) -> dict[str, Any]:
+    if method_id != AUTH_METHOD_ID:
+        raise invalid_params("methodId", f"is unknown (supported: {AUTH_METHOD_ID})")
+    return {}
+
+
+def merge_capabilities(merged: dict[str, Any], new: Any) -> dict[str, Any]:
+    """OR-merge client capabilities: booleans union, objects merged recursively.
+
+    A capability that any attached client declares is enabled.
+    """
+    if not isinstance(new, dict):
+        return merged
+    out = dict(merged)
+    for key, value in new.items():
+        if isinstance(value, dict):
+            out[key] = merge_capabilities(out.get(key) if isinstance(out.get(key), dict) else {}, value)
+        elif isinstance(value, bool):
+            out[key] = bool(out.get(key)) or value
+        elif key not in out:
+            out[key] = value
+    return out
+
+
+def supports_terminal_output(capabilities: dict[str, Any]) -> bool:
+    meta = capabilities.get("_meta")
+    return isinstance(meta, dict) and bool(meta.get("terminal_output"))
+
+
+def supports_elicitation_form(capabilities: dict[str, Any]) -> bool:
+    elicitation = capabilities.get("elicitation")
+    return isinstance(elicitation, dict) and isinstance(elicitation.get("form"), dict | bool) and bool(
+        elicitation.get("form") is not False
+    )

@@ -1,0 +1,149 @@
+"""Session modes and config options (acp-bridge.md §3.5)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .errors import invalid_params
+
+MODES = (
+    ("plan", "Plan", "Read-only: explore and propose a plan before changing anything"),
+    ("build", "Build", "Implement with confirmation for risky actions"),
+    ("edit", "Edit", "Edit files without asking; ask before running commands"),
+    ("yolo", "YOLO", "Run everything without asking"),
+    ("auto", "Auto", "Let ZCode decide when to ask"),
+)
+MODE_IDS = tuple(mode_id for mode_id, _, _ in MODES)
+THOUGHT_LEVELS = (("low", "Low"), ("high", "High"), ("max", "Max"))
+DEFAULT_MODEL = "default"
+
+
+@dataclass(frozen=True)
+class SessionSettings:
+    """What the session's mode/model/thought selectors currently show."""
+
+    mode: str = "yolo"
+    model: str = DEFAULT_MODEL
+    thought: str = "high"
+    models: tuple[tuple[str, str], ...] = ((DEFAULT_MODEL, "Default model"),)
+    thought_levels: tuple[tuple[str, str], ...] = THOUGHT_LEVELS
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def with_backend_settings(self, settings: Any) -> "SessionSettings":
+        """Fold a backend ``settings`` object (create/resume/read) into these."""
+        if not isinstance(settings, dict):
+            return self
+        updated = self
+        mode = _current(settings.get("mode"))
+        if isinstance(mode, str) and mode in MODE_IDS:
+            updated = replace(updated, mode=mode)
+        model = settings.get("model")
+        if isinstance(model, dict):
+            current = _model_id(model.get("current"))
+            available = model.get("available")
+            if isinstance(available, list):
+                models = tuple(
+                    (_model_id(item), str(item.get("name") or item.get("label") or _model_id(item)))
+                    for item in available
+                    if isinstance(item, dict) and _model_id(item)
+                )
+                if models:
+                    updated = replace(updated, models=models)
+            if current:
+                updated = replace(updated, model=current)
+                if current not in {value for value, _ in updated.models}:
+                    updated = replace(updated, models=updated.models + ((current, current),))
+        thought = settings.get("thoughtLevel")
+        if isinstance(thought, dict):
+            available = thought.get("available")
+            if isinstance(available, list):
+                levels = tuple(
+                    (str(item["value"]), str(item.get("label") or item["value"]))
+                    for item in available
+                    if isinstance(item, dict) and item.get("value")
+                )
+                if levels:
+                    updated = replace(updated, thought_levels=levels)
+            current = _current(thought)
+            if isinstance(current, str):
+                updated = replace(updated, thought=current)
+        return updated
+
+    def with_patch(self, patch: Any) -> "SessionSettings":
+        """Apply a ``state.updated`` patch (same shape as settings)."""
+        return self.with_backend_settings(patch)
+
+
+def _current(value: Any) -> Any:
+    return value.get("current") if isinstance(value, dict) else value
+
+
+def _model_id(value: Any) -> str:
+    if isinstance(value, dict):
+        return str(value.get("modelId") or value.get("id") or "")
+    return value if isinstance(value, str) else ""
+
+
+def modes_state(settings: SessionSettings) -> dict[str, Any]:
+    return {
+        "currentModeId": settings.mode,
+        "availableModes": [
+            {"id": mode_id, "name": name, "description": description} for mode_id, name, description in MODES
+        ],
+    }
+
+
+def config_options(settings: SessionSettings) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": "mode",
+            "name": "Mode",
+            "category": "mode",
+            "type": "select",
+            "currentValue": settings.mode,
+            "options": [{"value": mode_id, "name": name} for mode_id, name, _ in MODES],
+        },
+        {
+            "id": "model",
+            "name": "Model",
+            "category": "model",
+            "type": "select",
+            "currentValue": settings.model,
+            "options": [{"value": value, "name": name} for value, name in settings.models],
+        },
+        {
+            "id": "thought",
+            "name": "Thought level",
+            "category": "thought_level",
+            "type": "select",
+            "currentValue": settings.thought,
+            "options": [{"value": value, "name": name} for value, name in settings.thought_levels],
+        },
+    ]
+
+
+def session_state(settings: SessionSettings) -> dict[str, Any]:
+    """The ``{modes, configOptions}`` part of new/load/resume answers."""
+    return {"modes": modes_state(settings), "configOptions": config_options(settings)}
+
+
+def validate_mode(mode: Any) -> str:
+    if mode not in MODE_IDS:
+        raise invalid_params("modeId", f"must be one of {', '.join(MODE_IDS)}")
+    return mode
+
+
+def validate_config_value(settings: SessionSettings, config_id: Any, value: Any) -> tuple[str, str]:
+    """Check a ``session/set_config_option``; returns ``(config_id, value)``."""
+    if config_id == "mode":
+        return "mode", validate_mode(value)
+    if config_id == "model":
+        if not isinstance(value, str) or value not in {v for v, _ in settings.models}:
+            raise invalid_params("value", f"is not an available model: {value!r}")
+        return "model", value
+    if config_id == "thought":
+        if not isinstance(value, str) or value not in {v for v, _ in settings.thought_levels}:
+            raise invalid_params("value", f"is not an available thought level: {value!r}")
+        return "thought", value
+    raise invalid_params("configId", f"is unknown: {config_id!r} (mode, model, thought)")

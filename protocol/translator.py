@@ -1,0 +1,303 @@
+"""Backend turn events → ACP ``session/update`` payloads (acp-bridge.md §4.3).
+
+One ``TurnTranslator`` lives for one prompt turn. It is a small state machine
+over the turn's tool cards: what each card has shown (status, how much
+terminal output), so that every card opens once, closes once, and cumulative
+output tails are sent as new suffixes only.
+
+``feed(event)`` takes one ``session/event`` params dict (already attributed to
+this turn) and returns the ACP ``update`` objects it produces, in order.
+Turn boundaries (``turn.started``/``completed``/``failed``) are the Turn's
+business, not the translator's: they produce nothing here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import tools
+from .events import payload
+from .usage import context_usage_update
+
+
+@dataclass(slots=True)
+class ToolCard:
+    tool_call_id: str
+    name: str
+    input: dict[str, Any]
+    status: str = "pending"
+    terminal: bool = False  # rendered as a terminal (Bash on a terminal client)
+    background: bool = False  # launched with run_in_background
+    stdout_seen: str = ""  # last cumulative stdout snapshot already sent
+    stderr_seen: str = ""
+    streamed: bool = False  # some output already went out as terminal data
+    launched: bool = False  # background launch acknowledged; the task closes the card
+
+    @property
+    def final(self) -> bool:
+        return self.status in ("completed", "failed")
+
+
+@dataclass(slots=True)
+class TrackedLaunch:
+    """A background Bash launch card left open for its task to finish."""
+
+    tool_call_id: str
+    terminal: bool
+    streamed_output: str
+
+
+def _update(tool_call_id: str, **fields: Any) -> dict[str, Any]:
+    update = {"sessionUpdate": "tool_call_update", "toolCallId": tool_call_id}
+    update.update(fields)
+    return update
+
+
+def terminal_output(tool_call_id: str, data: str) -> dict[str, Any]:
+    return _update(tool_call_id, _meta={"terminal_output": {"terminal_id": tool_call_id, "data": data}})
+
+
+def terminal_exit(tool_call_id: str, status: str, exit_code: int, **extra: Any) -> dict[str, Any]:
+    meta = {"terminal_exit": {"terminal_id": tool_call_id, "exit_code": exit_code, "signal": None}}
+    meta.update(extra.pop("_meta", {}))
+    return _update(
+        tool_call_id,
+        status=status,
+        content=[{"type": "terminal", "terminalId": tool_call_id}],
+        _meta=meta,
+        **extra,
+    )
+
+
+def agent_text(text: str, message_id: str) -> dict[str, Any]:
+    return {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}, "messageId": message_id}
+
+
+@dataclass
+class TurnTranslator:
+    message_id: str
+    terminal_output: bool = False
+    cards: dict[str, ToolCard] = field(default_factory=dict)
+    saw_tool_result: bool = False
+    saw_todo_write: bool = False
+    _declared: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
+    _segment: int = 0
+
+    # -- text ------------------------------------------------------------
+
+    def _message_id(self) -> str:
+        return f"{self.message_id}-{self._segment}" if self._segment else self.message_id
+
+    def notice(self, text: str) -> dict[str, Any]:
+        """A short visible agent message that is not model output."""
+        self._segment += 1
+        update = agent_text(text, f"{self.message_id}-notice-{self._segment}")
+        self._segment += 1
+        return update
+
+    # -- entry point -----------------------------------------------------------
+
+    def feed(self, event: dict[str, Any]) -> list[dict[str, Any]]:
+        kind = event.get("type")
+        body = payload(event)
+        if kind == "model.streaming":
+            return self._streaming(body)
+        if kind == "tool.updated":
+            if body.get("kind") == "batch":
+                return self._batch(body)
+            return self._tool(body)
+        if kind == "session.updated":
+            update = context_usage_update(body)
+            return [update] if update else []
+        return []
+
+    def _streaming(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        kind = body.get("kind")
+        if kind == "text_delta":
+            delta = body.get("delta")
+            if isinstance(delta, str) and delta:
+                return [agent_text(delta, self._message_id())]
+        elif kind == "reasoning_delta":
+            delta = body.get("delta")
+            if isinstance(delta, str) and delta:
+                return [{
+                    "sessionUpdate": "agent_thought_chunk",
+                    "content": {"type": "text", "text": delta},
+                    "messageId": f"{self._message_id()}-thought",
+                }]
+        elif kind == "tool_call":
+            tool_call_id = body.get("toolCallId")
+            if isinstance(tool_call_id, str):
+                tool_input = body.get("input")
+                self._declared[tool_call_id] = (
+                    str(body.get("toolName") or "Tool"),
+                    tool_input if isinstance(tool_input, dict) else {},
+                )
+        return []
+
+    # -- tool cards ------------------------------------------------------------
+
+    def _open(self, tool_call_id: str, body: dict[str, Any]) -> tuple[ToolCard, dict[str, Any]]:
+        name, tool_input = self._declared.pop(tool_call_id, (None, {}))
+        name = body.get("toolName") or name or "Tool"
+        if isinstance(body.get("input"), dict) and not body.get("inputOmitted"):
+            tool_input = body["input"]
+        card = ToolCard(
+            tool_call_id=tool_call_id,
+            name=str(name),
+            input=tool_input,
+            terminal=self.terminal_output and name == "Bash",
+            background=bool(tool_input.get("run_in_background")),
+        )
+        self.cards[tool_call_id] = card
+        self._segment += 1  # text after a tool card is a new message
+        start: dict[str, Any] = {
+            "sessionUpdate": "tool_call",
+            "toolCallId": tool_call_id,
+            "title": tools.tool_title(card.name, card.input),
+            "kind": tools.tool_kind(card.name),
+            "status": "pending",
+            "rawInput": card.input,
+            "locations": tools.tool_locations(card.input),
+            "_meta": {"claudeCode": {"toolName": card.name}},
+        }
+        if card.terminal:
+            start["content"] = [{"type": "terminal", "terminalId": tool_call_id}]
+            start["_meta"]["terminal_info"] = {"terminal_id": tool_call_id}
+        if card.background:
+            start["_meta"]["background"] = True
+        return card, start
+
+    def _tool(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        tool_call_id = body.get("toolCallId")
+        if not isinstance(tool_call_id, str):
+            return []
+        out: list[dict[str, Any]] = []
+        card = self.cards.get(tool_call_id)
+        if card is None:
+            card, start = self._open(tool_call_id, body)
+            out.append(start)
+        if card.final:
+            return out
+        kind = body.get("kind")
+        if kind == "started":
+            out.extend(self._start(card))
+        elif kind == "progress":
+            out.extend(self._progress(card, body))
+        elif kind == "result":
+            out.extend(self._result(card, body.get("result")))
+        elif kind == "error":
+            out.extend(self._error(card, body.get("error")))
+        return out
+
+    def _start(self, card: ToolCard) -> list[dict[str, Any]]:
+        if card.status != "pending":
+            return []
+        card.status = "in_progress"
+        return [_update(card.tool_call_id, status="in_progress")]
+
+    def _progress(self, card: ToolCard, body: dict[str, Any]) -> list[dict[str, Any]]:
+        out = self._start(card)
+        stdout = body.get("stdoutTail") if isinstance(body.get("stdoutTail"), str) else card.stdout_seen
+        stderr = body.get("stderrTail") if isinstance(body.get("stderrTail"), str) else card.stderr_seen
+        if card.terminal:
+            data = tools.new_suffix(card.stdout_seen, stdout) + tools.new_suffix(card.stderr_seen, stderr)
+            card.stdout_seen, card.stderr_seen = stdout, stderr
+            if data:
+                card.streamed = True
+                out.append(terminal_output(card.tool_call_id, data))
+        elif (stdout, stderr) != (card.stdout_seen, card.stderr_seen):
+            # Content replaces what a card shows, so it carries the current tail.
+            card.stdout_seen, card.stderr_seen = stdout, stderr
+            text = stdout + (("\n" + stderr) if stderr else "")
+            out.append(_update(card.tool_call_id, content=tools.text_content(text),
+                               rawOutput={"stdout": stdout, "stderr": stderr}))
+        return out
+
+    def _result(self, card: ToolCard, result: Any) -> list[dict[str, Any]]:
+        self.saw_tool_result = True
+        if card.name == "TodoWrite":
+            self.saw_todo_write = True
+        text = tools.result_text(result)
+        failed = tools.result_failed(result)
+        status = "failed" if failed else "completed"
+        meta: dict[str, Any] = {"claudeCode": {"toolName": card.name}}
+        if card.name in ("Agent", "Task") and not card.background:
+            sub = tools.subagent_meta(text)
+            if sub:
+                meta["subagent"] = sub
+        if card.terminal:
+            out = []
+            if not card.streamed and text:
+                out.append(terminal_output(card.tool_call_id, text))
+            elif card.streamed and text.startswith(card.stdout_seen) and len(text) > len(card.stdout_seen):
+                out.append(terminal_output(card.tool_call_id, text[len(card.stdout_seen):]))
+            card.stdout_seen = text if text.startswith(card.stdout_seen) else card.stdout_seen
+            card.streamed = card.streamed or bool(text)
+            if card.background and not failed:
+                # Launch acknowledged; the task's own events close this card later.
+                card.status = "in_progress"
+                card.launched = True
+                return out + [_update(card.tool_call_id, status="in_progress", rawOutput=result,
+                                      _meta={"background": True, "claudeCode": meta["claudeCode"]})]
+            card.status = status
+            exit_code = tools.result_exit_code(result)
+            if exit_code is None:
+                exit_code = 1 if failed else 0
+            out.append(terminal_exit(card.tool_call_id, status, exit_code, rawOutput=result,
+                                     _meta={"claudeCode": meta["claudeCode"]}))
+            return out
+        content = [] if failed else tools.diff_content(card.name, card.input)
+        if not content and text:
+            content = tools.text_content(text)
+        if card.background and card.name == "Bash" and not failed:
+            card.status = "in_progress"
+            card.launched = True
+            meta["background"] = True
+            return [_update(card.tool_call_id, status="in_progress", content=content, rawOutput=result,
+                            _meta=meta)]
+        card.status = status
+        return [_update(card.tool_call_id, status=status, content=content, rawOutput=result, _meta=meta)]
+
+    def _error(self, card: ToolCard, error: Any) -> list[dict[str, Any]]:
+        self.saw_tool_result = True
+        if isinstance(error, dict):
+            text = str(error.get("message") or error.get("error") or error)
+        else:
+            text = str(error or "tool failed")
+        card.status = "failed"
+        if card.terminal:
+            return [terminal_exit(card.tool_call_id, "failed", 1, rawOutput={"error": text})]
+        return [_update(card.tool_call_id, status="failed", content=tools.text_content(text),
+                        rawOutput={"error": text})]
+
+    def _batch(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        ids = body.get("toolCallIds")
+        if not isinstance(ids, list):
+            return []
+        status = "failed" if isinstance(body.get("errorCount"), int) and body["errorCount"] > 0 else "completed"
+        out = []
+        for tool_call_id in ids:
+            card = self.cards.get(tool_call_id) if isinstance(tool_call_id, str) else None
+            if card is None or card.final or card.launched:
+                continue
+            card.status = status
+            if card.terminal:
+                out.append(terminal_exit(tool_call_id, status, 1 if status == "failed" else 0))
+            else:
+                out.append(_update(tool_call_id, status=status))
+        return out
+
+    # -- hand-over ----------------------------------------------------------------
+
+    def open_cards(self) -> list[ToolCard]:
+        return [card for card in self.cards.values() if not card.final]
+
+    def tracked_launches(self) -> list[TrackedLaunch]:
+        """Background Bash cards left open on purpose (their task closes them)."""
+        return [
+            TrackedLaunch(card.tool_call_id, card.terminal, card.stdout_seen)
+            for card in self.cards.values()
+            if card.launched and not card.final
+        ]

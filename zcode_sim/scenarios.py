@@ -1,0 +1,119 @@
+"""Scenarios: what the simulated agent does with a prompt, as data.
+
+A scenario is a list of steps (JSON objects with a ``type``). The prompt picks
+one with a first line ``#sim <name> [key=value ...]``; otherwise the default
+scenario runs (``demo``, or the ``default`` named in the file that
+``ZCODE_SIM_SCENARIOS`` points to). Built-in scenarios take their parameters
+from the ``key=value`` pairs. docs/simulator.md lists every step type.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from typing import Any
+
+
+def _num(params: dict[str, str], key: str, default: float) -> float:
+    try:
+        return float(params.get(key, default))
+    except ValueError:
+        return default
+
+
+def demo(params: dict[str, str]) -> list[dict[str, Any]]:
+    delay = _num(params, "delay", 0.02)
+    return [
+        {"type": "reasoning", "text": "The user wants a tour. I should look at the README first, then list the files.",
+         "delay": delay},
+        {"type": "text", "text": "Let me look at the project.", "delay": delay},
+        {"type": "tool", "name": "Read", "input": {"file_path": "README.md"},
+         "result": "# Example project\n\nA small demo workspace.\n", "delay": delay},
+        {"type": "tool", "name": "Bash", "input": {"command": "ls -la", "description": "List files"},
+         "progress": ["total 8\n", "total 8\ndrwxr-xr-x  src\n", "total 8\ndrwxr-xr-x  src\n-rw-r--r--  README.md\n"],
+         "result": {"content": "total 8\ndrwxr-xr-x  src\n-rw-r--r--  README.md\n", "success": True,
+                    "perf": {"exitCode": 0}},
+         "delay": delay},
+        {"type": "todos", "todos": [
+            {"content": "Read the README", "status": "completed", "priority": "high"},
+            {"content": "Explore src/", "status": "pending", "priority": "medium"}]},
+        {"type": "text", "text": "This is a small project: a README and a `src/` folder. "
+                                 "Ask me to open anything in it.", "delay": delay},
+    ]
+
+
+def stream(params: dict[str, str]) -> list[dict[str, Any]]:
+    return [{"type": "stream", "count": int(_num(params, "count", 1000)), "text": params.get("text", "x")}]
+
+
+def slow(params: dict[str, str]) -> list[dict[str, Any]]:
+    return [{"type": "stream", "count": int(_num(params, "count", 50)), "text": params.get("text", "tick "),
+             "interval": _num(params, "interval", 0.1)}]
+
+
+def fail(params: dict[str, str]) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": "Working on it…"},
+            {"type": "fail", "code": params.get("code", "internal_error"),
+             "message": params.get("message", "the model gave up"), "times": int(_num(params, "times", 1_000_000))},
+            {"type": "text", "text": "Recovered."}]
+
+
+def die(params: dict[str, str]) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": "About to crash…"}, {"type": "sleep", "seconds": _num(params, "after", 0.05)},
+            {"type": "die"}]
+
+
+def hang(params: dict[str, str]) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": "Thinking very hard…"}, {"type": "hang"}]
+
+
+def freeze(params: dict[str, str]) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": "…"}, {"type": "freeze"}]
+
+
+def gap(params: dict[str, str]) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": "one "}, {"type": "gap", "text": "two "}, {"type": "text", "text": "three "},
+            {"type": "duplicate"}, {"type": "text", "text": "four"}]
+
+
+def edit(params: dict[str, str]) -> list[dict[str, Any]]:
+    return [{"type": "tool", "name": "Edit",
+             "input": {"file_path": "/tmp/example.py", "old_string": "x = 1", "new_string": "x = 2"},
+             "result": "edited"},
+            {"type": "text", "text": "Changed x."}]
+
+
+BUILTIN = {
+    "demo": demo, "stream": stream, "slow": slow, "fail": fail, "die": die, "hang": hang,
+    "freeze": freeze, "gap": gap, "edit": edit,
+}
+
+
+class ScenarioBook:
+    """Built-in scenarios plus those of an optional JSON file."""
+
+    def __init__(self, path: str | None = None) -> None:
+        self.named: dict[str, list[dict[str, Any]]] = {}
+        self.default = "demo"
+        path = path or os.environ.get("ZCODE_SIM_SCENARIOS")
+        if path:
+            with open(path, encoding="utf-8") as handle:
+                data = json.load(handle)
+            for name, scenario in (data.get("scenarios") or {}).items():
+                self.named[name] = scenario["steps"] if isinstance(scenario, dict) else scenario
+            self.default = data.get("default", self.default)
+
+    def pick(self, prompt: str) -> tuple[str, list[dict[str, Any]]]:
+        first = prompt.split("\n", 1)[0].strip()
+        name, params = self.default, {}
+        if first.startswith("#sim "):
+            words = shlex.split(first[5:])
+            if words:
+                name = words[0]
+                params = dict(word.split("=", 1) for word in words[1:] if "=" in word)
+        if name in self.named:
+            return name, self.named[name]
+        if name in BUILTIN:
+            return name, BUILTIN[name](params)
+        return "unknown", [{"type": "text", "text": f"(zcode-sim: no scenario named {name!r})"}]

@@ -1,0 +1,495 @@
+"""The simulated app-server: sessions, turns, events and the real backend's quirks.
+
+Quirks reproduced (backend-protocol.md): frames without ``jsonrpc``;
+``session/requestRuntimePreferences`` sent during ``session/create``, which is
+not answered until the bridge answers it; contiguous ``seq`` per session and
+``session/subscribe {afterSeq}`` replay; the busy lock (``1308``) while a turn
+runs; cumulative ``stdoutTail``; leftover events of a stopped turn arriving
+after the stop (and after the lock is free again); unparseable lines skipped.
+"""
+
+from __future__ import annotations
+
+from gevent import monkey
+
+monkey.patch_all()
+
+import itertools  # noqa: E402
+import os  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+import uuid  # noqa: E402
+from dataclasses import dataclass, field  # noqa: E402
+from typing import Any  # noqa: E402
+
+import gevent  # noqa: E402
+import gevent.event  # noqa: E402
+import ujson  # noqa: E402
+from gevent import os as gos  # noqa: E402
+
+from .scenarios import ScenarioBook  # noqa: E402
+
+BUSY = {"code": 1308, "message": "prompt is running"}
+EVENT_LOG_LIMIT = 100_000
+# After session/stop the lock is freed after this delay, and the stopped turn
+# still emits leftovers (a delta, its turn.completed) after that.
+STOP_RELEASE_DELAY = float(os.environ.get("ZCODE_SIM_STOP_DELAY", "0.05"))
+LEFTOVER_DELAY = float(os.environ.get("ZCODE_SIM_LEFTOVER_DELAY", "0.1"))
+TURN_ID_IN_PAYLOAD = os.environ.get("ZCODE_SIM_TURNID_IN_PAYLOAD") == "1"
+
+
+def dumps(obj: Any) -> bytes:
+    return ujson.dumps(obj, ensure_ascii=False, escape_forward_slashes=False).encode() + b"\n"
+
+
+class Wire:
+    """stdout of the simulator: buffered so a fast stream costs few syscalls."""
+
+    def __init__(self, fd: int = 1) -> None:
+        self.fd = fd
+        self.buffer: list[bytes] = []
+        self.size = 0
+
+    def send(self, frame: dict[str, Any], flush: bool = True) -> None:
+        data = dumps(frame)
+        self.buffer.append(data)
+        self.size += len(data)
+        if flush or self.size > 65536:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.buffer:
+            return
+        data = b"".join(self.buffer)
+        self.buffer, self.size = [], 0
+        view = memoryview(data)
+        while view:
+            view = view[gos.nb_write(self.fd, view):]
+
+
+@dataclass
+class SimTurn:
+    turn_id: str
+    greenlet: Any = None
+    stopped: bool = False
+
+
+@dataclass
+class SimSession:
+    session_id: str
+    workspace: dict[str, Any]
+    mode: str = "yolo"
+    model: str = "glm-5"
+    thought: str = "high"
+    title: str = "New session"
+    seq: int = 0
+    subscribed: bool = False
+    events: list[dict[str, Any]] = field(default_factory=list)
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    todos: list[dict[str, Any]] = field(default_factory=list)
+    lock: SimTurn | None = None
+    turns: int = 0
+    context_used: int = 0
+    updated_at: int = field(default_factory=lambda: int(time.time() * 1000))
+    failures: dict[str, int] = field(default_factory=dict)
+
+
+class SimServer:
+    def __init__(self, wire: Wire, book: ScenarioBook) -> None:
+        self.wire = wire
+        self.book = book
+        self.sessions: dict[str, SimSession] = {}
+        self.ids = itertools.count(1_000_000)
+        self.waiting: dict[Any, gevent.event.AsyncResult] = {}
+        self.frozen = False
+
+    # -- transport -------------------------------------------------------------------
+
+    def serve(self) -> int:
+        pending = b""
+        gos.make_nonblocking(0)
+        gos.make_nonblocking(self.wire.fd)
+        while True:
+            try:
+                chunk = gos.nb_read(0, 65536)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                return 0
+            lines = (pending + chunk).split(b"\n")
+            pending = lines.pop()
+            for line in lines:
+                if line.strip():
+                    self.receive(line)
+
+    def receive(self, line: bytes) -> None:
+        try:
+            frame = ujson.loads(line)
+        except ValueError:
+            return
+        if not isinstance(frame, dict):
+            return
+        if "jsonrpc" in frame and "id" in frame and "method" in frame:
+            # A strict validator rejects JSON-RPC 2.0 envelopes.
+            self.error(frame["id"], -32600, "unexpected field: jsonrpc")
+            return
+        if "method" not in frame:
+            waiter = self.waiting.pop(frame.get("id"), None)
+            if waiter is not None:
+                waiter.set(frame)
+            return
+        gevent.spawn(self.dispatch, frame)
+
+    def reply(self, request_id: Any, result: Any) -> None:
+        self.wire.send({"id": request_id, "result": result})
+
+    def error(self, request_id: Any, code: int, message: str) -> None:
+        self.wire.send({"id": request_id, "error": {"code": code, "message": message}})
+
+    def ask_bridge(self, method: str, params: Any, timeout: float = 30) -> Any:
+        request_id = next(self.ids)
+        waiter = gevent.event.AsyncResult()
+        self.waiting[request_id] = waiter
+        self.wire.send({"id": request_id, "method": method, "params": params})
+        return waiter.get(timeout=timeout)
+
+    def dispatch(self, frame: dict[str, Any]) -> None:
+        if self.frozen:
+            return
+        method = frame["method"]
+        handler = getattr(self, "m_" + method.replace("/", "_"), None)
+        if "id" not in frame:
+            return
+        if handler is None:
+            self.error(frame["id"], -32601, f"Method not found: {method}")
+            return
+        params = frame.get("params") or {}
+        try:
+            result = handler(params)
+        except SimError as exc:
+            self.error(frame["id"], exc.code, exc.message)
+            return
+        if result is not None:
+            self.reply(frame["id"], result)
+
+    # -- events ----------------------------------------------------------------------
+
+    def emit(self, session: SimSession, kind: str, payload: dict[str, Any], turn_id: str | None = None,
+             push: bool = True, flush: bool = True) -> dict[str, Any]:
+        session.seq += 1
+        event: dict[str, Any] = {"sessionId": session.session_id, "seq": session.seq, "type": kind,
+                                 "payload": payload}
+        if turn_id is not None:
+            if TURN_ID_IN_PAYLOAD:
+                payload["turnId"] = turn_id
+            else:
+                event["turnId"] = turn_id
+        session.events.append(event)
+        if len(session.events) > EVENT_LOG_LIMIT:
+            del session.events[: len(session.events) - EVENT_LOG_LIMIT]
+        if push and session.subscribed:
+            self.wire.send({"method": "session/event", "params": event}, flush=flush)
+        return event
+
+    # -- session methods ----------------------------------------------------------------
+
+    def session(self, params: dict[str, Any]) -> SimSession:
+        session = self.sessions.get(params.get("sessionId"))
+        if session is None:
+            raise SimError(-32002, f"session not found: {params.get('sessionId')}")
+        return session
+
+    def m_session_create(self, params: dict[str, Any]) -> dict[str, Any]:
+        # Newer backends ask for runtime preferences and block until answered.
+        self.ask_bridge("session/requestRuntimePreferences", {})
+        session = SimSession(session_id=f"sess_{uuid.uuid4().hex[:12]}", workspace=params.get("workspace") or {},
+                             mode=params.get("mode") or "yolo")
+        self.sessions[session.session_id] = session
+        return {"session": {"sessionId": session.session_id, "title": session.title}, "settings": self.settings(session)}
+
+    def settings(self, session: SimSession) -> dict[str, Any]:
+        return {
+            "mode": {"current": session.mode},
+            "model": {"current": {"providerId": "zhipu", "modelId": session.model},
+                      "available": [{"providerId": "zhipu", "modelId": "glm-5", "name": "GLM-5"},
+                                    {"providerId": "zhipu", "modelId": "glm-5-air", "name": "GLM-5 Air"}]},
+            "thoughtLevel": {"current": session.thought,
+                             "available": [{"value": "low", "label": "Low"}, {"value": "high", "label": "High"},
+                                           {"value": "max", "label": "Max"}]},
+        }
+
+    def m_session_list(self, params: dict[str, Any]) -> dict[str, Any]:
+        wanted = (params.get("workspace") or {}).get("workspacePath")
+        return {"sessions": [
+            {"sessionId": s.session_id, "title": s.title, "updatedAt": s.updated_at,
+             "workspace": {"workspacePath": s.workspace.get("workspacePath")}}
+            for s in self.sessions.values() if wanted in (None, s.workspace.get("workspacePath"))
+        ]}
+
+    def m_session_resume(self, params: dict[str, Any]) -> dict[str, Any]:
+        session = self.session(params)
+        return {"session": {"sessionId": session.session_id, "workspace": session.workspace},
+                "settings": self.settings(session)}
+
+    def m_session_subscribe(self, params: dict[str, Any]) -> dict[str, Any]:
+        session = self.session(params)
+        session.subscribed = True
+        result: dict[str, Any] = {"eventSeq": session.seq}
+        after = params.get("afterSeq")
+        if isinstance(after, int):
+            result["events"] = [e for e in session.events if e["seq"] > after]
+        return result
+
+    def m_session_read(self, params: dict[str, Any]) -> dict[str, Any]:
+        session = self.session(params)
+        return {
+            "projection": {"status": "running" if session.lock else "idle", "contextUsed": session.context_used,
+                           "contextWindow": 200_000, "totalTokenCount": session.context_used,
+                           "turnCount": session.turns,
+                           "currentTurnId": session.lock.turn_id if session.lock else None},
+            "settings": self.settings(session),
+            "todos": session.todos,
+        }
+
+    def m_session_messages(self, params: dict[str, Any]) -> dict[str, Any]:
+        session = self.session(params)
+        messages = session.messages
+        after = params.get("afterMessageId")
+        if after:
+            ids = [m["info"]["id"] for m in messages]
+            messages = messages[ids.index(after) + 1:] if after in ids else []
+        limit = params.get("limit")
+        if isinstance(limit, int):
+            messages = messages[:limit]
+        return {"messages": messages}
+
+    def m_session_send(self, params: dict[str, Any]) -> dict[str, Any]:
+        session = self.session(params)
+        if session.lock is not None:
+            raise SimError(BUSY["code"], BUSY["message"])
+        content = params.get("content") or ""
+        turn = SimTurn(turn_id=f"turn_{uuid.uuid4().hex[:12]}")
+        session.lock = turn
+        session.turns += 1
+        session.updated_at = int(time.time() * 1000)
+        # Accept first, then run: the accept reply precedes the turn's events.
+        turn.greenlet = gevent.spawn_later(0, self.run_turn, session, turn, content)
+        return {"accepted": True}
+
+    def m_session_stop(self, params: dict[str, Any]) -> dict[str, Any]:
+        session = self.session(params)
+        turn = session.lock
+        if turn is not None and not turn.stopped:
+            turn.stopped = True
+            gevent.spawn_later(STOP_RELEASE_DELAY, self.release, session, turn)
+        return {"stopped": turn is not None}
+
+    def release(self, session: SimSession, turn: SimTurn) -> None:
+        if session.lock is turn:
+            session.lock = None
+
+    def m_session_setMode(self, params: dict[str, Any]) -> dict[str, Any]:
+        session = self.session(params)
+        session.mode = params.get("mode") or session.mode
+        return {"settings": self.settings(session)}
+
+    def m_session_setModel(self, params: dict[str, Any]) -> dict[str, Any]:
+        session = self.session(params)
+        model = params.get("model") or {}
+        session.model = model.get("modelId") or session.model
+        return {"settings": self.settings(session)}
+
+    def m_session_setThoughtLevel(self, params: dict[str, Any]) -> dict[str, Any]:
+        session = self.session(params)
+        session.thought = params.get("thoughtLevel") or session.thought
+        return {"settings": self.settings(session)}
+
+    # -- turns --------------------------------------------------------------------------------
+
+    def run_turn(self, session: SimSession, turn: SimTurn, content: str) -> None:
+        name, steps = self.book.pick(content)
+        user_id = f"msg_{uuid.uuid4().hex[:10]}"
+        session.messages.append({"info": {"id": user_id, "role": "user"}, "parts": [{"type": "text", "text": content}]})
+        assistant: dict[str, Any] = {"info": {"id": f"msg_{uuid.uuid4().hex[:10]}", "role": "assistant"}, "parts": []}
+        session.messages.append(assistant)
+        runner = TurnRunner(self, session, turn, assistant["parts"])
+        self.emit(session, "turn.started", {"inputSource": "user", "inputVisibility": "user", "input": content},
+                  turn.turn_id)
+        outcome = runner.run(steps)
+        self.finish(session, turn, outcome, runner)
+
+    def finish(self, session: SimSession, turn: SimTurn, outcome: str, runner: "TurnRunner") -> None:
+        tid = turn.turn_id
+        if outcome == "stopped":
+            # Quirk: leftovers of a stopped turn arrive after the stop, even after the lock is free.
+            gevent.sleep(LEFTOVER_DELAY)
+            self.emit(session, "model.streaming", {"kind": "text_delta", "delta": "(leftover)"}, tid)
+            self.emit(session, "turn.completed", {"resultType": "cancelled"}, tid)
+            return
+        if outcome.startswith("failed:"):
+            code, _, message = outcome[7:].partition(":")
+            self.emit(session, "turn.failed", {"error": {"code": code, "message": message}}, tid)
+        elif outcome == "completed":
+            usage = {"source": "sim", "modelRequestCount": 1, "inputTokens": 1200 + runner.output_tokens,
+                     "outputTokens": runner.output_tokens, "totalTokens": 1200 + 2 * runner.output_tokens,
+                     "cacheReadTokens": 1000, "cacheWriteTokens": 0, "reasoningTokens": runner.reasoning_tokens,
+                     "webFetchRequests": 0, "webSearchRequests": 0}
+            session.context_used += usage["totalTokens"]
+            self.emit(session, "session.updated", {"usage": {"inputTokens": session.context_used},
+                                                   "contextWindow": 200_000})
+            self.emit(session, "turn.completed", {"resultType": "success", "usage": usage}, tid)
+        if session.lock is turn:
+            session.lock = None
+
+
+class SimError(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class TurnRunner:
+    """Plays one scenario's steps as events of one turn."""
+
+    def __init__(self, server: SimServer, session: SimSession, turn: SimTurn, parts: list[dict[str, Any]]) -> None:
+        self.server = server
+        self.session = session
+        self.turn = turn
+        self.parts = parts
+        self.output_tokens = 0
+        self.reasoning_tokens = 0
+        self.tool_ids = itertools.count(1)
+        self.last_event: dict[str, Any] | None = None
+
+    def emit(self, kind: str, payload: dict[str, Any], push: bool = True, flush: bool = True) -> None:
+        self.last_event = self.server.emit(self.session, kind, payload, self.turn.turn_id, push=push, flush=flush)
+
+    def run(self, steps: list[dict[str, Any]]) -> str:
+        for step in steps:
+            if step.get("delay"):
+                gevent.sleep(float(step["delay"]))
+            if self.turn.stopped:
+                return "stopped"
+            outcome = getattr(self, "step_" + step.get("type", "text"), self.step_unknown)(step)
+            if outcome:
+                return outcome
+            if self.turn.stopped:
+                return "stopped"
+        return "completed"
+
+    def _text(self, kind: str, text: str, part_type: str) -> None:
+        words = text.split(" ")
+        for index, word in enumerate(words):
+            delta = word + (" " if index < len(words) - 1 else "")
+            if delta:
+                self.emit("model.streaming", {"kind": kind, "delta": delta})
+        self._append_part(part_type, text)
+
+    def _append_part(self, part_type: str, text: str) -> None:
+        if self.parts and self.parts[-1]["type"] == part_type:
+            self.parts[-1]["text"] += text
+        else:
+            self.parts.append({"type": part_type, "text": text})
+
+    def step_text(self, step: dict[str, Any]) -> None:
+        self._text("text_delta", step.get("text", ""), "text")
+        self.output_tokens += len(step.get("text", "")) // 4 + 1
+
+    def step_reasoning(self, step: dict[str, Any]) -> None:
+        self._text("reasoning_delta", step.get("text", ""), "reasoning")
+        self.reasoning_tokens += len(step.get("text", "")) // 4 + 1
+
+    def step_stream(self, step: dict[str, Any]) -> str | None:
+        text = step.get("text", "x")
+        interval = float(step.get("interval", 0))
+        wire = self.server.wire
+        for index in range(int(step.get("count", 1))):
+            if self.turn.stopped:
+                wire.flush()
+                return "stopped"
+            self.emit("model.streaming", {"kind": "text_delta", "delta": text}, flush=interval > 0)
+            if interval:
+                gevent.sleep(interval)
+            elif index % 256 == 255:
+                wire.flush()
+                gevent.sleep(0)  # let requests (a stop) in
+        wire.flush()
+        self._append_part("text", text * int(step.get("count", 1)))
+        self.output_tokens += int(step.get("count", 1))
+        return None
+
+    def step_tool(self, step: dict[str, Any]) -> str | None:
+        tool_id = step.get("id") or f"call_{self.turn.turn_id[-6:]}_{next(self.tool_ids)}"
+        name = step.get("name", "Tool")
+        tool_input = step.get("input") or {}
+        self.emit("model.streaming", {"kind": "tool_call", "toolCallId": tool_id, "toolName": name,
+                                      "input": tool_input})
+        self.emit("tool.updated", {"kind": "scheduled", "toolCallId": tool_id, "toolName": name,
+                                   "input": tool_input})
+        self.emit("tool.updated", {"kind": "started", "toolCallId": tool_id, "inputOmitted": True})
+        for tail in step.get("progress") or []:
+            gevent.sleep(float(step.get("progressInterval", 0.01)))
+            if self.turn.stopped:
+                return "stopped"
+            self.emit("tool.updated", {"kind": "progress", "toolCallId": tool_id, "stdoutTail": tail})
+        if "error" in step:
+            self.emit("tool.updated", {"kind": "error", "toolCallId": tool_id, "error": step["error"]})
+            output = step["error"]
+        else:
+            result = step.get("result", "")
+            self.emit("tool.updated", {"kind": "result", "toolCallId": tool_id, "result": result})
+            output = result
+        self.parts.append({"type": "tool", "id": tool_id, "tool": name,
+                           "state": {"status": "error" if "error" in step else "completed",
+                                     "title": step.get("title"), "input": tool_input, "output": output}})
+        return None
+
+    def step_todos(self, step: dict[str, Any]) -> None:
+        self.session.todos = list(step.get("todos") or [])
+
+    def step_sleep(self, step: dict[str, Any]) -> None:
+        gevent.sleep(float(step.get("seconds", 0.1)))
+
+    def step_fail(self, step: dict[str, Any]) -> str | None:
+        key = f"{step.get('code')}:{step.get('message')}"
+        seen = self.session.failures.get(key, 0)
+        if seen >= int(step.get("times", 1_000_000)):
+            return None
+        self.session.failures[key] = seen + 1
+        return f"failed:{step.get('code', 'internal_error')}:{step.get('message', 'failed')}"
+
+    def step_die(self, step: dict[str, Any]) -> None:
+        self.server.wire.flush()
+        os._exit(int(step.get("code", 1)))
+
+    def step_hang(self, step: dict[str, Any]) -> str:
+        while not self.turn.stopped:
+            gevent.sleep(0.05)
+        return "stopped"
+
+    def step_freeze(self, step: dict[str, Any]) -> str:
+        self.server.frozen = True  # stop answering anything, like a wedged backend
+        while True:
+            gevent.sleep(3600)
+
+    def step_gap(self, step: dict[str, Any]) -> None:
+        # Logged (subscribe {afterSeq} returns it) but never pushed: a hole in the stream.
+        self.emit("model.streaming", {"kind": "text_delta", "delta": step.get("text", "")}, push=False)
+        self._append_part("text", step.get("text", ""))
+
+    def step_duplicate(self, step: dict[str, Any]) -> None:
+        if self.last_event is not None and self.session.subscribed:
+            self.server.wire.send({"method": "session/event", "params": self.last_event})
+
+    def step_unknown(self, step: dict[str, Any]) -> None:
+        self.step_text({"text": f"(zcode-sim: unknown step {step.get('type')!r})"})
+
+
+def serve(disallowed_tools: list[str] | None = None) -> int:
+    server = SimServer(Wire(1), ScenarioBook())
+    try:
+        return server.serve()
+    finally:
+        server.wire.flush()
+        sys.stderr.flush()
