@@ -154,17 +154,15 @@ def new_suffix(previous: str, snapshot: str) -> str:
     """What a cumulative output snapshot adds to what was already sent.
 
     Snapshots normally extend the previous one. A tail that was trimmed at the
-    front still overlaps: the end of what was sent is found in the snapshot
-    and only what follows it is new.
+    front still overlaps it: the longest end of what was sent that begins the
+    snapshot is found, and only what follows it is new. (Only this rare path
+    scans; tails are bounded by the backend, so the scan is too.)
     """
-    if not previous:
-        return snapshot
     if snapshot.startswith(previous):
         return snapshot[len(previous):]
-    if previous.endswith(snapshot) or snapshot in previous:
+    if snapshot in previous:
         return ""
-    anchor = previous[-256:]
-    at = snapshot.rfind(anchor)
-    if at >= 0:
-        return snapshot[at + len(anchor):]
+    for start in range(max(0, len(previous) - len(snapshot)), len(previous)):
+        if snapshot.startswith(previous[start:]):
+            return snapshot[len(previous) - start:]
     return snapshot

@@ -210,7 +210,7 @@ class TurnTranslator:
         elif (stdout, stderr) != (card.stdout_seen, card.stderr_seen):
             # Content replaces what a card shows, so it carries the current tail.
             card.stdout_seen, card.stderr_seen = stdout, stderr
-            text = stdout + (("\n" + stderr) if stderr else "")
+            text = stdout + ("\n" if stderr and stdout and not stdout.endswith("\n") else "") + stderr
             out.append(_update(card.tool_call_id, content=tools.text_content(text),
                                rawOutput={"stdout": stdout, "stderr": stderr}))
         return out

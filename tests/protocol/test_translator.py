@@ -1,0 +1,49 @@
+"""The event → update table, as golden JSON (tests/protocol/golden/*.json).
+
+Each file holds the events of one turn and the exact updates they must
+produce; every produced update is also validated against the ACP schema.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from protocol.translator import TurnTranslator
+from tests.schema import assert_valid_update
+
+GOLDEN = sorted((Path(__file__).parent / "golden").glob("*.json"))
+
+
+@pytest.mark.parametrize("path", GOLDEN, ids=[p.stem for p in GOLDEN])
+def test_golden(path):
+    case = json.loads(path.read_text())
+    translator = TurnTranslator(message_id="m", terminal_output=case["terminalOutput"])
+    updates = [update for event in case["events"] for update in translator.feed(event)]
+    assert updates == case["updates"]
+    for update in updates:
+        assert_valid_update(update)
+
+
+def test_golden_files_exist():
+    assert len(GOLDEN) >= 10
+
+
+def test_tracked_launches_are_handed_over():
+    translator = TurnTranslator(message_id="m", terminal_output=True)
+    translator.feed({"type": "tool.updated", "payload": {
+        "kind": "scheduled", "toolCallId": "bg", "toolName": "Bash",
+        "input": {"command": "sleep 100", "run_in_background": True}}})
+    assert translator.tracked_launches() == []
+    translator.feed({"type": "tool.updated", "payload": {"kind": "result", "toolCallId": "bg", "result": "started\n"}})
+    [launch] = translator.tracked_launches()
+    assert launch.tool_call_id == "bg" and launch.terminal and launch.streamed_output == "started\n"
+    assert translator.open_cards()[0].launched
+
+
+def test_notice_uses_its_own_message_id():
+    translator = TurnTranslator(message_id="m")
+    [text] = translator.feed({"type": "model.streaming", "payload": {"kind": "text_delta", "delta": "a"}})
+    notice = translator.notice("merged")
+    [after] = translator.feed({"type": "model.streaming", "payload": {"kind": "text_delta", "delta": "b"}})
+    assert len({text["messageId"], notice["messageId"], after["messageId"]}) == 3

@@ -1,0 +1,92 @@
+"""Validation of frames against the official ACP schema models (PyPI ``agent-client-protocol``).
+
+The SDK's models "salvage" some malformed optional fields to None instead of
+failing; ``assert_valid_update`` therefore also checks that validation kept
+every field we sent (a salvaged field would silently disappear).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from acp import schema
+
+_UPDATE_MODELS = {
+    "user_message_chunk": schema.UserMessageChunk,
+    "agent_message_chunk": schema.AgentMessageChunk,
+    "agent_thought_chunk": schema.AgentThoughtChunk,
+    "tool_call": schema.ToolCallStart,
+    "tool_call_update": schema.ToolCallProgress,
+    "plan": schema.AgentPlanUpdate,
+    "available_commands_update": schema.AvailableCommandsUpdate,
+    "current_mode_update": schema.CurrentModeUpdate,
+    "config_option_update": schema.ConfigOptionUpdate,
+    "session_info_update": schema.SessionInfoUpdate,
+    "usage_update": schema.UsageUpdate,
+}
+
+_RESULT_MODELS = {
+    "initialize": schema.InitializeResponse,
+    "session/new": schema.NewSessionResponse,
+    "session/load": schema.LoadSessionResponse,
+    "session/resume": schema.ResumeSessionResponse,
+    "session/list": schema.ListSessionsResponse,
+    "session/prompt": schema.PromptResponse,
+    "session/set_mode": schema.SetSessionModeResponse,
+    "session/set_config_option": schema.SetSessionConfigOptionResponse,
+    "session/close": schema.CloseSessionResponse,
+    "authenticate": schema.AuthenticateResponse,
+}
+
+
+def _kept_everything(sent: Any, dumped: Any, path: str = "") -> None:
+    if isinstance(sent, dict):
+        assert isinstance(dumped, dict), f"{path}: became {dumped!r}"
+        for key, value in sent.items():
+            if value is None:
+                continue
+            assert key in dumped, f"{path}.{key} was dropped by schema validation (malformed?)"
+            if key != "_meta":
+                _kept_everything(value, dumped[key], f"{path}.{key}")
+    elif isinstance(sent, list):
+        assert isinstance(dumped, list) and len(dumped) == len(sent), f"{path}: list items dropped"
+        for index, (a, b) in enumerate(zip(sent, dumped)):
+            _kept_everything(a, b, f"{path}[{index}]")
+
+
+def assert_valid_update(update: dict[str, Any]) -> None:
+    model = _UPDATE_MODELS.get(update.get("sessionUpdate"))
+    assert model is not None, f"unknown sessionUpdate {update.get('sessionUpdate')!r}"
+    parsed = model.model_validate(update)
+    _kept_everything(update, parsed.model_dump(by_alias=True, mode="json"))
+
+
+def assert_valid_notification(params: dict[str, Any]) -> None:
+    schema.SessionNotification.model_validate(params)
+    assert_valid_update(params["update"])
+
+
+def assert_valid_result(method: str, result: Any) -> None:
+    model = _RESULT_MODELS.get(method)
+    if model is None or result is None:
+        return
+    parsed = model.model_validate(result)
+    _kept_everything(result, parsed.model_dump(by_alias=True, mode="json"))
+
+
+def assert_valid_frame(frame: dict[str, Any], methods_by_id: dict[Any, str] | None = None) -> None:
+    """One frame the bridge wrote: envelope shape, then the payload's schema."""
+    assert frame.get("jsonrpc") == "2.0", frame
+    if "method" in frame:
+        assert isinstance(frame["method"], str)
+        if frame["method"] == "session/update":
+            assert_valid_notification(frame["params"])
+        elif frame["method"] == "session/request_permission":
+            schema.RequestPermissionRequest.model_validate(frame["params"])
+        return
+    assert "id" in frame and (("result" in frame) != ("error" in frame)), frame
+    if "error" in frame:
+        schema.Error.model_validate(frame["error"]) if hasattr(schema, "Error") else None
+        assert isinstance(frame["error"].get("code"), int) and isinstance(frame["error"].get("message"), str)
+    elif methods_by_id and frame["id"] in methods_by_id:
+        assert_valid_result(methods_by_id[frame["id"]], frame["result"])
