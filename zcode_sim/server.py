@@ -36,6 +36,8 @@ EVENT_LOG_LIMIT = 100_000
 STOP_RELEASE_DELAY = float(os.environ.get("ZCODE_SIM_STOP_DELAY", "0.05"))
 LEFTOVER_DELAY = float(os.environ.get("ZCODE_SIM_LEFTOVER_DELAY", "0.1"))
 TURN_ID_IN_PAYLOAD = os.environ.get("ZCODE_SIM_TURNID_IN_PAYLOAD") == "1"
+# Tests read what the bridge asked for (one JSON line per request) from here.
+TRACE_PATH = os.environ.get("ZCODE_SIM_TRACE")
 
 
 def dumps(obj: Any) -> bytes:
@@ -138,6 +140,9 @@ class SimServer:
             if waiter is not None:
                 waiter.set(frame)
             return
+        if TRACE_PATH:
+            with open(TRACE_PATH, "ab") as trace:
+                trace.write(dumps({"method": frame["method"], "params": frame.get("params")}))
         gevent.spawn(self.dispatch, frame)
 
     def reply(self, request_id: Any, result: Any) -> None:

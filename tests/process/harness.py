@@ -1,0 +1,139 @@
+"""Driving the real ``zcode-acp`` process with the official ACP Python SDK.
+
+``Bridge`` starts the bridge exactly as an editor would (``spawn_agent_process``)
+on the simulated backend, records every update per session, validates every
+frame the bridge sends against the SDK's schema models, and offers waits on
+conditions (with timeouts, never sleeps).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import os
+import sys
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+
+from acp import spawn_agent_process, text_block
+from acp.connection import StreamDirection
+
+from tests.schema import assert_valid_frame
+
+BIN = Path(sys.executable).parent
+SIM = str(BIN / "zcode-sim")
+TIMEOUT = 15.0
+
+
+def run(coro_fn: Callable[..., Awaitable[Any]]) -> Callable[..., Any]:
+    """Run an async test body in a fresh event loop."""
+
+    @functools.wraps(coro_fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return asyncio.run(asyncio.wait_for(coro_fn(*args, **kwargs), 90))
+
+    return wrapper
+
+
+class RecordingClient:
+    """An ACP client that records updates and answers requests by policy."""
+
+    def __init__(self) -> None:
+        self.updates: dict[str, list[dict[str, Any]]] = {}
+        self.changed = asyncio.Condition()
+        self.permission_answer: Callable[[Any], Any] | None = None
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        data = update.model_dump(by_alias=True, exclude_none=True, mode="json")
+        async with self.changed:
+            self.updates.setdefault(session_id, []).append(data)
+            self.changed.notify_all()
+
+    async def request_permission(self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any) -> Any:
+        from acp.schema import AllowedOutcome, RequestPermissionResponse
+
+        allow = next(o for o in options if o.kind.startswith("allow"))
+        return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=allow.option_id))
+
+    async def wait_for(self, predicate: Callable[[], bool], timeout: float = TIMEOUT) -> None:
+        async with self.changed:
+            await asyncio.wait_for(self.changed.wait_for(predicate), timeout)
+
+    def texts(self, session_id: str, kind: str = "agent_message_chunk") -> str:
+        return "".join(u["content"]["text"] for u in self.updates.get(session_id, [])
+                       if u["sessionUpdate"] == kind)
+
+    def of_kind(self, session_id: str, kind: str) -> list[dict[str, Any]]:
+        return [u for u in self.updates.get(session_id, []) if u["sessionUpdate"] == kind]
+
+
+class Bridge:
+    def __init__(self, conn: Any, proc: Any, client: RecordingClient, trace: Path, log: Path) -> None:
+        self.conn = conn
+        self.proc = proc
+        self.client = client
+        self.trace = trace
+        self.log = log
+        self.frames: list[dict[str, Any]] = []
+        self.methods: dict[Any, str] = {}
+
+    def observe(self, event: Any) -> None:
+        message = event.message
+        if event.direction == StreamDirection.OUTGOING:
+            if "method" in message and "id" in message:
+                self.methods[message["id"]] = message["method"]
+            return
+        self.frames.append(message)
+        assert_valid_frame(message, self.methods)
+
+    async def new_session(self, cwd: str = "/tmp") -> str:
+        response = await self.conn.new_session(cwd=cwd, mcp_servers=[])
+        return response.session_id
+
+    async def prompt(self, session_id: str, text: str, timeout: float = TIMEOUT) -> Any:
+        return await asyncio.wait_for(self.conn.prompt(session_id=session_id, prompt=[text_block(text)]), timeout)
+
+    def backend_calls(self, method: str | None = None) -> list[dict[str, Any]]:
+        if not self.trace.exists():
+            return []
+        calls = [json.loads(line) for line in self.trace.read_text().splitlines() if line.strip()]
+        return [c for c in calls if method is None or c["method"] == method]
+
+    def backend_pids(self) -> list[int]:
+        """Children of the bridge process (the backend), from /proc."""
+        pids = []
+        for task in Path(f"/proc/{self.proc.pid}/task").glob("*"):
+            children = (task / "children").read_text().split()
+            pids += [int(pid) for pid in children]
+        return pids
+
+
+@asynccontextmanager
+async def bridge(tmp_path: Path, capabilities: dict[str, Any] | None = None, env: dict[str, str] | None = None):
+    client = RecordingClient()
+    trace = tmp_path / "backend-trace.jsonl"
+    log = tmp_path / "bridge.log"
+    environment = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(tmp_path),
+        "ZCODE_HOME": str(tmp_path / "zcode-home"),
+        "ZCODE_BIN": SIM,
+        "ZCODE_SIM_TRACE": str(trace),
+        "ZCODE_SIM_DATA": str(tmp_path / "sim-data"),
+    }
+    environment.update(env or {})
+    with open(log, "wb") as log_file:
+        async with spawn_agent_process(
+            client, sys.executable, "-m", "actors.cli", "--log-level", "debug",
+            env=environment, transport_kwargs={"stderr": log_file},
+        ) as (conn, proc):
+            harness = Bridge(conn, proc, client, trace, log)
+            conn._conn.add_observer(harness.observe)
+            caps = capabilities if capabilities is not None else {"_meta": {"terminal_output": True}}
+            from acp.schema import ClientCapabilities
+
+            await conn.initialize(protocol_version=1,
+                                  client_capabilities=ClientCapabilities.model_validate(caps))
+            yield harness

@@ -1,0 +1,124 @@
+"""Teardown, signals, stdout purity and bad input, seen at the line level."""
+
+import json
+import os
+import random
+import signal
+import time
+
+from tests.process.raw import RawBridge
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie is not alive
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(")")[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def start_session_and_stream(bridge: RawBridge, text: str = "#sim hang") -> str:
+    bridge.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}})
+    bridge.until(lambda f: f.get("id") == 1)
+    bridge.send({"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": "/tmp", "mcpServers": []}})
+    sid = bridge.until(lambda f: f.get("id") == 2)["result"]["sessionId"]
+    bridge.send({"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
+                 "params": {"sessionId": sid, "prompt": [{"type": "text", "text": text}]}})
+    bridge.until(lambda f: f.get("method") == "session/update")
+    return sid
+
+
+def test_stdin_eof_mid_turn_stops_the_turn_and_leaves_no_process(tmp_path):
+    bridge = RawBridge(tmp_path)
+    start_session_and_stream(bridge)
+    [backend] = bridge.children()
+    started = time.monotonic()
+    assert bridge.close() == 0
+    assert time.monotonic() - started < 3
+    assert not alive(backend)
+    trace = [json.loads(line)["method"] for line in (tmp_path / "trace.jsonl").read_text().splitlines()]
+    assert "session/stop" in trace
+
+
+def test_sigterm_tears_down_once_and_exits_zero(tmp_path):
+    bridge = RawBridge(tmp_path)
+    start_session_and_stream(bridge)
+    [backend] = bridge.children()
+    bridge.proc.send_signal(signal.SIGTERM)
+    bridge.proc.send_signal(signal.SIGINT)  # a second trigger waits on the first
+    assert bridge.proc.wait(timeout=3) == 0
+    assert not alive(backend)
+
+
+def test_bridge_sigkill_takes_the_backend_down(tmp_path):
+    bridge = RawBridge(tmp_path)
+    start_session_and_stream(bridge)
+    [backend] = bridge.children()
+    bridge.proc.kill()
+    bridge.proc.wait(timeout=3)
+    deadline = time.monotonic() + 2
+    while alive(backend) and time.monotonic() < deadline:
+        time.sleep(0.02)  # waiting for the kernel's parent-death signal, bounded
+    assert not alive(backend)
+
+
+def test_cancel_request_answers_the_prompt_with_request_cancelled_once(tmp_path):
+    bridge = RawBridge(tmp_path)
+    start_session_and_stream(bridge)
+    bridge.send({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 3}})
+    answer = bridge.until(lambda f: f.get("id") == 3)
+    assert answer["error"]["code"] == -32800
+    bridge.send({"jsonrpc": "2.0", "id": 4, "method": "initialize", "params": {"protocolVersion": 1}})
+    frames = []
+    while True:  # nothing else answers id 3 before the marker answer
+        frame = bridge.next_frame()
+        frames.append(frame)
+        if frame.get("id") == 4:
+            break
+    assert not [f for f in frames if f.get("id") == 3]
+    assert bridge.close() == 0
+
+
+def test_malformed_input_gets_errors_and_never_corrupts_stdout(tmp_path):
+    bridge = RawBridge(tmp_path)
+    rng = random.Random(1234)
+    valid = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}})
+    garbage = [b"{", b"]", b"null", b"[]", b'[{"jsonrpc":"2.0","id":1,"method":"x"}]', b'{"jsonrpc":"2.0"}',
+               b'{"jsonrpc":"2.0","id":{},"method":"x"}', b'{"jsonrpc":"2.0","method":7}', b"\xff\xfe\xfd",
+               b'{"a": NaN}', b'{"jsonrpc":"1.0","method":"initialize"}']
+    expected_ids = set()
+    lines = []
+    for index in range(2000):
+        choice = rng.random()
+        if choice < 0.4:
+            lines.append(rng.choice(garbage))
+        elif choice < 0.6:
+            cut = rng.randrange(1, len(valid))
+            lines.append(valid[:cut].encode())
+        elif choice < 0.8:
+            request_id = 10_000 + index
+            expected_ids.add(request_id)
+            method = rng.choice(["initialize", "session/nope", "session/prompt", "session/new"])
+            params = rng.choice([{"protocolVersion": 1}, {"sessionId": 3}, {"cwd": "rel"}, [], "x"])
+            lines.append(json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method,
+                                     "params": params}).encode())
+        else:
+            lines.append(json.dumps({"jsonrpc": "2.0", "method": "some/notification"}).encode())
+    bridge.write(b"\n".join(lines) + b"\n")
+    bridge.send({"jsonrpc": "2.0", "id": "end", "method": "initialize", "params": {"protocolVersion": 1}})
+    answered: dict = {}
+    while True:
+        frame = bridge.next_frame()  # asserts every line is a JSON-RPC frame
+        if frame.get("id") == "end":
+            break
+        if frame.get("id") is not None:
+            answered[frame["id"]] = answered.get(frame["id"], 0) + 1
+            if "error" in frame:
+                assert frame["error"]["code"] in (-32700, -32600, -32601, -32602, -32002)
+    assert set(answered) == expected_ids
+    assert set(answered.values()) == {1}  # exactly once each
+    assert bridge.close() == 0

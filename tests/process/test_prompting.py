@@ -1,0 +1,156 @@
+"""The real bridge process on the simulated backend, driven by the official SDK."""
+
+import asyncio
+import time
+
+import pytest
+from acp import RequestError, text_block
+
+from tests.process.harness import bridge, run
+
+
+@run
+async def test_a_prompt_streams_text_thoughts_and_tool_cards(tmp_path):
+    async with bridge(tmp_path) as b:
+        sid = await b.new_session()
+        assert b.backend_calls() == []  # session/new is lazy: no backend yet
+        response = await b.prompt(sid, "Show me around")
+        assert response.stop_reason == "end_turn"
+        assert response.usage is not None and response.usage.output_tokens > 0
+        client = b.client
+        assert "Let me look at the project." in client.texts(sid)
+        assert "README first" in client.texts(sid, "agent_thought_chunk")
+        cards = {c["toolCallId"]: c for c in client.of_kind(sid, "tool_call")}
+        assert sorted(c["title"] for c in cards.values()) == ["Bash: ls -la", "Read: README.md"]
+        updates = client.of_kind(sid, "tool_call_update")
+        terminal = "".join(u["_meta"]["terminal_output"]["data"] for u in updates
+                           if "terminal_output" in (u.get("_meta") or {}))
+        # Cumulative tails arrive as suffixes: every line exactly once.
+        assert terminal == "total 8\ndrwxr-xr-x  src\n-rw-r--r--  README.md\n"
+        exits = [u for u in updates if "terminal_exit" in (u.get("_meta") or {})]
+        assert len(exits) == 1 and exits[0]["status"] == "completed"
+        assert {u["toolCallId"] for u in updates if u.get("status") == "completed"} == set(cards)
+        calls = [c["method"] for c in b.backend_calls()]
+        assert calls.index("session/subscribe") < calls.index("session/send")  # subscribe before send
+        assert len(b.frames) > 20  # every one of them was schema-validated on arrival
+        await client.wait_for(lambda: client.of_kind(sid, "plan"))
+        assert client.of_kind(sid, "plan")[-1]["entries"][0]["content"] == "Read the README"
+
+
+@run
+async def test_cancel_answers_cancelled_at_once_and_stops_the_backend(tmp_path):
+    async with bridge(tmp_path) as b:
+        sid = await b.new_session()
+        prompt = asyncio.ensure_future(b.prompt(sid, "#sim hang"))
+        await b.client.wait_for(lambda: "Thinking very hard" in b.client.texts(sid))
+        started = time.monotonic()
+        await b.conn.cancel(session_id=sid)
+        response = await prompt
+        elapsed = time.monotonic() - started
+        assert response.stop_reason == "cancelled"
+        assert elapsed < 0.5, f"cancel took {elapsed:.3f}s"
+        for _ in range(100):
+            if b.backend_calls("session/stop"):
+                break
+            await asyncio.sleep(0.02)  # polling a file the simulator appends to
+        assert len(b.backend_calls("session/stop")) == 1
+
+
+@run
+async def test_a_new_prompt_preempts_the_running_one(tmp_path):
+    async with bridge(tmp_path) as b:
+        sid = await b.new_session()
+        first = asyncio.ensure_future(b.prompt(sid, "#sim slow count=500 interval=0.01 text=old"))
+        await b.client.wait_for(lambda: "old" in b.client.texts(sid))
+        second = await b.prompt(sid, "#sim stream count=5 text=new")
+        assert (await first).stop_reason == "cancelled"
+        assert second.stop_reason == "end_turn"
+        text = b.client.texts(sid)
+        assert text.endswith("new" * 5)
+        assert "(leftover)" not in text  # the stopped turn's late events never reach the client
+        assert "old" not in text[text.index("new"):]
+
+
+@run
+async def test_two_sessions_stream_at_once_without_cross_talk(tmp_path):
+    async with bridge(tmp_path) as b:
+        one, two = await b.new_session(), await b.new_session()
+        first, second = await asyncio.gather(
+            b.prompt(one, "#sim stream count=300 text=A"), b.prompt(two, "#sim stream count=300 text=B"))
+        assert first.stop_reason == second.stop_reason == "end_turn"
+        assert b.client.texts(one) == "A" * 300
+        assert b.client.texts(two) == "B" * 300
+
+
+@run
+async def test_a_sequence_gap_is_filled_in_order_and_duplicates_dropped(tmp_path):
+    async with bridge(tmp_path) as b:
+        sid = await b.new_session()
+        await b.prompt(sid, "#sim gap")
+        assert b.client.texts(sid) == "one two three four"
+        assert any(c["params"].get("afterSeq") is not None for c in b.backend_calls("session/subscribe"))
+
+
+@run
+async def test_a_failed_turn_is_an_internal_error_with_the_backend_message(tmp_path):
+    async with bridge(tmp_path) as b:
+        sid = await b.new_session()
+        with pytest.raises(RequestError) as err:
+            await b.prompt(sid, "#sim fail code=context_overflow message=too-long")
+        assert err.value.code == -32603
+        assert "too-long" in str(err.value) and "context_overflow" in str(err.value)
+
+
+@run
+async def test_a_transient_failure_is_retried_with_a_notice(tmp_path):
+    async with bridge(tmp_path) as b:
+        sid = await b.new_session()
+        response = await b.prompt(sid, "#sim fail code=model_rate_limited message=slow-down times=1")
+        assert response.stop_reason == "end_turn"
+        text = b.client.texts(sid)
+        assert "retrying" in text and text.endswith("Recovered.")
+        assert len(b.backend_calls("session/send")) == 2
+
+
+@run
+async def test_backend_death_fails_the_prompt_quickly_and_the_next_prompt_works(tmp_path):
+    async with bridge(tmp_path) as b:
+        sid = await b.new_session()
+        started = time.monotonic()
+        with pytest.raises(RequestError) as err:
+            await b.prompt(sid, "#sim die")
+        assert err.value.code == -32603 and "exited" in str(err.value)
+        assert time.monotonic() - started < 1.5
+        other = await b.new_session()
+        response = await b.prompt(other, "#sim stream count=3")
+        assert response.stop_reason == "end_turn"
+
+
+@run
+async def test_client_errors_get_clear_json_rpc_errors(tmp_path):
+    async with bridge(tmp_path) as b:
+        with pytest.raises(RequestError) as err:
+            await b.conn.prompt(session_id="no-such-session", prompt=[text_block("hi")])
+        assert err.value.code == -32002 and "no-such-session" in str(err.value)
+        sid = await b.new_session()
+        with pytest.raises(RequestError) as err:
+            await b.conn.prompt(session_id=sid, prompt=[text_block("   ")])
+        assert err.value.code == -32602
+        with pytest.raises(RequestError) as err:
+            await b.conn.new_session(cwd="relative/path", mcp_servers=[])
+        assert err.value.code == -32602 and "cwd" in str(err.value)
+        with pytest.raises(RequestError) as err:
+            await b.conn._conn.send_request("session/frobnicate", {})
+        assert err.value.code == -32601
+        with pytest.raises(RequestError) as err:
+            await b.conn._conn.send_request("_zcode/unknown", {})
+        assert err.value.code == -32601
+
+
+@run
+async def test_a_missing_cli_is_named_only_when_first_needed(tmp_path):
+    async with bridge(tmp_path, env={"ZCODE_BIN": str(tmp_path / "no-such-zcode")}) as b:
+        sid = await b.new_session()  # initialize and session/new never start the backend
+        with pytest.raises(RequestError) as err:
+            await b.prompt(sid, "hello")
+        assert err.value.code == -32603 and "ZCODE_BIN" in str(err.value)
