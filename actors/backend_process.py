@@ -65,12 +65,19 @@ def spawn(argv: list[str]) -> subprocess.Popen:
     )
 
 
-def terminate_group(proc: subprocess.Popen, grace: float) -> None:
-    """Close stdin, SIGTERM the process group, SIGKILL it after ``grace``."""
+def terminate_group(proc: subprocess.Popen, grace: float, eof_grace: float = 0.3) -> None:
+    """Close stdin, SIGTERM the process group, SIGKILL it after ``grace``.
+
+    A backend that exits by itself on stdin EOF gets ``eof_grace`` to do so:
+    it then reads what was written just before (the teardown's
+    ``session/stop``) instead of being signalled mid-read.
+    """
     try:
         proc.stdin.close()
     except Exception:  # noqa: BLE001 - already closed or broken
         pass
+    with gevent.Timeout(eof_grace, False):
+        proc.wait()
     if proc.poll() is not None:
         _kill_group(proc.pid, signal.SIGKILL)  # stragglers in its group
         return
