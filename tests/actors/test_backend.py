@@ -1,0 +1,75 @@
+"""The Backend actor against tiny stand-in programs."""
+
+import os
+import stat
+from dataclasses import replace
+
+from actors.backend import Backend
+from actors.config import Config
+from actors.messages import BackendCall, RegisterRoute, TerminateBackend
+from tests.actors.fakes import Probe
+
+
+def script(tmp_path, body: str) -> str:
+    path = tmp_path / "fake-zcode"
+    path.write_text("#!/bin/sh\n" + body + "\n")
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    return str(path)
+
+
+def test_backend_death_fails_every_pending_request_and_tells_its_sessions(tmp_path):
+    # Reads one request, then dies without answering.
+    backend = Backend.start(replace(Config(), zcode_bin=script(tmp_path, "read line; exit 3")))
+    asker, session = Probe(), Probe()
+    backend.tell(RegisterRoute("b-1", session.ref))
+    backend.tell(BackendCall("session/read", {"sessionId": "b-1"}, asker.ref, "first"))
+    backend.tell(BackendCall("session/read", {"sessionId": "b-1"}, asker.ref, "second"))
+    replies = asker.wait_for(lambda: len(asker.of("BackendReply")) == 2 and asker.of("BackendReply"))
+    assert {r.tag for r in replies} == {"first", "second"}
+    for reply in replies:
+        assert reply.result is None and "exited (code 3)" in reply.error["message"]
+    lost = session.wait_for(lambda: session.of("BackendLost"))
+    assert "exited" in lost[0].reason
+    backend.stop()
+
+
+def test_requests_time_out_with_a_clear_error(tmp_path):
+    backend = Backend.start(replace(Config(), zcode_bin=script(tmp_path, "sleep 30")))
+    asker = Probe()
+    backend.tell(BackendCall("session/read", {}, asker.ref, "t", 0.2))
+    [reply] = asker.wait_for(lambda: asker.of("BackendReply"))
+    assert reply.error["timeout"] and "did not answer session/read within 0.2s" in reply.error["message"]
+    backend.ask(TerminateBackend(0.5))
+    backend.stop()
+
+
+def test_backend_requests_are_answered_and_unknown_ones_refused(tmp_path):
+    # Asks the bridge two things, writes the answers to a file, then waits.
+    out = tmp_path / "answers"
+    body = (
+        'echo \'{"id": 900, "method": "session/requestRuntimePreferences", "params": {}}\'\n'
+        'echo \'{"id": 901, "method": "workspace/unknownThing", "params": {}}\'\n'
+        f'head -n 3 > {out}\n'
+        "sleep 30"
+    )
+    backend = Backend.start(replace(Config(), zcode_bin=script(tmp_path, body)))
+    asker = Probe()
+    backend.tell(BackendCall("session/list", {}, asker.ref, "spawn-me", 0.5))
+    asker.wait_for(lambda: asker.of("BackendReply"), timeout=3)
+    lines = out.read_text().splitlines()
+    answers = {line for line in lines}
+    assert any('"memoryEnabled":false' in line for line in answers)
+    assert any('"code":-32601' in line and '"id":901' in line for line in answers)
+    assert all('"jsonrpc"' not in line for line in answers)  # the backend dialect has none
+    backend.ask(TerminateBackend(0.5))
+    backend.stop()
+
+
+def test_a_missing_binary_is_a_clear_error_naming_zcode_bin(tmp_path):
+    backend = Backend.start(replace(Config(), zcode_bin=str(tmp_path / "nope")))
+    asker = Probe()
+    backend.tell(BackendCall("session/create", {}, asker.ref, "x"))
+    [reply] = asker.wait_for(lambda: asker.of("BackendReply"))
+    assert "ZCODE_BIN" in reply.error["message"]
+    assert not os.path.exists(tmp_path / "nope")
+    backend.stop()

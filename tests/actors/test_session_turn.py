@@ -1,0 +1,222 @@
+"""Session and Turn actors between recording fakes (no processes, no sleeps).
+
+Absence ("this did not settle") is asserted behind a barrier: a later event
+that travels the same FIFO path and whose effect the test waits for.
+"""
+
+from dataclasses import replace
+
+import pytest
+
+from actors.config import Config
+from actors.messages import BackendLost, BackendReply, CancelTurn, Prompt, SessionEvents
+from actors.session import Session
+from protocol.content import BackendPrompt
+from protocol.session_config import SessionSettings
+from tests.actors.fakes import Probe
+
+CONFIG = replace(Config(), busy_retry_interval=0.01, gap_wait=0.2, silence_probe=0)
+
+
+@pytest.fixture
+def world():
+    backend, conn, supervisor = Probe(), Probe(), Probe()
+    session = Session.start(
+        session_id="acp-1", cwd="/w", mcp_servers=[], settings=SessionSettings(), backend=backend.ref,
+        supervisor=supervisor.ref, clients=[conn.ref], capabilities={}, config=CONFIG)
+    yield session, backend, conn, supervisor
+    session.stop()
+    for probe in (backend, conn, supervisor):
+        probe.stop()
+
+
+class Script:
+    """Plays the backend's side for one session."""
+
+    def __init__(self, session, backend):
+        self.session, self.backend, self.seq = session, backend, 0
+
+    def reply(self, call, result=None, error=None):
+        self.session.tell(BackendReply(call.tag, result, error))
+
+    def go_live(self):
+        create = self.backend.wait_call("session/create")
+        self.reply(create, {"session": {"sessionId": "b-1"}})
+        subscribe = self.backend.wait_call("session/subscribe")
+        self.reply(subscribe, {"eventSeq": 0})
+
+    def event(self, event_type, turn_id=None, seq=None, **payload):
+        if seq is None:
+            self.seq += 1
+            seq = self.seq
+        event = {"sessionId": "b-1", "seq": seq, "type": event_type, "payload": payload}
+        if turn_id:
+            event["turnId"] = turn_id
+        return event
+
+    def push(self, *events):
+        self.session.tell(SessionEvents(list(events)))
+
+    def text(self, turn_id, delta):
+        return self.event("model.streaming", turn_id, kind="text_delta", delta=delta)
+
+
+def prompt(session, conn, request_id, text="hi"):
+    session.tell(Prompt(conn.ref, request_id, BackendPrompt(text)))
+
+
+def test_lazy_session_creates_once_then_subscribes_before_sending(world):
+    session, backend, conn, supervisor = world
+    script = Script(session, backend)
+    prompt(session, conn, 1)
+    script.go_live()
+    send = backend.wait_call("session/send")
+    assert send.params == {"sessionId": "b-1", "content": "hi"}
+    order = [m.method for m in backend.of("BackendCall")]
+    assert order == ["session/create", "session/subscribe", "session/send"]
+    supervisor.wait_for(lambda: supervisor.of("Materialized"))
+
+
+def test_two_prompts_racing_first_is_cancelled_second_runs(world):
+    session, backend, conn, _ = world
+    script = Script(session, backend)
+    prompt(session, conn, 1, "first")
+    prompt(session, conn, 2, "second")
+    assert conn.wait_reply(1).result == {"stopReason": "cancelled"}
+    script.go_live()
+    send = backend.wait_call("session/send")
+    assert send.params["content"] == "second"
+    script.reply(send, {"accepted": True})
+    script.push(script.event("turn.started", "t2"), script.text("t2", "hello"),
+                script.event("turn.completed", "t2", resultType="success"))
+    assert conn.wait_reply(2).result["stopReason"] == "end_turn"
+    assert conn.text() == "hello"
+    assert len(backend.calls("session/create")) == 1
+    assert len(backend.calls("session/send")) == 1  # the cancelled prompt never ran
+
+
+def start_running(session, backend, conn, script, request_id=1, turn_id="t1"):
+    prompt(session, conn, request_id)
+    if not backend.calls("session/create"):
+        script.go_live()
+    send = backend.wait_call("session/send", count=len(backend.calls("session/send")) + 1)
+    script.reply(send, {"accepted": True})
+    script.push(script.event("turn.started", turn_id), script.text(turn_id, "a"))
+    conn.wait_for(lambda: "a" in conn.text())
+    return send
+
+
+def test_cancel_during_a_turn_answers_at_once_and_stops_the_backend_turn(world):
+    session, backend, conn, _ = world
+    script = Script(session, backend)
+    start_running(session, backend, conn, script)
+    session.tell(CancelTurn("user"))
+    assert conn.wait_reply(1).result == {"stopReason": "cancelled"}
+    stop = backend.wait_call("session/stop")
+    assert stop.params == {"sessionId": "b-1"}
+    # Leftovers of the stopped turn never reach the client.
+    script.push(script.text("t1", "LEFTOVER"), script.event("turn.completed", "t1", resultType="cancelled"))
+    prompt(session, conn, 2)  # barrier: the next prompt's send comes after the leftovers
+    backend.wait_call("session/send", count=2)
+    assert "LEFTOVER" not in conn.text()
+    assert len(conn.replies()) == 1
+
+
+def test_cancel_while_the_send_is_in_flight_stops_the_turn_it_started(world):
+    session, backend, conn, _ = world
+    script = Script(session, backend)
+    prompt(session, conn, 1)
+    script.go_live()
+    send = backend.wait_call("session/send")
+    session.tell(CancelTurn("user"))
+    assert conn.wait_reply(1).result == {"stopReason": "cancelled"}
+    assert backend.calls("session/stop") == []
+    script.reply(send, {"accepted": True})
+    backend.wait_call("session/stop")
+
+
+def test_a_busy_backend_is_retried_until_it_accepts(world):
+    session, backend, conn, _ = world
+    script = Script(session, backend)
+    prompt(session, conn, 1)
+    script.go_live()
+    first = backend.wait_call("session/send")
+    script.reply(first, error={"code": 1308, "message": "prompt is running"})
+    second = backend.wait_call("session/send", count=2)
+    script.reply(second, {"accepted": True})
+    script.push(script.event("turn.started", "t1"), script.event("turn.completed", "t1", resultType="success"))
+    assert conn.wait_reply(1).result["stopReason"] == "end_turn"
+
+
+def test_a_leftover_turn_completed_of_a_stopped_turn_does_not_end_the_next_prompt(world):
+    session, backend, conn, _ = world
+    script = Script(session, backend)
+    start_running(session, backend, conn, script, request_id=1, turn_id="old")
+    prompt(session, conn, 2)  # preempts
+    assert conn.wait_reply(1).result["stopReason"] == "cancelled"
+    send = backend.wait_call("session/send", count=2)
+    script.reply(send, {"accepted": True})
+    script.push(script.event("turn.completed", "old", resultType="cancelled"),  # before ours started
+                script.event("turn.started", "new"),
+                script.text("old", "LEFTOVER"),
+                script.event("turn.completed", "old", resultType="cancelled"),  # after ours started
+                script.text("new", "B"))
+    conn.wait_for(lambda: "B" in conn.text())
+    assert [r.request_id for r in conn.replies()] == [1]  # prompt 2 still running
+    assert "LEFTOVER" not in conn.text()
+    script.push(script.event("turn.completed", "new", resultType="success"))
+    assert conn.wait_reply(2).result["stopReason"] == "end_turn"
+
+
+def test_a_seq_gap_is_fetched_and_applied_in_order_duplicates_dropped(world):
+    session, backend, conn, _ = world
+    script = Script(session, backend)
+    prompt(session, conn, 1)
+    script.go_live()
+    script.reply(backend.wait_call("session/send"), {"accepted": True})
+    e1 = script.event("turn.started", "t")
+    e2 = script.text("t", "one ")
+    e3 = script.text("t", "two ")
+    e4 = script.text("t", "three")
+    script.push(e1, e2, e2, e4)  # duplicate e2, e3 missing
+    gap = backend.wait_call("session/subscribe", count=2)
+    assert gap.params["afterSeq"] == 2
+    assert conn.text() == "one "
+    script.reply(gap, {"eventSeq": 4, "events": [e2, e3, e4]})
+    conn.wait_for(lambda: conn.text() == "one two three")
+    script.push(e4, script.event("turn.completed", "t", resultType="success"))
+    assert conn.wait_reply(1).result["stopReason"] == "end_turn"
+    assert conn.text() == "one two three"
+
+
+def test_a_gap_nobody_fills_is_skipped_after_the_bound(world):
+    session, backend, conn, _ = world
+    script = Script(session, backend)
+    prompt(session, conn, 1)
+    script.go_live()
+    script.reply(backend.wait_call("session/send"), {"accepted": True})
+    script.push(script.event("turn.started", "t"), script.event("model.streaming", "t", seq=5,
+                                                                kind="text_delta", delta="late"))
+    backend.wait_call("session/subscribe", count=2)  # asked once; never answered
+    conn.wait_for(lambda: conn.text() == "late", timeout=2)
+
+
+def test_backend_loss_fails_the_running_prompt(world):
+    session, backend, conn, _ = world
+    script = Script(session, backend)
+    start_running(session, backend, conn, script)
+    session.tell(BackendLost("ZCode backend exited (code -9)"))
+    reply = conn.wait_reply(1)
+    assert reply.error["code"] == -32603 and "exited" in reply.error["message"]
+
+
+def test_background_notification_turns_never_reach_the_prompt(world):
+    session, backend, conn, _ = world
+    script = Script(session, backend)
+    start_running(session, backend, conn, script, turn_id="mine")
+    script.push(script.event("turn.started", "bg", inputSource="background_task"),
+                script.text("bg", "BACKGROUND"), script.event("turn.completed", "bg", resultType="success"),
+                script.text("mine", "b"))
+    conn.wait_for(lambda: conn.text().endswith("b"))
+    assert conn.replies() == []
+    assert "BACKGROUND" not in conn.text()
