@@ -1,0 +1,145 @@
+"""Streaming throughput: end to end through the bridge vs. a plain relay.
+
+    python bench/throughput.py [--count N] [--runs R]
+
+End to end: the real ``zcode-acp`` process on ``zcode-sim``; the simulated
+backend streams N text deltas as fast as it can and this client counts the
+``agent_message_chunk`` lines until the prompt's answer. Relay: in this process,
+no actors — read the simulator's lines, run the same translator, encode and
+write each update (to /dev/null). Both run in the same invocation, medians of
+R runs, so the ratio is meaningful on a noisy machine (quality.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from protocol import framing, jsonrpc  # noqa: E402
+from protocol.translator import TurnTranslator  # noqa: E402
+
+SIM = str(Path(sys.executable).parent / "zcode-sim")
+
+
+def rpc(proc, frame):
+    proc.stdin.write(json.dumps(frame).encode() + b"\n")
+    proc.stdin.flush()
+
+
+def wait_id(proc, request_id):
+    while True:
+        line = proc.stdout.readline()
+        if not line:
+            raise RuntimeError("peer closed")
+        if b'"id"' in line:
+            frame = json.loads(line)
+            if frame.get("id") == request_id and "method" not in frame:
+                return frame
+
+
+def end_to_end(count: int) -> float:
+    env = dict(os.environ, ZCODE_BIN=SIM)
+    proc = subprocess.Popen([sys.executable, "-m", "actors.cli", "--log-level", "warning"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+    try:
+        rpc(proc, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}})
+        wait_id(proc, 1)
+        rpc(proc, {"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": "/tmp", "mcpServers": []}})
+        sid = wait_id(proc, 2)["result"]["sessionId"]
+        # Warm-up turn: starts the backend and its session.
+        rpc(proc, {"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
+                   "params": {"sessionId": sid, "prompt": [{"type": "text", "text": "#sim stream count=10"}]}})
+        wait_id(proc, 3)
+        rpc(proc, {"jsonrpc": "2.0", "id": 4, "method": "session/prompt",
+                   "params": {"sessionId": sid, "prompt": [{"type": "text", "text": f"#sim stream count={count}"}]}})
+        started = time.perf_counter()
+        chunks = 0
+        for line in proc.stdout:
+            if b"agent_message_chunk" in line:
+                chunks += 1
+            elif b'"id":4' in line:
+                break
+        elapsed = time.perf_counter() - started
+        assert chunks == count, f"got {chunks} of {count} chunks"
+        return count / elapsed
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=10)
+
+
+def relay(count: int) -> float:
+    """The no-actor baseline: read line, translate, write."""
+    sim = subprocess.Popen([SIM, "app-server", "--stdio"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    sink = os.open(os.devnull, os.O_WRONLY)
+    try:
+        rpc(sim, {"id": 1, "method": "session/create", "params": {"workspace": {"workspacePath": "/tmp"}}})
+        while True:  # answer the runtime-preferences request, then read the create answer
+            frame = json.loads(sim.stdout.readline())
+            if frame.get("method") == "session/requestRuntimePreferences":
+                rpc(sim, {"id": frame["id"], "result": {}})
+            elif frame.get("id") == 1:
+                bsid = frame["result"]["session"]["sessionId"]
+                break
+        rpc(sim, {"id": 2, "method": "session/subscribe", "params": {"sessionId": bsid}})
+        wait_id(sim, 2)
+        rpc(sim, {"id": 3, "method": "session/send", "params": {"sessionId": bsid,
+                                                                 "content": f"#sim stream count={count}"}})
+        translator = TurnTranslator(message_id="m")
+        started = time.perf_counter()
+        sent = 0
+        splitter = framing.LineSplitter()
+        fd = sim.stdout.fileno()
+        done = False
+        while not done:
+            chunk = os.read(fd, 262144)
+            if not chunk:
+                break
+            out = []
+            for line in splitter.feed(chunk):
+                frame = framing.decode_object(line)
+                params = frame.get("params")
+                if frame.get("method") != "session/event":
+                    continue
+                if params["type"] == "turn.completed":
+                    done = True
+                    break
+                for update in translator.feed(params):
+                    out.append(framing.encode(jsonrpc.session_update("s", update)))
+                    sent += update["sessionUpdate"] == "agent_message_chunk"
+            if out:
+                os.write(sink, b"".join(out))
+        elapsed = time.perf_counter() - started
+        assert sent == count, f"relayed {sent} of {count}"
+        return count / elapsed
+    finally:
+        os.close(sink)
+        sim.stdin.close()
+        sim.wait(timeout=10)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--count", type=int, default=100_000)
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    bridge_rates, relay_rates = [], []
+    for _ in range(args.runs):
+        relay_rates.append(relay(args.count))
+        bridge_rates.append(end_to_end(args.count))
+    bridge, plain = statistics.median(bridge_rates), statistics.median(relay_rates)
+    print(f"deltas per run:           {args.count}")
+    print(f"end to end (bridge):      {bridge:,.0f} updates/s   (runs: {', '.join(f'{r:,.0f}' for r in bridge_rates)})")
+    print(f"plain relay (no actors):  {plain:,.0f} updates/s   (runs: {', '.join(f'{r:,.0f}' for r in relay_rates)})")
+    print(f"bridge / relay:           {bridge / plain:.0%}   (bar: >= 80,000/s and >= 60%)")
+
+
+if __name__ == "__main__":
+    main()
