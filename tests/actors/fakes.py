@@ -39,11 +39,14 @@ class Recorder(pykka.ThreadingActor):
 
 
 class Probe:
-    """Test-side handle on a Recorder actor."""
+    """Test-side handle on a Recorder actor (stopped by the actor tests' conftest)."""
+
+    live: list["Probe"] = []
 
     def __init__(self) -> None:
         self.actor = Store()
         self.ref = Recorder.start(self.actor)
+        Probe.live.append(self)
 
     @property
     def messages(self) -> list[Any]:
@@ -87,4 +90,6 @@ class Probe:
         return "".join(u["content"]["text"] for u in self.updates() if u["sessionUpdate"] == "agent_message_chunk")
 
     def stop(self) -> None:
-        self.ref.stop()
+        if self in Probe.live:
+            Probe.live.remove(self)
+            self.ref.stop()
