@@ -187,14 +187,14 @@ class ClientConnection(BridgeActor):
         else:
             self._write(message.payload)
 
-    def hold_session(self, session_id: str) -> None:
-        """Start holding live updates of a session (a replay is about to be written)."""
-        self.held.setdefault(session_id, [])
+    def handle_HoldSession(self, message: Any) -> None:
+        """A replay of this session is being prepared: hold its live updates."""
+        self.held.setdefault(message.session_id, [])
 
-    def release_session(self, session_id: str, replay: bytes) -> None:
-        """Write a replay, then whatever live updates were held meanwhile, in order."""
-        held = self.held.pop(session_id, [])
-        self._write(replay + b"".join(held))
+    def handle_ReleaseSession(self, message: Any) -> None:
+        """Write the replay, then the live updates held meanwhile, in order."""
+        held = self.held.pop(message.session_id, [])
+        self._write(message.replay + b"".join(held))
 
     def handle_CloseConnection(self, message: Any) -> None:
         self.closed = True

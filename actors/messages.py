@@ -49,6 +49,8 @@ InboundError = _message("InboundError", "request_id", "error")  # a line that wa
 InboundClosed = _message("InboundClosed")  # reader reached EOF
 Reply = _message("Reply", "request_id", "result", "error", defaults={"result": None, "error": None})
 Deliver = _message("Deliver", "session_id", "payload")  # encoded session/update lines
+HoldSession = _message("HoldSession", "session_id")  # a replay for it is coming: hold live updates
+ReleaseSession = _message("ReleaseSession", "session_id", "replay")  # write replay, then what was held
 SendRequest = _message("SendRequest", "method", "params", "reply_to", "tag")  # bridge → client request
 CloseConnection = _message("CloseConnection")
 
@@ -57,6 +59,7 @@ ClientFrame = _message("ClientFrame", "conn", "frame")  # an ACP request or noti
 ClientRequestCancelled = _message("ClientRequestCancelled", "conn", "request_id", "session_id")
 ClientClosed = _message("ClientClosed", "conn")
 Materialized = _message("Materialized", "session_id", "backend_session_id")
+Forget = _message("Forget", "session_id")  # a session that turned out not to exist
 Shutdown = _message("Shutdown", "reason")
 AttachClient = _message("AttachClient", "transport", "primary")
 
@@ -88,6 +91,10 @@ Announce = _message("Announce", "conn")  # post-answer updates (available comman
 TurnSettled = _message("TurnSettled", "key", "saw_tools")
 TurnDone = _message("TurnDone", "key")
 Teardown = _message("Teardown")
+Attach = _message("Attach", "conn", "request_id", "cwd", "replay")  # session/load (replay) or session/resume
+SetSetting = _message("SetSetting", "conn", "request_id", "config_id", "value", "answer")
+Evicted = _message("Evicted", "key")  # the backend said -32004 to a turn's send
+HistoryPoll = _message("HistoryPoll")
 ClientsChanged = _message("ClientsChanged", "clients", "capabilities")
 PlanTimeout = _message("PlanTimeout")
 GapTimeout = _message("GapTimeout", "after_seq")

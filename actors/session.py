@@ -3,32 +3,43 @@
 Owns (state-machines.md, Session and Preemption):
 
 * the lifecycle placeholder → materializing → live, and lost → resuming → live
-  after a backend restart. Every use waits for "live"; uses that arrive while
-  a create or resume is in flight wait for that same one.
+  (after a restart of the bridge or the backend, or an eviction). Every use
+  (prompt, load, setting) waits for "live"; uses that arrive while a create or
+  resume is in flight wait for that same one: one create, one resume.
 * sequencing: ``last_seq`` and a reorder buffer. A duplicate is dropped, a gap
   is fetched once with ``session/subscribe {afterSeq}``, events are applied in
   ``seq`` order, and a gap that stays open past a bound is skipped (logged)
   rather than stalling the stream.
 * preemption: at most one current Turn. A new prompt cancels the current one
   (it answers ``cancelled`` at once) and becomes current.
-* what is not a prompt's: usage updates, mode/title changes, the plan, and the
-  events of background-notification turns.
+* history replay for ``session/load`` (to the requesting client only, with that
+  client's live updates for this session held until the replay is written).
+* what is not a prompt's: usage updates, mode/model/thought settings, the title,
+  the plan, and the events of background-notification turns.
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
-from typing import Any
+from typing import Any, Callable
 
 import gevent
 
 from protocol import events as ev
 from protocol import framing, jsonrpc
-from protocol.errors import INTERNAL_ERROR, RpcError, from_backend_error
+from protocol.errors import (
+    INTERNAL_ERROR,
+    RpcError,
+    from_backend_error,
+    invalid_params,
+    is_not_active,
+    session_not_found,
+)
 from protocol.handshake import supports_terminal_output
-from protocol.session_config import SessionSettings, config_options
-from protocol.usage import context_usage_update
+from protocol.history import message_count, replay_updates
+from protocol.session_config import SessionSettings, config_options, session_state, validate_config_value
+from protocol.usage import context_usage_update, projection_usage_update
 
 from .base import BridgeActor, safe_tell
 from .config import Config
@@ -38,9 +49,13 @@ from .messages import (
     CancelTurn,
     Deliver,
     FailTurn,
+    Forget,
     GapTimeout,
+    HistoryPoll,
+    HoldSession,
     Materialized,
     RegisterRoute,
+    ReleaseSession,
     Reply,
     StartTurn,
     TurnEvents,
@@ -52,6 +67,8 @@ log = logging.getLogger(__name__)
 
 PLAN_STATUSES = {"pending", "in_progress", "completed"}
 PLAN_PRIORITIES = {"high", "medium", "low"}
+HISTORY_POLL_INTERVAL = 0.1
+HISTORY_POLL_LIMIT = 20  # reads; after a resume the history fills up for a moment
 
 
 def workspace(cwd: str) -> dict[str, str]:
@@ -70,6 +87,10 @@ def plan_entries(todos: Any) -> list[dict[str, str]] | None:
     return entries
 
 
+def encode_updates(session_id: str, updates: list[dict[str, Any]]) -> bytes:
+    return b"".join(framing.encode(jsonrpc.session_update(session_id, update)) for update in updates)
+
+
 class Session(BridgeActor):
     def __init__(
         self,
@@ -84,10 +105,12 @@ class Session(BridgeActor):
         capabilities: dict[str, Any],
         config: Config,
         backend_session_id: str | None = None,
+        root_known: bool = True,
     ) -> None:
         super().__init__()
         self.session_id = session_id
         self.cwd = cwd
+        self.root_known = root_known  # False for a raw backend id until resume tells us
         self.mcp_servers = mcp_servers
         self.settings = settings
         self.backend = backend
@@ -98,6 +121,7 @@ class Session(BridgeActor):
         self.backend_session_id = backend_session_id
         # placeholder | materializing | subscribing | live | lost | resuming | closed
         self.phase = "lost" if backend_session_id else "placeholder"
+        self.waiters: list[tuple[Callable[[], None], Callable[[RpcError], None]]] = []
         self.last_seq = 0
         self.reorder: dict[int, dict[str, Any]] = {}
         self.gap_pending = False
@@ -105,23 +129,44 @@ class Session(BridgeActor):
         self.turns: dict[int, Any] = {}
         self.turn_requests: dict[int, tuple[str, Any]] = {}
         self.current: int | None = None
-        self.start_waiting = False  # the current turn waits for "live"
         self.next_key = 1
         self.background_turns: set[str] = set()
         self.plan: list[dict[str, str]] | None = None
+        self.calls: dict[int, tuple[Callable[[Any], None], Callable[[Any], None]]] = {}
+        self.next_call = 1
+        self.replays: list[Any] = []  # Attach messages waiting for the history
+        self.history: Any = None  # (messages, reads) while a history read is in flight
 
-    # -- delivery ----------------------------------------------------------------------
+    # -- delivery and calls ---------------------------------------------------------------
 
     def _deliver(self, updates: list[dict[str, Any]]) -> None:
-        if not updates:
-            return
-        payload = b"".join(framing.encode(jsonrpc.session_update(self.session_id, u)) for u in updates)
-        message = Deliver(self.session_id, payload)
-        for client in self.clients:
-            client.tell(message)
+        if updates:
+            message = Deliver(self.session_id, encode_updates(self.session_id, updates))
+            for client in self.clients:
+                client.tell(message)
 
     def _call(self, method: str, params: dict[str, Any], tag: Any = None, timeout: float | None = None) -> None:
         self.backend.tell(BackendCall(method, params, self.actor_ref if tag else None, tag, timeout))
+
+    def _request(self, method: str, params: dict[str, Any], on_result: Callable[[Any], None],
+                 on_error: Callable[[Any], None], timeout: float | None = None, retry_evicted: bool = True) -> None:
+        """A backend call whose answer comes back to a callback, here, in pipe order.
+
+        ``-32004`` (the backend evicted the session) resumes it and retries once.
+        """
+        def failed(error: Any) -> None:
+            if retry_evicted and is_not_active(error) and self.phase == "live":
+                self._lost()
+                self._when_live(
+                    lambda: self._request(method, params, on_result, on_error, timeout, retry_evicted=False),
+                    lambda exc: on_error(exc.to_dict()))
+            else:
+                on_error(error)
+
+        key = self.next_call
+        self.next_call += 1
+        self.calls[key] = (on_result, failed)
+        self._call(method, {**params, "sessionId": self.backend_session_id}, tag=("call", key), timeout=timeout)
 
     def handle_ClientsChanged(self, message: Any) -> None:
         self.clients = list(message.clients)
@@ -129,9 +174,11 @@ class Session(BridgeActor):
 
     # -- becoming live ----------------------------------------------------------------------
 
-    def _ensure_live(self) -> bool:
+    def _when_live(self, action: Callable[[], None], on_error: Callable[[RpcError], None]) -> None:
         if self.phase == "live":
-            return True
+            action()
+            return
+        self.waiters.append((action, on_error))
         if self.phase == "placeholder":
             self.phase = "materializing"
             params = {"workspace": workspace(self.cwd), "mode": self.settings.mode}
@@ -144,24 +191,51 @@ class Session(BridgeActor):
             if self.mcp_servers:
                 params["mcpServers"] = self.mcp_servers
             self._call("session/resume", params, tag=("resume",))
-        return False
+        elif self.phase == "closed":
+            self._fail_waiters(RpcError(INTERNAL_ERROR, f"Session {self.session_id} is closed"))
+
+    def _became_live(self) -> None:
+        waiters, self.waiters = self.waiters, []
+        for action, _ in waiters:
+            action()
+
+    def _fail_waiters(self, error: RpcError) -> None:
+        waiters, self.waiters = self.waiters, []
+        for _, on_error in waiters:
+            on_error(error)
 
     def _created(self, result: Any, error: Any, method: str) -> None:
         session = result.get("session") if isinstance(result, dict) else None
         backend_id = session.get("sessionId") if isinstance(session, dict) else None
         if error is not None or not isinstance(backend_id, str):
-            self.phase = "placeholder" if method == "session/create" else "lost"
-            failure = from_backend_error(error or {"message": "no session id in the answer"}, method)
-            self._fail_waiting(failure)
+            if method == "session/create":
+                self.phase = "placeholder"
+                failure = from_backend_error(error or {"message": "no session id in the answer"}, method)
+            else:
+                self.phase = "lost"
+                failure = self._resume_failure(error)
+            self._fail_waiters(failure)
             return
         self.settings = self.settings.with_backend_settings(result.get("settings"))
         if method == "session/create":
             self.backend_session_id = backend_id
             self.supervisor.tell(Materialized(self.session_id, backend_id))
+        else:
+            root = (session.get("workspace") or {}).get("workspacePath") if isinstance(session, dict) else None
+            if not self.root_known and isinstance(root, str):
+                self.cwd, self.root_known = root, True
         self.backend.tell(RegisterRoute(self.backend_session_id, self.actor_ref))
         self.phase = "subscribing"
         self.subscribe_attempts = 0
         self._subscribe()
+
+    def _resume_failure(self, error: Any) -> RpcError:
+        if not self.root_known or (isinstance(error, dict) and error.get("code") in (-32002, -32004, 404)):
+            # A raw id the backend does not know: the client asked for a session that does not exist.
+            if not self.root_known:
+                self.supervisor.tell(Forget(self.session_id))
+                return session_not_found(self.session_id)
+        return from_backend_error(error or {"message": "no session in the answer"}, "session/resume")
 
     def _subscribe(self) -> None:
         self.subscribe_attempts += 1
@@ -169,27 +243,31 @@ class Session(BridgeActor):
         self._call("session/subscribe", params, tag=("subscribe",), timeout=self.config.subscribe_timeout)
 
     def _subscribed(self, result: Any, error: Any) -> None:
+        if self.phase != "subscribing":
+            return
         if error is not None:
             if error.get("timeout") and self.subscribe_attempts < 2:
                 self._subscribe()  # a real backend sometimes needs a second ask
                 return
             self.phase = "lost"
             self.backend.tell(UnregisterRoute(self.backend_session_id, self.actor_ref))
-            self._fail_waiting(from_backend_error(error, "session/subscribe"))
+            self._fail_waiters(from_backend_error(error, "session/subscribe"))
             return
         event_seq = result.get("eventSeq") if isinstance(result, dict) else None
         self.last_seq = event_seq if isinstance(event_seq, int) else 0
         self.phase = "live"
         buffered, self.reorder = self.reorder, {}
-        self._accept_all([buffered[s] for s in sorted(buffered)])
-        if self.start_waiting and self.current is not None:
-            self.start_waiting = False
-            self.turns[self.current].tell(StartTurn(self.backend_session_id))
+        self._accept_all([buffered[s] for s in sorted(buffered) if s > self.last_seq])
+        self._became_live()
 
-    def _fail_waiting(self, error: RpcError) -> None:
-        if self.start_waiting and self.current is not None:
-            self.start_waiting = False
-            self.turns[self.current].tell(FailTurn(error))
+    def _lost(self) -> None:
+        if self.phase in ("live", "subscribing", "resuming"):
+            self.phase = "lost"
+            self.backend.tell(UnregisterRoute(self.backend_session_id, self.actor_ref))
+        elif self.phase == "materializing":
+            self.phase = "placeholder"
+        self.reorder.clear()
+        self.gap_pending = False
 
     # -- prompts ------------------------------------------------------------------------------
 
@@ -218,11 +296,23 @@ class Session(BridgeActor):
         self.turns[key] = turn
         self.turn_requests[key] = (message.conn.actor_urn, message.request_id)
         self.current = key
-        if self._ensure_live():
-            self.start_waiting = False
-            turn.tell(StartTurn(self.backend_session_id))
-        else:
-            self.start_waiting = True
+        self._start_when_live(key)
+
+    def _start_when_live(self, key: int) -> None:
+        def start() -> None:
+            if self.current == key:  # a preempted turn never starts
+                self.turns[key].tell(StartTurn(self.backend_session_id))
+
+        def fail(error: RpcError) -> None:
+            if key in self.turns:
+                self.turns[key].tell(FailTurn(error))
+
+        self._when_live(start, fail)
+
+    def handle_Evicted(self, message: Any) -> None:
+        """The backend evicted the session under a turn's send: resume, then send again."""
+        self._lost()
+        self._start_when_live(message.key)
 
     def handle_CancelTurn(self, message: Any) -> None:
         if self.current is not None:
@@ -236,16 +326,138 @@ class Session(BridgeActor):
     def handle_TurnSettled(self, message: Any) -> None:
         if self.current == message.key:
             self.current = None
-            self.start_waiting = False
         if message.saw_tools and self.phase == "live":
-            self._call("session/read", {"sessionId": self.backend_session_id}, tag=("plan",),
-                       timeout=self.config.read_timeout)
+            self._request("session/read", {}, self._plan_answered, lambda error: None,
+                          timeout=self.config.read_timeout)
 
     def handle_TurnDone(self, message: Any) -> None:
         turn = self.turns.pop(message.key, None)
         self.turn_requests.pop(message.key, None)
         if turn is not None:
             turn.stop(block=False)
+
+    # -- load / resume ---------------------------------------------------------------------------
+
+    def handle_Attach(self, message: Any) -> None:
+        if self.root_known and message.cwd != self.cwd:
+            message.conn.tell(Reply(message.request_id, None, invalid_params(
+                "cwd", f"does not match the session's workspace root {self.cwd}").to_dict()))
+            return
+        if message.replay:
+            message.conn.tell(HoldSession(self.session_id))
+        if self.backend_session_id is None:
+            self._attached(message, [])  # never used: nothing to resume, nothing to replay
+            return
+
+        def fail(error: RpcError) -> None:
+            if message.replay:
+                message.conn.tell(ReleaseSession(self.session_id, b""))
+            message.conn.tell(Reply(message.request_id, None, error.to_dict()))
+
+        def live() -> None:
+            if not self.root_known or message.cwd == self.cwd:
+                if message.replay:
+                    self._replay_to(message)
+                else:
+                    self._attached(message, None)
+            else:
+                fail(invalid_params("cwd", f"does not match the session's workspace root {self.cwd}"))
+
+        self._when_live(live, fail)
+
+    def _attached(self, message: Any, replay: list[dict[str, Any]] | None) -> None:
+        if replay is not None:
+            message.conn.tell(ReleaseSession(self.session_id, encode_updates(self.session_id, replay)))
+        message.conn.tell(Reply(message.request_id, session_state(self.settings), None))
+
+    def _replay_to(self, message: Any) -> None:
+        self.replays.append(message)
+        if self.history is None:  # one history read serves every load that waits for it
+            self.history = {"count": -1, "reads": 0, "messages": []}
+            self._read_history()
+
+    def _read_history(self) -> None:
+        self.history["reads"] += 1
+        self._request("session/messages", {}, self._history_read, self._history_failed,
+                      timeout=self.config.messages_timeout)
+
+    def _history_read(self, result: Any) -> None:
+        messages = result.get("messages") if isinstance(result, dict) else None
+        count = message_count(messages)
+        history = self.history
+        if count != history["count"] and history["reads"] < HISTORY_POLL_LIMIT:
+            # Still filling in after a resume: read again until it stops growing.
+            history["count"], history["messages"] = count, messages
+            gevent.spawn_later(HISTORY_POLL_INTERVAL, safe_tell, self.actor_ref, HistoryPoll())
+            return
+        history["messages"] = messages
+        self._request("session/read", {}, self._history_state, lambda error: self._history_state({}),
+                      timeout=self.config.read_timeout)
+
+    def handle_HistoryPoll(self, message: Any) -> None:
+        if self.history is not None:
+            self._read_history()
+
+    def _history_state(self, result: Any) -> None:
+        replay = replay_updates(self.history["messages"])
+        if isinstance(result, dict):
+            entries = plan_entries(result.get("todos"))
+            if entries:
+                self.plan = entries
+                replay.append({"sessionUpdate": "plan", "entries": entries})
+            self.settings = self.settings.with_backend_settings(result.get("settings"))
+            usage = projection_usage_update(result.get("projection"))
+            if usage:
+                replay.append(usage)
+        self.history = None
+        waiting, self.replays = self.replays, []
+        for message in waiting:
+            self._attached(message, replay)
+
+    def _history_failed(self, error: Any) -> None:
+        self.history = None
+        waiting, self.replays = self.replays, []
+        failure = from_backend_error(error, "session/messages")
+        for message in waiting:
+            message.conn.tell(ReleaseSession(self.session_id, b""))
+            message.conn.tell(Reply(message.request_id, None, failure.to_dict()))
+
+    # -- settings ---------------------------------------------------------------------------------
+
+    def handle_SetSetting(self, message: Any) -> None:
+        try:
+            config_id, value = validate_config_value(self.settings, message.config_id, message.value)
+        except RpcError as exc:
+            message.conn.tell(Reply(message.request_id, None, exc.to_dict()))
+            return
+        if config_id == "mode":
+            method, params = "session/setMode", {"mode": value}
+        elif config_id == "model":
+            method, params = "session/setModel", {"model": self.settings.model_ref(value)}
+        else:
+            method, params = "session/setThoughtLevel", {"thoughtLevel": value}
+
+        def fail(error: Any) -> None:
+            failure = error if isinstance(error, RpcError) else from_backend_error(error, method)
+            message.conn.tell(Reply(message.request_id, None, failure.to_dict()))
+
+        def done(result: Any) -> None:
+            before = self.settings
+            self.settings = self.settings.with_setting(config_id, value).with_backend_settings(
+                result.get("settings") if isinstance(result, dict) else None)
+            answer = {"configOptions": config_options(self.settings)} if message.answer == "config" else {}
+            message.conn.tell(Reply(message.request_id, answer, None))
+            self._announce_settings(before)
+
+        self._when_live(lambda: self._request(method, params, done, fail), fail)
+
+    def _announce_settings(self, before: SessionSettings) -> None:
+        updates = []
+        if before.mode != self.settings.mode:
+            updates.append({"sessionUpdate": "current_mode_update", "currentModeId": self.settings.mode})
+        if before != self.settings:
+            updates.append({"sessionUpdate": "config_option_update", "configOptions": config_options(self.settings)})
+        self._deliver(updates)
 
     # -- backend traffic -----------------------------------------------------------------------
 
@@ -255,6 +467,14 @@ class Session(BridgeActor):
             turn = self.turns.get(message.tag[1])
             if turn is not None:
                 turn.tell(message)
+        elif kind == "call":
+            callbacks = self.calls.pop(message.tag[1], None)
+            if callbacks is not None:
+                on_result, on_error = callbacks
+                if message.error is not None:
+                    on_error(message.error)
+                else:
+                    on_result(message.result)
         elif kind == "create":
             self._created(message.result, message.error, "session/create")
         elif kind == "resume":
@@ -263,8 +483,6 @@ class Session(BridgeActor):
             self._subscribed(message.result, message.error)
         elif kind == "gap":
             self._gap_answered(message.result)
-        elif kind == "plan":
-            self._plan_answered(message.result)
 
     def handle_SessionEvents(self, message: Any) -> None:
         if self.phase != "live":
@@ -369,14 +587,6 @@ class Session(BridgeActor):
         elif message.method == "session.titleUpdated" and isinstance(params.get("title"), str):
             self._deliver([{"sessionUpdate": "session_info_update", "title": params["title"]}])
 
-    def _announce_settings(self, before: SessionSettings) -> None:
-        updates = []
-        if before.mode != self.settings.mode:
-            updates.append({"sessionUpdate": "current_mode_update", "currentModeId": self.settings.mode})
-        if before != self.settings:
-            updates.append({"sessionUpdate": "config_option_update", "configOptions": config_options(self.settings)})
-        self._deliver(updates)
-
     def _plan_answered(self, result: Any) -> None:
         entries = plan_entries(result.get("todos")) if isinstance(result, dict) else None
         if entries is not None and entries != self.plan and (entries or self.plan):
@@ -385,12 +595,12 @@ class Session(BridgeActor):
 
     def handle_BackendLost(self, message: Any) -> None:
         if self.phase in ("live", "subscribing", "resuming"):
-            self.phase = "lost"
+            self.phase = "lost"  # the next use resumes on a new backend process
         elif self.phase == "materializing":
             self.phase = "placeholder"
         self.reorder.clear()
         self.gap_pending = False
-        self._fail_waiting(RpcError(INTERNAL_ERROR, message.reason))
+        self._fail_waiters(RpcError(INTERNAL_ERROR, message.reason))
         for turn in list(self.turns.values()):
             turn.tell(BackendLost(message.reason))
 
@@ -405,6 +615,7 @@ class Session(BridgeActor):
                 future.get(timeout=1.0)
             except Exception:  # noqa: BLE001 - a dead turn has nothing left to stop
                 pass
+        self._fail_waiters(RpcError(INTERNAL_ERROR, f"Session {self.session_id} is closed"))
         if self.backend_session_id:
             self.backend.tell(UnregisterRoute(self.backend_session_id, self.actor_ref))
 
@@ -412,4 +623,3 @@ class Session(BridgeActor):
         for turn in self.turns.values():
             turn.stop(block=False)
         self.turns.clear()
-

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import uuid
+from datetime import datetime, timezone
 from typing import Any, Callable
 
 import gevent
@@ -23,19 +24,23 @@ from protocol import errors
 from protocol.content import convert_prompt
 from protocol.errors import RpcError, invalid_params
 from protocol.handshake import authenticate_result, initialize_result, merge_capabilities
-from protocol.session_config import SessionSettings, session_state
+from protocol.session_config import SessionSettings, session_state, validate_config_value, validate_mode
 
 from .backend import Backend
 from .base import BridgeActor, safe_tell
 from .client_connection import ClientConnection
 from .config import Config
+from .lazy_store import LazySessionStore
 from .messages import (
+    Attach,
+    BackendCall,
     CancelPromptRequest,
     CancelTurn,
     ClientsChanged,
     CloseConnection,
     Prompt,
     Reply,
+    SetSetting,
     Teardown,
     TerminateBackend,
 )
@@ -69,6 +74,40 @@ def _session_id(params: dict[str, Any]) -> str:
     return session_id
 
 
+def _no_additional_directories(params: dict[str, Any]) -> None:
+    if params.get("additionalDirectories"):
+        raise invalid_params(
+            "additionalDirectories", "is not supported: a ZCode session has exactly one workspace root (cwd)")
+
+
+def _mcp_servers(params: dict[str, Any]) -> list[Any]:
+    servers = params.get("mcpServers") or []
+    if not isinstance(servers, list):
+        raise invalid_params("mcpServers", "must be an array")
+    return servers
+
+
+def list_sessions(result: Any, known: dict[str, str]) -> list[dict[str, Any]]:
+    """Backend ``session/list`` → ACP ``SessionInfo``s (ISO 8601 ``updatedAt``)."""
+    sessions = result.get("sessions") if isinstance(result, dict) else None
+    out = []
+    for item in sessions or []:
+        if not isinstance(item, dict) or not isinstance(item.get("sessionId"), str):
+            continue
+        info: dict[str, Any] = {
+            "sessionId": known.get(item["sessionId"], item["sessionId"]),
+            "cwd": (item.get("workspace") or {}).get("workspacePath") or "/",
+        }
+        if isinstance(item.get("title"), str):
+            info["title"] = item["title"]
+        updated = item.get("updatedAt")
+        if isinstance(updated, (int, float)) and not isinstance(updated, bool):
+            info["updatedAt"] = datetime.fromtimestamp(updated / 1000, tz=timezone.utc).isoformat().replace(
+                "+00:00", "Z")
+        out.append(info)
+    return out
+
+
 def _absolute_cwd(params: dict[str, Any]) -> str:
     cwd = params.get("cwd")
     if not isinstance(cwd, str) or not os.path.isabs(cwd):
@@ -94,7 +133,14 @@ class Supervisor(BridgeActor):
             "authenticate": self._authenticate,
             "session/new": self._session_new,
             "session/prompt": self._session_prompt,
+            "session/load": self._session_load,
+            "session/resume": self._session_resume,
+            "session/list": self._session_list,
+            "session/close": self._session_close,
+            "session/set_mode": self._session_set_mode,
+            "session/set_config_option": self._session_set_config_option,
         }
+        self.store = LazySessionStore(config.zcode_home)
         self.notifications: dict[str, Callable[[Any, dict[str, Any]], None]] = {
             "session/cancel": self._session_cancel,
         }
@@ -176,15 +222,16 @@ class Supervisor(BridgeActor):
 
     def _session_new(self, conn: Any, request_id: Any, params: dict[str, Any]) -> dict[str, Any]:
         cwd = _absolute_cwd(params)
-        if params.get("additionalDirectories"):
-            raise invalid_params(
-                "additionalDirectories", "is not supported: a ZCode session has exactly one workspace root (cwd)")
-        mcp_servers = params.get("mcpServers") or []
-        if not isinstance(mcp_servers, list):
-            raise invalid_params("mcpServers", "must be an array")
+        _no_additional_directories(params)
         session_id = str(uuid.uuid4())
+        session = self._spawn(session_id, cwd, _mcp_servers(params))
+        self.store.record(session_id, cwd)
+        return {"sessionId": session_id, **session_state(session[1])}
+
+    def _spawn(self, session_id: str, cwd: str, mcp_servers: list[Any], backend_session_id: str | None = None,
+               root_known: bool = True) -> tuple[Any, SessionSettings]:
         settings = SessionSettings(mode=self.config.default_mode)
-        self.sessions[session_id] = Session.start(
+        ref = Session.start(
             session_id=session_id,
             cwd=cwd,
             mcp_servers=mcp_servers,
@@ -194,8 +241,91 @@ class Supervisor(BridgeActor):
             clients=self.clients,
             capabilities=self.capabilities,
             config=self.config,
+            backend_session_id=backend_session_id,
+            root_known=root_known,
         )
-        return {"sessionId": session_id, **session_state(settings)}
+        self.sessions[session_id] = ref
+        if backend_session_id:
+            self.backend_ids[session_id] = backend_session_id
+        return ref, settings
+
+    def _resolve(self, session_id: str, cwd: str, mcp_servers: list[Any]) -> Any:
+        """live mapping → persisted placeholder → raw backend id (acp-bridge.md §3.2)."""
+        if session_id in self.sessions:
+            return self.sessions[session_id]
+        entry = self.store.get(session_id)
+        if entry is not None:
+            return self._spawn(session_id, entry["cwd"], mcp_servers, entry.get("zcodeSid"))[0]
+        for acp_id, backend_id in self.backend_ids.items():
+            if backend_id == session_id and acp_id in self.sessions:
+                return self.sessions[acp_id]
+        # Not ours: a backend id (from session/list). Its root is learned from the resume.
+        return self._spawn(session_id, cwd, mcp_servers, backend_session_id=session_id, root_known=False)[0]
+
+    def _attach(self, conn: Any, request_id: Any, params: dict[str, Any], replay: bool) -> Any:
+        session_id = _session_id(params)
+        cwd = _absolute_cwd(params)
+        _no_additional_directories(params)
+        session = self._resolve(session_id, cwd, _mcp_servers(params))
+        session.tell(Attach(conn, request_id, cwd, replay))
+        return _DEFERRED
+
+    def _session_load(self, conn: Any, request_id: Any, params: dict[str, Any]) -> Any:
+        return self._attach(conn, request_id, params, replay=True)
+
+    def _session_resume(self, conn: Any, request_id: Any, params: dict[str, Any]) -> Any:
+        return self._attach(conn, request_id, params, replay=False)
+
+    def _session_list(self, conn: Any, request_id: Any, params: dict[str, Any]) -> Any:
+        cwd = params.get("cwd")
+        if cwd is not None and (not isinstance(cwd, str) or not os.path.isabs(cwd)):
+            raise invalid_params("cwd", "must be an absolute path")
+        backend_params = {"workspace": {"workspacePath": cwd, "workspaceKey": cwd}} if cwd else {}
+        self.backend.tell(BackendCall("session/list", backend_params, self.actor_ref, ("list", conn, request_id)))
+        return _DEFERRED
+
+    def handle_BackendReply(self, message: Any) -> None:
+        kind, conn, request_id = message.tag
+        if kind != "list":
+            return
+        if message.error is not None:
+            conn.tell(Reply(request_id, None, errors.from_backend_error(message.error, "session/list").to_dict()))
+            return
+        # Sessions made through this bridge are listed under the id the editor knows.
+        known = {backend_id: acp_id for acp_id, backend_id in self.backend_ids.items()}
+        known.update({entry["zcodeSid"]: acp_id for acp_id, entry in self.store.load().items()
+                      if entry.get("zcodeSid")})
+        conn.tell(Reply(request_id, {"sessions": list_sessions(message.result, known)}, None))
+
+    def _session_close(self, conn: Any, request_id: Any, params: dict[str, Any]) -> dict[str, Any]:
+        session_id = _session_id(params)
+        session = self.sessions.pop(session_id, None)
+        if session is None:
+            raise errors.session_not_found(session_id)
+        self.backend_ids.pop(session_id, None)
+        try:
+            session.ask(Teardown(), timeout=2)
+        finally:
+            session.stop(block=False)
+        return {}
+
+    def handle_Forget(self, message: Any) -> None:
+        session = self.sessions.pop(message.session_id, None)
+        self.backend_ids.pop(message.session_id, None)
+        if session is not None:
+            session.stop(block=False)
+
+    def _session_set_mode(self, conn: Any, request_id: Any, params: dict[str, Any]) -> Any:
+        session = self._session(params)
+        session.tell(SetSetting(conn, request_id, "mode", validate_mode(params.get("modeId")), "mode"))
+        return _DEFERRED
+
+    def _session_set_config_option(self, conn: Any, request_id: Any, params: dict[str, Any]) -> Any:
+        session = self._session(params)
+        # Values are checked against what the selectors offer; the Session knows the current list.
+        config_id, value = validate_config_value(None, params.get("configId"), params.get("value"))
+        session.tell(SetSetting(conn, request_id, config_id, value, "config"))
+        return _DEFERRED
 
     def _session(self, params: dict[str, Any]) -> Any:
         session_id = _session_id(params)
@@ -217,6 +347,9 @@ class Supervisor(BridgeActor):
 
     def handle_Materialized(self, message: Any) -> None:
         self.backend_ids[message.session_id] = message.backend_session_id
+        entry = self.store.get(message.session_id)
+        if entry is not None:
+            self.store.record(message.session_id, entry["cwd"], message.backend_session_id)
 
     # -- teardown --------------------------------------------------------------------------------
 

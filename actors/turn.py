@@ -28,13 +28,13 @@ import gevent
 from protocol import events as ev
 from protocol import framing, jsonrpc
 from protocol.content import BackendPrompt
-from protocol.errors import INTERNAL_ERROR, RpcError, from_backend_error, is_busy
+from protocol.errors import INTERNAL_ERROR, RpcError, from_backend_error, is_busy, is_not_active
 from protocol.translator import TurnTranslator
 from protocol.usage import prompt_result
 
 from .base import BridgeActor
 from .config import Config
-from .messages import BackendCall, Deliver, Reply, RetrySend, SilenceCheck, StartTurn, TurnDone, TurnSettled
+from .messages import BackendCall, Deliver, Evicted, Reply, RetrySend, SilenceCheck, StartTurn, TurnDone, TurnSettled
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +81,7 @@ class Turn(BridgeActor):
         self.idle_probes = 0
         self.silence_timer: Any = None
         self.done_told = False
+        self.evicted_once = False
 
     # -- helpers ---------------------------------------------------------------------
 
@@ -167,6 +168,12 @@ class Turn(BridgeActor):
             return
         if self.settled:
             self._maybe_done()
+            return
+        if is_not_active(error) and not self.evicted_once:
+            # The backend evicted the session; the Session resumes it and starts us again.
+            self.evicted_once = True
+            self.state = "created"
+            self.session.tell(Evicted(self.key))
             return
         if is_busy(error):
             now = gevent.get_hub().loop.now()

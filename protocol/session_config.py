@@ -27,6 +27,7 @@ class SessionSettings:
     model: str = DEFAULT_MODEL
     thought: str = "high"
     models: tuple[tuple[str, str], ...] = ((DEFAULT_MODEL, "Default model"),)
+    providers: tuple[tuple[str, str], ...] = ()  # model id → provider id, as the backend named them
     thought_levels: tuple[tuple[str, str], ...] = THOUGHT_LEVELS
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
@@ -49,7 +50,12 @@ class SessionSettings:
                     if isinstance(item, dict) and _model_id(item)
                 )
                 if models:
-                    updated = replace(updated, models=models)
+                    providers = tuple(
+                        (_model_id(item), str(item["providerId"]))
+                        for item in available
+                        if isinstance(item, dict) and _model_id(item) and item.get("providerId")
+                    )
+                    updated = replace(updated, models=models, providers=providers)
             if current:
                 updated = replace(updated, model=current)
                 if current not in {value for value, _ in updated.models}:
@@ -69,6 +75,19 @@ class SessionSettings:
             if isinstance(current, str):
                 updated = replace(updated, thought=current)
         return updated
+
+    def with_setting(self, config_id: str, value: str) -> "SessionSettings":
+        """The selectors after a successful mode/model/thought change."""
+        field_name = {"mode": "mode", "model": "model", "thought": "thought"}[config_id]
+        return replace(self, **{field_name: value})
+
+    def model_ref(self, model_id: str) -> dict[str, str]:
+        """``{providerId, modelId}`` for ``session/setModel``."""
+        ref = {"modelId": model_id}
+        provider = dict(self.providers).get(model_id)
+        if provider:
+            ref["providerId"] = provider
+        return ref
 
     def with_patch(self, patch: Any) -> "SessionSettings":
         """Apply a ``state.updated`` patch (same shape as settings)."""
@@ -134,16 +153,21 @@ def validate_mode(mode: Any) -> str:
     return mode
 
 
-def validate_config_value(settings: SessionSettings, config_id: Any, value: Any) -> tuple[str, str]:
-    """Check a ``session/set_config_option``; returns ``(config_id, value)``."""
+def validate_config_value(settings: SessionSettings | None, config_id: Any, value: Any) -> tuple[str, str]:
+    """Check a ``session/set_config_option``; returns ``(config_id, value)``.
+
+    Without ``settings`` only the shape is checked (the id is known, the value
+    a string); with them, the value must be one the selector offers.
+    """
     if config_id == "mode":
         return "mode", validate_mode(value)
-    if config_id == "model":
-        if not isinstance(value, str) or value not in {v for v, _ in settings.models}:
-            raise invalid_params("value", f"is not an available model: {value!r}")
-        return "model", value
-    if config_id == "thought":
-        if not isinstance(value, str) or value not in {v for v, _ in settings.thought_levels}:
-            raise invalid_params("value", f"is not an available thought level: {value!r}")
-        return "thought", value
-    raise invalid_params("configId", f"is unknown: {config_id!r} (mode, model, thought)")
+    if config_id not in ("model", "thought"):
+        raise invalid_params("configId", f"is unknown: {config_id!r} (mode, model, thought)")
+    if not isinstance(value, str):
+        raise invalid_params("value", "must be a string")
+    if settings is not None:
+        offered = settings.models if config_id == "model" else settings.thought_levels
+        if value not in {v for v, _ in offered}:
+            what = "model" if config_id == "model" else "thought level"
+            raise invalid_params("value", f"is not an available {what}: {value!r}")
+    return config_id, value

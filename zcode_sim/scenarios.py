@@ -84,9 +84,17 @@ def edit(params: dict[str, str]) -> list[dict[str, Any]]:
             {"type": "text", "text": "Changed x."}]
 
 
+def plan_mode(params: dict[str, str]) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": "Switching to plan mode."}, {"type": "mode", "mode": params.get("mode", "plan")}]
+
+
+def evict(params: dict[str, str]) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": "Done; the backend will forget this session now."}, {"type": "evict"}]
+
+
 BUILTIN = {
     "demo": demo, "stream": stream, "slow": slow, "fail": fail, "die": die, "hang": hang,
-    "freeze": freeze, "gap": gap, "edit": edit,
+    "freeze": freeze, "gap": gap, "edit": edit, "plan_mode": plan_mode, "evict": evict,
 }
 
 

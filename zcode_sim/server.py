@@ -38,6 +38,15 @@ LEFTOVER_DELAY = float(os.environ.get("ZCODE_SIM_LEFTOVER_DELAY", "0.1"))
 TURN_ID_IN_PAYLOAD = os.environ.get("ZCODE_SIM_TURNID_IN_PAYLOAD") == "1"
 # Tests read what the bridge asked for (one JSON line per request) from here.
 TRACE_PATH = os.environ.get("ZCODE_SIM_TRACE")
+# Sessions persist here (one JSON file each), so a new simulator process finds them.
+DATA_DIR = os.environ.get("ZCODE_SIM_DATA")
+# Idle sessions are evicted after this many seconds (0: never); calls then answer -32004.
+EVICT_AFTER = float(os.environ.get("ZCODE_SIM_EVICT_AFTER", "0"))
+# After session/resume the history becomes visible gradually over this long.
+HISTORY_FILL = float(os.environ.get("ZCODE_SIM_HISTORY_FILL", "0.15"))
+NOT_ACTIVE = (-32004, "Session is not active")
+PERSISTED = ("session_id", "workspace", "mode", "model", "thought", "title", "seq", "messages", "todos",
+             "turns", "context_used", "updated_at")
 
 
 def dumps(obj: Any) -> bytes:
@@ -94,6 +103,16 @@ class SimSession:
     context_used: int = 0
     updated_at: int = field(default_factory=lambda: int(time.time() * 1000))
     failures: dict[str, int] = field(default_factory=dict)
+    active: bool = True
+    resumed_at: float = 0.0
+    last_used: float = field(default_factory=time.monotonic)
+
+    def visible_messages(self) -> list[dict[str, Any]]:
+        """Right after a resume the history fills up gradually (a real backend's quirk)."""
+        elapsed = time.monotonic() - self.resumed_at
+        if not self.resumed_at or elapsed >= HISTORY_FILL or not self.messages:
+            return self.messages
+        return self.messages[: int(len(self.messages) * elapsed / HISTORY_FILL)]
 
 
 class SimServer:
@@ -198,11 +217,38 @@ class SimServer:
 
     # -- session methods ----------------------------------------------------------------
 
+    def known(self, session_id: Any) -> SimSession | None:
+        session = self.sessions.get(session_id)
+        if session is None and DATA_DIR and isinstance(session_id, str) and "/" not in session_id:
+            path = os.path.join(DATA_DIR, session_id + ".json")
+            if os.path.exists(path):
+                with open(path, "rb") as handle:
+                    data = ujson.loads(handle.read())
+                session = SimSession(**{k: v for k, v in data.items() if k in PERSISTED})
+                session.active = False  # a new process: resume before use
+                self.sessions[session_id] = session
+        return session
+
     def session(self, params: dict[str, Any]) -> SimSession:
-        session = self.sessions.get(params.get("sessionId"))
+        session = self.known(params.get("sessionId"))
         if session is None:
             raise SimError(-32002, f"session not found: {params.get('sessionId')}")
+        if EVICT_AFTER and session.lock is None and time.monotonic() - session.last_used > EVICT_AFTER:
+            session.active = False
+        if not session.active:
+            raise SimError(*NOT_ACTIVE)
+        session.last_used = time.monotonic()
         return session
+
+    def save(self, session: SimSession) -> None:
+        if not DATA_DIR:
+            return
+        os.makedirs(DATA_DIR, exist_ok=True)
+        data = {key: getattr(session, key) for key in PERSISTED}
+        path = os.path.join(DATA_DIR, session.session_id + ".json")
+        with open(path + ".tmp", "wb") as handle:
+            handle.write(dumps(data))
+        os.replace(path + ".tmp", path)
 
     def m_session_create(self, params: dict[str, Any]) -> dict[str, Any]:
         # Newer backends ask for runtime preferences and block until answered.
@@ -210,6 +256,7 @@ class SimServer:
         session = SimSession(session_id=f"sess_{uuid.uuid4().hex[:12]}", workspace=params.get("workspace") or {},
                              mode=params.get("mode") or "yolo")
         self.sessions[session.session_id] = session
+        self.save(session)
         return {"session": {"sessionId": session.session_id, "title": session.title}, "settings": self.settings(session)}
 
     def settings(self, session: SimSession) -> dict[str, Any]:
@@ -225,6 +272,10 @@ class SimServer:
 
     def m_session_list(self, params: dict[str, Any]) -> dict[str, Any]:
         wanted = (params.get("workspace") or {}).get("workspacePath")
+        if DATA_DIR and os.path.isdir(DATA_DIR):
+            for name in os.listdir(DATA_DIR):
+                if name.endswith(".json"):
+                    self.known(name[:-5])
         return {"sessions": [
             {"sessionId": s.session_id, "title": s.title, "updatedAt": s.updated_at,
              "workspace": {"workspacePath": s.workspace.get("workspacePath")}}
@@ -232,7 +283,13 @@ class SimServer:
         ]}
 
     def m_session_resume(self, params: dict[str, Any]) -> dict[str, Any]:
-        session = self.session(params)
+        session = self.known(params.get("sessionId"))
+        if session is None:
+            raise SimError(-32002, f"session not found: {params.get('sessionId')}")
+        if not session.active:
+            session.active = True
+            session.resumed_at = time.monotonic()
+        session.last_used = time.monotonic()
         return {"session": {"sessionId": session.session_id, "workspace": session.workspace},
                 "settings": self.settings(session)}
 
@@ -258,7 +315,7 @@ class SimServer:
 
     def m_session_messages(self, params: dict[str, Any]) -> dict[str, Any]:
         session = self.session(params)
-        messages = session.messages
+        messages = session.visible_messages()
         after = params.get("afterMessageId")
         if after:
             ids = [m["info"]["id"] for m in messages]
@@ -296,17 +353,20 @@ class SimServer:
     def m_session_setMode(self, params: dict[str, Any]) -> dict[str, Any]:
         session = self.session(params)
         session.mode = params.get("mode") or session.mode
+        self.save(session)
         return {"settings": self.settings(session)}
 
     def m_session_setModel(self, params: dict[str, Any]) -> dict[str, Any]:
         session = self.session(params)
         model = params.get("model") or {}
         session.model = model.get("modelId") or session.model
+        self.save(session)
         return {"settings": self.settings(session)}
 
     def m_session_setThoughtLevel(self, params: dict[str, Any]) -> dict[str, Any]:
         session = self.session(params)
         session.thought = params.get("thoughtLevel") or session.thought
+        self.save(session)
         return {"settings": self.settings(session)}
 
     # -- turns --------------------------------------------------------------------------------
@@ -317,7 +377,7 @@ class SimServer:
         session.messages.append({"info": {"id": user_id, "role": "user"}, "parts": [{"type": "text", "text": content}]})
         assistant: dict[str, Any] = {"info": {"id": f"msg_{uuid.uuid4().hex[:10]}", "role": "assistant"}, "parts": []}
         session.messages.append(assistant)
-        runner = TurnRunner(self, session, turn, assistant["parts"])
+        runner = TurnRunner(self, session, turn, assistant["parts"], content)
         self.emit(session, "turn.started", {"inputSource": "user", "inputVisibility": "user", "input": content},
                   turn.turn_id)
         outcome = runner.run(steps)
@@ -343,8 +403,19 @@ class SimServer:
             self.emit(session, "session.updated", {"usage": {"inputTokens": session.context_used},
                                                    "contextWindow": 200_000})
             self.emit(session, "turn.completed", {"resultType": "success", "usage": usage}, tid)
+        if session.turns == 1 and session.title == "New session":
+            session.title = " ".join(runner.prompt.split()[:6]) or "Untitled"
+            self.wire.send({"method": "session.titleUpdated",
+                            "params": {"sessionId": session.session_id, "title": session.title}})
+        self.save(session)
+        if runner.evict:
+            session.active = False
         if session.lock is turn:
             session.lock = None
+
+    def state_updated(self, session: SimSession, reason: str, patch: dict[str, Any]) -> None:
+        self.wire.send({"method": "state.updated",
+                        "params": {"sessionId": session.session_id, "reason": reason, "patch": patch}})
 
 
 class SimError(Exception):
@@ -357,8 +428,11 @@ class SimError(Exception):
 class TurnRunner:
     """Plays one scenario's steps as events of one turn."""
 
-    def __init__(self, server: SimServer, session: SimSession, turn: SimTurn, parts: list[dict[str, Any]]) -> None:
+    def __init__(self, server: SimServer, session: SimSession, turn: SimTurn, parts: list[dict[str, Any]],
+                 prompt: str = "") -> None:
         self.server = server
+        self.prompt = prompt
+        self.evict = False
         self.session = session
         self.turn = turn
         self.parts = parts
@@ -486,6 +560,15 @@ class TurnRunner:
     def step_duplicate(self, step: dict[str, Any]) -> None:
         if self.last_event is not None and self.session.subscribed:
             self.server.wire.send({"method": "session/event", "params": self.last_event})
+
+    def step_mode(self, step: dict[str, Any]) -> None:
+        """The agent switches mode itself (EnterPlanMode / ExitPlanMode)."""
+        self.session.mode = step.get("mode", "plan")
+        self.server.state_updated(self.session, step.get("reason", "tool_call"), {"mode": {"current": self.session.mode}})
+
+    def step_evict(self, step: dict[str, Any]) -> None:
+        """After this turn the backend forgets the session until it is resumed."""
+        self.evict = True
 
     def step_unknown(self, step: dict[str, Any]) -> None:
         self.step_text({"text": f"(zcode-sim: unknown step {step.get('type')!r})"})

@@ -1,0 +1,63 @@
+"""The lazy-session file: ACP placeholder id → backend session (acp-bridge.md §3.1).
+
+``<ZCODE_HOME>/v2/acp-lazy-sessions.json`` holds
+``{"<placeholder>": {"cwd": str, "zcodeSid"?: str, "createdAt": ms}}``. These
+are the pure rules: parsing (a corrupt file is an error the caller turns into
+"empty"), merging what is on disk with what this process knows, and pruning
+entries never used for 30 days. Used entries never expire.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ujson
+
+MAX_UNUSED_AGE_MS = 30 * 24 * 3600 * 1000
+
+
+class CorruptStore(ValueError):
+    """The file exists but is not a lazy-session map."""
+
+
+def parse(text: str | bytes) -> dict[str, dict[str, Any]]:
+    if not text.strip():
+        return {}
+    try:
+        data = ujson.loads(text)
+    except ValueError as exc:
+        raise CorruptStore(str(exc)) from None
+    if not isinstance(data, dict):
+        raise CorruptStore("top level is not an object")
+    entries = {}
+    for key, entry in data.items():
+        if isinstance(entry, dict) and isinstance(entry.get("cwd"), str):
+            entries[key] = entry
+    return entries
+
+
+def created_at(entry: dict[str, Any]) -> float:
+    value = entry.get("createdAt")
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+
+
+def merge(on_disk: dict[str, dict[str, Any]], ours: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Our entries win, except that a backend id already on disk is never lost."""
+    merged = dict(on_disk)
+    for key, entry in ours.items():
+        previous = merged.get(key)
+        if previous and previous.get("zcodeSid") and not entry.get("zcodeSid"):
+            entry = {**entry, "zcodeSid": previous["zcodeSid"]}
+        merged[key] = entry
+    return merged
+
+
+def prune(entries: dict[str, dict[str, Any]], now_ms: float) -> dict[str, dict[str, Any]]:
+    return {
+        key: entry for key, entry in entries.items()
+        if entry.get("zcodeSid") or now_ms - created_at(entry) < MAX_UNUSED_AGE_MS
+    }
+
+
+def dumps(entries: dict[str, dict[str, Any]]) -> bytes:
+    return ujson.dumps(entries, ensure_ascii=False, escape_forward_slashes=False, indent=2).encode("utf-8")

@@ -1,0 +1,86 @@
+"""ClientConnection over a real pipe pair, with a recording Supervisor."""
+
+import os
+
+import gevent
+import gevent.os
+import pytest
+
+from actors.client_connection import ClientConnection, FdTransport
+from actors.messages import Deliver, HoldSession, ReleaseSession, Reply
+from protocol import framing
+from tests.actors.fakes import Probe
+
+
+class Pipes:
+    def __init__(self):
+        self.client_to_bridge = os.pipe()
+        self.bridge_to_client = os.pipe()
+        self.buffer = b""
+
+    def transport(self):
+        return FdTransport(self.client_to_bridge[0], self.bridge_to_client[1])
+
+    def send(self, data: bytes):
+        os.write(self.client_to_bridge[1], data)
+
+    def read_lines(self, count: int):
+        os.set_blocking(self.bridge_to_client[0], False)
+        lines = []
+        with gevent.Timeout(3):
+            while len(lines) < count:
+                if b"\n" not in self.buffer:
+                    self.buffer += gevent.os.nb_read(self.bridge_to_client[0], 65536)
+                    continue
+                line, self.buffer = self.buffer.split(b"\n", 1)
+                lines.append(framing.decode(line))
+        return lines
+
+
+@pytest.fixture
+def connection():
+    pipes = Pipes()
+    supervisor = Probe()
+    conn = ClientConnection.start(supervisor.ref, pipes.transport())
+    yield conn, pipes, supervisor
+    conn.stop()
+
+
+def update(session_id, text):
+    return framing.encode({"jsonrpc": "2.0", "method": "session/update",
+                           "params": {"sessionId": session_id, "update": {"text": text}}})
+
+
+def test_live_updates_are_held_during_a_replay_and_follow_it(connection):
+    conn, pipes, _ = connection
+    conn.tell(HoldSession("s1"))
+    conn.tell(Deliver("s1", update("s1", "live-1")))
+    conn.tell(Deliver("s2", update("s2", "other session")))  # not held
+    conn.tell(Deliver("s1", update("s1", "live-2")))
+    conn.tell(ReleaseSession("s1", update("s1", "replay-1") + update("s1", "replay-2")))
+    texts = [line["params"]["update"]["text"] for line in pipes.read_lines(5)]
+    assert texts == ["other session", "replay-1", "replay-2", "live-1", "live-2"]
+
+
+def test_each_request_is_answered_once(connection):
+    conn, pipes, supervisor = connection
+    pipes.send(b'{"jsonrpc":"2.0","id":7,"method":"initialize","params":{}}\n')
+    supervisor.wait_for(lambda: supervisor.of("ClientFrame"))
+    conn.tell(Reply(7, {"first": True}))
+    conn.tell(Reply(7, {"second": True}))  # dropped
+    conn.tell(Reply(8, {"never asked": True}))  # dropped
+    pipes.send(b'{"jsonrpc":"2.0","id":9,"method":"initialize","params":{}}\n')
+    supervisor.wait_for(lambda: len(supervisor.of("ClientFrame")) == 2)
+    conn.tell(Reply(9, {"marker": True}))
+    lines = pipes.read_lines(2)
+    assert [line["id"] for line in lines] == [7, 9]
+    assert lines[0]["result"] == {"first": True}
+
+
+def test_bad_lines_are_answered_by_the_connection_itself(connection):
+    conn, pipes, supervisor = connection
+    pipes.send(b'not json\n[1,2]\n{"jsonrpc":"2.0","id":3}\n')
+    lines = pipes.read_lines(3)
+    assert [line["error"]["code"] for line in lines] == [-32700, -32600, -32600]
+    assert [line["id"] for line in lines] == [None, None, 3]
+    assert supervisor.of("ClientFrame") == []

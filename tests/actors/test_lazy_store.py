@@ -1,0 +1,91 @@
+"""The lazy-session file: atomic writes, shared by processes, corrupt files, pruning."""
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import time
+
+import pytest
+
+from actors.lazy_store import LazySessionStore
+from protocol import lazy_sessions
+
+
+def test_entries_round_trip_with_user_only_permissions(tmp_path):
+    store = LazySessionStore(tmp_path)
+    store.record("p1", "/w")
+    store.record("p1", "/w", "sess_1")
+    data = json.loads(store.path.read_text())
+    assert data["p1"]["cwd"] == "/w" and data["p1"]["zcodeSid"] == "sess_1"
+    assert isinstance(data["p1"]["createdAt"], int)
+    assert stat.S_IMODE(store.path.stat().st_mode) == 0o600
+    assert LazySessionStore(tmp_path).get("p1")["zcodeSid"] == "sess_1"
+
+
+def test_a_failed_rename_leaves_the_old_file_whole_and_no_temporary(tmp_path, monkeypatch, caplog):
+    store = LazySessionStore(tmp_path)
+    store.record("p1", "/w", "sess_1")
+    before = store.path.read_bytes()
+
+    def crash(temporary):
+        raise OSError("disk vanished mid-rename")
+
+    monkeypatch.setattr(store, "_replace", crash)
+    store.record("p2", "/w")  # logged, not raised: the session still works
+    assert store.path.read_bytes() == before
+    assert [p.name for p in store.folder.iterdir() if p.name.endswith(".tmp")] == []
+    assert "could not save" in caplog.text
+
+
+def test_a_corrupt_file_reads_as_empty_with_one_warning_and_is_kept_aside(tmp_path, caplog):
+    store = LazySessionStore(tmp_path)
+    store.folder.mkdir(parents=True)
+    store.path.write_text('{"p0": {"cwd": "/w", "zcodeSid": "sess_0"')  # truncated
+    assert store.load() == {}
+    assert store.get("p0") is None
+    assert len([r for r in caplog.records if r.levelname == "WARNING"]) == 1
+    store.record("p1", "/w")
+    assert json.loads(store.path.read_text()) == {"p1": store.ours["p1"]}
+    assert store.path.with_suffix(".json.corrupt").read_text().startswith('{"p0"')
+
+
+WRITER = """
+import sys
+from pathlib import Path
+from actors.lazy_store import LazySessionStore
+store = LazySessionStore(Path(sys.argv[1]))
+for i in range(40):
+    store.record(f"{sys.argv[2]}-{i}", "/w", f"sess-{sys.argv[2]}-{i}" if i % 2 else None)
+"""
+
+
+def test_two_processes_writing_at_once_lose_nothing(tmp_path):
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    writers = [subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path), name], cwd=root)
+               for name in ("a", "b")]
+    assert [w.wait(timeout=60) for w in writers] == [0, 0]
+    data = json.loads((tmp_path / "v2" / "acp-lazy-sessions.json").read_text())
+    assert len(data) == 80
+    assert data["a-3"]["zcodeSid"] == "sess-a-3" and "zcodeSid" not in data["b-2"]
+
+
+def test_unused_entries_expire_after_30_days_used_ones_never():
+    now = time.time() * 1000
+    old = now - lazy_sessions.MAX_UNUSED_AGE_MS - 1
+    entries = {"old-unused": {"cwd": "/w", "createdAt": old},
+               "old-used": {"cwd": "/w", "createdAt": old, "zcodeSid": "s"},
+               "new": {"cwd": "/w", "createdAt": now}}
+    assert set(lazy_sessions.prune(entries, now)) == {"old-used", "new"}
+
+
+def test_merge_never_loses_a_backend_id_already_on_disk():
+    merged = lazy_sessions.merge({"p": {"cwd": "/w", "zcodeSid": "s"}}, {"p": {"cwd": "/w", "createdAt": 1}})
+    assert merged["p"]["zcodeSid"] == "s"
+
+
+@pytest.mark.parametrize("text", [b"[]", b"not json", b'"x"'])
+def test_parse_rejects_what_is_not_a_map(text):
+    with pytest.raises(lazy_sessions.CorruptStore):
+        lazy_sessions.parse(text)

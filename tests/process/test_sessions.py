@@ -1,0 +1,185 @@
+"""Sessions that survive: placeholders on disk, load with history, resume, list, close, settings."""
+
+import asyncio
+
+import pytest
+from acp import RequestError
+
+from tests.process.harness import bridge, run
+
+
+@run
+async def test_a_session_survives_a_bridge_restart_with_its_whole_history(tmp_path):
+    async with bridge(tmp_path) as first:
+        sid = await first.new_session()
+        await first.prompt(sid, "Show me around")
+        backend_id = first.backend_calls("session/send")[0]["params"]["sessionId"]
+        calls_before = len(first.backend_calls())
+    async with bridge(tmp_path) as second:  # a new bridge process and a new backend process
+        response = await second.conn.load_session(session_id=sid, cwd="/tmp", mcp_servers=[])
+        assert response.modes.current_mode_id == "yolo"
+        updates = second.client.updates[sid]
+        kinds = [u["sessionUpdate"] for u in updates]
+        assert kinds[0] == "user_message_chunk"
+        assert updates[0]["content"]["text"] == "Show me around"
+        assert "agent_thought_chunk" in kinds and "agent_message_chunk" in kinds
+        cards = [u for u in updates if u["sessionUpdate"] == "tool_call"]
+        assert [c["title"] for c in cards] == ["Read: README.md", "Bash: ls -la"]
+        assert all(c["status"] == "completed" and c["rawInput"] for c in cards)
+        assert "README.md" in cards[1]["content"][0]["content"]["text"]
+        assert kinds[-2:] == ["plan", "usage_update"]  # then the plan and one usage update
+        text = second.client.texts(sid)
+        assert text.startswith("Let me look at the project.") and text.endswith("open anything in it.")
+        calls = second.backend_calls()[calls_before:]
+        assert [c["method"] for c in calls if c["method"] == "session/resume"] == ["session/resume"]
+        # A new prompt continues the same backend session.
+        await second.prompt(sid, "#sim stream count=3")
+        assert second.backend_calls("session/send")[-1]["params"]["sessionId"] == backend_id
+        assert not [c for c in calls if c["method"] == "session/create"]
+
+
+@run
+async def test_a_never_used_placeholder_gets_a_fresh_session_after_a_restart(tmp_path):
+    async with bridge(tmp_path) as first:
+        sid = await first.new_session()
+    assert first.backend_calls() == []
+    async with bridge(tmp_path) as second:
+        await second.conn.load_session(session_id=sid, cwd="/tmp", mcp_servers=[])
+        assert second.client.updates.get(sid, []) == []
+        response = await second.prompt(sid, "#sim stream count=2")
+        assert response.stop_reason == "end_turn"
+        assert len(second.backend_calls("session/create")) == 1
+
+
+@run
+async def test_an_unknown_id_is_session_not_found_naming_it(tmp_path):
+    async with bridge(tmp_path) as b:
+        for method in (b.conn.load_session, b.conn.resume_session):
+            with pytest.raises(RequestError) as err:
+                await method(session_id="sess_nobody_knows", cwd="/tmp", mcp_servers=[])
+            assert err.value.code == -32002 and "sess_nobody_knows" in str(err.value)
+
+
+@run
+async def test_a_load_with_another_cwd_is_refused(tmp_path):
+    async with bridge(tmp_path) as b:
+        sid = await b.new_session(cwd="/tmp")
+        with pytest.raises(RequestError) as err:
+            await b.conn.load_session(session_id=sid, cwd="/elsewhere", mcp_servers=[])
+        assert err.value.code == -32602 and "cwd" in str(err.value)
+
+
+@run
+async def test_two_loads_racing_make_one_resume_and_both_replay(tmp_path):
+    async with bridge(tmp_path) as first:
+        sid = await first.new_session()
+        await first.prompt(sid, "#sim stream count=4 text=hey")
+    async with bridge(tmp_path) as second:
+        resumes_before = len(second.backend_calls("session/resume"))
+        await asyncio.gather(
+            second.conn.load_session(session_id=sid, cwd="/tmp", mcp_servers=[]),
+            second.conn.load_session(session_id=sid, cwd="/tmp", mcp_servers=[]))
+        assert len(second.backend_calls("session/resume")) - resumes_before == 1
+        users = second.client.of_kind(sid, "user_message_chunk")
+        assert len(users) == 2  # each load replayed the history
+        assert second.client.texts(sid) == "hey" * 4 * 2
+
+
+@run
+async def test_live_updates_during_a_replay_arrive_after_it(tmp_path):
+    async with bridge(tmp_path) as b:
+        sid = await b.new_session()
+        await b.prompt(sid, "#sim stream count=3 text=old")
+        running = asyncio.ensure_future(b.prompt(sid, "#sim slow count=60 interval=0.005 text=live"))
+        await b.client.wait_for(lambda: "live" in b.client.texts(sid))
+        mark = len(b.client.updates[sid])
+        await b.conn.load_session(session_id=sid, cwd="/tmp", mcp_servers=[])
+        await running
+        after = b.client.updates[sid][mark:]
+        first = next(i for i, u in enumerate(after) if u["sessionUpdate"] == "user_message_chunk")
+        last = next(i for i, u in enumerate(after) if u["sessionUpdate"] == "usage_update" and i > first)
+        # Replayed chunks carry the backend's message ids (msg_…); live ones the bridge's own.
+        chunk_ids = [u["messageId"] for u in after[first:last + 1] if u["sessionUpdate"] == "agent_message_chunk"]
+        assert chunk_ids and all(mid.startswith("msg_") for mid in chunk_ids), "a live update landed inside the replay"
+        assert any(u["sessionUpdate"] == "agent_message_chunk" and not u["messageId"].startswith("msg_")
+                   for u in after[last + 1:])  # the held live updates came right after
+
+
+@run
+async def test_resume_attaches_without_replay(tmp_path):
+    async with bridge(tmp_path) as first:
+        sid = await first.new_session()
+        await first.prompt(sid, "#sim stream count=2")
+    async with bridge(tmp_path) as second:
+        response = await second.conn.resume_session(session_id=sid, cwd="/tmp", mcp_servers=[])
+        assert response.config_options
+        assert second.client.updates.get(sid, []) == []
+        assert (await second.prompt(sid, "#sim stream count=2")).stop_reason == "end_turn"
+
+
+@run
+async def test_list_shows_used_sessions_under_their_editor_ids_and_close_forgets(tmp_path):
+    async with bridge(tmp_path) as b:
+        used, unused = await b.new_session(), await b.new_session()
+        await b.prompt(used, "#sim stream count=2")
+        listed = await b.conn.list_sessions(cwd="/tmp")
+        ids = [s.session_id for s in listed.sessions]
+        assert used in ids and unused not in ids
+        info = next(s for s in listed.sessions if s.session_id == used)
+        assert info.cwd == "/tmp" and info.updated_at.endswith("Z") and info.title
+        await b.conn.close_session(session_id=used)
+        with pytest.raises(RequestError) as err:
+            await b.prompt(used, "again")
+        assert err.value.code == -32002
+        # The backend kept the history: the session can be loaded again.
+        await b.conn.load_session(session_id=used, cwd="/tmp", mcp_servers=[])
+        assert b.client.of_kind(used, "user_message_chunk")
+
+
+@run
+async def test_an_evicted_session_is_resumed_and_the_prompt_retried(tmp_path):
+    async with bridge(tmp_path) as b:
+        sid = await b.new_session()
+        await b.prompt(sid, "#sim evict")
+        response = await b.prompt(sid, "#sim stream count=2 text=back")
+        assert response.stop_reason == "end_turn"
+        assert b.client.texts(sid).endswith("backback")
+        assert len(b.backend_calls("session/resume")) == 1
+
+
+@run
+async def test_mode_model_and_thought_changes(tmp_path):
+    async with bridge(tmp_path) as b:
+        sid = await b.new_session()
+        assert b.backend_calls() == []
+        await b.conn.set_session_mode(session_id=sid, mode_id="plan")  # materializes the session
+        assert [c["method"] for c in b.backend_calls()][:1] == ["session/create"]
+        assert b.backend_calls("session/setMode")[0]["params"]["mode"] == "plan"
+        await b.client.wait_for(lambda: b.client.of_kind(sid, "current_mode_update"))
+        assert b.client.of_kind(sid, "current_mode_update")[-1]["currentModeId"] == "plan"
+        response = await b.conn.set_config_option(session_id=sid, config_id="model", value="glm-5-air")
+        model = next(o for o in response.config_options if o.root.id == "model") if hasattr(
+            response.config_options[0], "root") else next(o for o in response.config_options if o.id == "model")
+        assert (model.root if hasattr(model, "root") else model).current_value == "glm-5-air"
+        assert b.backend_calls("session/setModel")[0]["params"]["model"] == {"modelId": "glm-5-air",
+                                                                             "providerId": "zhipu"}
+        await b.conn.set_config_option(session_id=sid, config_id="thought", value="max")
+        assert b.backend_calls("session/setThoughtLevel")[0]["params"]["thoughtLevel"] == "max"
+        with pytest.raises(RequestError) as err:
+            await b.conn.set_config_option(session_id=sid, config_id="model", value="gpt-0")
+        assert err.value.code == -32602
+        with pytest.raises(RequestError) as err:
+            await b.conn.set_session_mode(session_id=sid, mode_id="turbo")
+        assert err.value.code == -32602
+
+
+@run
+async def test_the_agent_switching_mode_itself_updates_the_editor(tmp_path):
+    async with bridge(tmp_path) as b:
+        sid = await b.new_session()
+        await b.prompt(sid, "#sim plan_mode")
+        await b.client.wait_for(lambda: b.client.of_kind(sid, "current_mode_update"))
+        assert b.client.of_kind(sid, "current_mode_update")[-1]["currentModeId"] == "plan"
+        options = b.client.of_kind(sid, "config_option_update")[-1]["configOptions"]
+        assert next(o for o in options if o["id"] == "mode")["currentValue"] == "plan"
+        await b.client.wait_for(lambda: b.client.of_kind(sid, "session_info_update"))
