@@ -183,3 +183,28 @@ async def test_the_agent_switching_mode_itself_updates_the_editor(tmp_path):
         options = b.client.of_kind(sid, "config_option_update")[-1]["configOptions"]
         assert next(o for o in options if o["id"] == "mode")["currentValue"] == "plan"
         await b.client.wait_for(lambda: b.client.of_kind(sid, "session_info_update"))
+
+
+@run
+async def test_racing_first_uses_make_one_session_create(tmp_path):
+    async with bridge(tmp_path) as b:
+        sid = await b.new_session()
+        response, _ = await asyncio.gather(b.prompt(sid, "#sim stream count=2"),
+                                           b.conn.set_session_mode(session_id=sid, mode_id="edit"))
+        assert response.stop_reason == "end_turn"
+        assert len(b.backend_calls("session/create")) == 1
+        stored = (tmp_path / "zcode-home" / "v2" / "acp-lazy-sessions.json").read_text()
+        assert b.backend_calls("session/send")[0]["params"]["sessionId"] in stored
+
+
+@run
+async def test_a_session_continues_on_a_restarted_backend(tmp_path):
+    async with bridge(tmp_path) as b:
+        sid = await b.new_session()
+        await b.prompt(sid, "#sim stream count=2 text=before")
+        with pytest.raises(RequestError):
+            await b.prompt(sid, "#sim die")
+        response = await b.prompt(sid, "#sim stream count=2 text=after")
+        assert response.stop_reason == "end_turn"
+        assert len(b.backend_calls("session/create")) == 1
+        assert len(b.backend_calls("session/resume")) == 1
