@@ -74,7 +74,6 @@ class Backend(BridgeActor):
         self.ids = itertools.count(1)
         self.pending: dict[int, Pending] = {}
         self.routes: dict[str, Any] = {}
-        self.interactions: Any = None  # the InteractionRouter, once attached
         self.terminated = False
 
     # -- process ------------------------------------------------------------------
@@ -186,9 +185,6 @@ class Backend(BridgeActor):
         if self.routes.get(message.backend_session_id) == message.session:
             del self.routes[message.backend_session_id]
 
-    def attach_interactions(self, router: Any) -> None:
-        self.interactions = router
-
     def handle_AnswerBackend(self, message: Any) -> None:
         for request_id in message.request_ids:
             self._write(jsonrpc.backend_result(request_id, message.result))
@@ -226,18 +222,27 @@ class Backend(BridgeActor):
                 else:
                     post(session, SessionNotice(frame["method"], params))
             elif kind is jsonrpc.Kind.REQUEST:
-                self._backend_request(frame)
+                session = self._interaction_route(frame)
+                if session is not None:
+                    post(session, BackendRequest(frame))  # in pipe order with the session's events
+                else:
+                    self._backend_request(frame)
         for ref, items in outbox.values():
             safe_tell(ref, items[0] if len(items) == 1 else Batch(items))
+
+    def _interaction_route(self, frame: dict[str, Any]) -> Any:
+        if frame["method"] not in INTERACTION_METHODS:
+            return None
+        params = frame.get("params")
+        return self.routes.get(params.get("sessionId")) if isinstance(params, dict) else None
 
     def _backend_request(self, frame: dict[str, Any]) -> None:
         method = frame["method"]
         if method == "session/requestRuntimePreferences":
             self._write(jsonrpc.backend_result(frame["id"], RUNTIME_PREFERENCES))
-        elif method in INTERACTION_METHODS and self.interactions is not None:
-            self.interactions.tell(BackendRequest(frame))
         elif method in INTERACTION_METHODS:
-            self._write(jsonrpc.backend_result(frame["id"], decline_without_router(method)))
+            # No session of ours asked (unknown or closed): nobody can answer, so decline.
+            self._write(jsonrpc.backend_result(frame["id"], decline_unroutable(method)))
         else:
             self._write(jsonrpc.backend_error(frame["id"], METHOD_NOT_FOUND, f"Method not found: {method}"))
 
@@ -265,7 +270,7 @@ class Backend(BridgeActor):
         self._lost("the bridge is shutting down")
 
 
-def decline_without_router(method: str) -> dict[str, Any]:
+def decline_unroutable(method: str) -> dict[str, Any]:
     if method == "interaction/requestPermission":
         return {"decision": "deny", "reason": "no client can answer"}
     return {"action": "decline", "reason": "no client can answer"}

@@ -208,6 +208,13 @@ class ClientConnection(BridgeActor):
         if not self._write_frame(jsonrpc.acp_request(request_id, message.method, message.params)):
             self._fail_outbound(request_id, "client connection closed")
 
+    def handle_WithdrawRequest(self, message: Any) -> None:
+        """Close a dialog we opened: ``$/cancel_request``; its late answer is then ignored."""
+        for request_id, (_, tag) in list(self.outbound.items()):
+            if tag == message.tag:
+                del self.outbound[request_id]
+                self._write_frame(jsonrpc.acp_notification("$/cancel_request", {"requestId": request_id}))
+
     def _client_response(self, frame: dict[str, Any]) -> None:
         entry = self.outbound.pop(frame.get("id"), None)
         if entry is None:

@@ -35,6 +35,8 @@ class Config:
     transient_backoff: float = 1.0
     # How long a seq gap may wait for session/subscribe {afterSeq} to fill it.
     gap_wait: float = 2.0
+    # An unanswered question is declined after this long (0: wait for the user, however long).
+    interaction_timeout: float = 0.0
     # Teardown: SIGTERM the backend's group, then SIGKILL after this grace.
     kill_grace: float = 1.0
 
@@ -50,4 +52,5 @@ class Config:
             zcode_home=Path(home) if home else Path.home() / ".zcode",
             silence_probe=_float("ZCODE_ACP_SILENCE_PROBE", 60.0),
             busy_retry_limit=_float("ZCODE_ACP_BUSY_LIMIT", 60.0),
+            interaction_timeout=_float("ZCODE_ACP_INTERACTION_TIMEOUT", 0.0),
         )

@@ -52,6 +52,7 @@ Deliver = _message("Deliver", "session_id", "payload")  # encoded session/update
 HoldSession = _message("HoldSession", "session_id")  # a replay for it is coming: hold live updates
 ReleaseSession = _message("ReleaseSession", "session_id", "replay")  # write replay, then what was held
 SendRequest = _message("SendRequest", "method", "params", "reply_to", "tag")  # bridge → client request
+WithdrawRequest = _message("WithdrawRequest", "tag")  # close that dialog: $/cancel_request
 CloseConnection = _message("CloseConnection")
 
 # -- Supervisor -----------------------------------------------------------------------
@@ -99,9 +100,17 @@ ClientsChanged = _message("ClientsChanged", "clients", "capabilities")
 PlanTimeout = _message("PlanTimeout")
 GapTimeout = _message("GapTimeout", "after_seq")
 
+# -- InteractionRouter -----------------------------------------------------------------
+InteractionAsked = _message("InteractionAsked", "frame", "session_id", "backend_session_id", "tool_call")
+CancelInteractions = _message("CancelInteractions", "session_id", "reason")
+ClientAttached = _message("ClientAttached", "session_id", "conn")
+DeclineAll = _message("DeclineAll", "reason")
+InteractionTimeout = _message("InteractionTimeout", "key")
+
 # -- Turn ---------------------------------------------------------------------------
 StartTurn = _message("StartTurn", "backend_session_id")
 TurnEvents = _message("TurnEvents", "events")
+ShowInteraction = _message("ShowInteraction", "frame")  # show its card, then hand it to the router
 RetrySend = _message("RetrySend")
 FailTurn = _message("FailTurn", "error")  # the session could not be made live
 SilenceCheck = _message("SilenceCheck")

@@ -27,7 +27,7 @@ from typing import Any, Callable
 import gevent
 
 from protocol import events as ev
-from protocol import framing, jsonrpc
+from protocol import framing, interactions, jsonrpc
 from protocol.errors import (
     INTERNAL_ERROR,
     RpcError,
@@ -39,6 +39,7 @@ from protocol.errors import (
 from protocol.handshake import supports_terminal_output
 from protocol.history import message_count, replay_updates
 from protocol.session_config import SessionSettings, config_options, session_state, validate_config_value
+from protocol.translator import TurnTranslator
 from protocol.usage import context_usage_update, projection_usage_update
 
 from .base import BridgeActor, safe_tell
@@ -46,17 +47,21 @@ from .config import Config
 from .messages import (
     BackendCall,
     BackendLost,
+    CancelInteractions,
     CancelTurn,
+    ClientAttached,
     Deliver,
     FailTurn,
     Forget,
     GapTimeout,
     HistoryPoll,
     HoldSession,
+    InteractionAsked,
     Materialized,
     RegisterRoute,
     ReleaseSession,
     Reply,
+    ShowInteraction,
     StartTurn,
     TurnEvents,
     UnregisterRoute,
@@ -100,6 +105,7 @@ class Session(BridgeActor):
         mcp_servers: list[Any],
         settings: SessionSettings,
         backend: Any,
+        router: Any,
         supervisor: Any,
         clients: list[Any],
         capabilities: dict[str, Any],
@@ -114,6 +120,7 @@ class Session(BridgeActor):
         self.mcp_servers = mcp_servers
         self.settings = settings
         self.backend = backend
+        self.router = router
         self.supervisor = supervisor
         self.clients = list(clients)
         self.capabilities = capabilities
@@ -136,6 +143,7 @@ class Session(BridgeActor):
         self.next_call = 1
         self.replays: list[Any] = []  # Attach messages waiting for the history
         self.history: Any = None  # (messages, reads) while a history read is in flight
+        self.interaction_cards: set[str] = set()  # cards shown for questions asked between turns
 
     # -- delivery and calls ---------------------------------------------------------------
 
@@ -278,12 +286,14 @@ class Session(BridgeActor):
             return
         if self.current is not None:
             self.turns[self.current].tell(CancelTurn("preempted"))  # the latest prompt wins
+            self.router.tell(CancelInteractions(self.session_id, "superseded by a new prompt"))
         key = self.next_key
         self.next_key += 1
         turn = Turn.start(
             key=key,
             session=self.actor_ref,
             backend=self.backend,
+            router=self.router,
             session_id=self.session_id,
             conn=message.conn,
             request_id=message.request_id,
@@ -317,6 +327,18 @@ class Session(BridgeActor):
     def handle_CancelTurn(self, message: Any) -> None:
         if self.current is not None:
             self.turns[self.current].tell(CancelTurn(message.reason))
+        self.router.tell(CancelInteractions(self.session_id, "cancelled by user"))
+
+    def handle_BackendRequest(self, message: Any) -> None:
+        """A backend question about this session: its card first, then the dialog."""
+        if self.current is not None:
+            self.turns[self.current].tell(ShowInteraction(message.frame))
+            return
+        tool_call_id, name, value, tool_call = interactions.dialog_tool_call(message.frame)
+        if tool_call_id not in self.interaction_cards:
+            self.interaction_cards.add(tool_call_id)
+            self._deliver(TurnTranslator(message_id="ix").ensure_card(tool_call_id, name, value))
+        self.router.tell(InteractionAsked(message.frame, self.session_id, self.backend_session_id, tool_call))
 
     def handle_CancelPromptRequest(self, message: Any) -> None:
         for key, request in self.turn_requests.items():
@@ -369,6 +391,7 @@ class Session(BridgeActor):
         if replay is not None:
             message.conn.tell(ReleaseSession(self.session_id, encode_updates(self.session_id, replay)))
         message.conn.tell(Reply(message.request_id, session_state(self.settings), None))
+        self.router.tell(ClientAttached(self.session_id, message.conn))  # open dialogs join it too
 
     def _replay_to(self, message: Any) -> None:
         self.replays.append(message)
@@ -609,6 +632,7 @@ class Session(BridgeActor):
     def handle_Teardown(self, message: Any) -> None:
         """Cancel every turn (each stops its backend turn) before the backend goes away."""
         self.phase = "closed"
+        self.router.tell(CancelInteractions(self.session_id, "the session was closed"))
         futures = [turn.ask(CancelTurn("teardown"), block=False) for turn in self.turns.values()]
         for future in futures:
             try:

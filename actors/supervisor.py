@@ -30,6 +30,7 @@ from .backend import Backend
 from .base import BridgeActor, safe_tell
 from .client_connection import ClientConnection
 from .config import Config
+from .interaction_router import InteractionRouter
 from .lazy_store import LazySessionStore
 from .messages import (
     Attach,
@@ -38,6 +39,7 @@ from .messages import (
     CancelTurn,
     ClientsChanged,
     CloseConnection,
+    DeclineAll,
     Prompt,
     Reply,
     SetSetting,
@@ -121,6 +123,7 @@ class Supervisor(BridgeActor):
         self.config = config
         self.on_exit = on_exit
         self.backend: Any = None
+        self.router: Any = None
         self.clients: list[Any] = []
         self.primary: Any = None
         self.capabilities: dict[str, Any] = {}
@@ -147,6 +150,7 @@ class Supervisor(BridgeActor):
 
     def on_start(self) -> None:
         self.backend = Backend.start(self.config)
+        self.router = InteractionRouter.start(self.backend, self.config.interaction_timeout)
 
     # -- clients ---------------------------------------------------------------------------
 
@@ -159,6 +163,7 @@ class Supervisor(BridgeActor):
         return conn
 
     def _clients_changed(self) -> None:
+        self.router.tell(ClientsChanged(list(self.clients), self.capabilities))
         for session in self.sessions.values():
             session.tell(ClientsChanged(list(self.clients), self.capabilities))
 
@@ -237,6 +242,7 @@ class Supervisor(BridgeActor):
             mcp_servers=mcp_servers,
             settings=settings,
             backend=self.backend,
+            router=self.router,
             supervisor=self.actor_ref,
             clients=self.clients,
             capabilities=self.capabilities,
@@ -368,6 +374,10 @@ class Supervisor(BridgeActor):
                 future.get(timeout=1.0)
             except Exception:  # noqa: BLE001
                 pass
+        try:  # every open question gets its decline before the backend goes
+            self.router.ask(DeclineAll("the editor disconnected"), timeout=1.0)
+        except Exception:  # noqa: BLE001
+            log.exception("declining open interactions failed")
         for conn in self.clients:
             if conn != self.primary:
                 safe_tell(conn, CloseConnection())
@@ -375,7 +385,7 @@ class Supervisor(BridgeActor):
             self.backend.ask(TerminateBackend(self.config.kill_grace), timeout=2 * self.config.kill_grace + 1)
         except Exception:  # noqa: BLE001
             log.exception("backend termination failed")
-        for actor in [*self.sessions.values(), *self.clients, self.backend]:
+        for actor in [*self.sessions.values(), *self.clients, self.router, self.backend]:
             actor.stop(block=False)
         self.sessions.clear()
         gevent.spawn(self.on_exit)

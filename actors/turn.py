@@ -26,7 +26,7 @@ from typing import Any
 import gevent
 
 from protocol import events as ev
-from protocol import framing, jsonrpc
+from protocol import framing, interactions, jsonrpc
 from protocol.content import BackendPrompt
 from protocol.errors import INTERNAL_ERROR, RpcError, from_backend_error, is_busy, is_not_active
 from protocol.translator import TurnTranslator
@@ -34,7 +34,7 @@ from protocol.usage import prompt_result
 
 from .base import BridgeActor
 from .config import Config
-from .messages import BackendCall, Deliver, Evicted, Reply, RetrySend, SilenceCheck, StartTurn, TurnDone, TurnSettled
+from .messages import BackendCall, Deliver, Evicted, InteractionAsked, Reply, RetrySend, SilenceCheck, StartTurn, TurnDone, TurnSettled
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +50,7 @@ class Turn(BridgeActor):
         key: int,
         session: Any,
         backend: Any,
+        router: Any,
         session_id: str,
         conn: Any,
         request_id: Any,
@@ -63,6 +64,7 @@ class Turn(BridgeActor):
         self.key = key
         self.session = session
         self.backend = backend
+        self.router = router
         self.session_id = session_id
         self.conn = conn
         self.request_id = request_id
@@ -257,6 +259,12 @@ class Turn(BridgeActor):
         self._close_open_cards()
         self._settle(prompt_result("cancelled"))
         self._stop_backend_turn()
+
+    def handle_ShowInteraction(self, message: Any) -> None:
+        """Show the card a backend question is about, then let the router ask."""
+        tool_call_id, name, value, tool_call = interactions.dialog_tool_call(message.frame)
+        self._emit(self.translator.ensure_card(tool_call_id, name, value))
+        self.router.tell(InteractionAsked(message.frame, self.session_id, self.backend_session_id, tool_call))
 
     def handle_FailTurn(self, message: Any) -> None:
         self._settle(error=message.error)

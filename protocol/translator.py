@@ -169,6 +169,13 @@ class TurnTranslator:
             start["_meta"]["background"] = True
         return card, start
 
+    def ensure_card(self, tool_call_id: str, tool_name: str, tool_input: dict[str, Any]) -> list[dict[str, Any]]:
+        """Open the card an interaction refers to, unless it is already shown."""
+        if tool_call_id in self.cards:
+            return []
+        _, start = self._open(tool_call_id, {"toolName": tool_name, "input": tool_input})
+        return [start]
+
     def _tool(self, body: dict[str, Any]) -> list[dict[str, Any]]:
         tool_call_id = body.get("toolCallId")
         if not isinstance(tool_call_id, str):

@@ -82,7 +82,16 @@ def assert_valid_frame(frame: dict[str, Any], methods_by_id: dict[Any, str] | No
         if frame["method"] == "session/update":
             assert_valid_notification(frame["params"])
         elif frame["method"] == "session/request_permission":
-            schema.RequestPermissionRequest.model_validate(frame["params"])
+            parsed = schema.RequestPermissionRequest.model_validate(frame["params"])
+            _kept_everything(frame["params"], parsed.model_dump(by_alias=True, mode="json"))
+        elif frame["method"] == "elicitation/create":
+            from pydantic import TypeAdapter
+
+            parsed = TypeAdapter(schema.CreateElicitationRequest).validate_python(frame["params"])
+            _kept_everything(frame["params"], TypeAdapter(schema.CreateElicitationRequest).dump_python(
+                parsed, by_alias=True, mode="json"))
+        elif frame["method"] == "$/cancel_request":
+            assert "requestId" in frame["params"]
         return
     assert "id" in frame and (("result" in frame) != ("error" in frame)), frame
     if "error" in frame:

@@ -92,9 +92,37 @@ def evict(params: dict[str, str]) -> list[dict[str, Any]]:
     return [{"type": "text", "text": "Done; the backend will forget this session now."}, {"type": "evict"}]
 
 
+def permission(params: dict[str, str]) -> list[dict[str, Any]]:
+    step: dict[str, Any] = {"type": "permission", "tool": params.get("tool", "Bash")}
+    if "kinds" in params:
+        step["kinds"] = params["kinds"].split(",")
+    return [{"type": "text", "text": "I need to run a command. "}, step]
+
+
+def plan(params: dict[str, str]) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": "Here is my plan. "},
+            {"type": "plan", "plan": params.get("plan", "1. Write the tests\n2. Make them pass")}]
+
+
+def questions(params: dict[str, str]) -> list[dict[str, Any]]:
+    asked = [{"question": "Which file should I test?", "header": "File",
+              "options": [{"label": "auth.test.ts"}, {"label": "user.test.ts"}]}]
+    if params.get("multi"):
+        asked.append({"question": "Which checks should run?", "header": "Checks", "multiSelect": True,
+                      "options": [{"label": "lint"}, {"label": "types"}, {"label": "unit"}]})
+    return [{"type": "questions", "questions": asked}]
+
+
+def ask_streaming(params: dict[str, str]) -> list[dict[str, Any]]:
+    return [{"type": "stream", "count": 10, "text": "tick ", "interval": 0.01},
+            {"type": "permission", "tool": "Bash"},
+            {"type": "text", "text": "and after it."}]
+
+
 BUILTIN = {
     "demo": demo, "stream": stream, "slow": slow, "fail": fail, "die": die, "hang": hang,
     "freeze": freeze, "gap": gap, "edit": edit, "plan_mode": plan_mode, "evict": evict,
+    "permission": permission, "plan": plan, "questions": questions, "ask_streaming": ask_streaming,
 }
 
 

@@ -45,6 +45,8 @@ EVICT_AFTER = float(os.environ.get("ZCODE_SIM_EVICT_AFTER", "0"))
 # After session/resume the history becomes visible gradually over this long.
 HISTORY_FILL = float(os.environ.get("ZCODE_SIM_HISTORY_FILL", "0.15"))
 NOT_ACTIVE = (-32004, "Session is not active")
+# An unanswered interaction request is re-announced (new id, same requestId) this often.
+REANNOUNCE = float(os.environ.get("ZCODE_SIM_REANNOUNCE", "1.0"))
 PERSISTED = ("session_id", "workspace", "mode", "model", "thought", "title", "seq", "messages", "todos",
              "turns", "context_used", "updated_at")
 
@@ -155,8 +157,12 @@ class SimServer:
             self.error(frame["id"], -32600, "unexpected field: jsonrpc")
             return
         if "method" not in frame:
+            if TRACE_PATH:
+                with open(TRACE_PATH, "ab") as trace:
+                    trace.write(dumps({"response": frame.get("id"), "result": frame.get("result"),
+                                       "error": frame.get("error")}))
             waiter = self.waiting.pop(frame.get("id"), None)
-            if waiter is not None:
+            if waiter is not None and not waiter.ready():
                 waiter.set(frame)
             return
         if TRACE_PATH:
@@ -176,6 +182,24 @@ class SimServer:
         self.waiting[request_id] = waiter
         self.wire.send({"id": request_id, "method": method, "params": params})
         return waiter.get(timeout=timeout)
+
+    def ask_user(self, method: str, params: dict[str, Any], turn: "SimTurn") -> dict[str, Any] | None:
+        """Ask the bridge and wait, re-announcing under a new id until someone answers.
+
+        None if the turn was stopped while waiting.
+        """
+        answer = gevent.event.AsyncResult()
+        while True:
+            request_id = next(self.ids)
+            self.waiting[request_id] = answer
+            self.wire.send({"id": request_id, "method": method, "params": params})
+            try:
+                frame = answer.get(timeout=REANNOUNCE)
+            except gevent.Timeout:
+                if turn.stopped:
+                    return None
+                continue
+            return frame.get("result") if isinstance(frame.get("result"), dict) else {}
 
     def dispatch(self, frame: dict[str, Any]) -> None:
         if self.frozen:
@@ -560,6 +584,70 @@ class TurnRunner:
     def step_duplicate(self, step: dict[str, Any]) -> None:
         if self.last_event is not None and self.session.subscribed:
             self.server.wire.send({"method": "session/event", "params": self.last_event})
+
+    def _declare(self, name: str, tool_input: dict[str, Any]) -> str:
+        tool_id = f"call_{self.turn.turn_id[-6:]}_{next(self.tool_ids)}"
+        self.emit("model.streaming", {"kind": "tool_call", "toolCallId": tool_id, "toolName": name, "input": tool_input})
+        return tool_id
+
+    def step_permission(self, step: dict[str, Any]) -> str | None:
+        name = step.get("tool", "Bash")
+        tool_input = step.get("input") or {"command": "rm -rf build/"}
+        tool_id = self._declare(name, tool_input)
+        kinds = step.get("kinds") or ["allow_once", "allow_project", "deny", "reject"]
+        options = [{"optionId": f"opt_{kind}", "kind": kind, "name": kind.replace("_", " ").title()} for kind in kinds]
+        answer = self.server.ask_user("interaction/requestPermission", {
+            "requestId": f"perm_{tool_id}", "sessionId": self.session.session_id, "toolCallId": tool_id,
+            "toolName": name, "reason": "This command changes files.", "input": tool_input, "options": options,
+        }, self.turn)
+        if answer is None:
+            return "stopped"
+        if answer.get("decision") == "allow":
+            self.emit("tool.updated", {"kind": "started", "toolCallId": tool_id})
+            self.emit("tool.updated", {"kind": "result", "toolCallId": tool_id, "result": "done"})
+            self.step_text({"text": "Permission granted; done."})
+        else:
+            self.emit("tool.updated", {"kind": "error", "toolCallId": tool_id,
+                                       "error": f"Permission denied: {answer.get('reason')}"})
+            self.step_text({"text": f"Permission denied ({answer.get('reason')})."})
+        return None
+
+    def step_plan(self, step: dict[str, Any]) -> str | None:
+        plan = step.get("plan", "1. Write the tests\n2. Make them pass")
+        tool_id = self._declare("ExitPlanMode", {"plan": plan})
+        answer = self.server.ask_user("interaction/requestUserInput", {
+            "requestId": f"plan_{tool_id}", "sessionId": self.session.session_id, "toolCallId": tool_id,
+            "schema": {"interaction": "plan_approval"}, "input": {"plan": plan},
+        }, self.turn)
+        if answer is None:
+            return "stopped"
+        if answer.get("action") == "accept":
+            self.emit("tool.updated", {"kind": "result", "toolCallId": tool_id, "result": "approved"})
+            self.step_text({"text": "Plan approved; starting."})
+        else:
+            self.emit("tool.updated", {"kind": "error", "toolCallId": tool_id, "error": "rejected"})
+            self.step_text({"text": f"Plan rejected: {answer.get('reason')}"})
+        return None
+
+    def step_questions(self, step: dict[str, Any]) -> str | None:
+        questions = step.get("questions") or [
+            {"question": "Which file should I test?", "header": "File",
+             "options": [{"label": "auth.test.ts"}, {"label": "user.test.ts"}]}]
+        tool_id = self._declare("AskUserQuestion", {"questions": questions})
+        answer = self.server.ask_user("interaction/requestUserInput", {
+            "requestId": f"ask_{tool_id}", "sessionId": self.session.session_id, "toolCallId": tool_id,
+            "questions": questions,
+        }, self.turn)
+        if answer is None:
+            return "stopped"
+        if answer.get("action") == "accept":
+            answers = (answer.get("content") or {}).get("answers") or {}
+            self.emit("tool.updated", {"kind": "result", "toolCallId": tool_id, "result": ujson.dumps(answers)})
+            self.step_text({"text": "Answers: " + ujson.dumps(answers, sort_keys=True)})
+        else:
+            self.emit("tool.updated", {"kind": "error", "toolCallId": tool_id, "error": "declined"})
+            self.step_text({"text": f"Questions declined: {answer.get('reason')}"})
+        return None
 
     def step_mode(self, step: dict[str, Any]) -> None:
         """The agent switches mode itself (EnterPlanMode / ExitPlanMode)."""

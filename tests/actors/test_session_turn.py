@@ -20,10 +20,10 @@ CONFIG = replace(Config(), busy_retry_interval=0.01, gap_wait=0.2, silence_probe
 
 @pytest.fixture
 def world():
-    backend, conn, supervisor = Probe(), Probe(), Probe()
+    backend, conn, supervisor, router = Probe(), Probe(), Probe(), Probe()
     session = Session.start(
         session_id="acp-1", cwd="/w", mcp_servers=[], settings=SessionSettings(), backend=backend.ref,
-        supervisor=supervisor.ref, clients=[conn.ref], capabilities={}, config=CONFIG)
+        router=router.ref, supervisor=supervisor.ref, clients=[conn.ref], capabilities={}, config=CONFIG)
     yield session, backend, conn, supervisor
     session.stop()
     for probe in (backend, conn, supervisor):

@@ -43,7 +43,10 @@ class RecordingClient:
     def __init__(self) -> None:
         self.updates: dict[str, list[dict[str, Any]]] = {}
         self.changed = asyncio.Condition()
-        self.permission_answer: Callable[[Any], Any] | None = None
+        # Dialog policies: (session_id, request dict) → result dict, or an awaitable of one.
+        self.on_permission: Callable[[str, dict[str, Any]], Any] = allow_first
+        self.on_form: Callable[[str, dict[str, Any]], Any] = accept_empty
+        self.dialogs: list[tuple[str, str, dict[str, Any]]] = []  # (method, session id, params)
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         data = update.model_dump(by_alias=True, exclude_none=True, mode="json")
@@ -51,11 +54,28 @@ class RecordingClient:
             self.updates.setdefault(session_id, []).append(data)
             self.changed.notify_all()
 
-    async def request_permission(self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any) -> Any:
-        from acp.schema import AllowedOutcome, RequestPermissionResponse
+    async def _dialog(self, method: str, session_id: str, params: dict[str, Any], policy: Callable) -> Any:
+        async with self.changed:
+            self.dialogs.append((method, session_id, params))
+            self.changed.notify_all()
+        answer = policy(session_id, params)
+        if asyncio.iscoroutine(answer) or isinstance(answer, asyncio.Future):
+            answer = await answer
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
 
-        allow = next(o for o in options if o.kind.startswith("allow"))
-        return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=allow.option_id))
+    async def request_permission(self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any) -> Any:
+        params = {"toolCall": tool_call.model_dump(by_alias=True, exclude_none=True, mode="json"),
+                  "options": [o.model_dump(by_alias=True, exclude_none=True, mode="json") for o in options]}
+        return await self._dialog("session/request_permission", session_id, params, self.on_permission)
+
+    async def create_elicitation(self, message: str, mode: Any, **kwargs: Any) -> Any:
+        params = {"message": message, **mode.model_dump(by_alias=True, exclude_none=True, mode="json")}
+        return await self._dialog("elicitation/create", params.get("sessionId"), params, self.on_form)
+
+    def dialogs_of(self, method: str) -> list[dict[str, Any]]:
+        return [params for m, _, params in self.dialogs if m == method]
 
     async def wait_for(self, predicate: Callable[[], bool], timeout: float = TIMEOUT) -> None:
         async with self.changed:
@@ -67,6 +87,27 @@ class RecordingClient:
 
     def of_kind(self, session_id: str, kind: str) -> list[dict[str, Any]]:
         return [u for u in self.updates.get(session_id, []) if u["sessionUpdate"] == kind]
+
+
+def pick(option_id: str | None) -> dict[str, Any]:
+    """A permission answer: the option with this id, or the cancelled outcome."""
+    if option_id is None:
+        return {"outcome": {"outcome": "cancelled"}}
+    return {"outcome": {"outcome": "selected", "optionId": option_id}}
+
+
+def allow_first(session_id: str, params: dict[str, Any]) -> dict[str, Any]:
+    return pick(next(o["optionId"] for o in params["options"] if o["kind"].startswith("allow")))
+
+
+def accept_empty(session_id: str, params: dict[str, Any]) -> dict[str, Any]:
+    return {"action": "accept", "content": {}}
+
+
+class NoForms(RecordingClient):
+    """A client without an elicitation handler: forms fail with -32601."""
+
+    create_elicitation = None  # type: ignore[assignment]
 
 
 class Bridge:
@@ -111,8 +152,9 @@ class Bridge:
 
 
 @asynccontextmanager
-async def bridge(tmp_path: Path, capabilities: dict[str, Any] | None = None, env: dict[str, str] | None = None):
-    client = RecordingClient()
+async def bridge(tmp_path: Path, capabilities: dict[str, Any] | None = None, env: dict[str, str] | None = None,
+                 client: RecordingClient | None = None):
+    client = client or RecordingClient()
     trace = tmp_path / "backend-trace.jsonl"
     log = tmp_path / "bridge.log"
     environment = {
@@ -127,7 +169,7 @@ async def bridge(tmp_path: Path, capabilities: dict[str, Any] | None = None, env
     with open(log, "wb") as log_file:
         async with spawn_agent_process(
             client, sys.executable, "-m", "actors.cli", "--log-level", "debug",
-            env=environment, transport_kwargs={"stderr": log_file},
+            env=environment, transport_kwargs={"stderr": log_file}, use_unstable_protocol=True,
         ) as (conn, proc):
             harness = Bridge(conn, proc, client, trace, log)
             conn._conn.add_observer(harness.observe)

@@ -1,0 +1,221 @@
+"""InteractionRouter: backend questions → client dialogs, answered exactly once.
+
+Owns every open backend interaction request (state-machines.md, Interaction):
+
+    received → shown (one dialog per client) → first answer → replied to backend
+                 │ client error: fallback path once (form → permission), else declined
+                 └ cancel / preempt / close / last client gone → withdrawn ($/cancel_request) → declined
+    re-announce (same requestId, new JSON-RPC id) → remembered, answered with the same reply
+
+An interaction reaches the router only after its tool card was shown (the
+Session or its Turn shows it first), so clients always know the card a dialog
+belongs to. The mapping of requests and answers is pure (protocol/interactions.py).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+import gevent
+
+from protocol import interactions as ix
+from protocol.handshake import supports_elicitation_form
+from protocol import framing, jsonrpc
+
+from .base import BridgeActor, safe_tell
+from .messages import AnswerBackend, Deliver, InteractionTimeout, SendRequest, WithdrawRequest
+
+log = logging.getLogger(__name__)
+
+SETTLED_MEMORY = 1000  # answered keys remembered for late re-announces
+
+
+@dataclass
+class Open:
+    key: str
+    kind: str
+    params: dict[str, Any]
+    session_id: str
+    tool_call: dict[str, Any]
+    backend_ids: list[Any]
+    path: str = "permission"  # or "form"
+    fallback_used: bool = False
+    step: int = 0  # question index on the per-question path
+    answers: dict[str, str] = field(default_factory=dict)
+    serial: int = 0  # one round of dialogs; answers to an older round are stale
+    asked: dict[str, tuple[Any, Any]] = field(default_factory=dict)  # conn urn → (conn, tag)
+    timer: Any = None
+
+
+class InteractionRouter(BridgeActor):
+    def __init__(self, backend: Any, timeout: float = 0.0) -> None:
+        super().__init__()
+        self.backend = backend
+        self.timeout = timeout
+        self.clients: list[Any] = []
+        self.capabilities: dict[str, Any] = {}
+        self.open: dict[str, Open] = {}
+        self.settled: OrderedDict[str, dict[str, Any]] = OrderedDict()
+
+    def handle_ClientsChanged(self, message: Any) -> None:
+        self.capabilities = message.capabilities
+        present = {conn.actor_urn for conn in message.clients}
+        self.clients = list(message.clients)
+        for item in list(self.open.values()):
+            for urn in [u for u in item.asked if u not in present]:
+                del item.asked[urn]  # that client left; its dialog is gone with it
+            if not self.clients:
+                self._settle(item, ix.decline(item.kind, "no client is connected"), withdraw=False)
+
+    # -- a new (or re-announced) request ---------------------------------------------------------
+
+    def handle_InteractionAsked(self, message: Any) -> None:
+        frame = message.frame
+        key = f"{message.backend_session_id}:{ix.interaction_key(frame)}"
+        if key in self.settled:
+            self.backend.tell(AnswerBackend([frame["id"]], self.settled[key]))
+            return
+        item = self.open.get(key)
+        if item is not None:
+            item.backend_ids.append(frame["id"])  # a re-announce: same dialog, one more id to answer
+            return
+        params = frame.get("params") if isinstance(frame.get("params"), dict) else {}
+        kind = ix.classify(frame["method"], params)
+        item = Open(key=key, kind=kind, params=params, session_id=message.session_id,
+                    tool_call=message.tool_call, backend_ids=[frame["id"]])
+        if kind == ix.QUESTIONS and not ix.questions(params):
+            self._reply(item, {"action": "accept", "content": {"answers": {}}})
+            return
+        if kind != ix.PERMISSION and supports_elicitation_form(self.capabilities):
+            item.path = "form"
+        self.open[key] = item
+        if not self.clients:
+            self._settle(item, ix.decline(kind, "no client is connected"), withdraw=False)
+            return
+        if self.timeout > 0:
+            item.timer = gevent.spawn_later(self.timeout, safe_tell, self.actor_ref, InteractionTimeout(key))
+        self._ask(item, self.clients)
+
+    def _dialog(self, item: Open) -> tuple[str, dict[str, Any]]:
+        session_id, tool_call_id = item.session_id, item.tool_call.get("toolCallId")
+        if item.path == "form":
+            if item.kind == ix.PLAN:
+                return "elicitation/create", ix.plan_form(session_id, tool_call_id, item.params)
+            return "elicitation/create", ix.questions_form(session_id, tool_call_id, item.params)
+        if item.kind == ix.PERMISSION:
+            return "session/request_permission", ix.permission_request(
+                session_id, item.tool_call, ix.permission_options(item.params))
+        if item.kind == ix.PLAN:
+            return "session/request_permission", ix.permission_request(session_id, item.tool_call, ix.PLAN_OPTIONS)
+        question = ix.questions(item.params)[item.step]
+        tool_call = {**item.tool_call, "title": question["question"]}
+        return "session/request_permission", ix.permission_request(
+            session_id, tool_call, ix.question_options(question))
+
+    def _ask(self, item: Open, conns: list[Any], new_round: bool = True) -> None:
+        if new_round:
+            item.serial += 1
+        method, params = self._dialog(item)
+        for conn in conns:
+            tag = ("dialog", item.key, item.serial, conn.actor_urn)
+            item.asked[conn.actor_urn] = (conn, tag)
+            conn.tell(SendRequest(method, params, self.actor_ref, tag))
+
+    def handle_ClientAttached(self, message: Any) -> None:
+        """A client that loads/resumes a session joins the race for its open dialogs."""
+        for item in self.open.values():
+            if item.session_id == message.session_id and message.conn.actor_urn not in item.asked:
+                self._ask(item, [message.conn], new_round=False)
+
+    # -- answers --------------------------------------------------------------------------------------
+
+    def handle_BackendReply(self, message: Any) -> None:
+        _, key, serial, urn = message.tag
+        item = self.open.get(key)
+        if item is None or serial != item.serial or urn not in item.asked:
+            return  # late: already answered, withdrawn, or an older round
+        del item.asked[urn]
+        if message.error is not None:
+            self._client_failed(item, message.error)
+            return
+        self._withdraw(item)  # the first answer wins
+        self._answered(item, message.result)
+
+    def _client_failed(self, item: Open, error: Any) -> None:
+        if item.asked:
+            return  # another client may still answer
+        if item.path == "form" and not item.fallback_used:
+            log.info("form request failed (%s); asking with a permission dialog instead", error.get("message"))
+            item.fallback_used = True
+            item.path = "permission"
+            self._ask(item, self.clients)
+            return
+        self._settle(item, ix.decline(item.kind, "the client could not show the request"), withdraw=False)
+
+    def _answered(self, item: Open, result: Any) -> None:
+        if item.kind == ix.PERMISSION:
+            self._settle(item, ix.permission_answer(result, ix.permission_options(item.params)))
+        elif item.kind == ix.PLAN:
+            answer = ix.plan_form_answer(result) if item.path == "form" else ix.plan_permission_answer(result)
+            self._settle(item, answer)
+        elif item.path == "form":
+            self._settle(item, ix.questions_form_answer(result, item.params))
+        else:
+            question = ix.questions(item.params)[item.step]
+            pick = ix.question_pick(result, question)
+            if pick is None:  # skip or cancel declines the whole interaction
+                self._settle(item, {"action": "decline", "reason": "skipped by user"})
+                return
+            item.answers[question["question"]] = pick
+            item.step += 1
+            if item.step < len(ix.questions(item.params)):
+                self._ask(item, self.clients)
+            else:
+                self._settle(item, {"action": "accept", "content": {"answers": item.answers}})
+
+    # -- endings ------------------------------------------------------------------------------------------
+
+    def _withdraw(self, item: Open) -> None:
+        for conn, tag in item.asked.values():
+            safe_tell(conn, WithdrawRequest(tag))
+        item.asked.clear()
+
+    def _settle(self, item: Open, answer: dict[str, Any], withdraw: bool = True) -> None:
+        if withdraw:
+            self._withdraw(item)
+        if item.timer is not None:
+            item.timer.kill(block=False)
+        self.open.pop(item.key, None)
+        self._reply(item, answer)
+
+    def _reply(self, item: Open, answer: dict[str, Any]) -> None:
+        self.backend.tell(AnswerBackend(list(item.backend_ids), answer))
+        self.settled[item.key] = answer
+        while len(self.settled) > SETTLED_MEMORY:
+            self.settled.popitem(last=False)
+
+    def _abort(self, item: Open, reason: str) -> None:
+        """Withdraw the dialogs, fail the card, decline to the backend."""
+        self._settle(item, ix.decline(item.kind, reason))
+        tool_call_id = item.tool_call.get("toolCallId")
+        if tool_call_id:
+            update = {"sessionUpdate": "tool_call_update", "toolCallId": tool_call_id, "status": "failed"}
+            payload = framing.encode(jsonrpc.session_update(item.session_id, update))
+            for conn in self.clients:
+                conn.tell(Deliver(item.session_id, payload))
+
+    def handle_CancelInteractions(self, message: Any) -> None:
+        for item in [i for i in self.open.values() if i.session_id == message.session_id]:
+            self._abort(item, message.reason)
+
+    def handle_DeclineAll(self, message: Any) -> None:
+        for item in list(self.open.values()):
+            self._abort(item, message.reason)
+
+    def handle_InteractionTimeout(self, message: Any) -> None:
+        item = self.open.get(message.key)
+        if item is not None:
+            self._abort(item, "no answer in time")

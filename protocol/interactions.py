@@ -1,0 +1,277 @@
+"""Backend interaction requests ↔ ACP dialogs (acp-bridge.md §5).
+
+Pure mapping: what to ask the client (``session/request_permission`` or an
+``elicitation/create`` form) for each kind of backend request, and what to
+answer the backend for each kind of client answer. The state (who was asked,
+who answered first) lives in the InteractionRouter actor.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import tools
+
+PERMISSION = "permission"
+PLAN = "plan"
+QUESTIONS = "questions"
+SKIP = "__skip__"
+
+ALLOW_KINDS = frozenset({"allow_once", "allow_always"})
+_KIND_MAP = {
+    "allow_once": "allow_once",
+    "allow_always": "allow_always",
+    "allow": "allow_always",
+    "allow_project": "allow_always",
+    "reject_once": "reject_once",
+    "reject_always": "reject_always",
+    "deny_always": "reject_always",
+}
+PLAN_FORM_HINT = "Leave the box empty and submit to approve; type feedback to reject and redirect."
+
+
+def classify(method: str, params: dict[str, Any]) -> str:
+    if method == "interaction/requestPermission":
+        return PERMISSION
+    schema = params.get("schema") if isinstance(params.get("schema"), dict) else {}
+    if schema.get("interaction") == "plan_approval":
+        return PLAN
+    return QUESTIONS
+
+
+def interaction_key(frame: dict[str, Any]) -> str:
+    """Re-announces keep ``requestId`` (or ``toolCallId``) and change the JSON-RPC id."""
+    params = frame.get("params") if isinstance(frame.get("params"), dict) else {}
+    for key in ("requestId", "toolCallId"):
+        if isinstance(params.get(key), (str, int)) and not isinstance(params.get(key), bool):
+            return f"{key}:{params[key]}"
+    return f"id:{frame.get('id')}"
+
+
+def questions(params: dict[str, Any]) -> list[dict[str, Any]]:
+    found = params.get("questions")
+    if not isinstance(found, list):
+        found = (params.get("input") or {}).get("questions") if isinstance(params.get("input"), dict) else None
+    return [q for q in found or [] if isinstance(q, dict) and isinstance(q.get("question"), str)]
+
+
+def option_labels(question: dict[str, Any]) -> list[str]:
+    labels = []
+    for option in question.get("options") or []:
+        if isinstance(option, dict) and isinstance(option.get("label"), str):
+            labels.append(option["label"])
+        elif isinstance(option, str):
+            labels.append(option)
+    return labels
+
+
+def tool_name(kind: str, params: dict[str, Any]) -> str:
+    if kind == PLAN:
+        return "ExitPlanMode"
+    if kind == QUESTIONS:
+        return "AskUserQuestion"
+    return str(params.get("toolName") or "Tool")
+
+
+def tool_input(kind: str, params: dict[str, Any]) -> dict[str, Any]:
+    value = params.get("input")
+    if isinstance(value, dict):
+        return value
+    if kind == QUESTIONS:
+        return {"questions": questions(params)}
+    return {}
+
+
+def card_id(frame: dict[str, Any]) -> str:
+    params = frame.get("params") if isinstance(frame.get("params"), dict) else {}
+    tool_call_id = params.get("toolCallId")
+    if isinstance(tool_call_id, str) and tool_call_id:
+        return tool_call_id
+    return f"ix_{params.get('requestId') or frame.get('id')}"
+
+
+def dialog_tool_call(frame: dict[str, Any]) -> tuple[str, str, dict[str, Any], dict[str, Any]]:
+    """(card id, tool name, tool input, the ``toolCall`` a permission dialog shows)."""
+    params = frame.get("params") if isinstance(frame.get("params"), dict) else {}
+    kind = classify(frame.get("method", ""), params)
+    name, value = tool_name(kind, params), tool_input(kind, params)
+    tool_call_id = card_id(frame)
+    tool_call: dict[str, Any] = {
+        "toolCallId": tool_call_id,
+        "title": tools.tool_title(name, value),
+        "kind": tools.tool_kind(name),
+        "status": "pending",
+        "rawInput": value,
+    }
+    if kind == PLAN and plan_text(params):
+        tool_call["content"] = tools.text_content(plan_text(params))
+    return tool_call_id, name, value, tool_call
+
+
+# -- permission ---------------------------------------------------------------
+
+def normalize_kind(kind: Any) -> str:
+    """Legacy option kinds → ACP's four. Nothing unknown ever becomes an allow."""
+    return _KIND_MAP.get(kind, "reject_once") if isinstance(kind, str) else "reject_once"
+
+
+def permission_options(params: dict[str, Any]) -> list[dict[str, str]]:
+    options = []
+    for option in params.get("options") or []:
+        if isinstance(option, dict) and isinstance(option.get("optionId"), str):
+            options.append({
+                "optionId": option["optionId"],
+                "name": str(option.get("name") or option["optionId"]),
+                "kind": normalize_kind(option.get("kind")),
+            })
+    if not options:  # a backend that sent none still needs a yes/no
+        options = [{"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+                   {"optionId": "deny", "name": "Deny", "kind": "reject_once"}]
+    return options
+
+
+def permission_request(session_id: str, tool_call: dict[str, Any], options: list[dict[str, str]]) -> dict[str, Any]:
+    return {"sessionId": session_id, "toolCall": tool_call, "options": options}
+
+
+def selected_option(result: Any) -> str | None:
+    """The optionId a permission answer selected, or None for cancelled/garbage."""
+    outcome = result.get("outcome") if isinstance(result, dict) else None
+    if isinstance(outcome, dict) and outcome.get("outcome") == "selected":
+        option = outcome.get("optionId")
+        return option if isinstance(option, str) else None
+    return None
+
+
+def permission_answer(result: Any, options: list[dict[str, str]]) -> dict[str, Any]:
+    option_id = selected_option(result)
+    if option_id is None:
+        return {"decision": "deny", "reason": "cancelled by user"}
+    kinds = {option["optionId"]: option["kind"] for option in options}
+    if kinds.get(option_id) in ALLOW_KINDS:
+        return {"decision": "allow"}
+    return {"decision": "deny", "reason": f"rejected ({option_id})"}
+
+
+# -- plan approval (ExitPlanMode) ---------------------------------------------------
+
+def plan_text(params: dict[str, Any]) -> str:
+    value = tool_input(PLAN, params).get("plan")
+    return value if isinstance(value, str) else ""
+
+
+def plan_form(session_id: str, tool_call_id: str | None, params: dict[str, Any]) -> dict[str, Any]:
+    request = {
+        "mode": "form",
+        "sessionId": session_id,
+        "message": f"{plan_text(params)}\n\n{PLAN_FORM_HINT}",
+        "requestedSchema": {
+            "type": "object",
+            "properties": {
+                "feedback": {
+                    "type": "string",
+                    "title": "Feedback",
+                    "description": "Empty = approve the plan. Anything typed = reject and use this text as the redirection.",
+                }
+            },
+            "required": [],
+        },
+    }
+    if tool_call_id:
+        request["toolCallId"] = tool_call_id
+    return request
+
+
+def plan_form_answer(result: Any) -> dict[str, Any]:
+    if isinstance(result, dict) and result.get("action") == "accept":
+        content = result.get("content") if isinstance(result.get("content"), dict) else {}
+        feedback = content.get("feedback")
+        if isinstance(feedback, str) and feedback.strip():
+            return {"action": "decline", "reason": feedback.strip()}
+        return {"action": "accept", "content": {"answer_0": "approve"}}
+    return {"action": "decline", "reason": "cancelled"}
+
+
+PLAN_OPTIONS = [
+    {"optionId": "approve", "name": "Approve plan", "kind": "allow_once"},
+    {"optionId": "reject", "name": "Keep planning", "kind": "reject_once"},
+]
+
+
+def plan_permission_answer(result: Any) -> dict[str, Any]:
+    option_id = selected_option(result)
+    if option_id == "approve":
+        return {"action": "accept", "content": {"answer_0": "approve"}}
+    if option_id is None:
+        return {"action": "decline", "reason": "cancelled"}
+    return {"action": "decline", "reason": "rejected"}
+
+
+# -- AskUserQuestion ------------------------------------------------------------------
+
+def questions_form(session_id: str, tool_call_id: str | None, params: dict[str, Any]) -> dict[str, Any]:
+    properties: dict[str, Any] = {}
+    for index, question in enumerate(questions(params)):
+        labels = option_labels(question)
+        title = str(question.get("header") or question["question"])
+        choices = [{"const": label, "title": label} for label in labels]
+        if question.get("multiSelect"):
+            properties[f"q_{index}"] = {"type": "array", "title": title, "description": question["question"],
+                                        "items": {"anyOf": choices}}
+        else:
+            properties[f"q_{index}"] = {"type": "string", "title": title, "description": question["question"],
+                                        "oneOf": choices + [{"const": SKIP, "title": "Skip this question"}]}
+        properties[f"q_{index}_other"] = {"type": "string",
+                                          "title": "↳ or type a custom value (overrides the selection)"}
+    request = {
+        "mode": "form",
+        "sessionId": session_id,
+        "message": "ZCode has a question for you." if len(properties) <= 2 else "ZCode has some questions for you.",
+        "requestedSchema": {"type": "object", "properties": properties, "required": []},
+    }
+    if tool_call_id:
+        request["toolCallId"] = tool_call_id
+    return request
+
+
+def questions_form_answer(result: Any, params: dict[str, Any]) -> dict[str, Any]:
+    if not isinstance(result, dict) or result.get("action") != "accept":
+        return {"action": "decline", "reason": "cancelled"}
+    content = result.get("content") if isinstance(result.get("content"), dict) else {}
+    answers: dict[str, str] = {}
+    for index, question in enumerate(questions(params)):
+        picked = content.get(f"q_{index}")
+        other = content.get(f"q_{index}_other")
+        other = other.strip() if isinstance(other, str) else ""
+        if question.get("multiSelect"):
+            values = [v for v in picked if isinstance(v, str) and v != SKIP] if isinstance(picked, list) else []
+            if other:
+                values.append(other)
+            if values:
+                answers[question["question"]] = ", ".join(values)
+        elif other:
+            answers[question["question"]] = other
+        elif isinstance(picked, str) and picked and picked != SKIP:
+            answers[question["question"]] = picked
+    return {"action": "accept", "content": {"answers": answers}}
+
+
+def question_options(question: dict[str, Any]) -> list[dict[str, str]]:
+    options = [{"optionId": f"o_{i}", "name": label, "kind": "allow_once"}
+               for i, label in enumerate(option_labels(question))]
+    return options + [{"optionId": "skip", "name": "Skip", "kind": "reject_once"}]
+
+
+def question_pick(result: Any, question: dict[str, Any]) -> str | None:
+    """The label picked in a per-question permission dialog; None = skip or cancel."""
+    option_id = selected_option(result)
+    labels = option_labels(question)
+    if option_id and option_id.startswith("o_") and option_id[2:].isdigit() and int(option_id[2:]) < len(labels):
+        return labels[int(option_id[2:])]
+    return None
+
+
+def decline(kind: str, reason: str) -> dict[str, Any]:
+    if kind == PERMISSION:
+        return {"decision": "deny", "reason": reason}
+    return {"action": "decline", "reason": reason}

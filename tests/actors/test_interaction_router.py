@@ -1,0 +1,134 @@
+"""The InteractionRouter's state machine between recording fakes."""
+
+import pytest
+
+from actors.interaction_router import InteractionRouter
+from actors.messages import (
+    BackendReply,
+    CancelInteractions,
+    ClientAttached,
+    ClientsChanged,
+    InteractionAsked,
+)
+from tests.actors.fakes import Probe
+
+FORMS = {"elicitation": {"form": {}}}
+
+
+def permission(frame_id, request_id="r1", session="b-1"):
+    return {"id": frame_id, "method": "interaction/requestPermission",
+            "params": {"requestId": request_id, "sessionId": session, "toolCallId": "c1", "toolName": "Bash",
+                       "input": {"command": "ls"},
+                       "options": [{"optionId": "yes", "kind": "allow_once", "name": "Yes"},
+                                   {"optionId": "no", "kind": "deny", "name": "No"}]}}
+
+
+def plan(frame_id):
+    return {"id": frame_id, "method": "interaction/requestUserInput",
+            "params": {"requestId": "p1", "sessionId": "b-1", "toolCallId": "c2",
+                       "schema": {"interaction": "plan_approval"}, "input": {"plan": "1. do"}}}
+
+
+TOOL_CALL = {"toolCallId": "c1", "title": "Bash: ls", "kind": "execute", "status": "pending"}
+
+
+@pytest.fixture
+def world():
+    backend, first, second = Probe(), Probe(), Probe()
+    router = InteractionRouter.start(backend.ref)
+    router.tell(ClientsChanged([first.ref, second.ref], {}))
+    yield router, backend, first, second
+    router.stop()
+
+
+def ask(router, frame, session="acp-1"):
+    router.tell(InteractionAsked(frame, session, "b-1", TOOL_CALL))
+
+
+def answer(router, request, result=None, error=None):
+    router.tell(BackendReply(request.tag, result, error))
+
+
+def test_re_announces_are_not_shown_again_and_every_id_gets_the_answer(world):
+    router, backend, first, second = world
+    ask(router, permission(10))
+    ask(router, permission(11))  # same requestId, new JSON-RPC id
+    [dialog] = first.wait_for(lambda: first.of("SendRequest"))
+    answer(router, dialog, {"outcome": {"outcome": "selected", "optionId": "yes"}})
+    [reply] = backend.wait_for(lambda: backend.of("AnswerBackend"))
+    assert reply.request_ids == [10, 11] and reply.result == {"decision": "allow"}
+    ask(router, permission(12))  # a late re-announce after the answer
+    backend.wait_for(lambda: len(backend.of("AnswerBackend")) == 2)
+    assert backend.of("AnswerBackend")[1].request_ids == [12]
+    assert backend.of("AnswerBackend")[1].result == {"decision": "allow"}
+    assert len(first.of("SendRequest")) == 1 and len(second.of("SendRequest")) == 1
+
+
+def test_the_first_answer_wins_and_the_other_dialog_is_withdrawn(world):
+    router, backend, first, second = world
+    ask(router, permission(10))
+    [one] = first.wait_for(lambda: first.of("SendRequest"))
+    [two] = second.wait_for(lambda: second.of("SendRequest"))
+    assert one.params["options"][1]["kind"] == "reject_once"  # deny → reject_once, never an allow
+    answer(router, two, {"outcome": {"outcome": "selected", "optionId": "no"}})
+    [withdrawn] = first.wait_for(lambda: first.of("WithdrawRequest"))
+    assert withdrawn.tag == one.tag
+    answer(router, one, {"outcome": {"outcome": "selected", "optionId": "yes"}})  # too late
+    ask(router, permission(20, request_id="r2"))  # barrier
+    first.wait_for(lambda: len(first.of("SendRequest")) == 2)
+    [reply] = backend.of("AnswerBackend")
+    assert reply.result == {"decision": "deny", "reason": "rejected (no)"}
+
+
+def test_cancel_withdraws_declines_and_fails_the_card(world):
+    router, backend, first, second = world
+    ask(router, permission(10))
+    first.wait_for(lambda: first.of("SendRequest"))
+    router.tell(CancelInteractions("acp-1", "cancelled by user"))
+    [reply] = backend.wait_for(lambda: backend.of("AnswerBackend"))
+    assert reply.result == {"decision": "deny", "reason": "cancelled by user"}
+    assert first.wait_for(lambda: first.of("WithdrawRequest")) and second.wait_for(lambda: second.of("WithdrawRequest"))
+    assert b'"status":"failed"' in first.wait_for(lambda: first.of("Deliver"))[0].payload
+
+
+def test_cancel_of_another_session_touches_nothing(world):
+    router, backend, first, _ = world
+    ask(router, permission(10), session="acp-1")
+    router.tell(CancelInteractions("acp-2", "cancelled by user"))
+    ask(router, permission(20, request_id="r2"), session="acp-2")  # barrier
+    first.wait_for(lambda: len(first.of("SendRequest")) == 2)
+    assert backend.of("AnswerBackend") == []
+
+
+def test_the_last_client_leaving_declines(world):
+    router, backend, _, _ = world
+    ask(router, permission(10))
+    router.tell(ClientsChanged([], {}))
+    [reply] = backend.wait_for(lambda: backend.of("AnswerBackend"))
+    assert reply.result["decision"] == "deny"
+
+
+def test_a_failing_form_falls_back_once_then_declines(world):
+    router, backend, first, second = world
+    router.tell(ClientsChanged([first.ref], FORMS))
+    ask(router, plan(10))
+    [form] = first.wait_for(lambda: first.of("SendRequest"))
+    assert form.method == "elicitation/create"
+    answer(router, form, error={"code": -32601, "message": "Method not found"})
+    fallback = first.wait_for(lambda: len(first.of("SendRequest")) == 2 and first.of("SendRequest")[1])
+    assert fallback.method == "session/request_permission"
+    answer(router, fallback, error={"code": -32603, "message": "broken"})
+    [reply] = backend.wait_for(lambda: backend.of("AnswerBackend"))
+    assert reply.result["action"] == "decline"
+
+
+def test_a_client_attaching_later_joins_the_race(world):
+    router, backend, first, second = world
+    router.tell(ClientsChanged([first.ref], {}))
+    ask(router, permission(10))
+    first.wait_for(lambda: first.of("SendRequest"))
+    router.tell(ClientAttached("acp-1", second.ref))
+    [late] = second.wait_for(lambda: second.of("SendRequest"))
+    answer(router, late, {"outcome": {"outcome": "selected", "optionId": "yes"}})
+    assert backend.wait_for(lambda: backend.of("AnswerBackend"))[0].result == {"decision": "allow"}
+    assert first.wait_for(lambda: first.of("WithdrawRequest"))
