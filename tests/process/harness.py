@@ -140,6 +140,7 @@ class Bridge:
         if not self.trace.exists():
             return []
         calls = [json.loads(line) for line in self.trace.read_text().splitlines() if line.strip()]
+        calls = [c for c in calls if "method" in c]  # (the trace also holds the answers it got)
         return [c for c in calls if method is None or c["method"] == method]
 
     def backend_pids(self) -> list[int]:

@@ -40,7 +40,7 @@ def test_stdin_eof_mid_turn_stops_the_turn_and_leaves_no_process(tmp_path):
     assert bridge.close() == 0
     assert time.monotonic() - started < 3
     assert not alive(backend)
-    trace = [json.loads(line)["method"] for line in (tmp_path / "trace.jsonl").read_text().splitlines()]
+    trace = [json.loads(line).get("method") for line in (tmp_path / "trace.jsonl").read_text().splitlines()]
     assert "session/stop" in trace
 
 
