@@ -25,6 +25,7 @@ class Config:
     subscribe_timeout: float = 5.0
     read_timeout: float = 8.0
     messages_timeout: float = 45.0
+    compact_timeout: float = 30.0
     # A preempting prompt retries the backend's busy lock this often, this long.
     busy_retry_interval: float = 0.5
     busy_retry_limit: float = 60.0

@@ -96,6 +96,9 @@ Attach = _message("Attach", "conn", "request_id", "cwd", "replay")  # session/lo
 SetSetting = _message("SetSetting", "conn", "request_id", "config_id", "value", "answer")
 Evicted = _message("Evicted", "key")  # the backend said -32004 to a turn's send
 HistoryPoll = _message("HistoryPoll")
+Extension = _message("Extension", "conn", "request_id", "name", "params")  # session/fork, goal, compact, …
+Forked = _message("Forked", "conn", "request_id", "source_session_id", "backend_session_id", "cwd",
+                  "mcp_servers", "as_command")
 ClientsChanged = _message("ClientsChanged", "clients", "capabilities")
 PlanTimeout = _message("PlanTimeout")
 GapTimeout = _message("GapTimeout", "after_seq")
@@ -106,6 +109,11 @@ CancelInteractions = _message("CancelInteractions", "session_id", "reason")
 ClientAttached = _message("ClientAttached", "session_id", "conn")
 DeclineAll = _message("DeclineAll", "reason")
 InteractionTimeout = _message("InteractionTimeout", "key")
+
+# -- BackgroundTasks -------------------------------------------------------------------
+TaskEvents = _message("TaskEvents", "events")  # [(event, launch_terminal | None)], pipe order
+TaskCancelled = _message("TaskCancelled", "task_id")
+CloseTasks = _message("CloseTasks")
 
 # -- Turn ---------------------------------------------------------------------------
 StartTurn = _message("StartTurn", "backend_session_id")

@@ -27,7 +27,7 @@ from typing import Any, Callable
 import gevent
 
 from protocol import events as ev
-from protocol import framing, interactions, jsonrpc
+from protocol import commands, framing, interactions, jsonrpc, tools
 from protocol.errors import (
     INTERNAL_ERROR,
     RpcError,
@@ -39,7 +39,7 @@ from protocol.errors import (
 from protocol.handshake import supports_terminal_output
 from protocol.history import message_count, replay_updates
 from protocol.session_config import SessionSettings, config_options, session_state, validate_config_value
-from protocol.translator import TurnTranslator
+from protocol.translator import TurnTranslator, agent_text
 from protocol.usage import context_usage_update, projection_usage_update
 
 from .base import BridgeActor, safe_tell
@@ -47,12 +47,14 @@ from .config import Config
 from .messages import (
     BackendCall,
     BackendLost,
+    CloseTasks,
     CancelInteractions,
     CancelTurn,
     ClientAttached,
     Deliver,
     FailTurn,
     Forget,
+    Forked,
     GapTimeout,
     HistoryPoll,
     HoldSession,
@@ -63,15 +65,19 @@ from .messages import (
     Reply,
     ShowInteraction,
     StartTurn,
+    TaskCancelled,
+    TaskEvents,
     TurnEvents,
     UnregisterRoute,
 )
+from .background_tasks import BackgroundTasks
 from .turn import Turn
 
 log = logging.getLogger(__name__)
 
 PLAN_STATUSES = {"pending", "in_progress", "completed"}
 PLAN_PRIORITIES = {"high", "medium", "low"}
+FINAL_TASK_STATUSES = {"completed", "failed", "cancelled", "killed"}
 HISTORY_POLL_INTERVAL = 0.1
 HISTORY_POLL_LIMIT = 20  # reads; after a resume the history fills up for a moment
 
@@ -90,6 +96,16 @@ def plan_entries(todos: Any) -> list[dict[str, str]] | None:
             priority = todo.get("priority") if todo.get("priority") in PLAN_PRIORITIES else "medium"
             entries.append({"content": todo["content"], "status": status, "priority": priority})
     return entries
+
+
+class Routed:
+    """Where one batch of applied events goes: the current Turn, or BackgroundTasks."""
+
+    __slots__ = ("turn", "tasks")
+
+    def __init__(self) -> None:
+        self.turn: list[dict[str, Any]] = []
+        self.tasks: list[tuple[dict[str, Any], bool | None]] = []
 
 
 def encode_updates(session_id: str, updates: list[dict[str, Any]]) -> bytes:
@@ -144,6 +160,16 @@ class Session(BridgeActor):
         self.replays: list[Any] = []  # Attach messages waiting for the history
         self.history: Any = None  # (messages, reads) while a history read is in flight
         self.interaction_cards: set[str] = set()  # cards shown for questions asked between turns
+        # Card reuse: background Bash calls, and their launch cards left open for the task.
+        self.background_calls: set[str] = set()
+        self.launch_cards: dict[str, bool] = {}  # toolCallId → rendered as a terminal
+        self.compacting = False  # a compaction's internal turn holds the session
+        self.deferred_starts: list[int] = []
+        self.tasks: Any = None
+
+    def on_start(self) -> None:
+        self.tasks = BackgroundTasks.start(self.session_id, self.clients,
+                                           supports_terminal_output(self.capabilities))
 
     # -- delivery and calls ---------------------------------------------------------------
 
@@ -179,6 +205,7 @@ class Session(BridgeActor):
     def handle_ClientsChanged(self, message: Any) -> None:
         self.clients = list(message.clients)
         self.capabilities = message.capabilities
+        self.tasks.tell(message)
 
     # -- becoming live ----------------------------------------------------------------------
 
@@ -284,6 +311,10 @@ class Session(BridgeActor):
             message.conn.tell(Reply(message.request_id, None, RpcError(
                 INTERNAL_ERROR, f"Session {self.session_id} is closed").to_dict()))
             return
+        command = None if message.prompt.attachments else commands.parse(message.prompt.text)
+        if command is not None:
+            self._run_command(message, command)
+            return
         if self.current is not None:
             self.turns[self.current].tell(CancelTurn("preempted"))  # the latest prompt wins
             self.router.tell(CancelInteractions(self.session_id, "superseded by a new prompt"))
@@ -310,7 +341,9 @@ class Session(BridgeActor):
 
     def _start_when_live(self, key: int) -> None:
         def start() -> None:
-            if self.current == key:  # a preempted turn never starts
+            if self.compacting:
+                self.deferred_starts.append(key)  # runs when the compaction is over
+            elif self.current == key:  # a preempted turn never starts
                 self.turns[key].tell(StartTurn(self.backend_session_id))
 
         def fail(error: RpcError) -> None:
@@ -391,6 +424,7 @@ class Session(BridgeActor):
         if replay is not None:
             message.conn.tell(ReleaseSession(self.session_id, encode_updates(self.session_id, replay)))
         message.conn.tell(Reply(message.request_id, session_state(self.settings), None))
+        self.handle_Announce(message)
         self.router.tell(ClientAttached(self.session_id, message.conn))  # open dialogs join it too
 
     def _replay_to(self, message: Any) -> None:
@@ -448,10 +482,21 @@ class Session(BridgeActor):
     # -- settings ---------------------------------------------------------------------------------
 
     def handle_SetSetting(self, message: Any) -> None:
+        def done(settings_answer: dict[str, Any]) -> None:
+            answer = {"configOptions": config_options(self.settings)} if message.answer == "config" else {}
+            message.conn.tell(Reply(message.request_id, answer, None))
+
+        def fail(error: RpcError) -> None:
+            message.conn.tell(Reply(message.request_id, None, error.to_dict()))
+
+        self._set_setting(message.config_id, message.value, done, fail)
+
+    def _set_setting(self, config_id: str, value: Any, on_done: Callable[[Any], None],
+                     on_error: Callable[[RpcError], None]) -> None:
         try:
-            config_id, value = validate_config_value(self.settings, message.config_id, message.value)
+            config_id, value = validate_config_value(self.settings, config_id, value)
         except RpcError as exc:
-            message.conn.tell(Reply(message.request_id, None, exc.to_dict()))
+            on_error(exc)
             return
         if config_id == "mode":
             method, params = "session/setMode", {"mode": value}
@@ -460,19 +505,114 @@ class Session(BridgeActor):
         else:
             method, params = "session/setThoughtLevel", {"thoughtLevel": value}
 
-        def fail(error: Any) -> None:
-            failure = error if isinstance(error, RpcError) else from_backend_error(error, method)
-            message.conn.tell(Reply(message.request_id, None, failure.to_dict()))
-
         def done(result: Any) -> None:
             before = self.settings
             self.settings = self.settings.with_setting(config_id, value).with_backend_settings(
                 result.get("settings") if isinstance(result, dict) else None)
-            answer = {"configOptions": config_options(self.settings)} if message.answer == "config" else {}
-            message.conn.tell(Reply(message.request_id, answer, None))
+            on_done(result)
             self._announce_settings(before)
 
+        def fail(error: Any) -> None:
+            on_error(error if isinstance(error, RpcError) else from_backend_error(error, method))
+
         self._when_live(lambda: self._request(method, params, done, fail), fail)
+
+    # -- extension methods and slash commands ------------------------------------------------------
+
+    def handle_Extension(self, message: Any) -> None:
+        name, params = message.name, message.params
+
+        def reply(result: Any) -> None:
+            message.conn.tell(Reply(message.request_id, result if isinstance(result, dict) else {}, None))
+
+        def fail(error: Any) -> None:
+            failure = error if isinstance(error, RpcError) else from_backend_error(error, name)
+            message.conn.tell(Reply(message.request_id, None, failure.to_dict()))
+
+        if name == "session/setMode":
+            self._set_setting("mode", params.get("mode"), reply, fail)
+        elif name == "session/setThoughtLevel":
+            self._set_setting("thought", params.get("thoughtLevel"), reply, fail)
+        elif name == "session/fork":
+            self._fork(message.conn, message.request_id, params.get("target"), as_command=False, on_error=fail)
+        else:
+            self._extension(name, params, reply, fail)
+
+    def _extension(self, name: str, params: dict[str, Any], on_result: Callable[[Any], None],
+                   on_error: Callable[[Any], None]) -> None:
+        params = {key: value for key, value in params.items() if key != "sessionId"}
+        timeout = None
+        if name == "session/compact":
+            timeout = self.config.compact_timeout
+            self.compacting = True  # prompts wait for the compaction's internal turn
+            on_result, on_error = self._after_compaction(on_result), self._after_compaction(on_error)
+        elif name == "session/cancelBackgroundTask":
+            task_id = params.get("taskId")
+            answer = on_result
+
+            def on_result(result: Any) -> None:
+                self.tasks.tell(TaskCancelled(task_id))
+                answer(result)
+
+        self._when_live(lambda: self._request(name, params, on_result, on_error, timeout=timeout), on_error)
+
+    def _after_compaction(self, then: Callable[[Any], None]) -> Callable[[Any], None]:
+        def finished(value: Any) -> None:
+            self.compacting = False
+            deferred, self.deferred_starts = self.deferred_starts, []
+            for key in deferred:
+                if self.current == key:
+                    self.turns[key].tell(StartTurn(self.backend_session_id))
+            then(value)
+
+        return finished
+
+    def _fork(self, conn: Any, request_id: Any, target: Any, as_command: bool,
+              on_error: Callable[[Any], None]) -> None:
+        def forked(result: Any) -> None:
+            backend_id = None
+            if isinstance(result, dict):
+                backend_id = result.get("forkedSessionId") or (result.get("session") or {}).get("sessionId")
+            if not isinstance(backend_id, str):
+                on_error({"message": "the backend did not name the forked session"})
+                return
+            self.supervisor.tell(Forked(conn, request_id, self.session_id, backend_id, self.cwd,
+                                        self.mcp_servers, as_command))
+
+        params = {"target": target if isinstance(target, dict) else {"kind": "latestCheckpoint"}}
+        self._when_live(lambda: self._request("session/fork", params, forked, on_error), on_error)
+
+    def _run_command(self, message: Any, command: commands.Command) -> None:
+        """A prompt that is one of our slash commands: run it, answer as an agent message."""
+        def say(text: str) -> None:
+            self._deliver([agent_text(text, uuid.uuid4().hex)])
+            message.conn.tell(Reply(message.request_id, {"stopReason": "end_turn"}, None))
+
+        def failed(error: Any) -> None:
+            text = error.message if isinstance(error, RpcError) else str((error or {}).get("message") or error)
+            say(f"/{command.name} failed: {text}")
+
+        name, argument = command.name, command.argument
+        if name == "compact":
+            self._extension("session/compact", {}, lambda result: say("Conversation compacted."), failed)
+        elif name == "goal":
+            self._extension("session/goal", commands.goal_from_command(argument),
+                            lambda result: say(commands.describe(result)), failed)
+        elif name == "fork":
+            self._fork(message.conn, message.request_id, None, as_command=True, on_error=failed)
+        else:
+            config_id = "thought" if name == "thought" else name
+            if not argument:
+                current = {"mode": self.settings.mode, "model": self.settings.model, "thought": self.settings.thought}
+                say(f"Current {name}: {current[config_id]}")
+                return
+            self._set_setting(config_id, argument, lambda result: say(f"{name.capitalize()} set to {argument}."),
+                              failed)
+
+    def handle_Announce(self, message: Any) -> None:
+        """After a new/load/resume answer (never before it): the commands this session offers."""
+        message.conn.tell(Deliver(self.session_id, encode_updates(
+            self.session_id, [commands.available_commands_update()])))
 
     def _announce_settings(self, before: SessionSettings) -> None:
         updates = []
@@ -517,27 +657,32 @@ class Session(BridgeActor):
         self._accept_all(message.events)
 
     def _accept_all(self, events: list[dict[str, Any]]) -> None:
-        for_turn: list[dict[str, Any]] = []
+        routed = Routed()
         for event in events:
             seq = ev.seq(event)
             if seq is None:
-                self._apply(event, for_turn)
+                self._apply(event, routed)
             elif seq <= self.last_seq:
                 continue  # duplicate or already applied
             elif seq == self.last_seq + 1:
                 self.last_seq = seq
-                self._apply(event, for_turn)
-                self._drain(for_turn)
+                self._apply(event, routed)
+                self._drain(routed)
             else:
                 self.reorder[seq] = event
                 self._request_gap()
-        if for_turn and self.current is not None:
-            self.turns[self.current].tell(TurnEvents(for_turn))
+        self._flush(routed)
 
-    def _drain(self, for_turn: list[dict[str, Any]]) -> None:
+    def _flush(self, routed: "Routed") -> None:
+        if routed.turn and self.current is not None:
+            self.turns[self.current].tell(TurnEvents(routed.turn))
+        if routed.tasks:
+            self.tasks.tell(TaskEvents(routed.tasks))
+
+    def _drain(self, routed: "Routed") -> None:
         while self.last_seq + 1 in self.reorder:
             self.last_seq += 1
-            self._apply(self.reorder.pop(self.last_seq), for_turn)
+            self._apply(self.reorder.pop(self.last_seq), routed)
 
     def _request_gap(self) -> None:
         if self.gap_pending:
@@ -571,35 +716,57 @@ class Session(BridgeActor):
         log.warning("session %s: events %d..%d never arrived; skipping the hole",
                     self.session_id, self.last_seq + 1, first - 1)
         self.last_seq = first - 1
-        for_turn: list[dict[str, Any]] = []
-        self._drain(for_turn)
-        if for_turn and self.current is not None:
-            self.turns[self.current].tell(TurnEvents(for_turn))
+        routed = Routed()
+        self._drain(routed)
+        self._flush(routed)
         if self.reorder:
             self._request_gap()
 
-    def _apply(self, event: dict[str, Any], for_turn: list[dict[str, Any]]) -> None:
+    def _apply(self, event: dict[str, Any], routed: "Routed") -> None:
         kind = event.get("type")
+        body = ev.payload(event)
         if kind == "session.updated":
-            if self.current is not None:
-                for_turn.append(event)  # keeps its place among the turn's updates
-                return
-            update = context_usage_update(ev.payload(event))
-            if update:
-                self._deliver([update])
+            if "taskId" in body:
+                tool_call_id = body.get("toolCallId")
+                routed.tasks.append((event, self.launch_cards.get(tool_call_id)))
+                if str(body.get("status")) in FINAL_TASK_STATUSES:
+                    self.launch_cards.pop(tool_call_id, None)
+            elif self.current is not None:
+                routed.turn.append(event)  # keeps its place among the turn's updates
+            else:
+                update = context_usage_update(body)
+                if update:
+                    self._deliver([update])
             return
         turn_id = ev.turn_id(event)
         if ev.is_background_start(event):
             if turn_id:
                 self.background_turns.add(turn_id)
+            routed.tasks.append((event, None))
             return
         if turn_id is not None and turn_id in self.background_turns:
             if kind in ev.TURN_END_TYPES:
                 self.background_turns.discard(turn_id)
+            routed.tasks.append((event, None))
             return
         if kind in ("turn.terminal", "turn.steerDrained"):
             return
-        for_turn.append(event)
+        if kind in ("model.streaming", "tool.updated"):
+            self._track_launch(body)
+        routed.turn.append(event)
+
+    def _track_launch(self, body: dict[str, Any]) -> None:
+        """Card reuse: remember background Bash launches whose card must stay open."""
+        tool_call_id = body.get("toolCallId")
+        if not isinstance(tool_call_id, str):
+            return
+        tool_input = body.get("input")
+        if body.get("toolName") == "Bash" and isinstance(tool_input, dict) and tool_input.get("run_in_background"):
+            self.background_calls.add(tool_call_id)
+        elif body.get("kind") == "result" and tool_call_id in self.background_calls:
+            self.background_calls.discard(tool_call_id)
+            if not tools.result_failed(body.get("result")):
+                self.launch_cards[tool_call_id] = supports_terminal_output(self.capabilities)
 
     def handle_SessionNotice(self, message: Any) -> None:
         params = message.params
@@ -640,6 +807,10 @@ class Session(BridgeActor):
             except Exception:  # noqa: BLE001 - a dead turn has nothing left to stop
                 pass
         self._fail_waiters(RpcError(INTERNAL_ERROR, f"Session {self.session_id} is closed"))
+        try:  # tasks belong to the session: their cards fail with it
+            self.tasks.ask(CloseTasks(), timeout=1.0)
+        except Exception:  # noqa: BLE001
+            pass
         if self.backend_session_id:
             self.backend.tell(UnregisterRoute(self.backend_session_id, self.actor_ref))
 
@@ -647,3 +818,5 @@ class Session(BridgeActor):
         for turn in self.turns.values():
             turn.stop(block=False)
         self.turns.clear()
+        if self.tasks is not None:
+            self.tasks.stop(block=False)

@@ -12,6 +12,7 @@ itself. Anything a handler raises becomes the JSON-RPC error of that request.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import uuid
@@ -20,9 +21,10 @@ from typing import Any, Callable
 
 import gevent
 
-from protocol import errors
+from protocol import commands, errors, framing, jsonrpc
 from protocol.content import convert_prompt
 from protocol.errors import RpcError, invalid_params
+from protocol.translator import agent_text
 from protocol.handshake import authenticate_result, initialize_result, merge_capabilities
 from protocol.session_config import SessionSettings, session_state, validate_config_value, validate_mode
 
@@ -33,6 +35,7 @@ from .config import Config
 from .interaction_router import InteractionRouter
 from .lazy_store import LazySessionStore
 from .messages import (
+    Announce,
     Attach,
     BackendCall,
     CancelPromptRequest,
@@ -40,6 +43,8 @@ from .messages import (
     ClientsChanged,
     CloseConnection,
     DeclineAll,
+    Deliver,
+    Extension,
     Prompt,
     Reply,
     SetSetting,
@@ -193,6 +198,9 @@ class Supervisor(BridgeActor):
                     handler(message.conn, _params(frame))
                 return  # unknown notifications are ignored (JSON-RPC)
             handler = self.methods.get(method)
+            extension = commands.extension_name(method)
+            if handler is None and extension is not None:
+                handler = functools.partial(self._extension, extension)
             if handler is None:
                 raise errors.method_not_found(method)
             result = handler(message.conn, frame["id"], _params(frame))
@@ -207,6 +215,8 @@ class Supervisor(BridgeActor):
             return
         if result is not _DEFERRED:
             message.conn.tell(Reply(frame["id"], result, None))
+            if method == "session/new":  # after the answer, never before it
+                self.sessions[result["sessionId"]].tell(Announce(message.conn))
 
     def handle_ClientRequestCancelled(self, message: Any) -> None:
         session = self.sessions.get(message.session_id)
@@ -314,6 +324,35 @@ class Supervisor(BridgeActor):
         finally:
             session.stop(block=False)
         return {}
+
+    def _extension(self, name: str, conn: Any, request_id: Any, params: dict[str, Any]) -> Any:
+        session = self._session(params)
+        if name == "session/goal":
+            params = {"sessionId": params["sessionId"], **commands.goal_params(params)}
+        elif name == "session/steer" and not isinstance(params.get("content"), str):
+            raise invalid_params("content", "must be a string")
+        elif name == "session/cancelBackgroundTask" and not isinstance(params.get("taskId"), str):
+            raise invalid_params("taskId", "must be a string")
+        elif name == "session/setMode":
+            validate_mode(params.get("mode"))
+        session.tell(Extension(conn, request_id, name, params))
+        return _DEFERRED
+
+    def handle_Forked(self, message: Any) -> None:
+        """A fork made a new backend session: give it its own ACP id, usable at once."""
+        session_id = str(uuid.uuid4())
+        session, settings = self._spawn(session_id, message.cwd, message.mcp_servers, message.backend_session_id)
+        self.store.record(session_id, message.cwd, message.backend_session_id)
+        if message.as_command:
+            text = f"Forked this conversation into a new session: {session_id}"
+            update = agent_text(text, uuid.uuid4().hex)
+            message.conn.tell(Deliver(message.source_session_id, framing.encode(
+                jsonrpc.session_update(message.source_session_id, update))))
+            message.conn.tell(Reply(message.request_id, {"stopReason": "end_turn", "_meta": {
+                "zcode": {"forkedSessionId": session_id}}}, None))
+        else:
+            message.conn.tell(Reply(message.request_id, {"sessionId": session_id, **session_state(settings)}, None))
+            session.tell(Announce(message.conn))
 
     def handle_Forget(self, message: Any) -> None:
         session = self.sessions.pop(message.session_id, None)

@@ -217,6 +217,11 @@ def test_background_notification_turns_never_reach_the_prompt(world):
     script.push(script.event("turn.started", "bg", inputSource="background_task"),
                 script.text("bg", "BACKGROUND"), script.event("turn.completed", "bg", resultType="success"),
                 script.text("mine", "b"))
-    conn.wait_for(lambda: conn.text().endswith("b"))
-    assert conn.replies() == []
-    assert "BACKGROUND" not in conn.text()
+    conn.wait_for(lambda: "b" in conn.text().replace("BACKGROUND", "") and "BACKGROUND" in conn.text())
+    assert conn.replies() == []  # the background turn's end did not end the prompt
+    chunks = [u for u in conn.updates() if u["sessionUpdate"] == "agent_message_chunk"]
+    background = [u["messageId"] for u in chunks if u["content"]["text"] == "BACKGROUND"]
+    mine = {u["messageId"] for u in chunks if u["content"]["text"] in ("a", "b")}
+    assert len(background) == 1 and background[0] not in mine
+    script.push(script.event("turn.completed", "mine", resultType="success"))
+    assert conn.wait_reply(1).result["stopReason"] == "end_turn"

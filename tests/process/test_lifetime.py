@@ -28,7 +28,8 @@ def start_session_and_stream(bridge: RawBridge, text: str = "#sim hang") -> str:
     sid = bridge.until(lambda f: f.get("id") == 2)["result"]["sessionId"]
     bridge.send({"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
                  "params": {"sessionId": sid, "prompt": [{"type": "text", "text": text}]}})
-    bridge.until(lambda f: f.get("method") == "session/update")
+    bridge.until(lambda f: f.get("method") == "session/update"
+                 and f["params"]["update"]["sessionUpdate"] == "agent_message_chunk")
     return sid
 
 

@@ -1,0 +1,64 @@
+"""BackgroundTasks: one session's background tasks and notification turns.
+
+Owns the task cards (``protocol/background.py``: launch-card reuse for
+background Bash, ``bg_*`` cards otherwise) and the completion-notification
+turns (``inputSource: "background_task"``), whose text reaches the client with
+a fresh ``messageId`` per turn whether or not a user prompt is running. The
+Session forwards it exactly the events that are not a prompt's, in order.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from protocol import events as ev
+from protocol import framing, jsonrpc
+from protocol.background import TaskCards
+from protocol.translator import TurnTranslator
+
+from .base import BridgeActor
+from .messages import Deliver
+
+
+class BackgroundTasks(BridgeActor):
+    def __init__(self, session_id: str, clients: list[Any], terminal_output: bool) -> None:
+        super().__init__()
+        self.session_id = session_id
+        self.clients = list(clients)
+        self.terminal_output = terminal_output
+        self.cards = TaskCards(terminal_output)
+        self.turns: dict[str, TurnTranslator] = {}  # notification turn id → its translator
+
+    def _deliver(self, updates: list[dict[str, Any]]) -> None:
+        if updates:
+            payload = b"".join(framing.encode(jsonrpc.session_update(self.session_id, u)) for u in updates)
+            message = Deliver(self.session_id, payload)
+            for client in self.clients:
+                client.tell(message)
+
+    def handle_ClientsChanged(self, message: Any) -> None:
+        self.clients = list(message.clients)
+
+    def handle_TaskEvents(self, message: Any) -> None:
+        """``(event, launch_terminal)`` pairs, in pipe order."""
+        updates: list[dict[str, Any]] = []
+        for event, launch_terminal in message.events:
+            kind = event.get("type")
+            if kind == "session.updated":
+                updates.extend(self.cards.update(ev.payload(event), launch_terminal))
+                continue
+            turn_id = ev.turn_id(event) or ""
+            if kind == "turn.started":
+                self.turns[turn_id] = TurnTranslator(message_id=uuid.uuid4().hex, terminal_output=self.terminal_output)
+            elif kind in ev.TURN_END_TYPES:
+                self.turns.pop(turn_id, None)
+            elif turn_id in self.turns:
+                updates.extend(self.turns[turn_id].feed(event))
+        self._deliver(updates)
+
+    def handle_TaskCancelled(self, message: Any) -> None:
+        self._deliver(self.cards.cancel(message.task_id))
+
+    def handle_CloseTasks(self, message: Any) -> None:
+        self._deliver(self.cards.close_all())
