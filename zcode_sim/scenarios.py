@@ -119,10 +119,32 @@ def ask_streaming(params: dict[str, str]) -> list[dict[str, Any]]:
             {"type": "text", "text": "and after it."}]
 
 
+def bg_bash(params: dict[str, str]) -> list[dict[str, Any]]:
+    lines = params.get("output", "compiling|linking|done").split("|")
+    return [{"type": "text", "text": "Starting the build in the background."},
+            {"type": "background", "tool": "Bash", "command": params.get("command", "make build"),
+             "status": params.get("status", "completed"), "interval": _num(params, "interval", 0.02),
+             "after": _num(params, "after", 0.05), "output": [line + "\n" for line in lines]}]
+
+
+def bg_agent(params: dict[str, str]) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": "Dispatching a sub-agent."},
+            {"type": "background", "tool": "Agent", "description": params.get("description", "Read README heading"),
+             "status": params.get("status", "completed"), "output": [], "after": _num(params, "after", 0.05)}]
+
+
+def subagent(params: dict[str, str]) -> list[dict[str, Any]]:
+    return [{"type": "tool", "name": "Agent", "input": {"description": "Find the config loader", "prompt": "..."},
+             "result": "Found it in config.py.\nagentId: agent_73c7c63d\n"
+                       "<usage>subagent_tokens: 40904 tool_uses: 1 duration_ms: 10559</usage>"},
+            {"type": "text", "text": "The sub-agent found it."}]
+
+
 BUILTIN = {
     "demo": demo, "stream": stream, "slow": slow, "fail": fail, "die": die, "hang": hang,
     "freeze": freeze, "gap": gap, "edit": edit, "plan_mode": plan_mode, "evict": evict,
     "permission": permission, "plan": plan, "questions": questions, "ask_streaming": ask_streaming,
+    "bg_bash": bg_bash, "bg_agent": bg_agent, "subagent": subagent,
 }
 
 

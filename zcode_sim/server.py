@@ -47,6 +47,8 @@ HISTORY_FILL = float(os.environ.get("ZCODE_SIM_HISTORY_FILL", "0.15"))
 NOT_ACTIVE = (-32004, "Session is not active")
 # An unanswered interaction request is re-announced (new id, same requestId) this often.
 REANNOUNCE = float(os.environ.get("ZCODE_SIM_REANNOUNCE", "1.0"))
+# 0.16+ app-servers removed session/steer and session/rewind (they answer -32601).
+WITHOUT = set(os.environ.get("ZCODE_SIM_WITHOUT", "").split(","))
 PERSISTED = ("session_id", "workspace", "mode", "model", "thought", "title", "seq", "messages", "todos",
              "turns", "context_used", "updated_at")
 
@@ -88,6 +90,16 @@ class SimTurn:
 
 
 @dataclass
+class SimTask:
+    task_id: str
+    tool_call_id: str
+    tool_name: str
+    description: str
+    cancelled: bool = False
+    greenlet: Any = None
+
+
+@dataclass
 class SimSession:
     session_id: str
     workspace: dict[str, Any]
@@ -105,6 +117,8 @@ class SimSession:
     context_used: int = 0
     updated_at: int = field(default_factory=lambda: int(time.time() * 1000))
     failures: dict[str, int] = field(default_factory=dict)
+    goal: dict[str, Any] | None = None
+    tasks: dict[str, "SimTask"] = field(default_factory=dict)
     active: bool = True
     resumed_at: float = 0.0
     last_used: float = field(default_factory=time.monotonic)
@@ -206,6 +220,8 @@ class SimServer:
             return
         method = frame["method"]
         handler = getattr(self, "m_" + method.replace("/", "_"), None)
+        if method.split("/")[-1] in WITHOUT:
+            handler = None
         if "id" not in frame:
             return
         if handler is None:
@@ -392,6 +408,103 @@ class SimServer:
         session.thought = params.get("thoughtLevel") or session.thought
         self.save(session)
         return {"settings": self.settings(session)}
+
+    # -- extension methods --------------------------------------------------------------------
+
+    def m_session_fork(self, params: dict[str, Any]) -> dict[str, Any]:
+        source = self.session(params)
+        fork = SimSession(session_id=f"sess_{uuid.uuid4().hex[:12]}", workspace=dict(source.workspace),
+                          mode=source.mode, model=source.model, thought=source.thought,
+                          title=f"{source.title} (fork)", messages=[dict(m) for m in source.messages],
+                          todos=list(source.todos))
+        self.sessions[fork.session_id] = fork
+        self.save(fork)
+        return {"forkedSessionId": fork.session_id}
+
+    def m_session_goal(self, params: dict[str, Any]) -> dict[str, Any]:
+        session = self.session(params)
+        action = params.get("action")
+        if action in ("set", "replace"):
+            session.goal = {"objective": params.get("objective"), "status": "active"}
+        elif action == "clear":
+            session.goal = None
+        elif action in ("pause", "resume") and session.goal:
+            session.goal["status"] = "paused" if action == "pause" else "active"
+        self.save(session)
+        return {"goal": session.goal}
+
+    def m_session_compact(self, params: dict[str, Any]) -> dict[str, Any]:
+        session = self.session(params)
+        if session.lock is not None:
+            raise SimError(BUSY["code"], BUSY["message"])
+        turn = SimTurn(turn_id=f"turn_{uuid.uuid4().hex[:12]}")
+        session.lock = turn  # the compaction's internal turn holds the session
+        self.emit(session, "turn.started", {"inputSource": "compaction", "inputVisibility": "internal"}, turn.turn_id)
+        for word in ("Summarizing ", "the ", "conversation."):
+            gevent.sleep(0.02)
+            self.emit(session, "model.streaming", {"kind": "text_delta", "delta": word}, turn.turn_id)
+        self.emit(session, "turn.completed", {"resultType": "success"}, turn.turn_id)
+        session.messages = session.messages[-2:]
+        session.context_used //= 4
+        session.lock = None
+        self.state_updated(session, "session_compacted", {})
+        return {"compacted": True}
+
+    def m_session_steer(self, params: dict[str, Any]) -> dict[str, Any]:
+        session = self.session(params)
+        if session.lock is None:
+            return {"queued": False}
+        self.emit(session, "turn.steerQueued", {}, session.lock.turn_id)
+        return {"queued": True}
+
+    def m_session_rewind(self, params: dict[str, Any]) -> dict[str, Any]:
+        session = self.session(params)
+        session.messages = session.messages[:-2]
+        self.save(session)
+        return {"rewound": True}
+
+    def m_session_cancelBackgroundTask(self, params: dict[str, Any]) -> dict[str, Any]:
+        session = self.session(params)
+        task = session.tasks.get(params.get("taskId"))
+        if task is None:
+            raise SimError(-32602, f"no such task: {params.get('taskId')}")
+        task.cancelled = True
+        return {"cancelled": True}
+
+    def run_task(self, session: SimSession, task: SimTask, outputs: list[str], interval: float, status: str,
+                 notify: bool) -> None:
+        """A background task: status updates with cumulative output, then a notification turn."""
+        base = {"taskId": task.task_id, "toolCallId": task.tool_call_id, "toolName": task.tool_name,
+                "description": task.description, "outputPath": f"/tmp/{task.task_id}.log"}
+        self.emit(session, "session.updated", {**base, "status": "running", "startedAt": "2026-11-30T00:00:00Z"})
+        tail = ""
+        for chunk in outputs:
+            gevent.sleep(interval)
+            if task.cancelled:
+                break
+            tail += chunk
+            self.emit(session, "session.updated", {**base, "status": "running", "outputTail": tail})
+        final = "cancelled" if task.cancelled else status
+        self.emit(session, "session.updated", {**base, "status": final, "outputTail": tail})
+        if notify and not task.cancelled:
+            self.notify(session, task, final)
+
+    def notify(self, session: SimSession, task: SimTask, status: str) -> None:
+        """The completion-notification turn (it may run while a user's prompt streams)."""
+        turn_id = f"turn_{uuid.uuid4().hex[:12]}"
+        holder = SimTurn(turn_id) if session.lock is None else None
+        if holder is not None:
+            session.lock = holder  # a user's send now gets "busy" until this turn ends
+        self.emit(session, "turn.started", {
+            "inputSource": "background_task", "inputVisibility": "model-only",
+            "input": f"<task-notification><task-id>{task.task_id}</task-id><status>{status}</status></task-notification>",
+        }, turn_id)
+        for word in ("Background ", "task ", f"{task.description} ", f"{status}."):
+            gevent.sleep(0.01)
+            self.emit(session, "model.streaming", {"kind": "text_delta", "delta": word}, turn_id)
+        self.emit(session, "turn.completed", {"resultType": "success"}, turn_id)
+        if holder is not None and session.lock is holder:
+            session.lock = None
 
     # -- turns --------------------------------------------------------------------------------
 
@@ -648,6 +761,33 @@ class TurnRunner:
             self.emit("tool.updated", {"kind": "error", "toolCallId": tool_id, "error": "declined"})
             self.step_text({"text": f"Questions declined: {answer.get('reason')}"})
         return None
+
+    def step_background(self, step: dict[str, Any]) -> None:
+        """Launch a background Bash command or sub-agent; its task outlives this turn."""
+        name = step.get("tool", "Bash")
+        description = step.get("description", "build the project")
+        if name == "Bash":
+            tool_input = {"command": step.get("command", "make build"), "run_in_background": True,
+                          "description": description}
+        else:
+            tool_input = {"description": description, "prompt": "do it", "run_in_background": True}
+        tool_id = self._declare(name, tool_input)
+        self.emit("tool.updated", {"kind": "scheduled", "toolCallId": tool_id, "toolName": name, "input": tool_input})
+        self.emit("tool.updated", {"kind": "started", "toolCallId": tool_id})
+        task_id = f"{'exec' if name == 'Bash' else 'agent'}_{uuid.uuid4().hex[:8]}"
+        if name == "Bash":
+            ack = f"Command running in background with ID: {task_id}"
+        else:
+            ack = f"agentId: {task_id}\noutput_file: /tmp/{task_id}.txt\nThe agent is working in the background."
+        self.emit("tool.updated", {"kind": "result", "toolCallId": tool_id, "result": ack})
+        task = SimTask(task_id, tool_id, name, description)
+        self.session.tasks[task_id] = task
+        task.greenlet = gevent.spawn_later(float(step.get("after", 0.05)), self.server.run_task, self.session, task,
+                                           list(step.get("output") or ["compiling\n", "linking\n", "done\n"]),
+                                           float(step.get("interval", 0.02)), step.get("status", "completed"),
+                                           bool(step.get("notify", True)))
+        self.parts.append({"type": "tool", "id": tool_id, "tool": name,
+                           "state": {"status": "completed", "input": tool_input, "output": ack}})
 
     def step_mode(self, step: dict[str, Any]) -> None:
         """The agent switches mode itself (EnterPlanMode / ExitPlanMode)."""

@@ -123,3 +123,16 @@ def test_malformed_input_gets_errors_and_never_corrupts_stdout(tmp_path):
     assert set(answered) == expected_ids
     assert set(answered.values()) == {1}  # exactly once each
     assert bridge.close() == 0
+
+
+def test_available_commands_follow_the_session_new_answer(tmp_path):
+    bridge = RawBridge(tmp_path)
+    bridge.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}})
+    bridge.until(lambda f: f.get("id") == 1)
+    bridge.send({"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": "/tmp", "mcpServers": []}})
+    answer = bridge.next_frame()
+    assert answer.get("id") == 2  # the answer first: clients drop updates for ids they do not know yet
+    update = bridge.next_frame()
+    assert update["params"]["sessionId"] == answer["result"]["sessionId"]
+    assert update["params"]["update"]["sessionUpdate"] == "available_commands_update"
+    assert bridge.close() == 0
