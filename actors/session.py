@@ -30,6 +30,7 @@ from protocol import events as ev
 from protocol import commands, framing, interactions, jsonrpc, tools
 from protocol.errors import (
     INTERNAL_ERROR,
+    SESSION_NOT_FOUND,
     RpcError,
     from_backend_error,
     invalid_params,
@@ -265,11 +266,11 @@ class Session(BridgeActor):
         self._subscribe()
 
     def _resume_failure(self, error: Any) -> RpcError:
-        if not self.root_known or (isinstance(error, dict) and error.get("code") in (-32002, -32004, 404)):
-            # A raw id the backend does not know: the client asked for a session that does not exist.
-            if not self.root_known:
-                self.supervisor.tell(Forget(self.session_id))
-                return session_not_found(self.session_id)
+        """A resume the backend refused: a session it does not know is "not found" to the client."""
+        unknown = isinstance(error, dict) and error.get("code") == SESSION_NOT_FOUND
+        if unknown or not self.root_known:
+            self.supervisor.tell(Forget(self.session_id))
+            return session_not_found(self.session_id)
         return from_backend_error(error or {"message": "no session in the answer"}, "session/resume")
 
     def _subscribe(self) -> None:

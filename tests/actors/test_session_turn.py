@@ -225,3 +225,28 @@ def test_background_notification_turns_never_reach_the_prompt(world):
     assert len(background) == 1 and background[0] not in mine
     script.push(script.event("turn.completed", "mine", resultType="success"))
     assert conn.wait_reply(1).result["stopReason"] == "end_turn"
+
+
+def test_a_background_bash_launch_card_is_reused_by_its_task_and_others_get_bg_cards(world):
+    session, backend, conn, _ = world
+    script = Script(session, backend)
+    start_running(session, backend, conn, script, turn_id="t")
+    launch = {"command": "make", "run_in_background": True}
+    script.push(
+        script.event("tool.updated", "t", kind="scheduled", toolCallId="L", toolName="Bash", input=launch),
+        script.event("tool.updated", "t", kind="result", toolCallId="L", result="Command running in background"),
+        script.event("session.updated", taskId="exec_1", toolCallId="L", toolName="Bash", status="running",
+                     outputTail="x\n"),
+        script.event("session.updated", taskId="exec_2", toolCallId="unknown", toolName="Bash",
+                     status="running", description="other"),
+        script.event("turn.completed", "t", resultType="success"),
+        script.event("session.updated", taskId="exec_1", toolCallId="L", status="completed", outputTail="x\ny\n"),
+    )
+    conn.wait_for(lambda: any(u.get("status") == "completed" and u.get("toolCallId") == "L" for u in conn.updates()))
+    cards = [u["toolCallId"] for u in conn.updates() if u["sessionUpdate"] == "tool_call"]
+    assert cards == ["L", "bg_exec_2"]  # the task reused L; the unknown launch fell back
+    finals = [u for u in conn.updates() if u.get("toolCallId") == "L" and u.get("status") in ("completed", "failed")]
+    assert len(finals) == 1
+    outputs = [u["content"][0]["content"]["text"] for u in conn.updates()
+               if u.get("toolCallId") == "L" and u.get("content") and u["content"][0]["type"] == "content"]
+    assert outputs[-2:] == ["x\n", "x\ny\n"]  # a plain client sees the current tail as content

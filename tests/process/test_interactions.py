@@ -3,6 +3,8 @@
 import asyncio
 import json
 
+import pytest
+
 from tests.process.harness import NoForms, RecordingClient, bridge, pick, run
 
 FORMS = {"elicitation": {"form": {}}, "_meta": {"terminal_output": True}}
@@ -23,8 +25,9 @@ def interaction_answers(b):
     return [a for a in backend_answers(b).values() if a and ("decision" in a or "action" in a)]
 
 
+@pytest.mark.parametrize("capabilities", [NO_FORMS, FORMS], ids=["no-forms", "forms"])
 @run
-async def test_permission_card_first_then_dialog_with_normalized_kinds_then_allow(tmp_path):
+async def test_permission_card_first_then_dialog_with_normalized_kinds_then_allow(tmp_path, capabilities):
     client = RecordingClient()
     seen_cards = []
 
@@ -33,7 +36,7 @@ async def test_permission_card_first_then_dialog_with_normalized_kinds_then_allo
         return pick("opt_allow_once")
 
     client.on_permission = answer
-    async with bridge(tmp_path, NO_FORMS, client=client) as b:
+    async with bridge(tmp_path, capabilities, client=client) as b:
         sid = await b.new_session()
         response = await b.prompt(sid, "#sim permission kinds=allow_once,allow_project,deny,reject,deny_once,weird")
         assert response.stop_reason == "end_turn"
@@ -218,3 +221,14 @@ async def test_two_sessions_asking_at_once_never_mix(tmp_path):
         assert client.texts(one).endswith("Permission granted; done.")
         assert client.texts(two).endswith("Permission denied (rejected (opt_deny)).")
         assert {sid for _, sid, _ in client.dialogs} == {one, two}
+
+
+@run
+async def test_a_question_while_the_turn_streams(tmp_path):
+    async with bridge(tmp_path, NO_FORMS) as b:
+        sid = await b.new_session()
+        response = await b.prompt(sid, "#sim ask_streaming")
+        assert response.stop_reason == "end_turn"
+        text = b.client.texts(sid)
+        assert text.startswith("tick " * 10) and text.endswith("Permission granted; done.and after it.")
+        assert len(b.client.dialogs) == 1
