@@ -700,11 +700,15 @@ class Session(BridgeActor):
 
     def _gap_answered(self, result: Any) -> None:
         self.gap_pending = False
+        before = self.last_seq
         missed = result.get("events") if isinstance(result, dict) else None
         if isinstance(missed, list):
             self._accept_all([e for e in missed if isinstance(e, dict)])
         if self.reorder:
-            self._skip_gap()
+            if self.last_seq > before:
+                self._request_gap()  # filled that hole; a later one is still open
+            else:
+                self._skip_gap()  # the backend does not have what is missing
 
     def handle_GapTimeout(self, message: Any) -> None:
         if self.gap_pending and self.last_seq == message.after_seq and self.reorder:

@@ -23,11 +23,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.peer import SIM, Peer  # noqa: E402
 from protocol import framing, jsonrpc  # noqa: E402
 from protocol.translator import TurnTranslator  # noqa: E402
-
-SIM = str(Path(sys.executable).parent / "zcode-sim")
-
 
 def rpc(proc, frame):
     proc.stdin.write(json.dumps(frame).encode() + b"\n")
@@ -46,33 +44,26 @@ def wait_id(proc, request_id):
 
 
 def end_to_end(count: int) -> float:
-    env = dict(os.environ, ZCODE_BIN=SIM)
-    proc = subprocess.Popen([sys.executable, "-m", "actors.cli", "--log-level", "warning"],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+    peer = Peer()
     try:
-        rpc(proc, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}})
-        wait_id(proc, 1)
-        rpc(proc, {"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": "/tmp", "mcpServers": []}})
-        sid = wait_id(proc, 2)["result"]["sessionId"]
-        # Warm-up turn: starts the backend and its session.
-        rpc(proc, {"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
-                   "params": {"sessionId": sid, "prompt": [{"type": "text", "text": "#sim stream count=10"}]}})
-        wait_id(proc, 3)
-        rpc(proc, {"jsonrpc": "2.0", "id": 4, "method": "session/prompt",
-                   "params": {"sessionId": sid, "prompt": [{"type": "text", "text": f"#sim stream count={count}"}]}})
+        peer.initialize()
+        sid = peer.new_session()
+        peer.prompt(sid, "#sim stream count=10")  # warm-up: starts the backend and its session
+        request = peer.send("session/prompt", {"sessionId": sid, "prompt": [
+            {"type": "text", "text": f"#sim stream count={count}"}]})
+        marker = f'"id":{request},'.encode()
         started = time.perf_counter()
         chunks = 0
-        for line in proc.stdout:
+        for line in peer.lines():
             if b"agent_message_chunk" in line:
                 chunks += 1
-            elif b'"id":4' in line:
+            elif marker in line:
                 break
         elapsed = time.perf_counter() - started
         assert chunks == count, f"got {chunks} of {count} chunks"
         return count / elapsed
     finally:
-        proc.stdin.close()
-        proc.wait(timeout=10)
+        peer.close()
 
 
 def relay(count: int) -> float:

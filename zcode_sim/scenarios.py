@@ -44,12 +44,17 @@ def demo(params: dict[str, str]) -> list[dict[str, Any]]:
 
 
 def stream(params: dict[str, str]) -> list[dict[str, Any]]:
-    return [{"type": "stream", "count": int(_num(params, "count", 1000)), "text": params.get("text", "x")}]
+    return [{"type": "stream", "count": int(_num(params, "count", 1000)), "text": params.get("text", "x"),
+             "stamp": bool(params.get("stamp"))}]
 
 
 def slow(params: dict[str, str]) -> list[dict[str, Any]]:
     return [{"type": "stream", "count": int(_num(params, "count", 50)), "text": params.get("text", "tick "),
-             "interval": _num(params, "interval", 0.1)}]
+             "interval": _num(params, "interval", 0.1), "stamp": bool(params.get("stamp"))}]
+
+
+def history(params: dict[str, str]) -> list[dict[str, Any]]:
+    return [{"type": "history", "count": int(_num(params, "count", 10000))}, {"type": "text", "text": "ok"}]
 
 
 def fail(params: dict[str, str]) -> list[dict[str, Any]]:
@@ -144,7 +149,7 @@ BUILTIN = {
     "demo": demo, "stream": stream, "slow": slow, "fail": fail, "die": die, "hang": hang,
     "freeze": freeze, "gap": gap, "edit": edit, "plan_mode": plan_mode, "evict": evict,
     "permission": permission, "plan": plan, "questions": questions, "ask_streaming": ask_streaming,
-    "bg_bash": bg_bash, "bg_agent": bg_agent, "subagent": subagent,
+    "bg_bash": bg_bash, "bg_agent": bg_agent, "subagent": subagent, "history": history,
 }
 
 

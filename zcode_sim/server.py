@@ -24,6 +24,7 @@ from typing import Any  # noqa: E402
 
 import gevent  # noqa: E402
 import gevent.event  # noqa: E402
+import gevent.lock  # noqa: E402
 import ujson  # noqa: E402
 from gevent import os as gos  # noqa: E402
 
@@ -64,6 +65,7 @@ class Wire:
         self.fd = fd
         self.buffer: list[bytes] = []
         self.size = 0
+        self.lock = gevent.lock.Semaphore()
 
     def send(self, frame: dict[str, Any], flush: bool = True) -> None:
         data = dumps(frame)
@@ -73,13 +75,16 @@ class Wire:
             self.flush()
 
     def flush(self) -> None:
-        if not self.buffer:
-            return
-        data = b"".join(self.buffer)
-        self.buffer, self.size = [], 0
-        view = memoryview(data)
-        while view:
-            view = view[gos.nb_write(self.fd, view):]
+        # Many greenlets (turns, tasks, replies) share stdout: one writer at a time,
+        # or a write parked on a full pipe would be cut into by another's bytes.
+        with self.lock:
+            if not self.buffer:
+                return
+            data = b"".join(self.buffer)
+            self.buffer, self.size = [], 0
+            view = memoryview(data)
+            while view:
+                view = view[gos.nb_write(self.fd, view):]
 
 
 @dataclass
@@ -620,11 +625,14 @@ class TurnRunner:
         text = step.get("text", "x")
         interval = float(step.get("interval", 0))
         wire = self.server.wire
+        stamp = bool(step.get("stamp"))
         for index in range(int(step.get("count", 1))):
             if self.turn.stopped:
                 wire.flush()
                 return "stopped"
-            self.emit("model.streaming", {"kind": "text_delta", "delta": text}, flush=interval > 0)
+            # With "stamp", each delta carries the wall-clock time it was written (latency benchmarks).
+            delta = f"{time.time():.6f};" if stamp else text
+            self.emit("model.streaming", {"kind": "text_delta", "delta": delta}, flush=interval > 0)
             if interval:
                 gevent.sleep(interval)
             elif index % 256 == 255:
@@ -788,6 +796,13 @@ class TurnRunner:
                                            bool(step.get("notify", True)))
         self.parts.append({"type": "tool", "id": tool_id, "tool": name,
                            "state": {"status": "completed", "input": tool_input, "output": ack}})
+
+    def step_history(self, step: dict[str, Any]) -> None:
+        """Grow the session's history by ``count`` messages at once (replay benchmarks)."""
+        for index in range(int(step.get("count", 1000))):
+            role = "user" if index % 2 == 0 else "assistant"
+            self.session.messages.append({"info": {"id": f"msg_h{index}_{uuid.uuid4().hex[:6]}", "role": role},
+                                          "parts": [{"type": "text", "text": f"{role} message {index}"}]})
 
     def step_mode(self, step: dict[str, Any]) -> None:
         """The agent switches mode itself (EnterPlanMode / ExitPlanMode)."""

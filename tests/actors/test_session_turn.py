@@ -250,3 +250,20 @@ def test_a_background_bash_launch_card_is_reused_by_its_task_and_others_get_bg_c
     outputs = [u["content"][0]["content"]["text"] for u in conn.updates()
                if u.get("toolCallId") == "L" and u.get("content") and u["content"][0]["type"] == "content"]
     assert outputs[-2:] == ["x\n", "x\ny\n"]  # a plain client sees the current tail as content
+
+
+def test_a_second_hole_after_a_fill_is_asked_for_not_skipped(world):
+    session, backend, conn, _ = world
+    script = Script(session, backend)
+    prompt(session, conn, 1)
+    script.go_live()
+    script.reply(backend.wait_call("session/send"), {"accepted": True})
+    events = [script.event("turn.started", "t")] + [script.text("t", f"{n} ") for n in range(1, 7)]
+    script.push(events[0], events[1], events[3], events[4], events[6])  # holes at seq 3 and 6
+    first_gap = backend.wait_call("session/subscribe", count=2)
+    assert first_gap.params["afterSeq"] == 2
+    script.reply(first_gap, {"eventSeq": 5, "events": events[2:5]})  # fills 3 (4, 5 again), not 6
+    second_gap = backend.wait_call("session/subscribe", count=3)
+    assert second_gap.params["afterSeq"] == 5
+    script.reply(second_gap, {"eventSeq": 7, "events": events[5:]})
+    conn.wait_for(lambda: conn.text() == "1 2 3 4 5 6 ")
