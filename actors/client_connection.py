@@ -37,6 +37,8 @@ from .messages import (
 
 log = logging.getLogger(__name__)
 
+FLUSH_AT = 1024 * 1024  # bytes buffered before a write even if more messages wait
+
 
 class FdTransport:
     """stdio-like transport over two file descriptors."""
@@ -76,6 +78,8 @@ class ClientConnection(BridgeActor):
         self.outbound: dict[int, tuple[Any, Any]] = {}  # our request id → (reply_to, tag)
         self.held: dict[str, list[bytes]] = {}  # session id → updates held during its replay
         self._ids = itertools.count(1)
+        self.out: list[bytes] = []  # written at the end of the current burst of messages
+        self.out_size = 0
         self.closed = False
         self._reader: gevent.Greenlet | None = None
 
@@ -86,6 +90,7 @@ class ClientConnection(BridgeActor):
         self._reader = gevent.spawn(self._read_loop)
 
     def on_stop(self) -> None:
+        self._flush()
         self._close()
 
     def _close(self) -> None:
@@ -233,14 +238,31 @@ class ClientConnection(BridgeActor):
     def _write_frame(self, frame: dict[str, Any]) -> bool:
         return self._write(framing.encode(frame))
 
+    def on_receive(self, message: Any) -> Any:
+        result = super().on_receive(message)
+        # Coalesce: while more messages wait in the inbox, keep buffering; one
+        # write() then carries many sessions' updates (200 streaming sessions
+        # would otherwise cost 200 syscalls per backend read).
+        if self.out_size > FLUSH_AT or self.actor_inbox.empty():
+            self._flush()
+        return result
+
     def _write(self, data: bytes) -> bool:
-        if self.closed or not data:
-            return not self.closed
+        if self.closed:
+            return False
+        if data:
+            self.out.append(data)
+            self.out_size += len(data)
+        return True
+
+    def _flush(self) -> None:
+        if not self.out or self.closed:
+            return
+        data = b"".join(self.out)
+        self.out, self.out_size = [], 0
         if not self.transport.write(data):
             self.closed = True
             for request_id in list(self.outbound):
                 self._fail_outbound(request_id, "client connection closed")
             log.info("client %s stopped reading; closing", self.transport.name)
             self.supervisor.tell(ClientClosed(self.actor_ref))
-            return False
-        return True
