@@ -52,6 +52,7 @@ class Config:
             default_mode=env.get("ZCODE_ACP_MODE") or "yolo",
             zcode_home=Path(home) if home else Path.home() / ".zcode",
             silence_probe=_float("ZCODE_ACP_SILENCE_PROBE", 60.0),
+            call_timeout=_float("ZCODE_ACP_CALL_TIMEOUT", 15.0),
             busy_retry_limit=_float("ZCODE_ACP_BUSY_LIMIT", 60.0),
             interaction_timeout=_float("ZCODE_ACP_INTERACTION_TIMEOUT", 0.0),
         )

@@ -1,0 +1,85 @@
+"""Fault tests from quality.md: a hung backend, a killed backend, storms of prompts and cancels."""
+
+import asyncio
+import os
+import random
+import signal
+import time
+
+import pytest
+from acp import RequestError
+
+from tests.process.harness import bridge, run
+from tests.process.raw import RawBridge
+
+
+@run
+async def test_a_hung_backend_times_out_clearly_and_cancel_still_answers_at_once(tmp_path):
+    async with bridge(tmp_path, env={"ZCODE_ACP_CALL_TIMEOUT": "1"}) as b:
+        sid = await b.new_session()
+        frozen = asyncio.ensure_future(b.prompt(sid, "#sim freeze"))
+        await b.client.wait_for(lambda: b.client.texts(sid))
+        started = time.monotonic()
+        await b.conn.cancel(session_id=sid)
+        assert (await frozen).stop_reason == "cancelled"
+        assert time.monotonic() - started < 0.5
+        other = await b.new_session()
+        with pytest.raises(RequestError) as err:
+            await b.prompt(other, "hello")
+        assert err.value.code == -32603 and "did not answer session/create within 1s" in str(err.value)
+
+
+@run
+async def test_killing_the_backend_under_20_streaming_turns_settles_all_within_a_second(tmp_path):
+    async with bridge(tmp_path) as b:
+        sessions = [await b.new_session() for _ in range(20)]
+        prompts = [asyncio.ensure_future(b.prompt(sid, "#sim slow count=1000 interval=0.01")) for sid in sessions]
+        await b.client.wait_for(lambda: all(b.client.texts(sid) for sid in sessions))
+        [backend] = b.backend_pids()
+        os.kill(backend, signal.SIGKILL)
+        started = time.monotonic()
+        results = await asyncio.gather(*prompts, return_exceptions=True)
+        assert time.monotonic() - started < 1.0
+        assert all(isinstance(r, RequestError) and r.code == -32603 for r in results)
+        response = await b.prompt(sessions[0], "#sim stream count=2")  # restarted backend, session resumed
+        assert response.stop_reason == "end_turn"
+
+
+def test_a_storm_of_prompts_and_cancels_answers_every_request_exactly_once(tmp_path):
+    bridge = RawBridge(tmp_path)
+    bridge.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}})
+    bridge.until(lambda f: f.get("id") == 0)
+    sessions = []
+    for index in range(10):
+        bridge.send({"jsonrpc": "2.0", "id": f"new-{index}", "method": "session/new",
+                     "params": {"cwd": "/tmp", "mcpServers": []}})
+        sessions.append(bridge.until(lambda f, i=index: f.get("id") == f"new-{i}")["result"]["sessionId"])
+    rng = random.Random(7)
+    prompt_ids = []
+    for step in range(400):
+        sid = rng.choice(sessions)
+        if rng.random() < 0.6:
+            prompt_ids.append(step)
+            text = rng.choice(["#sim stream count=20", "#sim slow count=20 interval=0.005", "#sim hang"])
+            bridge.send({"jsonrpc": "2.0", "id": step, "method": "session/prompt",
+                         "params": {"sessionId": sid, "prompt": [{"type": "text", "text": text}]}})
+        else:
+            bridge.send({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": sid}})
+    for sid in sessions:  # end every hang
+        bridge.send({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": sid}})
+    answers: dict = {}
+    while len(answers) < len(prompt_ids):
+        frame = bridge.next_frame(timeout=30)
+        if isinstance(frame.get("id"), int):
+            answers[frame["id"]] = answers.get(frame["id"], 0) + 1
+            assert "result" in frame, frame
+            assert frame["result"]["stopReason"] in ("end_turn", "cancelled")
+    bridge.send({"jsonrpc": "2.0", "id": "last", "method": "initialize", "params": {"protocolVersion": 1}})
+    while True:  # a marker: nothing after it answers any prompt twice
+        frame = bridge.next_frame(timeout=30)
+        if frame.get("id") == "last":
+            break
+        if isinstance(frame.get("id"), int):
+            answers[frame["id"]] += 1
+    assert sorted(answers) == prompt_ids and set(answers.values()) == {1}
+    assert bridge.close() == 0
