@@ -13,12 +13,10 @@ import uuid
 from typing import Any
 
 from protocol import events as ev
-from protocol import framing, jsonrpc
 from protocol.background import TaskCards
 from protocol.translator import TurnTranslator
 
-from .base import BridgeActor
-from .messages import Deliver
+from .base import BridgeActor, deliver
 
 
 class BackgroundTasks(BridgeActor):
@@ -31,11 +29,7 @@ class BackgroundTasks(BridgeActor):
         self.turns: dict[str, TurnTranslator] = {}  # notification turn id → its translator
 
     def _deliver(self, updates: list[dict[str, Any]]) -> None:
-        if updates:
-            payload = b"".join(framing.encode(jsonrpc.session_update(self.session_id, u)) for u in updates)
-            message = Deliver(self.session_id, payload)
-            for client in self.clients:
-                client.tell(message)
+        deliver(self.clients, self.session_id, updates)
 
     def handle_ClientsChanged(self, message: Any) -> None:
         self.clients = list(message.clients)

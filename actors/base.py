@@ -19,7 +19,9 @@ from typing import Any, Callable
 
 import pykka
 
-from .messages import Batch
+from protocol import framing, jsonrpc
+
+from .messages import Batch, Deliver
 
 log = logging.getLogger(__name__)
 
@@ -61,9 +63,13 @@ class BridgeActor(pykka.ThreadingActor):
         """Hook: restore a safe state after a handler raised (e.g. settle a turn)."""
 
 
-def tell_all(refs: Any, message: Any) -> None:
-    for ref in refs:
-        ref.tell(message)
+def deliver(clients: Any, session_id: str, updates: list[dict[str, Any]]) -> None:
+    """Send ``session/update``s to every client, encoded once for all of them."""
+    if updates:
+        payload = b"".join(framing.encode(jsonrpc.session_update(session_id, update)) for update in updates)
+        message = Deliver(session_id, payload)
+        for client in clients:
+            client.tell(message)
 
 
 def safe_tell(ref: Any, message: Any) -> bool:

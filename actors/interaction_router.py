@@ -23,10 +23,9 @@ import gevent
 
 from protocol import interactions as ix
 from protocol.handshake import supports_elicitation_form
-from protocol import framing, jsonrpc
 
-from .base import BridgeActor, safe_tell
-from .messages import AnswerBackend, Deliver, InteractionTimeout, SendRequest, WithdrawRequest
+from .base import BridgeActor, deliver, safe_tell
+from .messages import AnswerBackend, InteractionTimeout, SendRequest, WithdrawRequest
 
 log = logging.getLogger(__name__)
 
@@ -202,10 +201,8 @@ class InteractionRouter(BridgeActor):
         self._settle(item, ix.decline(item.kind, reason))
         tool_call_id = item.tool_call.get("toolCallId")
         if tool_call_id:
-            update = {"sessionUpdate": "tool_call_update", "toolCallId": tool_call_id, "status": "failed"}
-            payload = framing.encode(jsonrpc.session_update(item.session_id, update))
-            for conn in self.clients:
-                conn.tell(Deliver(item.session_id, payload))
+            deliver(self.clients, item.session_id,
+                    [{"sessionUpdate": "tool_call_update", "toolCallId": tool_call_id, "status": "failed"}])
 
     def handle_CancelInteractions(self, message: Any) -> None:
         for item in [i for i in self.open.values() if i.session_id == message.session_id]:

@@ -43,7 +43,7 @@ from protocol.session_config import SessionSettings, config_options, session_sta
 from protocol.translator import TurnTranslator, agent_text
 from protocol.usage import context_usage_update, projection_usage_update
 
-from .base import BridgeActor, safe_tell
+from .base import BridgeActor, deliver, safe_tell
 from .config import Config
 from .messages import (
     BackendCall,
@@ -175,10 +175,7 @@ class Session(BridgeActor):
     # -- delivery and calls ---------------------------------------------------------------
 
     def _deliver(self, updates: list[dict[str, Any]]) -> None:
-        if updates:
-            message = Deliver(self.session_id, encode_updates(self.session_id, updates))
-            for client in self.clients:
-                client.tell(message)
+        deliver(self.clients, self.session_id, updates)
 
     def _call(self, method: str, params: dict[str, Any], tag: Any = None, timeout: float | None = None) -> None:
         self.backend.tell(BackendCall(method, params, self.actor_ref if tag else None, tag, timeout))

@@ -26,15 +26,15 @@ from typing import Any
 import gevent
 
 from protocol import events as ev
-from protocol import framing, interactions, jsonrpc
+from protocol import interactions
 from protocol.content import BackendPrompt
 from protocol.errors import INTERNAL_ERROR, RpcError, from_backend_error, is_busy, is_not_active
 from protocol.translator import TurnTranslator
 from protocol.usage import prompt_result
 
-from .base import BridgeActor
+from .base import BridgeActor, deliver
 from .config import Config
-from .messages import BackendCall, Deliver, Evicted, InteractionAsked, Reply, RetrySend, SilenceCheck, StartTurn, TurnDone, TurnSettled
+from .messages import BackendCall, Evicted, InteractionAsked, Reply, RetrySend, SilenceCheck, TurnDone, TurnSettled
 
 log = logging.getLogger(__name__)
 
@@ -92,13 +92,7 @@ class Turn(BridgeActor):
         return self.state == "settled"
 
     def _emit(self, updates: list[dict[str, Any]]) -> None:
-        if not updates:
-            return
-        sid = self.session_id
-        payload = b"".join(framing.encode(jsonrpc.session_update(sid, update)) for update in updates)
-        message = Deliver(sid, payload)
-        for client in self.clients:
-            client.tell(message)
+        deliver(self.clients, self.session_id, updates)
 
     def _call(self, method: str, params: dict[str, Any], tag: Any = None, timeout: float | None = None) -> None:
         # Replies come back through the Session, in pipe order with our events.

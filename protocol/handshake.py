@@ -64,6 +64,5 @@ def supports_terminal_output(capabilities: dict[str, Any]) -> bool:
 
 def supports_elicitation_form(capabilities: dict[str, Any]) -> bool:
     elicitation = capabilities.get("elicitation")
-    return isinstance(elicitation, dict) and isinstance(elicitation.get("form"), dict | bool) and bool(
-        elicitation.get("form") is not False
-    )
+    form = elicitation.get("form") if isinstance(elicitation, dict) else None
+    return form is True or isinstance(form, dict)
