@@ -624,6 +624,8 @@ class Session(BridgeActor):
 
     def handle_BackendReply(self, message: Any) -> None:
         kind = message.tag[0]
+        if self.phase == "closed" and kind in ("create", "resume", "subscribe", "gap"):
+            return  # work in flight at teardown/close must not bring the session back
         if kind in ("send", "probe"):
             turn = self.turns.get(message.tag[1])
             if turn is not None:

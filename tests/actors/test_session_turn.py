@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from actors.config import Config
-from actors.messages import BackendLost, BackendReply, CancelTurn, Prompt, SessionEvents
+from actors.messages import BackendLost, BackendReply, CancelTurn, Prompt, SessionEvents, Teardown
 from actors.session import Session
 from protocol.content import BackendPrompt
 from protocol.session_config import SessionSettings
@@ -267,3 +267,28 @@ def test_a_second_hole_after_a_fill_is_asked_for_not_skipped(world):
     assert second_gap.params["afterSeq"] == 5
     script.reply(second_gap, {"eventSeq": 7, "events": events[5:]})
     conn.wait_for(lambda: conn.text() == "1 2 3 4 5 6 ")
+
+
+def test_a_send_merged_into_a_running_turn_follows_that_turn(world):
+    session, backend, conn, _ = world
+    script = Script(session, backend)
+    prompt(session, conn, 1)
+    script.go_live()
+    script.reply(backend.wait_call("session/send"), {"accepted": True})
+    script.push(script.event("turn.steerQueued", "running"), script.text("running", "merged"),
+                script.event("turn.completed", "running", resultType="success"))
+    assert conn.wait_reply(1).result["stopReason"] == "end_turn"
+    assert "merged into the turn" in conn.text() and conn.text().endswith("merged")
+
+
+def test_a_create_answered_after_close_does_not_revive_the_session(world):
+    session, backend, conn, _ = world
+    script = Script(session, backend)
+    prompt(session, conn, 1)
+    create = backend.wait_call("session/create")
+    session.ask(Teardown())
+    assert conn.wait_reply(1).result == {"stopReason": "cancelled"}
+    script.reply(create, {"session": {"sessionId": "b-1"}})
+    prompt(session, conn, 2)  # barrier: answered as closed, after the late create was handled
+    assert "closed" in conn.wait_reply(2).error["message"]
+    assert backend.calls("session/subscribe") == [] and backend.of("RegisterRoute") == []
