@@ -32,7 +32,7 @@ from protocol.errors import INTERNAL_ERROR, RpcError, from_backend_error, is_bus
 from protocol.translator import TurnTranslator
 from protocol.usage import prompt_result
 
-from .base import BridgeActor, deliver
+from .base import BridgeActor, deliver, safe_tell
 from .config import Config
 from .messages import BackendCall, Evicted, InteractionAsked, Reply, RetrySend, SilenceCheck, TurnDone, TurnSettled
 
@@ -176,7 +176,7 @@ class Turn(BridgeActor):
             if self.busy_deadline is None:
                 self.busy_deadline = now + self.config.busy_retry_limit
             if now < self.busy_deadline:
-                gevent.spawn_later(self.config.busy_retry_interval, self.actor_ref.tell, RetrySend())
+                gevent.spawn_later(self.config.busy_retry_interval, safe_tell, self.actor_ref, RetrySend())
                 return
             self._settle(error=RpcError(INTERNAL_ERROR, "ZCode backend stayed busy: another turn holds the session"))
             return
@@ -236,7 +236,7 @@ class Turn(BridgeActor):
             self.state = "sending"
             self.turn_id = None
             self.accepted = False
-            gevent.spawn_later(delay, self.actor_ref.tell, RetrySend())
+            gevent.spawn_later(delay, safe_tell, self.actor_ref, RetrySend())
             return
         message = error.get("message") or "turn failed"
         self._settle(error=RpcError(
