@@ -101,6 +101,7 @@ class Backend(BridgeActor):
         self.generation += 1
         self.proc = proc
         log.info("started backend pid %d: %s", proc.pid, " ".join(argv))
+        fdio.widen_pipe(proc.stdout.fileno())
         fdio.make_nonblocking(proc.stdout.fileno())
         fdio.make_nonblocking(proc.stderr.fileno())
         fdio.make_nonblocking(proc.stdin.fileno())
@@ -118,7 +119,7 @@ class Backend(BridgeActor):
             frames = []
             for line in splitter.feed(chunk):
                 try:
-                    frames.append(framing.decode_object(line))
+                    frames.append(framing.decode_object(line, strict=False))
                 except RpcError:
                     log.debug("skipping an unparseable backend line (%d bytes)", len(line))
             if frames and not safe_tell(me, BackendFrames(generation, frames)):

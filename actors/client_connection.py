@@ -50,6 +50,7 @@ class FdTransport:
         self._restore: list[tuple[int, bool]] = []
 
     def open(self) -> None:
+        fdio.widen_pipe(self.write_fd)  # a reader that lags a little parks the writer less
         for fd in {self.read_fd, self.write_fd}:
             self._restore.append((fd, fdio.make_nonblocking(fd)))
 

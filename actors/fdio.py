@@ -7,11 +7,12 @@ one OS thread).
 
 from __future__ import annotations
 
+import fcntl
 import os
 
 from gevent import os as gos
 
-CHUNK = 256 * 1024
+CHUNK = 1024 * 1024
 
 
 def make_nonblocking(fd: int) -> bool:
@@ -19,6 +20,21 @@ def make_nonblocking(fd: int) -> bool:
     was_blocking = os.get_blocking(fd)
     gos.make_nonblocking(fd)
     return was_blocking
+
+
+_F_SETPIPE_SZ = 1031  # Linux
+
+
+def widen_pipe(fd: int, size: int = 1024 * 1024) -> None:
+    """Let a pipe hold more (Linux; best effort).
+
+    When the reader falls behind a fast writer, each read then takes a bigger
+    batch, so the per-read costs of the actor hops are spread over more events.
+    """
+    try:
+        fcntl.fcntl(fd, _F_SETPIPE_SZ, size)
+    except OSError:
+        pass
 
 
 def read_chunk(fd: int) -> bytes:
