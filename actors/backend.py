@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import gevent
+import gevent.event
 import tenacity
 
 from protocol import framing, jsonrpc
@@ -75,6 +76,10 @@ class Backend(BridgeActor):
         self.pending: dict[int, Pending] = {}
         self.routes: dict[str, Any] = {}
         self.terminated = False
+        # Reading the backend pauses while a client cannot keep up (see actors/writer.py).
+        self.throttled_by: set[str] = set()
+        self.readable = gevent.event.Event()
+        self.readable.set()
 
     # -- process ------------------------------------------------------------------
 
@@ -113,6 +118,7 @@ class Backend(BridgeActor):
         fd = proc.stdout.fileno()
         splitter = framing.LineSplitter()
         while True:
+            self.readable.wait()
             chunk = fdio.read_chunk(fd)
             if not chunk:
                 break
@@ -178,6 +184,16 @@ class Backend(BridgeActor):
             return
         pending.timer.close()
         safe_tell(pending.reply_to, BackendReply(pending.tag, None, error))
+
+    def handle_Throttle(self, message: Any) -> None:
+        if message.paused:
+            self.throttled_by.add(message.source)
+        else:
+            self.throttled_by.discard(message.source)
+        if self.throttled_by:
+            self.readable.clear()
+        else:
+            self.readable.set()
 
     def handle_RegisterRoute(self, message: Any) -> None:
         self.routes[message.backend_session_id] = message.session
@@ -264,6 +280,7 @@ class Backend(BridgeActor):
 
     def handle_TerminateBackend(self, message: Any) -> None:
         self.terminated = True
+        self.readable.set()  # a paused reader must see the end too
         proc, self.proc = self.proc, None
         self.generation += 1
         if proc is not None:

@@ -25,8 +25,10 @@ from protocol.errors import RpcError
 
 from . import fdio
 from .base import BridgeActor, safe_tell
+from .writer import Writer
 from .messages import (
     BackendReply,
+    ClientBacklog,
     ClientClosed,
     ClientFrame,
     ClientRequestCancelled,
@@ -60,6 +62,9 @@ class FdTransport:
     def write(self, data: bytes) -> bool:
         return fdio.write_all(self.write_fd, data)
 
+    def try_write(self, data: bytes) -> int:
+        return fdio.write_some(self.write_fd, data)
+
     def close(self) -> None:
         for fd, was_blocking in self._restore:
             try:
@@ -82,22 +87,26 @@ class ClientConnection(BridgeActor):
         self.out: list[bytes] = []  # written at the end of the current burst of messages
         self.out_size = 0
         self.closed = False
+        self.writer: Writer | None = None
         self._reader: gevent.Greenlet | None = None
 
     # -- lifecycle ------------------------------------------------------------------
 
     def on_start(self) -> None:
         self.transport.open()
+        self.writer = Writer(self.transport, self.actor_ref)
         self._reader = gevent.spawn(self._read_loop)
 
     def on_stop(self) -> None:
         self._flush()
+        self.writer.drain(1.0)
         self._close()
 
     def _close(self) -> None:
         if self._reader is not None and self._reader is not gevent.getcurrent():
             self._reader.kill(block=False)
         self._reader = None
+        self.writer.stop()
         self.transport.close()
 
     def _read_loop(self) -> None:
@@ -203,6 +212,8 @@ class ClientConnection(BridgeActor):
         self._write(message.replay + b"".join(held))
 
     def handle_CloseConnection(self, message: Any) -> None:
+        self._flush()
+        self.writer.drain(1.0)
         self.closed = True
         self._close()
 
@@ -261,9 +272,16 @@ class ClientConnection(BridgeActor):
             return
         data = b"".join(self.out)
         self.out, self.out_size = [], 0
-        if not self.transport.write(data):
-            self.closed = True
-            for request_id in list(self.outbound):
-                self._fail_outbound(request_id, "client connection closed")
-            log.info("client %s stopped reading; closing", self.transport.name)
-            self.supervisor.tell(ClientClosed(self.actor_ref))
+        self.writer.put(data)
+
+    def handle_Backlog(self, message: Any) -> None:
+        self.supervisor.tell(ClientBacklog(self.actor_ref, message.backlogged))
+
+    def handle_WriteFailed(self, message: Any) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        for request_id in list(self.outbound):
+            self._fail_outbound(request_id, "client connection closed")
+        log.info("client %s stopped reading; closing", self.transport.name)
+        self.supervisor.tell(ClientClosed(self.actor_ref))

@@ -55,3 +55,13 @@ def write_all(fd: int, data: bytes) -> bool:
     except OSError:
         return False
     return True
+
+
+def write_some(fd: int, data: bytes) -> int:
+    """One non-blocking write: bytes written (0 if the pipe is full), -1 if the reader is gone."""
+    try:
+        return os.write(fd, data)
+    except BlockingIOError:
+        return 0
+    except OSError:
+        return -1

@@ -54,11 +54,14 @@ ReleaseSession = _message("ReleaseSession", "session_id", "replay")  # write rep
 SendRequest = _message("SendRequest", "method", "params", "reply_to", "tag")  # bridge → client request
 WithdrawRequest = _message("WithdrawRequest", "tag")  # close that dialog: $/cancel_request
 CloseConnection = _message("CloseConnection")
+Backlog = _message("Backlog", "backlogged")  # the writer: the client reads slower than we write
+WriteFailed = _message("WriteFailed")  # the writer: the client is gone
 
 # -- Supervisor -----------------------------------------------------------------------
 ClientFrame = _message("ClientFrame", "conn", "frame")  # an ACP request or notification
 ClientRequestCancelled = _message("ClientRequestCancelled", "conn", "request_id", "session_id")
 ClientClosed = _message("ClientClosed", "conn")
+ClientBacklog = _message("ClientBacklog", "conn", "backlogged")
 Materialized = _message("Materialized", "session_id", "backend_session_id")
 Forget = _message("Forget", "session_id")  # a session that turned out not to exist
 Shutdown = _message("Shutdown", "reason")
@@ -75,6 +78,7 @@ RequestTimedOut = _message("RequestTimedOut", "request_id")
 RegisterRoute = _message("RegisterRoute", "backend_session_id", "session")
 UnregisterRoute = _message("UnregisterRoute", "backend_session_id", "session")
 TerminateBackend = _message("TerminateBackend", "grace")
+Throttle = _message("Throttle", "source", "paused")  # stop/resume reading the backend for a slow client
 BackendRequest = _message("BackendRequest", "frame")  # an interaction request → router
 AnswerBackend = _message("AnswerBackend", "request_ids", "result")  # reply to backend requests
 

@@ -50,6 +50,7 @@ from .messages import (
     SetSetting,
     Teardown,
     TerminateBackend,
+    Throttle,
 )
 from .session import Session
 
@@ -172,11 +173,16 @@ class Supervisor(BridgeActor):
         for session in self.sessions.values():
             session.tell(ClientsChanged(list(self.clients), self.capabilities))
 
+    def handle_ClientBacklog(self, message: Any) -> None:
+        """A client reads slower than the backend writes: pause reading the backend meanwhile."""
+        self.backend.tell(Throttle(message.conn.actor_urn, message.backlogged))
+
     def handle_ClientClosed(self, message: Any) -> None:
         if message.conn == self.primary:
             self._teardown("the editor closed the connection")
             return
         if message.conn in self.clients:
+            self.backend.tell(Throttle(message.conn.actor_urn, False))
             self.clients.remove(message.conn)
             message.conn.stop(block=False)
             self._clients_changed()

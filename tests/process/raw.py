@@ -24,13 +24,26 @@ class RawBridge:
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
                                      env=environment)
         self.lines: "queue.Queue[bytes]" = queue.Queue()
+        self.reading = threading.Event()
+        self.reading.set()
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
 
     def _read(self) -> None:
-        for line in self.proc.stdout:
+        while True:
+            self.reading.wait()
+            line = self.proc.stdout.readline()
+            if not line:
+                break
             self.lines.put(line)
         self.lines.put(b"")
+
+    def stop_reading(self) -> None:
+        """Play a client that stops reading stdout (after the line in progress)."""
+        self.reading.clear()
+
+    def resume_reading(self) -> None:
+        self.reading.set()
 
     def write(self, data: bytes) -> None:
         self.proc.stdin.write(data)

@@ -83,3 +83,38 @@ def test_a_storm_of_prompts_and_cancels_answers_every_request_exactly_once(tmp_p
             answers[frame["id"]] += 1
     assert sorted(answers) == prompt_ids and set(answers.values()) == {1}
     assert bridge.close() == 0
+
+
+def rss_mib(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:")) / 1024
+
+
+def test_a_client_that_stops_reading_costs_bounded_memory_and_loses_nothing(tmp_path):
+    bridge = RawBridge(tmp_path)
+    bridge.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}})
+    bridge.until(lambda f: f.get("id") == 1)
+    bridge.send({"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": "/tmp", "mcpServers": []}})
+    sid = bridge.until(lambda f: f.get("id") == 2)["result"]["sessionId"]
+    count, text = 150_000, "y" * 200  # ~60 MB of updates
+    bridge.stop_reading()
+    baseline = rss_mib(bridge.proc.pid)
+    bridge.send({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {
+        "sessionId": sid, "prompt": [{"type": "text", "text": f"#sim stream count={count} text={text}"}]}})
+    peak = baseline
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline:  # the client is "slow" for three seconds
+        peak = max(peak, rss_mib(bridge.proc.pid))
+        time.sleep(0.1)
+    assert peak - baseline < 60, f"RSS grew {peak - baseline:.0f} MiB while the client did not read"
+    bridge.resume_reading()
+    chunks = 0
+    while True:
+        frame = bridge.next_frame(timeout=60)
+        if frame.get("id") == 3:
+            break
+        if frame.get("method") == "session/update" and frame["params"]["update"]["sessionUpdate"] == "agent_message_chunk":
+            chunks += 1
+    assert frame["result"]["stopReason"] == "end_turn"
+    assert chunks == count  # nothing promised was dropped
+    assert bridge.close() == 0
