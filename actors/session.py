@@ -204,6 +204,8 @@ class Session(BridgeActor):
         self.clients = list(message.clients)
         self.capabilities = message.capabilities
         self.tasks.tell(message)
+        for turn in self.turns.values():
+            turn.tell(message)
 
     # -- becoming live ----------------------------------------------------------------------
 

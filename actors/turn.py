@@ -254,6 +254,9 @@ class Turn(BridgeActor):
         self._settle(prompt_result("cancelled"))
         self._stop_backend_turn()
 
+    def handle_ClientsChanged(self, message: Any) -> None:
+        self.clients = list(message.clients)  # a client that attaches mid-turn sees the rest of it
+
     def handle_ShowInteraction(self, message: Any) -> None:
         """Show the card a backend question is about, then let the router ask."""
         tool_call_id, name, value, tool_call = interactions.dialog_tool_call(message.frame)
