@@ -63,11 +63,14 @@ class BridgeActor(pykka.ThreadingActor):
         """Hook: restore a safe state after a handler raised (e.g. settle a turn)."""
 
 
+def encode_updates(session_id: str, updates: list[dict[str, Any]]) -> bytes:
+    return b"".join(framing.encode(jsonrpc.session_update(session_id, update)) for update in updates)
+
+
 def deliver(clients: Any, session_id: str, updates: list[dict[str, Any]]) -> None:
     """Send ``session/update``s to every client, encoded once for all of them."""
     if updates:
-        payload = b"".join(framing.encode(jsonrpc.session_update(session_id, update)) for update in updates)
-        message = Deliver(session_id, payload)
+        message = Deliver(session_id, encode_updates(session_id, updates))
         for client in clients:
             client.tell(message)
 

@@ -16,6 +16,10 @@ Owns (state-machines.md, Session and Preemption):
   client's live updates for this session held until the replay is written).
 * what is not a prompt's: usage updates, mode/model/thought settings, the title,
   the plan, and the events of background-notification turns.
+
+One actor, four files: this one (lifecycle, prompts, backend replies, the
+end), ``session_history.py`` (load/resume), ``session_controls.py`` (settings,
+extension methods, slash commands), ``session_events.py`` (the event stream).
 """
 
 from __future__ import annotations
@@ -24,96 +28,51 @@ import logging
 import uuid
 from typing import Any, Callable
 
-import gevent
-
-from protocol import events as ev
-from protocol import commands, framing, interactions, jsonrpc, tools
+from protocol import commands, interactions
 from protocol.errors import (
     INTERNAL_ERROR,
     SESSION_NOT_FOUND,
     RpcError,
     from_backend_error,
-    invalid_params,
     is_not_active,
     session_not_found,
 )
 from protocol.handshake import supports_terminal_output
-from protocol.history import message_count, replay_updates
-from protocol.session_config import SessionSettings, config_options, session_state, validate_config_value
-from protocol.translator import TurnTranslator, agent_text
-from protocol.usage import context_usage_update, projection_usage_update
+from protocol.session_config import SessionSettings
+from protocol.translator import TurnTranslator
 
-from .base import BridgeActor, deliver, safe_tell
+from .background_tasks import BackgroundTasks
+from .base import BridgeActor, deliver
 from .config import Config
 from .messages import (
     BackendCall,
     BackendLost,
-    CloseTasks,
     CancelInteractions,
     CancelTurn,
-    ClientAttached,
-    Deliver,
+    CloseTasks,
     FailTurn,
     Forget,
-    Forked,
-    GapTimeout,
-    HistoryPoll,
-    HoldSession,
     InteractionAsked,
     Materialized,
     RegisterRoute,
-    ReleaseSession,
     Reply,
     ShowInteraction,
     StartTurn,
-    TaskCancelled,
-    TaskEvents,
-    TurnEvents,
     UnregisterRoute,
 )
-from .background_tasks import BackgroundTasks
+from .session_controls import SessionControls
+from .session_events import EventStream
+from .session_history import HistoryReplay
 from .turn import Turn
 
 log = logging.getLogger(__name__)
-
-PLAN_STATUSES = {"pending", "in_progress", "completed"}
-PLAN_PRIORITIES = {"high", "medium", "low"}
-FINAL_TASK_STATUSES = {"completed", "failed", "cancelled", "killed"}
-HISTORY_POLL_INTERVAL = 0.1
-HISTORY_POLL_LIMIT = 20  # reads; after a resume the history fills up for a moment
 
 
 def workspace(cwd: str) -> dict[str, str]:
     return {"workspacePath": cwd, "workspaceKey": cwd}
 
 
-def plan_entries(todos: Any) -> list[dict[str, str]] | None:
-    if not isinstance(todos, list):
-        return None
-    entries = []
-    for todo in todos:
-        if isinstance(todo, dict) and isinstance(todo.get("content"), str):
-            status = todo.get("status") if todo.get("status") in PLAN_STATUSES else "pending"
-            priority = todo.get("priority") if todo.get("priority") in PLAN_PRIORITIES else "medium"
-            entries.append({"content": todo["content"], "status": status, "priority": priority})
-    return entries
-
-
-class Routed:
-    """Where one batch of applied events goes: the current Turn, or BackgroundTasks."""
-
-    __slots__ = ("turn", "tasks")
-
-    def __init__(self) -> None:
-        self.turn: list[dict[str, Any]] = []
-        self.tasks: list[tuple[dict[str, Any], bool | None]] = []
-
-
-def encode_updates(session_id: str, updates: list[dict[str, Any]]) -> bytes:
-    return b"".join(framing.encode(jsonrpc.session_update(session_id, update)) for update in updates)
-
-
-class Session(BridgeActor):
+class Session(HistoryReplay, SessionControls, EventStream, BridgeActor):
     def __init__(
         self,
         *,
@@ -391,237 +350,6 @@ class Session(BridgeActor):
         if turn is not None:
             turn.stop(block=False)
 
-    # -- load / resume ---------------------------------------------------------------------------
-
-    def handle_Attach(self, message: Any) -> None:
-        if self.root_known and message.cwd != self.cwd:
-            message.conn.tell(Reply(message.request_id, None, invalid_params(
-                "cwd", f"does not match the session's workspace root {self.cwd}").to_dict()))
-            return
-        if message.replay:
-            message.conn.tell(HoldSession(self.session_id))
-        if self.backend_session_id is None:
-            self._attached(message, [])  # never used: nothing to resume, nothing to replay
-            return
-
-        def fail(error: RpcError) -> None:
-            if message.replay:
-                message.conn.tell(ReleaseSession(self.session_id, b""))
-            message.conn.tell(Reply(message.request_id, None, error.to_dict()))
-
-        def live() -> None:
-            if not self.root_known or message.cwd == self.cwd:
-                if message.replay:
-                    self._replay_to(message)
-                else:
-                    self._attached(message, None)
-            else:
-                fail(invalid_params("cwd", f"does not match the session's workspace root {self.cwd}"))
-
-        self._when_live(live, fail)
-
-    def _attached(self, message: Any, replay: list[dict[str, Any]] | None) -> None:
-        if replay is not None:
-            message.conn.tell(ReleaseSession(self.session_id, encode_updates(self.session_id, replay)))
-        message.conn.tell(Reply(message.request_id, session_state(self.settings), None))
-        self.handle_Announce(message)
-        self.router.tell(ClientAttached(self.session_id, message.conn))  # open dialogs join it too
-
-    def _replay_to(self, message: Any) -> None:
-        self.replays.append(message)
-        if self.history is None:  # one history read serves every load that waits for it
-            self.history = {"count": -1, "reads": 0, "messages": []}
-            self._read_history()
-
-    def _read_history(self) -> None:
-        self.history["reads"] += 1
-        self._request("session/messages", {}, self._history_read, self._history_failed,
-                      timeout=self.config.messages_timeout)
-
-    def _history_read(self, result: Any) -> None:
-        messages = result.get("messages") if isinstance(result, dict) else None
-        count = message_count(messages)
-        history = self.history
-        if count != history["count"] and history["reads"] < HISTORY_POLL_LIMIT:
-            # Still filling in after a resume: read again until it stops growing.
-            history["count"], history["messages"] = count, messages
-            gevent.spawn_later(HISTORY_POLL_INTERVAL, safe_tell, self.actor_ref, HistoryPoll())
-            return
-        history["messages"] = messages
-        self._request("session/read", {}, self._history_state, lambda error: self._history_state({}),
-                      timeout=self.config.read_timeout)
-
-    def handle_HistoryPoll(self, message: Any) -> None:
-        if self.history is not None:
-            self._read_history()
-
-    def _history_state(self, result: Any) -> None:
-        replay = replay_updates(self.history["messages"])
-        if isinstance(result, dict):
-            entries = plan_entries(result.get("todos"))
-            if entries:
-                self.plan = entries
-                replay.append({"sessionUpdate": "plan", "entries": entries})
-            self.settings = self.settings.with_backend_settings(result.get("settings"))
-            usage = projection_usage_update(result.get("projection"))
-            if usage:
-                replay.append(usage)
-        self.history = None
-        waiting, self.replays = self.replays, []
-        for message in waiting:
-            self._attached(message, replay)
-
-    def _history_failed(self, error: Any) -> None:
-        self.history = None
-        waiting, self.replays = self.replays, []
-        failure = from_backend_error(error, "session/messages")
-        for message in waiting:
-            message.conn.tell(ReleaseSession(self.session_id, b""))
-            message.conn.tell(Reply(message.request_id, None, failure.to_dict()))
-
-    # -- settings ---------------------------------------------------------------------------------
-
-    def handle_SetSetting(self, message: Any) -> None:
-        def done(settings_answer: dict[str, Any]) -> None:
-            answer = {"configOptions": config_options(self.settings)} if message.answer == "config" else {}
-            message.conn.tell(Reply(message.request_id, answer, None))
-
-        def fail(error: RpcError) -> None:
-            message.conn.tell(Reply(message.request_id, None, error.to_dict()))
-
-        self._set_setting(message.config_id, message.value, done, fail)
-
-    def _set_setting(self, config_id: str, value: Any, on_done: Callable[[Any], None],
-                     on_error: Callable[[RpcError], None]) -> None:
-        try:
-            config_id, value = validate_config_value(self.settings, config_id, value)
-        except RpcError as exc:
-            on_error(exc)
-            return
-        if config_id == "mode":
-            method, params = "session/setMode", {"mode": value}
-        elif config_id == "model":
-            method, params = "session/setModel", {"model": self.settings.model_ref(value)}
-        else:
-            method, params = "session/setThoughtLevel", {"thoughtLevel": value}
-
-        def done(result: Any) -> None:
-            before = self.settings
-            self.settings = self.settings.with_setting(config_id, value).with_backend_settings(
-                result.get("settings") if isinstance(result, dict) else None)
-            on_done(result)
-            self._announce_settings(before)
-
-        def fail(error: Any) -> None:
-            on_error(error if isinstance(error, RpcError) else from_backend_error(error, method))
-
-        self._when_live(lambda: self._request(method, params, done, fail), fail)
-
-    # -- extension methods and slash commands ------------------------------------------------------
-
-    def handle_Extension(self, message: Any) -> None:
-        name, params = message.name, message.params
-
-        def reply(result: Any) -> None:
-            message.conn.tell(Reply(message.request_id, result if isinstance(result, dict) else {}, None))
-
-        def fail(error: Any) -> None:
-            failure = error if isinstance(error, RpcError) else from_backend_error(error, name)
-            message.conn.tell(Reply(message.request_id, None, failure.to_dict()))
-
-        if name == "session/setMode":
-            self._set_setting("mode", params.get("mode"), reply, fail)
-        elif name == "session/setThoughtLevel":
-            self._set_setting("thought", params.get("thoughtLevel"), reply, fail)
-        elif name == "session/fork":
-            self._fork(message.conn, message.request_id, params.get("target"), as_command=False, on_error=fail)
-        else:
-            self._extension(name, params, reply, fail)
-
-    def _extension(self, name: str, params: dict[str, Any], on_result: Callable[[Any], None],
-                   on_error: Callable[[Any], None]) -> None:
-        params = {key: value for key, value in params.items() if key != "sessionId"}
-        timeout = None
-        if name == "session/compact":
-            timeout = self.config.compact_timeout
-            self.compacting = True  # prompts wait for the compaction's internal turn
-            on_result, on_error = self._after_compaction(on_result), self._after_compaction(on_error)
-        elif name == "session/cancelBackgroundTask":
-            task_id = params.get("taskId")
-            answer = on_result
-
-            def on_result(result: Any) -> None:
-                self.tasks.tell(TaskCancelled(task_id))
-                answer(result)
-
-        self._when_live(lambda: self._request(name, params, on_result, on_error, timeout=timeout), on_error)
-
-    def _after_compaction(self, then: Callable[[Any], None]) -> Callable[[Any], None]:
-        def finished(value: Any) -> None:
-            self.compacting = False
-            deferred, self.deferred_starts = self.deferred_starts, []
-            for key in deferred:
-                if self.current == key:
-                    self.turns[key].tell(StartTurn(self.backend_session_id))
-            then(value)
-
-        return finished
-
-    def _fork(self, conn: Any, request_id: Any, target: Any, as_command: bool,
-              on_error: Callable[[Any], None]) -> None:
-        def forked(result: Any) -> None:
-            backend_id = None
-            if isinstance(result, dict):
-                backend_id = result.get("forkedSessionId") or (result.get("session") or {}).get("sessionId")
-            if not isinstance(backend_id, str):
-                on_error({"message": "the backend did not name the forked session"})
-                return
-            self.supervisor.tell(Forked(conn, request_id, self.session_id, backend_id, self.cwd,
-                                        self.mcp_servers, as_command))
-
-        params = {"target": target if isinstance(target, dict) else {"kind": "latestCheckpoint"}}
-        self._when_live(lambda: self._request("session/fork", params, forked, on_error), on_error)
-
-    def _run_command(self, message: Any, command: commands.Command) -> None:
-        """A prompt that is one of our slash commands: run it, answer as an agent message."""
-        def say(text: str) -> None:
-            self._deliver([agent_text(text, uuid.uuid4().hex)])
-            message.conn.tell(Reply(message.request_id, {"stopReason": "end_turn"}, None))
-
-        def failed(error: Any) -> None:
-            text = error.message if isinstance(error, RpcError) else str((error or {}).get("message") or error)
-            say(f"/{command.name} failed: {text}")
-
-        name, argument = command.name, command.argument
-        if name == "compact":
-            self._extension("session/compact", {}, lambda result: say("Conversation compacted."), failed)
-        elif name == "goal":
-            self._extension("session/goal", commands.goal_from_command(argument),
-                            lambda result: say(commands.describe(result)), failed)
-        elif name == "fork":
-            self._fork(message.conn, message.request_id, None, as_command=True, on_error=failed)
-        else:
-            config_id = "thought" if name == "thought" else name
-            if not argument:
-                current = {"mode": self.settings.mode, "model": self.settings.model, "thought": self.settings.thought}
-                say(f"Current {name}: {current[config_id]}")
-                return
-            self._set_setting(config_id, argument, lambda result: say(f"{name.capitalize()} set to {argument}."),
-                              failed)
-
-    def handle_Announce(self, message: Any) -> None:
-        """After a new/load/resume answer (never before it): the commands this session offers."""
-        message.conn.tell(Deliver(self.session_id, encode_updates(
-            self.session_id, [commands.available_commands_update()])))
-
-    def _announce_settings(self, before: SessionSettings) -> None:
-        updates = []
-        if before.mode != self.settings.mode:
-            updates.append({"sessionUpdate": "current_mode_update", "currentModeId": self.settings.mode})
-        if before != self.settings:
-            updates.append({"sessionUpdate": "config_option_update", "configOptions": config_options(self.settings)})
-        self._deliver(updates)
-
     # -- backend traffic -----------------------------------------------------------------------
 
     def handle_BackendReply(self, message: Any) -> None:
@@ -648,146 +376,6 @@ class Session(BridgeActor):
             self._subscribed(message.result, message.error)
         elif kind == "gap":
             self._gap_answered(message.result)
-
-    def handle_SessionEvents(self, message: Any) -> None:
-        if self.phase != "live":
-            for event in message.events:
-                seq = ev.seq(event)
-                if seq is not None:
-                    self.reorder[seq] = event
-            return
-        self._accept_all(message.events)
-
-    def _accept_all(self, events: list[dict[str, Any]]) -> None:
-        routed = Routed()
-        for event in events:
-            seq = ev.seq(event)
-            if seq is None:
-                self._apply(event, routed)
-            elif seq <= self.last_seq:
-                continue  # duplicate or already applied
-            elif seq == self.last_seq + 1:
-                self.last_seq = seq
-                self._apply(event, routed)
-                self._drain(routed)
-            else:
-                self.reorder[seq] = event
-                self._request_gap()
-        self._flush(routed)
-
-    def _flush(self, routed: "Routed") -> None:
-        if routed.turn and self.current is not None:
-            self.turns[self.current].tell(TurnEvents(routed.turn))
-        if routed.tasks:
-            self.tasks.tell(TaskEvents(routed.tasks))
-
-    def _drain(self, routed: "Routed") -> None:
-        while self.last_seq + 1 in self.reorder:
-            self.last_seq += 1
-            self._apply(self.reorder.pop(self.last_seq), routed)
-
-    def _request_gap(self) -> None:
-        if self.gap_pending:
-            return
-        self.gap_pending = True
-        params = {
-            "sessionId": self.backend_session_id,
-            "deliveryKind": "desktop-continuous",
-            "includeSnapshot": False,
-            "afterSeq": self.last_seq,
-        }
-        self._call("session/subscribe", params, tag=("gap",), timeout=self.config.subscribe_timeout)
-        gevent.spawn_later(self.config.gap_wait, safe_tell, self.actor_ref, GapTimeout(self.last_seq))
-
-    def _gap_answered(self, result: Any) -> None:
-        self.gap_pending = False
-        before = self.last_seq
-        missed = result.get("events") if isinstance(result, dict) else None
-        if isinstance(missed, list):
-            self._accept_all([e for e in missed if isinstance(e, dict)])
-        if self.reorder:
-            if self.last_seq > before:
-                self._request_gap()  # filled that hole; a later one is still open
-            else:
-                self._skip_gap()  # the backend does not have what is missing
-
-    def handle_GapTimeout(self, message: Any) -> None:
-        if self.gap_pending and self.last_seq == message.after_seq and self.reorder:
-            self.gap_pending = False
-            self._skip_gap()
-
-    def _skip_gap(self) -> None:
-        """The backend could not fill a hole: apply what is buffered, in order."""
-        first = min(self.reorder)
-        log.warning("session %s: events %d..%d never arrived; skipping the hole",
-                    self.session_id, self.last_seq + 1, first - 1)
-        self.last_seq = first - 1
-        routed = Routed()
-        self._drain(routed)
-        self._flush(routed)
-        if self.reorder:
-            self._request_gap()
-
-    def _apply(self, event: dict[str, Any], routed: "Routed") -> None:
-        kind = event.get("type")
-        body = ev.payload(event)
-        if kind == "session.updated":
-            if "taskId" in body:
-                tool_call_id = body.get("toolCallId")
-                routed.tasks.append((event, self.launch_cards.get(tool_call_id)))
-                if str(body.get("status")) in FINAL_TASK_STATUSES:
-                    self.launch_cards.pop(tool_call_id, None)
-            elif self.current is not None:
-                routed.turn.append(event)  # keeps its place among the turn's updates
-            else:
-                update = context_usage_update(body)
-                if update:
-                    self._deliver([update])
-            return
-        turn_id = ev.turn_id(event)
-        if ev.is_background_start(event):
-            if turn_id:
-                self.background_turns.add(turn_id)
-            routed.tasks.append((event, None))
-            return
-        if turn_id is not None and turn_id in self.background_turns:
-            if kind in ev.TURN_END_TYPES:
-                self.background_turns.discard(turn_id)
-            routed.tasks.append((event, None))
-            return
-        if kind in ("turn.terminal", "turn.steerDrained"):
-            return
-        if kind in ("model.streaming", "tool.updated"):
-            self._track_launch(body)
-        routed.turn.append(event)
-
-    def _track_launch(self, body: dict[str, Any]) -> None:
-        """Card reuse: remember background Bash launches whose card must stay open."""
-        tool_call_id = body.get("toolCallId")
-        if not isinstance(tool_call_id, str):
-            return
-        tool_input = body.get("input")
-        if body.get("toolName") == "Bash" and isinstance(tool_input, dict) and tool_input.get("run_in_background"):
-            self.background_calls.add(tool_call_id)
-        elif body.get("kind") == "result" and tool_call_id in self.background_calls:
-            self.background_calls.discard(tool_call_id)
-            if not tools.result_failed(body.get("result")):
-                self.launch_cards[tool_call_id] = supports_terminal_output(self.capabilities)
-
-    def handle_SessionNotice(self, message: Any) -> None:
-        params = message.params
-        if message.method == "state.updated":
-            before = self.settings
-            self.settings = self.settings.with_patch(params.get("patch"))
-            self._announce_settings(before)
-        elif message.method == "session.titleUpdated" and isinstance(params.get("title"), str):
-            self._deliver([{"sessionUpdate": "session_info_update", "title": params["title"]}])
-
-    def _plan_answered(self, result: Any) -> None:
-        entries = plan_entries(result.get("todos")) if isinstance(result, dict) else None
-        if entries is not None and entries != self.plan and (entries or self.plan):
-            self.plan = entries
-            self._deliver([{"sessionUpdate": "plan", "entries": entries}])
 
     def handle_BackendLost(self, message: Any) -> None:
         if self.phase in ("live", "subscribing", "resuming"):
