@@ -1,0 +1,67 @@
+"""The simulator's state: sessions, turns, background tasks."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+# After session/resume the history becomes visible gradually over this long.
+HISTORY_FILL = float(os.environ.get("ZCODE_SIM_HISTORY_FILL", "0.15"))
+
+
+@dataclass
+class SimTurn:
+    turn_id: str
+    greenlet: Any = None
+    stopped: bool = False
+
+
+@dataclass
+class SimTask:
+    task_id: str
+    tool_call_id: str
+    tool_name: str
+    description: str
+    cancelled: bool = False
+    greenlet: Any = None
+
+
+@dataclass
+class SimSession:
+    session_id: str
+    workspace: dict[str, Any]
+    mode: str = "yolo"
+    model: str = "glm-5"
+    thought: str = "high"
+    title: str = "New session"
+    seq: int = 0
+    subscribed: bool = False
+    events: list[dict[str, Any]] = field(default_factory=list)
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    todos: list[dict[str, Any]] = field(default_factory=list)
+    lock: SimTurn | None = None
+    turns: int = 0
+    context_used: int = 0
+    updated_at: int = field(default_factory=lambda: int(time.time() * 1000))
+    failures: dict[str, int] = field(default_factory=dict)
+    goal: dict[str, Any] | None = None
+    tasks: dict[str, "SimTask"] = field(default_factory=dict)
+    active: bool = True
+    resumed_at: float = 0.0
+    last_used: float = field(default_factory=time.monotonic)
+
+    def visible_messages(self) -> list[dict[str, Any]]:
+        """Right after a resume the history fills up gradually (a real backend's quirk)."""
+        elapsed = time.monotonic() - self.resumed_at
+        if not self.resumed_at or elapsed >= HISTORY_FILL or not self.messages:
+            return self.messages
+        return self.messages[: int(len(self.messages) * elapsed / HISTORY_FILL)]
+
+
+class SimError(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message

@@ -1,0 +1,267 @@
+"""Plays one scenario (a list of steps) as the events of one turn."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import time
+import uuid
+from typing import TYPE_CHECKING, Any
+
+import gevent
+import ujson
+
+from .model import SimSession, SimTask, SimTurn
+
+if TYPE_CHECKING:
+    from .server import SimServer
+
+
+class TurnRunner:
+    """Plays one scenario's steps as events of one turn."""
+
+    def __init__(self, server: SimServer, session: SimSession, turn: SimTurn, parts: list[dict[str, Any]],
+                 prompt: str = "") -> None:
+        self.server = server
+        self.prompt = prompt
+        self.evict = False
+        self.session = session
+        self.turn = turn
+        self.parts = parts
+        self.output_tokens = 0
+        self.reasoning_tokens = 0
+        self.tool_ids = itertools.count(1)
+        self.last_event: dict[str, Any] | None = None
+
+    def emit(self, kind: str, payload: dict[str, Any], push: bool = True, flush: bool = True) -> None:
+        self.last_event = self.server.emit(self.session, kind, payload, self.turn.turn_id, push=push, flush=flush)
+
+    def run(self, steps: list[dict[str, Any]]) -> str:
+        for step in steps:
+            if step.get("delay"):
+                gevent.sleep(float(step["delay"]))
+            if self.turn.stopped:
+                return "stopped"
+            outcome = getattr(self, "step_" + step.get("type", "text"), self.step_unknown)(step)
+            if outcome:
+                return outcome
+            if self.turn.stopped:
+                return "stopped"
+        return "completed"
+
+    def _text(self, kind: str, text: str, part_type: str) -> None:
+        words = text.split(" ")
+        for index, word in enumerate(words):
+            delta = word + (" " if index < len(words) - 1 else "")
+            if delta:
+                self.emit("model.streaming", {"kind": kind, "delta": delta})
+        self._append_part(part_type, text)
+
+    def _append_part(self, part_type: str, text: str) -> None:
+        if self.parts and self.parts[-1]["type"] == part_type:
+            self.parts[-1]["text"] += text
+        else:
+            self.parts.append({"type": part_type, "text": text})
+
+    def step_text(self, step: dict[str, Any]) -> None:
+        self._text("text_delta", step.get("text", ""), "text")
+        self.output_tokens += len(step.get("text", "")) // 4 + 1
+
+    def step_reasoning(self, step: dict[str, Any]) -> None:
+        self._text("reasoning_delta", step.get("text", ""), "reasoning")
+        self.reasoning_tokens += len(step.get("text", "")) // 4 + 1
+
+    def step_stream(self, step: dict[str, Any]) -> str | None:
+        text = step.get("text", "x")
+        interval = float(step.get("interval", 0))
+        wire = self.server.wire
+        stamp = bool(step.get("stamp"))
+        for index in range(int(step.get("count", 1))):
+            if self.turn.stopped:
+                wire.flush()
+                return "stopped"
+            # With "stamp", each delta carries the wall-clock time it was written (latency benchmarks).
+            delta = f"{time.time():.6f};" if stamp else text
+            self.emit("model.streaming", {"kind": "text_delta", "delta": delta}, flush=interval > 0)
+            if interval:
+                gevent.sleep(interval)
+            elif index % 256 == 255:
+                wire.flush()
+                gevent.sleep(0)  # let requests (a stop) in
+        wire.flush()
+        self._append_part("text", text * int(step.get("count", 1)))
+        self.output_tokens += int(step.get("count", 1))
+        return None
+
+    def step_tool(self, step: dict[str, Any]) -> str | None:
+        tool_id = step.get("id") or f"call_{self.turn.turn_id[-6:]}_{next(self.tool_ids)}"
+        name = step.get("name", "Tool")
+        tool_input = step.get("input") or {}
+        self.emit("model.streaming", {"kind": "tool_call", "toolCallId": tool_id, "toolName": name,
+                                      "input": tool_input})
+        self.emit("tool.updated", {"kind": "scheduled", "toolCallId": tool_id, "toolName": name,
+                                   "input": tool_input})
+        self.emit("tool.updated", {"kind": "started", "toolCallId": tool_id, "inputOmitted": True})
+        for tail in step.get("progress") or []:
+            gevent.sleep(float(step.get("progressInterval", 0.01)))
+            if self.turn.stopped:
+                return "stopped"
+            self.emit("tool.updated", {"kind": "progress", "toolCallId": tool_id, "stdoutTail": tail})
+        if "error" in step:
+            self.emit("tool.updated", {"kind": "error", "toolCallId": tool_id, "error": step["error"]})
+            output = step["error"]
+        else:
+            result = step.get("result", "")
+            self.emit("tool.updated", {"kind": "result", "toolCallId": tool_id, "result": result})
+            output = result
+        self.parts.append({"type": "tool", "id": tool_id, "tool": name,
+                           "state": {"status": "error" if "error" in step else "completed",
+                                     "title": step.get("title"), "input": tool_input, "output": output}})
+        return None
+
+    def step_todos(self, step: dict[str, Any]) -> None:
+        self.session.todos = list(step.get("todos") or [])
+
+    def step_sleep(self, step: dict[str, Any]) -> None:
+        gevent.sleep(float(step.get("seconds", 0.1)))
+
+    def step_fail(self, step: dict[str, Any]) -> str | None:
+        key = f"{step.get('code')}:{step.get('message')}"
+        seen = self.session.failures.get(key, 0)
+        if seen >= int(step.get("times", 1_000_000)):
+            return None
+        self.session.failures[key] = seen + 1
+        return f"failed:{step.get('code', 'internal_error')}:{step.get('message', 'failed')}"
+
+    def step_die(self, step: dict[str, Any]) -> None:
+        self.server.wire.flush()
+        os._exit(int(step.get("code", 1)))
+
+    def step_hang(self, step: dict[str, Any]) -> str:
+        while not self.turn.stopped:
+            gevent.sleep(0.05)
+        return "stopped"
+
+    def step_freeze(self, step: dict[str, Any]) -> str:
+        self.server.frozen = True  # stop answering anything, like a wedged backend
+        while True:
+            gevent.sleep(3600)
+
+    def step_gap(self, step: dict[str, Any]) -> None:
+        # Logged (subscribe {afterSeq} returns it) but never pushed: a hole in the stream.
+        self.emit("model.streaming", {"kind": "text_delta", "delta": step.get("text", "")}, push=False)
+        self._append_part("text", step.get("text", ""))
+
+    def step_duplicate(self, step: dict[str, Any]) -> None:
+        if self.last_event is not None and self.session.subscribed:
+            self.server.wire.send({"method": "session/event", "params": self.last_event})
+
+    def _declare(self, name: str, tool_input: dict[str, Any]) -> str:
+        tool_id = f"call_{self.turn.turn_id[-6:]}_{next(self.tool_ids)}"
+        self.emit("model.streaming", {"kind": "tool_call", "toolCallId": tool_id, "toolName": name, "input": tool_input})
+        return tool_id
+
+    def step_permission(self, step: dict[str, Any]) -> str | None:
+        name = step.get("tool", "Bash")
+        tool_input = step.get("input") or {"command": "rm -rf build/"}
+        tool_id = self._declare(name, tool_input)
+        kinds = step.get("kinds") or ["allow_once", "allow_project", "deny", "reject"]
+        options = [{"optionId": f"opt_{kind}", "kind": kind, "name": kind.replace("_", " ").title()} for kind in kinds]
+        answer = self.server.ask_user("interaction/requestPermission", {
+            "requestId": f"perm_{tool_id}", "sessionId": self.session.session_id, "toolCallId": tool_id,
+            "toolName": name, "reason": "This command changes files.", "input": tool_input, "options": options,
+        }, self.turn)
+        if answer is None:
+            return "stopped"
+        if answer.get("decision") == "allow":
+            self.emit("tool.updated", {"kind": "started", "toolCallId": tool_id})
+            self.emit("tool.updated", {"kind": "result", "toolCallId": tool_id, "result": "done"})
+            self.step_text({"text": "Permission granted; done."})
+        else:
+            self.emit("tool.updated", {"kind": "error", "toolCallId": tool_id,
+                                       "error": f"Permission denied: {answer.get('reason')}"})
+            self.step_text({"text": f"Permission denied ({answer.get('reason')})."})
+        return None
+
+    def step_plan(self, step: dict[str, Any]) -> str | None:
+        plan = step.get("plan", "1. Write the tests\n2. Make them pass")
+        tool_id = self._declare("ExitPlanMode", {"plan": plan})
+        answer = self.server.ask_user("interaction/requestUserInput", {
+            "requestId": f"plan_{tool_id}", "sessionId": self.session.session_id, "toolCallId": tool_id,
+            "schema": {"interaction": "plan_approval"}, "input": {"plan": plan},
+        }, self.turn)
+        if answer is None:
+            return "stopped"
+        if answer.get("action") == "accept":
+            self.emit("tool.updated", {"kind": "result", "toolCallId": tool_id, "result": "approved"})
+            self.step_text({"text": "Plan approved; starting."})
+        else:
+            self.emit("tool.updated", {"kind": "error", "toolCallId": tool_id, "error": "rejected"})
+            self.step_text({"text": f"Plan rejected: {answer.get('reason')}"})
+        return None
+
+    def step_questions(self, step: dict[str, Any]) -> str | None:
+        questions = step.get("questions") or [
+            {"question": "Which file should I test?", "header": "File",
+             "options": [{"label": "auth.test.ts"}, {"label": "user.test.ts"}]}]
+        tool_id = self._declare("AskUserQuestion", {"questions": questions})
+        answer = self.server.ask_user("interaction/requestUserInput", {
+            "requestId": f"ask_{tool_id}", "sessionId": self.session.session_id, "toolCallId": tool_id,
+            "questions": questions,
+        }, self.turn)
+        if answer is None:
+            return "stopped"
+        if answer.get("action") == "accept":
+            answers = (answer.get("content") or {}).get("answers") or {}
+            self.emit("tool.updated", {"kind": "result", "toolCallId": tool_id, "result": ujson.dumps(answers)})
+            self.step_text({"text": "Answers: " + ujson.dumps(answers, sort_keys=True)})
+        else:
+            self.emit("tool.updated", {"kind": "error", "toolCallId": tool_id, "error": "declined"})
+            self.step_text({"text": f"Questions declined: {answer.get('reason')}"})
+        return None
+
+    def step_background(self, step: dict[str, Any]) -> None:
+        """Launch a background Bash command or sub-agent; its task outlives this turn."""
+        name = step.get("tool", "Bash")
+        description = step.get("description", "build the project")
+        if name == "Bash":
+            tool_input = {"command": step.get("command", "make build"), "run_in_background": True,
+                          "description": description}
+        else:
+            tool_input = {"description": description, "prompt": "do it", "run_in_background": True}
+        tool_id = self._declare(name, tool_input)
+        self.emit("tool.updated", {"kind": "scheduled", "toolCallId": tool_id, "toolName": name, "input": tool_input})
+        self.emit("tool.updated", {"kind": "started", "toolCallId": tool_id})
+        task_id = f"{'exec' if name == 'Bash' else 'agent'}_{uuid.uuid4().hex[:8]}"
+        if name == "Bash":
+            ack = f"Command running in background with ID: {task_id}"
+        else:
+            ack = f"agentId: {task_id}\noutput_file: /tmp/{task_id}.txt\nThe agent is working in the background."
+        self.emit("tool.updated", {"kind": "result", "toolCallId": tool_id, "result": ack})
+        task = SimTask(task_id, tool_id, name, description)
+        self.session.tasks[task_id] = task
+        task.greenlet = gevent.spawn_later(float(step.get("after", 0.05)), self.server.run_task, self.session, task,
+                                           list(step.get("output") or ["compiling\n", "linking\n", "done\n"]),
+                                           float(step.get("interval", 0.02)), step.get("status", "completed"),
+                                           bool(step.get("notify", True)))
+        self.parts.append({"type": "tool", "id": tool_id, "tool": name,
+                           "state": {"status": "completed", "input": tool_input, "output": ack}})
+
+    def step_history(self, step: dict[str, Any]) -> None:
+        """Grow the session's history by ``count`` messages at once (replay benchmarks)."""
+        for index in range(int(step.get("count", 1000))):
+            role = "user" if index % 2 == 0 else "assistant"
+            self.session.messages.append({"info": {"id": f"msg_h{index}_{uuid.uuid4().hex[:6]}", "role": role},
+                                          "parts": [{"type": "text", "text": f"{role} message {index}"}]})
+
+    def step_mode(self, step: dict[str, Any]) -> None:
+        """The agent switches mode itself (EnterPlanMode / ExitPlanMode)."""
+        self.session.mode = step.get("mode", "plan")
+        self.server.state_updated(self.session, step.get("reason", "tool_call"), {"mode": {"current": self.session.mode}})
+
+    def step_evict(self, step: dict[str, Any]) -> None:
+        """After this turn the backend forgets the session until it is resumed."""
+        self.evict = True
+
+    def step_unknown(self, step: dict[str, Any]) -> None:
+        self.step_text({"text": f"(zcode-sim: unknown step {step.get('type')!r})"})
