@@ -26,7 +26,8 @@ import tenacity
 from protocol import framing, jsonrpc
 from protocol.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, RpcError
 
-from . import backend_process, fdio
+from . import backend_process, fdio, flow
+from .flow import Flow
 from .base import BridgeActor, safe_tell
 from .config import Config
 from .messages import (
@@ -80,6 +81,7 @@ class Backend(BridgeActor):
         self.throttled_by: set[str] = set()
         self.readable = gevent.event.Event()
         self.readable.set()
+        self.flow = Flow()
 
     # -- process ------------------------------------------------------------------
 
@@ -119,6 +121,7 @@ class Backend(BridgeActor):
         splitter = framing.LineSplitter()
         while True:
             self.readable.wait()
+            token = self.flow.take()
             chunk = fdio.read_chunk(fd)
             if not chunk:
                 break
@@ -128,7 +131,9 @@ class Backend(BridgeActor):
                     frames.append(framing.decode_object(line, strict=False))
                 except RpcError:
                     log.debug("skipping an unparseable backend line (%d bytes)", len(line))
-            if frames and not safe_tell(me, BackendFrames(generation, frames)):
+            if not frames:
+                token.done()
+            elif not safe_tell(me, BackendFrames(generation, frames, token)):
                 return
         returncode = proc.wait()
         safe_tell(me, BackendExited(generation, returncode))
@@ -209,6 +214,12 @@ class Backend(BridgeActor):
     # -- what the backend sends ----------------------------------------------------------
 
     def handle_BackendFrames(self, message: Any) -> None:
+        try:
+            self._route(message)
+        finally:
+            flow.done(message.token)
+
+    def _route(self, message: Any) -> None:
         if message.generation != self.generation:
             return  # a previous process's last words
         outbox: dict[str, tuple[Any, list[Any]]] = {}
@@ -235,7 +246,7 @@ class Backend(BridgeActor):
                     if items and type(items[-1]) is SessionEvents:
                         items[-1].events.append(params)
                     else:
-                        items.append(SessionEvents([params]))
+                        items.append(SessionEvents([params], flow.share(message.token)))
                 else:
                     post(session, SessionNotice(frame["method"], params))
             elif kind is jsonrpc.Kind.REQUEST:

@@ -16,6 +16,7 @@ from protocol import events as ev
 from protocol.background import TaskCards
 from protocol.translator import TurnTranslator
 
+from . import flow
 from .base import BridgeActor, deliver
 
 
@@ -36,8 +37,14 @@ class BackgroundTasks(BridgeActor):
 
     def handle_TaskEvents(self, message: Any) -> None:
         """``(event, launch_terminal)`` pairs, in pipe order."""
+        try:
+            self._events(message.events)
+        finally:
+            flow.done(message.token)
+
+    def _events(self, events: list[Any]) -> None:
         updates: list[dict[str, Any]] = []
-        for event, launch_terminal in message.events:
+        for event, launch_terminal in events:
             kind = event.get("type")
             if kind == "session.updated":
                 updates.extend(self.cards.update(ev.payload(event), launch_terminal))

@@ -72,7 +72,8 @@ BackendCall = _message(
     "BackendCall", "method", "params", "reply_to", "tag", "timeout",
     defaults={"reply_to": None, "tag": None, "timeout": None},
 )
-BackendFrames = _message("BackendFrames", "generation", "frames")  # reader greenlet → Backend
+BackendFrames = _message("BackendFrames", "generation", "frames", "token",
+                         defaults={"token": None})  # reader greenlet → Backend
 BackendExited = _message("BackendExited", "generation", "returncode")
 RequestTimedOut = _message("RequestTimedOut", "request_id")
 RegisterRoute = _message("RegisterRoute", "backend_session_id", "session")
@@ -86,7 +87,8 @@ AnswerBackend = _message("AnswerBackend", "request_ids", "result")  # reply to b
 BackendReply = _message("BackendReply", "tag", "result", "error")
 
 # -- Session ------------------------------------------------------------------------
-SessionEvents = _message("SessionEvents", "events")  # session/event params, pipe order
+SessionEvents = _message("SessionEvents", "events", "token",
+                         defaults={"token": None})  # session/event params, pipe order
 SessionNotice = _message("SessionNotice", "method", "params")  # other session notifications
 BackendLost = _message("BackendLost", "reason")
 Prompt = _message("Prompt", "conn", "request_id", "prompt")
@@ -115,13 +117,14 @@ DeclineAll = _message("DeclineAll", "reason")
 InteractionTimeout = _message("InteractionTimeout", "key")
 
 # -- BackgroundTasks -------------------------------------------------------------------
-TaskEvents = _message("TaskEvents", "events")  # [(event, launch_terminal | None)], pipe order
+TaskEvents = _message("TaskEvents", "events", "token",
+                      defaults={"token": None})  # [(event, launch_terminal | None)], pipe order
 TaskCancelled = _message("TaskCancelled", "task_id")
 CloseTasks = _message("CloseTasks")
 
 # -- Turn ---------------------------------------------------------------------------
 StartTurn = _message("StartTurn", "backend_session_id")
-TurnEvents = _message("TurnEvents", "events")
+TurnEvents = _message("TurnEvents", "events", "token", defaults={"token": None})
 ShowInteraction = _message("ShowInteraction", "frame")  # show its card, then hand it to the router
 RetrySend = _message("RetrySend")
 FailTurn = _message("FailTurn", "error")  # the session could not be made live

@@ -19,6 +19,7 @@ from protocol import tools
 from protocol.handshake import supports_terminal_output
 from protocol.usage import context_usage_update
 
+from . import flow
 from .base import safe_tell
 from .messages import GapTimeout, TaskEvents, TurnEvents
 
@@ -57,15 +58,18 @@ class EventStream:
     ``launch_cards``, ``settings`` and ``plan``."""
 
     def handle_SessionEvents(self, message: Any) -> None:
-        if self.phase != "live":
-            for event in message.events:
-                seq = ev.seq(event)
-                if seq is not None:
-                    self.reorder[seq] = event
-            return
-        self._accept_all(message.events)
+        try:
+            if self.phase != "live":
+                for event in message.events:
+                    seq = ev.seq(event)
+                    if seq is not None:
+                        self.reorder[seq] = event
+                return
+            self._accept_all(message.events, message.token)
+        finally:
+            flow.done(message.token)
 
-    def _accept_all(self, events: list[dict[str, Any]]) -> None:
+    def _accept_all(self, events: list[dict[str, Any]], token: Any = None) -> None:
         routed = Routed()
         for event in events:
             seq = ev.seq(event)
@@ -80,13 +84,14 @@ class EventStream:
             else:
                 self.reorder[seq] = event
                 self._request_gap()
-        self._flush(routed)
+        self._flush(routed, token)
 
-    def _flush(self, routed: Routed) -> None:
+    def _flush(self, routed: Routed, token: Any = None) -> None:
+        """Pass the applied events on; the batch's flow token goes with them."""
         if routed.turn and self.current is not None:
-            self.turns[self.current].tell(TurnEvents(routed.turn))
+            self.turns[self.current].tell(TurnEvents(routed.turn, flow.share(token)))
         if routed.tasks:
-            self.tasks.tell(TaskEvents(routed.tasks))
+            self.tasks.tell(TaskEvents(routed.tasks, flow.share(token)))
 
     def _drain(self, routed: Routed) -> None:
         while self.last_seq + 1 in self.reorder:

@@ -32,6 +32,7 @@ from protocol.errors import INTERNAL_ERROR, RpcError, from_backend_error, is_bus
 from protocol.translator import TurnTranslator
 from protocol.usage import prompt_result
 
+from . import flow
 from .base import BridgeActor, deliver, safe_tell
 from .config import Config
 from .messages import BackendCall, Evicted, InteractionAsked, Reply, RetrySend, SilenceCheck, TurnDone, TurnSettled
@@ -189,11 +190,17 @@ class Turn(BridgeActor):
     # -- events ----------------------------------------------------------------------------
 
     def handle_TurnEvents(self, message: Any) -> None:
+        try:
+            self._events(message.events)
+        finally:
+            flow.done(message.token)
+
+    def _events(self, events: list[dict[str, Any]]) -> None:
         if self.settled:
             return
-        self.events_since_check += len(message.events)
+        self.events_since_check += len(events)
         updates: list[dict[str, Any]] = []
-        for event in message.events:
+        for event in events:
             kind = event.get("type")
             event_turn = ev.turn_id(event)
             if self.state in ("sending", "created"):

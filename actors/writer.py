@@ -18,7 +18,7 @@ import gevent.event
 from .base import safe_tell
 from .messages import Backlog, WriteFailed
 
-HIGH_WATER = 8 * 1024 * 1024
+HIGH_WATER = 4 * 1024 * 1024
 LOW_WATER = 1 * 1024 * 1024
 
 
