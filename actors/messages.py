@@ -106,7 +106,6 @@ Extension = _message("Extension", "conn", "request_id", "name", "params")  # ses
 Forked = _message("Forked", "conn", "request_id", "source_session_id", "backend_session_id", "cwd",
                   "mcp_servers", "as_command")
 ClientsChanged = _message("ClientsChanged", "clients", "capabilities")
-PlanTimeout = _message("PlanTimeout")
 GapTimeout = _message("GapTimeout", "after_seq")
 
 # -- InteractionRouter -----------------------------------------------------------------

@@ -99,8 +99,3 @@ def convert_prompt(blocks: Any) -> BackendPrompt:
     if not text.strip() and not attachments:
         raise invalid_params("prompt", "is empty: a prompt needs text or an image")
     return BackendPrompt(text=text, attachments=attachments)
-
-
-def prompt_echo_text(blocks: list[dict[str, Any]]) -> str:
-    """Readable text of a prompt, for echoing it to other attached clients."""
-    return convert_prompt(blocks).text

@@ -108,10 +108,6 @@ def backend_request(id_: int, method: str, params: Any) -> dict[str, Any]:
     return {"id": id_, "method": method, "params": params}
 
 
-def backend_notification(method: str, params: Any) -> dict[str, Any]:
-    return {"method": method, "params": params}
-
-
 def backend_result(id_: Any, result: Any) -> dict[str, Any]:
     return {"id": id_, "result": result}
 

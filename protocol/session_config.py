@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .errors import invalid_params
@@ -29,7 +29,6 @@ class SessionSettings:
     models: tuple[tuple[str, str], ...] = ((DEFAULT_MODEL, "Default model"),)
     providers: tuple[tuple[str, str], ...] = ()  # model id → provider id, as the backend named them
     thought_levels: tuple[tuple[str, str], ...] = THOUGHT_LEVELS
-    extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def with_backend_settings(self, settings: Any) -> "SessionSettings":
         """Fold a backend ``settings`` object (create/resume/read) into these."""

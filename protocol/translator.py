@@ -39,15 +39,6 @@ class ToolCard:
         return self.status in ("completed", "failed")
 
 
-@dataclass(slots=True)
-class TrackedLaunch:
-    """A background Bash launch card left open for its task to finish."""
-
-    tool_call_id: str
-    terminal: bool
-    streamed_output: str
-
-
 def _update(tool_call_id: str, **fields: Any) -> dict[str, Any]:
     update = {"sessionUpdate": "tool_call_update", "toolCallId": tool_call_id}
     update.update(fields)
@@ -300,11 +291,3 @@ class TurnTranslator:
 
     def open_cards(self) -> list[ToolCard]:
         return [card for card in self.cards.values() if not card.final]
-
-    def tracked_launches(self) -> list[TrackedLaunch]:
-        """Background Bash cards left open on purpose (their task closes them)."""
-        return [
-            TrackedLaunch(card.tool_call_id, card.terminal, card.stdout_seen)
-            for card in self.cards.values()
-            if card.launched and not card.final
-        ]

@@ -29,16 +29,16 @@ def test_golden_files_exist():
     assert len(GOLDEN) >= 10
 
 
-def test_tracked_launches_are_handed_over():
+def test_a_background_launch_card_stays_open():
     translator = TurnTranslator(message_id="m", terminal_output=True)
     translator.feed({"type": "tool.updated", "payload": {
         "kind": "scheduled", "toolCallId": "bg", "toolName": "Bash",
         "input": {"command": "sleep 100", "run_in_background": True}}})
-    assert translator.tracked_launches() == []
+    assert not translator.open_cards()[0].launched
     translator.feed({"type": "tool.updated", "payload": {"kind": "result", "toolCallId": "bg", "result": "started\n"}})
-    [launch] = translator.tracked_launches()
-    assert launch.tool_call_id == "bg" and launch.terminal and launch.streamed_output == "started\n"
-    assert translator.open_cards()[0].launched
+    [card] = translator.open_cards()  # left open: its background task closes it
+    assert card.tool_call_id == "bg" and card.terminal and card.stdout_seen == "started\n"
+    assert card.launched
 
 
 def test_notice_uses_its_own_message_id():
