@@ -23,14 +23,16 @@ import gevent
 import gevent.event
 import tenacity
 
-from protocol import framing, jsonrpc
-from protocol.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, RpcError
+from zcode_acp.protocol import framing, jsonrpc
+from zcode_acp.protocol.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, RpcError
 
-from . import backend_process, fdio, flow
-from .flow import Flow
-from .base import BridgeActor, safe_tell
-from .config import Config
-from .messages import (
+from zcode_acp.actors.transport import backend_process
+from zcode_acp.actors.transport import fdio
+from zcode_acp.actors.transport import flow
+from zcode_acp.actors.transport.flow import Flow
+from zcode_acp.actors.base import BridgeActor, safe_tell
+from zcode_acp.actors.cli.config import Config
+from zcode_acp.actors.messages import (
     Batch,
     BackendExited,
     BackendFrames,

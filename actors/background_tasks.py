@@ -12,12 +12,12 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from protocol import events as ev
-from protocol.background import TaskCards
-from protocol.translator import TurnTranslator
+from zcode_acp.protocol import events as ev
+from zcode_acp.protocol.background import TaskCards
+from zcode_acp.protocol.translator import TurnTranslator
 
-from . import flow
-from .base import BridgeActor, deliver
+from zcode_acp.actors.transport import flow
+from zcode_acp.actors.base import BridgeActor, deliver
 
 
 class BackgroundTasks(BridgeActor):

@@ -19,9 +19,9 @@ from typing import Any, Callable
 
 import pykka
 
-from protocol import framing, jsonrpc
+from zcode_acp.protocol import framing, jsonrpc
 
-from .messages import Batch, Deliver
+from zcode_acp.actors.messages import Batch, Deliver
 
 log = logging.getLogger(__name__)
 

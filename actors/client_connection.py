@@ -20,13 +20,13 @@ from typing import Any
 
 import gevent
 
-from protocol import errors, framing, jsonrpc
-from protocol.errors import RpcError
+from zcode_acp.protocol import errors, framing, jsonrpc
+from zcode_acp.protocol.errors import RpcError
 
-from . import fdio
-from .base import BridgeActor, safe_tell
-from .writer import Writer
-from .messages import (
+from zcode_acp.actors.transport import fdio
+from zcode_acp.actors.base import BridgeActor, safe_tell
+from zcode_acp.actors.transport.writer import Writer
+from zcode_acp.actors.messages import (
     BackendReply,
     ClientBacklog,
     ClientClosed,

@@ -21,11 +21,11 @@ from typing import Any
 
 import gevent
 
-from protocol import interactions as ix
-from protocol.handshake import supports_elicitation_form
+from zcode_acp.protocol import interactions as ix
+from zcode_acp.protocol.handshake import supports_elicitation_form
 
-from .base import BridgeActor, deliver, safe_tell
-from .messages import AnswerBackend, InteractionTimeout, SendRequest, WithdrawRequest
+from zcode_acp.actors.base import BridgeActor, deliver, safe_tell
+from zcode_acp.actors.messages import AnswerBackend, InteractionTimeout, SendRequest, WithdrawRequest
 
 log = logging.getLogger(__name__)
 

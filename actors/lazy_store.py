@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-from protocol import lazy_sessions
+from zcode_acp.protocol import lazy_sessions
 
 log = logging.getLogger(__name__)
 

@@ -21,20 +21,20 @@ from typing import Any, Callable
 
 import gevent
 
-from protocol import commands, errors, framing, jsonrpc
-from protocol.content import convert_prompt
-from protocol.errors import RpcError, invalid_params
-from protocol.translator import agent_text
-from protocol.handshake import authenticate_result, initialize_result, merge_capabilities
-from protocol.session_config import SessionSettings, session_state, validate_config_value, validate_mode
+from zcode_acp.protocol import commands, errors, framing, jsonrpc
+from zcode_acp.protocol.content import convert_prompt
+from zcode_acp.protocol.errors import RpcError, invalid_params
+from zcode_acp.protocol.translator import agent_text
+from zcode_acp.protocol.handshake import authenticate_result, initialize_result, merge_capabilities
+from zcode_acp.protocol.session_config import SessionSettings, session_state, validate_config_value, validate_mode
 
-from .backend import Backend
-from .base import BridgeActor, safe_tell
-from .client_connection import ClientConnection
-from .config import Config
-from .interaction_router import InteractionRouter
-from .lazy_store import LazySessionStore
-from .messages import (
+from zcode_acp.actors.backend import Backend
+from zcode_acp.actors.base import BridgeActor, safe_tell
+from zcode_acp.actors.client_connection import ClientConnection
+from zcode_acp.actors.cli.config import Config
+from zcode_acp.actors.interaction_router import InteractionRouter
+from zcode_acp.actors.lazy_store import LazySessionStore
+from zcode_acp.actors.messages import (
     Announce,
     Attach,
     BackendCall,
@@ -52,7 +52,7 @@ from .messages import (
     TerminateBackend,
     Throttle,
 )
-from .session import Session
+from zcode_acp.actors.session.actor import Session
 
 log = logging.getLogger(__name__)
 

@@ -25,17 +25,17 @@ from typing import Any
 
 import gevent
 
-from protocol import events as ev
-from protocol import interactions
-from protocol.content import BackendPrompt
-from protocol.errors import INTERNAL_ERROR, RpcError, from_backend_error, is_busy, is_not_active
-from protocol.translator import TurnTranslator
-from protocol.usage import prompt_result
+from zcode_acp.protocol import events as ev
+from zcode_acp.protocol import interactions
+from zcode_acp.protocol.content import BackendPrompt
+from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError, from_backend_error, is_busy, is_not_active
+from zcode_acp.protocol.translator import TurnTranslator
+from zcode_acp.protocol.usage import prompt_result
 
-from . import flow
-from .base import BridgeActor, deliver, safe_tell
-from .config import Config
-from .messages import BackendCall, Evicted, InteractionAsked, Reply, RetrySend, SilenceCheck, TurnDone, TurnSettled
+from zcode_acp.actors.transport import flow
+from zcode_acp.actors.base import BridgeActor, deliver, safe_tell
+from zcode_acp.actors.cli.config import Config
+from zcode_acp.actors.messages import BackendCall, Evicted, InteractionAsked, Reply, RetrySend, SilenceCheck, TurnDone, TurnSettled
 
 log = logging.getLogger(__name__)
 

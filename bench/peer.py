@@ -17,7 +17,7 @@ class Peer:
     def __init__(self, env: dict[str, str] | None = None) -> None:
         environment = dict(os.environ, ZCODE_BIN=SIM)
         environment.update(env or {})
-        self.proc = subprocess.Popen([sys.executable, "-m", "actors.cli", "--log-level", "warning"],
+        self.proc = subprocess.Popen([sys.executable, "-m", "zcode_acp", "--log-level", "warning"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=environment)
         self.next_id = 0
 

@@ -14,8 +14,8 @@ import gevent
 import gevent.event
 import pykka
 
-from actors.messages import Batch
-from protocol import framing
+from zcode_acp.actors.messages import Batch
+from zcode_acp.protocol import framing
 
 
 class Store:

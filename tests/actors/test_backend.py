@@ -4,9 +4,9 @@ import os
 import stat
 from dataclasses import replace
 
-from actors.backend import Backend
-from actors.config import Config
-from actors.messages import BackendCall, RegisterRoute, TerminateBackend
+from zcode_acp.actors.backend import Backend
+from zcode_acp.actors.cli.config import Config
+from zcode_acp.actors.messages import BackendCall, RegisterRoute, TerminateBackend
 from tests.actors.fakes import Probe
 
 

@@ -6,9 +6,9 @@ import gevent
 import gevent.os
 import pytest
 
-from actors.client_connection import ClientConnection, FdTransport
-from actors.messages import Deliver, HoldSession, ReleaseSession, Reply
-from protocol import framing
+from zcode_acp.actors.client_connection import ClientConnection, FdTransport
+from zcode_acp.actors.messages import Deliver, HoldSession, ReleaseSession, Reply
+from zcode_acp.protocol import framing
 from tests.actors.fakes import Probe
 
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from actors.interaction_router import InteractionRouter
-from actors.messages import (
+from zcode_acp.actors.interaction_router import InteractionRouter
+from zcode_acp.actors.messages import (
     BackendReply,
     CancelInteractions,
     ClientAttached,

@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from actors.lazy_store import LazySessionStore
-from protocol import lazy_sessions
+from zcode_acp.actors.lazy_store import LazySessionStore
+from zcode_acp.protocol import lazy_sessions
 
 
 def test_entries_round_trip_with_user_only_permissions(tmp_path):
@@ -54,7 +54,7 @@ def test_a_corrupt_file_reads_as_empty_with_one_warning_and_is_kept_aside(tmp_pa
 WRITER = """
 import sys
 from pathlib import Path
-from actors.lazy_store import LazySessionStore
+from zcode_acp.actors.lazy_store import LazySessionStore
 store = LazySessionStore(Path(sys.argv[1]))
 for i in range(40):
     store.record(f"{sys.argv[2]}-{i}", "/w", f"sess-{sys.argv[2]}-{i}" if i % 2 else None)

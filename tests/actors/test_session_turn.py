@@ -8,11 +8,11 @@ from dataclasses import replace
 
 import pytest
 
-from actors.config import Config
-from actors.messages import BackendLost, BackendReply, CancelTurn, Prompt, SessionEvents, Teardown
-from actors.session import Session
-from protocol.content import BackendPrompt
-from protocol.session_config import SessionSettings
+from zcode_acp.actors.cli.config import Config
+from zcode_acp.actors.messages import BackendLost, BackendReply, CancelTurn, Prompt, SessionEvents, Teardown
+from zcode_acp.actors.session.actor import Session
+from zcode_acp.protocol.content import BackendPrompt
+from zcode_acp.protocol.session_config import SessionSettings
 from tests.actors.fakes import Probe
 
 CONFIG = replace(Config(), busy_retry_interval=0.01, gap_wait=0.2, silence_probe=0)

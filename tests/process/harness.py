@@ -169,7 +169,7 @@ async def bridge(tmp_path: Path, capabilities: dict[str, Any] | None = None, env
     environment.update(env or {})
     with open(log, "wb") as log_file:
         async with spawn_agent_process(
-            client, sys.executable, "-m", "actors.cli", "--log-level", "debug",
+            client, sys.executable, "-m", "zcode_acp", "--log-level", "debug",
             env=environment, transport_kwargs={"stderr": log_file}, use_unstable_protocol=True,
         ) as (conn, proc):
             harness = Bridge(conn, proc, client, trace, log)

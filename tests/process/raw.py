@@ -20,7 +20,7 @@ class RawBridge:
                            ZCODE_SIM_TRACE=str(tmp_path / "trace.jsonl"), ZCODE_SIM_DATA=str(tmp_path / "sim"))
         environment.update(env or {})
         self.log = open(tmp_path / "bridge.log", "wb")
-        self.proc = subprocess.Popen([sys.executable, "-m", "actors.cli", "--log-level", "debug"],
+        self.proc = subprocess.Popen([sys.executable, "-m", "zcode_acp", "--log-level", "debug"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
                                      env=environment)
         self.lines: "queue.Queue[bytes]" = queue.Queue()

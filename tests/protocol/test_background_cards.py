@@ -1,6 +1,6 @@
 """Background task cards: launch-card reuse, bg_* fallback, closed exactly once."""
 
-from protocol.background import TaskCards
+from zcode_acp.protocol.background import TaskCards
 from tests.schema import assert_valid_update
 
 

@@ -1,7 +1,7 @@
 import pytest
 
-from protocol.content import convert_prompt
-from protocol.errors import RpcError
+from zcode_acp.protocol.content import convert_prompt
+from zcode_acp.protocol.errors import RpcError
 
 
 def test_text_blocks_join_with_newlines():

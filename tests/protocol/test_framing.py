@@ -2,8 +2,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from protocol import framing
-from protocol.errors import INVALID_REQUEST, PARSE_ERROR
+from zcode_acp.protocol import framing
+from zcode_acp.protocol.errors import INVALID_REQUEST, PARSE_ERROR
 
 
 def test_encode_keeps_utf8_and_slashes_and_ends_with_newline():

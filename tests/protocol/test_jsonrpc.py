@@ -1,7 +1,7 @@
 import pytest
 
-from protocol import jsonrpc
-from protocol.errors import RpcError
+from zcode_acp.protocol import jsonrpc
+from zcode_acp.protocol.errors import RpcError
 
 
 def test_backend_frames_are_classified_by_keys():

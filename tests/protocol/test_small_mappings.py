@@ -2,8 +2,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from protocol import handshake, session_config, tools, usage
-from protocol.errors import RpcError, from_backend_error, is_busy
+from zcode_acp.protocol import handshake, session_config, tools, usage
+from zcode_acp.protocol.errors import RpcError, from_backend_error, is_busy
 from tests.schema import assert_valid_result
 
 

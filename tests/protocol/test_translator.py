@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from protocol.translator import TurnTranslator
+from zcode_acp.protocol.translator import TurnTranslator
 from tests.schema import assert_valid_update
 
 GOLDEN = sorted((Path(__file__).parent / "golden").glob("*.json"))

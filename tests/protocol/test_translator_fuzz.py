@@ -3,7 +3,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol.translator import TurnTranslator
+from zcode_acp.protocol.translator import TurnTranslator
 from tests.schema import assert_valid_update
 
 ids = st.sampled_from(["c1", "c2", "c3", "bg"])

@@ -2,5 +2,5 @@
 
 It speaks backend-protocol.md over stdio, quirks included, so the bridge can be
 run and tested end to end where no real ZCode CLI exists. Behaviour is chosen
-by scenario: see ``zcode_sim/scenarios.py`` and docs/simulator.md.
+by scenario: see ``sim/scenarios.py`` and docs/simulator.md.
 """

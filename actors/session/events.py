@@ -14,14 +14,14 @@ from typing import Any
 
 import gevent
 
-from protocol import events as ev
-from protocol import tools
-from protocol.handshake import supports_terminal_output
-from protocol.usage import context_usage_update
+from zcode_acp.protocol import events as ev
+from zcode_acp.protocol import tools
+from zcode_acp.protocol.handshake import supports_terminal_output
+from zcode_acp.protocol.usage import context_usage_update
 
-from . import flow
-from .base import safe_tell
-from .messages import GapTimeout, TaskEvents, TurnEvents
+from zcode_acp.actors.transport import flow
+from zcode_acp.actors.base import safe_tell
+from zcode_acp.actors.messages import GapTimeout, TaskEvents, TurnEvents
 
 log = logging.getLogger(__name__)
 

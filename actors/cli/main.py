@@ -6,7 +6,7 @@ from . import runtime  # noqa: F401  (patches gevent before anything else)
 
 import typer  # noqa: E402
 
-from .config import Config  # noqa: E402
+from zcode_acp.actors.cli.config import Config  # noqa: E402
 
 app = typer.Typer(add_completion=False, invoke_without_command=True, no_args_is_help=False,
                   help="ACP bridge for the ZCode coding agent.")
@@ -14,7 +14,7 @@ app = typer.Typer(add_completion=False, invoke_without_command=True, no_args_is_
 
 def _version(value: bool) -> None:
     if value:
-        from .supervisor import version
+        from zcode_acp.actors.supervisor import version
 
         typer.echo(f"zcode-acp {version()}")
         raise typer.Exit()
@@ -39,7 +39,7 @@ def demo(
     cwd: str = typer.Option(None, help="workspace folder (default: current directory)"),
 ) -> None:
     """Run the bridge on the simulated backend and print one conversation."""
-    from .demo import run_demo
+    from zcode_acp.actors.cli.demo import run_demo
 
     raise typer.Exit(run_demo(prompt, cwd))
 

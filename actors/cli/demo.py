@@ -15,7 +15,7 @@ import subprocess
 import sys
 from typing import Any
 
-from protocol import framing
+from zcode_acp.protocol import framing
 
 
 class Style:
@@ -126,7 +126,7 @@ def run_demo(prompt: str, cwd: str | None = None, out: Any = None) -> int:
     env = dict(os.environ)
     env.setdefault("ZCODE_BIN", find_simulator())
     bridge = subprocess.Popen(
-        [sys.executable, "-m", "actors.cli", "--log-level", "warning"],
+        [sys.executable, "-m", "zcode_acp", "--log-level", "warning"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
     )
     client = DemoClient(bridge, out)

@@ -10,13 +10,13 @@ from __future__ import annotations
 import uuid
 from typing import Any, Callable
 
-from protocol import commands
-from protocol.errors import RpcError, from_backend_error
-from protocol.session_config import SessionSettings, config_options, validate_config_value
-from protocol.translator import agent_text
+from zcode_acp.protocol import commands
+from zcode_acp.protocol.errors import RpcError, from_backend_error
+from zcode_acp.protocol.session_config import SessionSettings, config_options, validate_config_value
+from zcode_acp.protocol.translator import agent_text
 
-from .base import encode_updates
-from .messages import Deliver, Forked, Reply, StartTurn, TaskCancelled
+from zcode_acp.actors.base import encode_updates
+from zcode_acp.actors.messages import Deliver, Forked, Reply, StartTurn, TaskCancelled
 
 
 class SessionControls:

@@ -19,10 +19,10 @@ import gevent  # noqa: E402
 import gevent.event  # noqa: E402
 import pykka  # noqa: E402
 
-from .client_connection import FdTransport  # noqa: E402
-from .config import Config  # noqa: E402
-from .messages import AttachClient, Shutdown  # noqa: E402
-from .supervisor import Supervisor  # noqa: E402
+from zcode_acp.actors.client_connection import FdTransport  # noqa: E402
+from zcode_acp.actors.cli.config import Config  # noqa: E402
+from zcode_acp.actors.messages import AttachClient, Shutdown  # noqa: E402
+from zcode_acp.actors.supervisor import Supervisor  # noqa: E402
 
 log = logging.getLogger("zcode_acp")
 

@@ -19,7 +19,7 @@ from typing import Sequence
 
 import gevent
 
-from protocol.errors import RpcError, internal
+from zcode_acp.protocol.errors import RpcError, internal
 
 log = logging.getLogger(__name__)
 

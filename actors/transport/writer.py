@@ -15,8 +15,8 @@ from typing import Any
 import gevent
 import gevent.event
 
-from .base import safe_tell
-from .messages import Backlog, WriteFailed
+from zcode_acp.actors.base import safe_tell
+from zcode_acp.actors.messages import Backlog, WriteFailed
 
 HIGH_WATER = 4 * 1024 * 1024
 LOW_WATER = 1 * 1024 * 1024

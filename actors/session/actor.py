@@ -28,8 +28,8 @@ import logging
 import uuid
 from typing import Any, Callable
 
-from protocol import commands, interactions
-from protocol.errors import (
+from zcode_acp.protocol import commands, interactions
+from zcode_acp.protocol.errors import (
     INTERNAL_ERROR,
     SESSION_NOT_FOUND,
     RpcError,
@@ -37,14 +37,14 @@ from protocol.errors import (
     is_not_active,
     session_not_found,
 )
-from protocol.handshake import supports_terminal_output
-from protocol.session_config import SessionSettings
-from protocol.translator import TurnTranslator
+from zcode_acp.protocol.handshake import supports_terminal_output
+from zcode_acp.protocol.session_config import SessionSettings
+from zcode_acp.protocol.translator import TurnTranslator
 
-from .background_tasks import BackgroundTasks
-from .base import BridgeActor, deliver
-from .config import Config
-from .messages import (
+from zcode_acp.actors.background_tasks import BackgroundTasks
+from zcode_acp.actors.base import BridgeActor, deliver
+from zcode_acp.actors.cli.config import Config
+from zcode_acp.actors.messages import (
     BackendCall,
     BackendLost,
     CancelInteractions,
@@ -60,10 +60,10 @@ from .messages import (
     StartTurn,
     UnregisterRoute,
 )
-from .session_controls import SessionControls
-from .session_events import EventStream
-from .session_history import HistoryReplay
-from .turn import Turn
+from zcode_acp.actors.session.controls import SessionControls
+from zcode_acp.actors.session.events import EventStream
+from zcode_acp.actors.session.history import HistoryReplay
+from zcode_acp.actors.turn import Turn
 
 log = logging.getLogger(__name__)
 

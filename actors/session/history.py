@@ -11,14 +11,14 @@ from typing import Any
 
 import gevent
 
-from protocol.errors import RpcError, from_backend_error, invalid_params
-from protocol.history import message_count, replay_updates
-from protocol.session_config import session_state
-from protocol.usage import projection_usage_update
+from zcode_acp.protocol.errors import RpcError, from_backend_error, invalid_params
+from zcode_acp.protocol.history import message_count, replay_updates
+from zcode_acp.protocol.session_config import session_state
+from zcode_acp.protocol.usage import projection_usage_update
 
-from .base import encode_updates, safe_tell
-from .messages import ClientAttached, HistoryPoll, HoldSession, ReleaseSession, Reply
-from .session_events import plan_entries
+from zcode_acp.actors.base import encode_updates, safe_tell
+from zcode_acp.actors.messages import ClientAttached, HistoryPoll, HoldSession, ReleaseSession, Reply
+from zcode_acp.actors.session.events import plan_entries
 
 HISTORY_POLL_INTERVAL = 0.1
 HISTORY_POLL_LIMIT = 20  # reads; after a resume the history fills up for a moment

@@ -1,0 +1,3 @@
+from zcode_acp.actors.cli.main import main
+
+main()
