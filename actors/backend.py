@@ -1,10 +1,18 @@
 """Backend: the ZCode app-server child process and everything on its pipes.
 
 Owns the process (started on first need, restarted on the next need after it
-died), the request-id counter and the table of pending requests with their
-timeouts, the routing table backend session id → Session actor, and the
-automatic answers the backend must get (``session/requestRuntimePreferences``;
+died), the correlation table of requests sent to it (ids, deadlines, who gets
+the typed reply), the routing table backend session id → Session actor, and
+the automatic answers the backend must get (``session/requestRuntimePreferences``;
 ``-32601`` for requests nobody handles).
+
+Never blocked: frames to the backend go through a writer greenlet, so a
+backend that stops reading parks only that greenlet, and every deadline still
+fires. The process is watched three ways — its exit, its stdout closing, and
+its stdin refusing writes — and any of them is its death: everything pending
+fails with the reason (and the last lines it printed on stderr), the whole
+process group is killed, Sessions learn they are lost, and the next use starts
+a new process (docs/reliability.md).
 
 Ordering guarantee the rest of the tree relies on: everything that concerns
 one Session — its events *and* the replies to requests it made — reaches that
@@ -14,9 +22,8 @@ grouped per destination in pipe order and told as one ``Batch``.
 
 from __future__ import annotations
 
-import itertools
 import logging
-from dataclasses import dataclass
+from collections import deque
 from typing import Any
 
 import gevent
@@ -26,23 +33,30 @@ import tenacity
 from zcode_acp.protocol import framing, jsonrpc
 from zcode_acp.protocol.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, RpcError
 
-from zcode_acp.actors.transport import backend_process
-from zcode_acp.actors.transport import fdio
-from zcode_acp.actors.transport import flow
-from zcode_acp.actors.transport.flow import Flow
-from zcode_acp.actors.base import BridgeActor, safe_tell
+from zcode_acp.actors.base import BridgeActor, handles, safe_tell
 from zcode_acp.actors.cli.config import Config
+from zcode_acp.actors.correlation import Correlation
 from zcode_acp.actors.messages import (
-    Batch,
-    BackendExited,
+    AnswerBackend,
+    BackendCall,
     BackendFrames,
+    BackendGone,
     BackendLost,
-    BackendReply,
     BackendRequest,
+    Backlog,
+    Batch,
+    RegisterRoute,
     RequestTimedOut,
     SessionEvents,
     SessionNotice,
+    TerminateBackend,
+    Throttle,
+    UnregisterRoute,
+    WriteFailed,
 )
+from zcode_acp.actors.transport import backend_process, fdio, flow
+from zcode_acp.actors.transport.flow import Flow
+from zcode_acp.actors.transport.writer import Writer
 
 log = logging.getLogger(__name__)
 
@@ -52,19 +66,13 @@ RUNTIME_PREFERENCES = {
     "askUserQuestionAutoResolutionEnabled": False,
 }
 INTERACTION_METHODS = frozenset({"interaction/requestPermission", "interaction/requestUserInput"})
-
-
-@dataclass(slots=True)
-class Pending:
-    method: str
-    reply_to: Any
-    tag: Any
-    timeout: float
-    timer: Any
+STDERR_TAIL = 20  # lines of the backend's stderr kept for error messages
+WRITE_BACKLOG_LIMIT = 64 * 1024 * 1024  # bytes queued for a backend that does not read
+EXIT_GRACE = 0.5  # seconds between "stdout closed" and "exited" that still count as one death
 
 
 def backend_failure(message: str, **extra: Any) -> dict[str, Any]:
-    error = {"code": INTERNAL_ERROR, "message": message}
+    error: dict[str, Any] = {"code": INTERNAL_ERROR, "message": message}
     error.update(extra)
     return error
 
@@ -74,16 +82,20 @@ class Backend(BridgeActor):
         super().__init__()
         self.config = config
         self.proc: Any = None
+        self.writer: Writer | None = None
         self.generation = 0
-        self.ids = itertools.count(1)
-        self.pending: dict[int, Pending] = {}
+        self.pending = Correlation()
         self.routes: dict[str, Any] = {}
         self.terminated = False
-        # Reading the backend pauses while a client cannot keep up (see actors/writer.py).
+        self.stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL)
+        # Reading the backend pauses while a client cannot keep up (see actors/transport/writer.py).
         self.throttled_by: set[str] = set()
         self.readable = gevent.event.Event()
         self.readable.set()
         self.flow = Flow()
+
+    def on_start(self) -> None:
+        self.pending.owner = self.actor_ref
 
     # -- process ------------------------------------------------------------------
 
@@ -109,15 +121,19 @@ class Backend(BridgeActor):
             raise RpcError(INTERNAL_ERROR, f"could not start the ZCode CLI ({argv[0]}): {exc}") from None
         self.generation += 1
         self.proc = proc
+        self.stderr_tail = deque(maxlen=STDERR_TAIL)
         log.info("started backend pid %d: %s", proc.pid, " ".join(argv))
         fdio.widen_pipe(proc.stdout.fileno())
-        fdio.make_nonblocking(proc.stdout.fileno())
-        fdio.make_nonblocking(proc.stderr.fileno())
-        fdio.make_nonblocking(proc.stdin.fileno())
-        gevent.spawn(self._read_stdout, self.generation, proc)
-        gevent.spawn(self._drain_stderr, proc)
+        fdio.widen_pipe(proc.stdin.fileno())
+        for pipe in (proc.stdout, proc.stderr, proc.stdin):
+            fdio.make_nonblocking(pipe.fileno())
+        self.writer = Writer(fdio.FdSink(proc.stdin.fileno()), self.actor_ref, source=self.generation)
+        eof = gevent.event.Event()
+        gevent.spawn(self._read_stdout, self.generation, proc, eof)
+        gevent.spawn(self._drain_stderr, proc, self.stderr_tail)
+        gevent.spawn(self._watch_exit, self.generation, proc, eof)
 
-    def _read_stdout(self, generation: int, proc: Any) -> None:
+    def _read_stdout(self, generation: int, proc: Any, eof: gevent.event.Event) -> None:
         me = self.actor_ref
         fd = proc.stdout.fileno()
         splitter = framing.LineSplitter()
@@ -126,6 +142,7 @@ class Backend(BridgeActor):
             token = self.flow.take()
             chunk = fdio.read_chunk(fd)
             if not chunk:
+                token.done()
                 break
             frames = []
             for line in splitter.feed(chunk):
@@ -137,11 +154,25 @@ class Backend(BridgeActor):
                 token.done()
             elif not safe_tell(me, BackendFrames(generation, frames, token)):
                 return
+        eof.set()
+        with gevent.Timeout(EXIT_GRACE, False):
+            proc.wait()
+        if proc.poll() is None:  # alive but mute: as good as dead
+            safe_tell(me, BackendGone(generation, "closed its output but kept running"))
+
+    def _watch_exit(self, generation: int, proc: Any, eof: gevent.event.Event) -> None:
+        """The process itself, not just its pipes: a child may hold stdout open after it died.
+
+        Its last frames are read first (bounded), so answers written just
+        before exiting still arrive; then its death is reported, always in the
+        same words (its exit code).
+        """
         returncode = proc.wait()
-        safe_tell(me, BackendExited(generation, returncode))
+        eof.wait(EXIT_GRACE)
+        safe_tell(self.actor_ref, BackendGone(generation, f"exited (code {returncode})"))
 
     @staticmethod
-    def _drain_stderr(proc: Any) -> None:
+    def _drain_stderr(proc: Any, tail: deque[str]) -> None:
         fd = proc.stderr.fileno()
         splitter = framing.LineSplitter(1024 * 1024)
         while True:
@@ -149,50 +180,56 @@ class Backend(BridgeActor):
             if not chunk:
                 return
             for line in splitter.feed(chunk):
-                # Backend logs may quote prompts: debug level only.
-                log.debug("zcode: %s", line.decode("utf-8", "replace"))
+                text = line.decode("utf-8", "replace").rstrip()
+                if text:
+                    tail.append(text[:500])
+                # Backend logs may quote prompts: debug level only (the tail is shown on death).
+                log.debug("zcode: %s", text)
 
     def _write(self, frame: dict[str, Any]) -> bool:
-        if self.proc is None:
+        if self.writer is None:
             return False
-        return fdio.write_all(self.proc.stdin.fileno(), framing.encode(frame))
+        self.writer.put(framing.encode(frame))
+        return True
 
     # -- requests from the tree ------------------------------------------------------
 
-    def handle_BackendCall(self, message: Any) -> None:
+    @handles(BackendCall)
+    def on_call(self, message: BackendCall) -> None:
         try:
             self._ensure_process()
         except RpcError as exc:
-            if message.reply_to is not None:
-                safe_tell(message.reply_to, BackendReply(message.tag, None, exc.to_dict()))
+            if message.reply_to is not None and message.reply is not None:
+                safe_tell(message.reply_to, message.reply(None, exc.to_dict()))
             return
-        request_id = next(self.ids)
-        if message.reply_to is not None:
+        request_id = self.pending.next_id()
+        if message.reply_to is not None and message.reply is not None:
             timeout = message.timeout or self.config.call_timeout
-            timer = gevent.get_hub().loop.timer(timeout)
-            timer.start(self._timed_out, request_id)
-            self.pending[request_id] = Pending(message.method, message.reply_to, message.tag, timeout, timer)
+            self.pending.open(request_id, message.method, message.reply_to, message.reply, timeout=timeout,
+                              generation=self.generation)
         # Fire-and-forget calls (no reply_to) still carry an id; their replies are dropped.
-        if not self._write(jsonrpc.backend_request(request_id, message.method, message.params)):
-            self._fail(request_id, backend_failure("ZCode backend stdin is closed"))
+        assert self.writer is not None
+        if self.writer.pending > WRITE_BACKLOG_LIMIT:
+            self.pending.fail(request_id, backend_failure(
+                f"the ZCode backend is not reading its input ({self.writer.pending} bytes waiting)"))
+            return
+        try:
+            line = framing.encode(jsonrpc.backend_request(request_id, message.method, message.params))
+        except (TypeError, ValueError, OverflowError) as exc:
+            self.pending.fail(request_id, backend_failure(f"could not encode {message.method} for the backend: {exc}",
+                                                          encoding=True))
+            return
+        self.writer.put(line)
 
-    def _timed_out(self, request_id: int) -> None:
-        safe_tell(self.actor_ref, RequestTimedOut(request_id))
-
-    def handle_RequestTimedOut(self, message: Any) -> None:
+    @handles(RequestTimedOut)
+    def on_timed_out(self, message: RequestTimedOut) -> None:
         pending = self.pending.get(message.request_id)
         if pending is not None:
-            self._fail(message.request_id, backend_failure(
+            self.pending.fail(message.request_id, backend_failure(
                 f"ZCode backend did not answer {pending.method} within {pending.timeout:g}s", timeout=True))
 
-    def _fail(self, request_id: int, error: dict[str, Any]) -> None:
-        pending = self.pending.pop(request_id, None)
-        if pending is None:
-            return
-        pending.timer.close()
-        safe_tell(pending.reply_to, BackendReply(pending.tag, None, error))
-
-    def handle_Throttle(self, message: Any) -> None:
+    @handles(Throttle)
+    def on_throttle(self, message: Throttle) -> None:
         if message.paused:
             self.throttled_by.add(message.source)
         else:
@@ -202,26 +239,34 @@ class Backend(BridgeActor):
         else:
             self.readable.set()
 
-    def handle_RegisterRoute(self, message: Any) -> None:
+    @handles(RegisterRoute)
+    def on_register(self, message: RegisterRoute) -> None:
         self.routes[message.backend_session_id] = message.session
 
-    def handle_UnregisterRoute(self, message: Any) -> None:
+    @handles(UnregisterRoute)
+    def on_unregister(self, message: UnregisterRoute) -> None:
         if self.routes.get(message.backend_session_id) == message.session:
             del self.routes[message.backend_session_id]
 
-    def handle_AnswerBackend(self, message: Any) -> None:
+    @handles(AnswerBackend)
+    def on_answer(self, message: AnswerBackend) -> None:
+        if message.generation != self.generation or self.proc is None:
+            # Asked by a process that is gone: its ids mean something else to the new one.
+            log.info("dropping an answer meant for a previous backend process")
+            return
         for request_id in message.request_ids:
             self._write(jsonrpc.backend_result(request_id, message.result))
 
     # -- what the backend sends ----------------------------------------------------------
 
-    def handle_BackendFrames(self, message: Any) -> None:
+    @handles(BackendFrames)
+    def on_frames(self, message: BackendFrames) -> None:
         try:
             self._route(message)
         finally:
             flow.done(message.token)
 
-    def _route(self, message: Any) -> None:
+    def _route(self, message: BackendFrames) -> None:
         if message.generation != self.generation:
             return  # a previous process's last words
         outbox: dict[str, tuple[Any, list[Any]]] = {}
@@ -232,15 +277,14 @@ class Backend(BridgeActor):
         for frame in message.frames:
             kind = jsonrpc.classify_backend(frame, self.pending.__contains__)
             if kind is jsonrpc.Kind.RESPONSE:
-                pending = self.pending.pop(frame["id"], None)
-                if pending is not None:
-                    pending.timer.close()
-                    post(pending.reply_to, BackendReply(pending.tag, frame.get("result"), frame.get("error")))
+                answer = self.pending.answer(frame["id"], frame.get("result"), frame.get("error"))
+                if answer is not None:
+                    post(*answer)
             elif kind is jsonrpc.Kind.NOTIFICATION:
                 params = frame.get("params")
                 if not isinstance(params, dict):
                     continue
-                session = self.routes.get(params.get("sessionId"))
+                session = self.routes.get(params.get("sessionId"))  # type: ignore[arg-type]
                 if session is None:
                     continue
                 if frame["method"] == "session/event":
@@ -253,8 +297,8 @@ class Backend(BridgeActor):
                     post(session, SessionNotice(frame["method"], params))
             elif kind is jsonrpc.Kind.REQUEST:
                 session = self._interaction_route(frame)
-                if session is not None:
-                    post(session, BackendRequest(frame))  # in pipe order with the session's events
+                if session is not None:  # in pipe order with the session's events
+                    post(session, BackendRequest(frame, self.generation))
                 else:
                     self._backend_request(frame)
         for ref, items in outbox.values():
@@ -264,7 +308,7 @@ class Backend(BridgeActor):
         if frame["method"] not in INTERACTION_METHODS:
             return None
         params = frame.get("params")
-        return self.routes.get(params.get("sessionId")) if isinstance(params, dict) else None
+        return self.routes.get(params.get("sessionId")) if isinstance(params, dict) else None  # type: ignore[arg-type]
 
     def _backend_request(self, frame: dict[str, Any]) -> None:
         method = frame["method"]
@@ -276,27 +320,56 @@ class Backend(BridgeActor):
         else:
             self._write(jsonrpc.backend_error(frame["id"], METHOD_NOT_FOUND, f"Method not found: {method}"))
 
-    def handle_BackendExited(self, message: Any) -> None:
-        if message.generation != self.generation:
-            return
-        self.proc = None
-        reason = f"ZCode backend exited (code {message.returncode})"
-        log.warning("%s", reason)
+    # -- death ---------------------------------------------------------------------------------
+
+    @handles(BackendGone)
+    def on_gone(self, message: BackendGone) -> None:
+        if message.generation == self.generation and self.proc is not None:
+            self._died(message.reason)
+
+    @handles(WriteFailed)
+    def on_write_failed(self, message: WriteFailed) -> None:
+        if message.source == self.generation and self.proc is not None:
+            self._died("stopped reading its input")
+
+    @handles(Backlog)
+    def on_backlog(self, message: Backlog) -> None:
+        if message.backlogged and message.source == self.generation:
+            log.warning("the ZCode backend reads its input slowly; requests are queueing")
+
+    def _died(self, how: str) -> None:
+        proc, self.proc = self.proc, None
+        writer, self.writer = self.writer, None
+        if writer is not None:
+            writer.stop()
+        reason = f"ZCode backend {how}"
+        tail = list(self.stderr_tail)
+        if tail:
+            log.warning("%s; its last words on stderr:\n  %s", reason, "\n  ".join(tail))
+            reason = f"{reason}: {tail[-1]}"
+        else:
+            log.warning("%s", reason)
+        # Everything it started goes too (a tool's child may hold its pipes open).
+        gevent.spawn(backend_process.terminate_group, proc, 0.2, 0.0)
         self._lost(reason)
 
     def _lost(self, reason: str) -> None:
-        for request_id in list(self.pending):
-            self._fail(request_id, backend_failure(reason, backendExited=True))
+        self.pending.fail_all(backend_failure(reason, backendExited=True))
         routes, self.routes = self.routes, {}
         for session in routes.values():
             safe_tell(session, BackendLost(reason))
 
-    def handle_TerminateBackend(self, message: Any) -> None:
+    @handles(TerminateBackend)
+    def on_terminate(self, message: TerminateBackend) -> None:
         self.terminated = True
         self.readable.set()  # a paused reader must see the end too
         proc, self.proc = self.proc, None
+        writer, self.writer = self.writer, None
         self.generation += 1
         if proc is not None:
+            if writer is not None:
+                writer.drain(0.2)  # the last session/stop reaches it before stdin closes
+                writer.stop()
             backend_process.terminate_group(proc, message.grace)
         self._lost("the bridge is shutting down")
 
@@ -305,4 +378,3 @@ def decline_unroutable(method: str) -> dict[str, Any]:
     if method == "interaction/requestPermission":
         return {"decision": "deny", "reason": "no client can answer"}
     return {"action": "decline", "reason": "no client can answer"}
-

@@ -16,8 +16,10 @@ from zcode_acp.protocol import events as ev
 from zcode_acp.protocol.background import TaskCards
 from zcode_acp.protocol.translator import TurnTranslator
 
+from zcode_acp.actors.base import BridgeActor, handles
+from zcode_acp.actors.delivery import deliver
+from zcode_acp.actors.messages import ClientsChanged, CloseTasks, TaskCancelled, TaskEvents
 from zcode_acp.actors.transport import flow
-from zcode_acp.actors.base import BridgeActor, deliver
 
 
 class BackgroundTasks(BridgeActor):
@@ -32,10 +34,12 @@ class BackgroundTasks(BridgeActor):
     def _deliver(self, updates: list[dict[str, Any]]) -> None:
         deliver(self.clients, self.session_id, updates)
 
-    def handle_ClientsChanged(self, message: Any) -> None:
+    @handles(ClientsChanged)
+    def on_clients_changed(self, message: ClientsChanged) -> None:
         self.clients = list(message.clients)
 
-    def handle_TaskEvents(self, message: Any) -> None:
+    @handles(TaskEvents)
+    def on_task_events(self, message: TaskEvents) -> None:
         """``(event, launch_terminal)`` pairs, in pipe order."""
         try:
             self._events(message.events)
@@ -46,11 +50,11 @@ class BackgroundTasks(BridgeActor):
         updates: list[dict[str, Any]] = []
         for event, launch_terminal in events:
             kind = event.get("type")
-            if kind == "session.updated":
+            if kind == ev.SESSION_UPDATED:
                 updates.extend(self.cards.update(ev.payload(event), launch_terminal))
                 continue
             turn_id = ev.turn_id(event) or ""
-            if kind == "turn.started":
+            if kind == ev.TURN_STARTED:
                 self.turns[turn_id] = TurnTranslator(message_id=uuid.uuid4().hex, terminal_output=self.terminal_output)
             elif kind in ev.TURN_END_TYPES:
                 self.turns.pop(turn_id, None)
@@ -58,8 +62,10 @@ class BackgroundTasks(BridgeActor):
                 updates.extend(self.turns[turn_id].feed(event))
         self._deliver(updates)
 
-    def handle_TaskCancelled(self, message: Any) -> None:
+    @handles(TaskCancelled)
+    def on_task_cancelled(self, message: TaskCancelled) -> None:
         self._deliver(self.cards.cancel(message.task_id))
 
-    def handle_CloseTasks(self, message: Any) -> None:
+    @handles(CloseTasks)
+    def on_close_tasks(self, message: CloseTasks) -> None:
         self._deliver(self.cards.close_all())

@@ -1,37 +1,94 @@
-"""The base class of every bridge actor: typed messages, dispatched by class.
+"""The base class of every bridge actor: typed messages, dispatched through a table.
 
-Messages are small slotted classes (``actors/messages.py``). An actor declares
-``handle_<MessageClassName>`` methods; ``on_receive`` finds the handler once
-per message class and caches it. A ``Batch`` delivers several messages in one
-mailbox hop, in order — the hot path uses it to amortise actor overhead over
-everything one read of a pipe produced.
+An actor marks its handlers with ``@handles(MessageClass, ...)``; the class
+builds its dispatch table once, at definition time, from those marks (its
+bases' included). Because the table is known before anything runs:
 
-Why exceptions are caught here: in pykka an exception inside a ``tell``
-handler stops the actor. One malformed event must not take a whole session (or
-the client connection) down with it, so a handler's failure is logged with its
-traceback and the actor carries on with the next message.
+* telling an actor a message it has no handler for raises ``UnhandledMessage``
+  *at the sender*, in the sender's test, instead of a log line in the
+  receiver (``CheckedRef`` checks every ``tell``/``ask``);
+* a ``Batch`` delivers several messages in one mailbox hop, in order — the
+  hot path uses it to amortise actor overhead over everything one read of a
+  pipe produced.
+
+Failures: in pykka an exception inside a ``tell`` handler would stop the
+actor. One malformed event must not take a whole session down, so a handler's
+failure is logged with its traceback, a message that owes a client an answer
+(``messages.Owed``) gets ``-32603`` naming the cause, the actor's
+``on_handler_error`` restores a safe state, and the actor carries on.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar, TypeVar
 
 import pykka
 
-from zcode_acp.protocol import framing, jsonrpc
+from zcode_acp.protocol.errors import internal
 
-from zcode_acp.actors.messages import Batch, Deliver
+from zcode_acp.actors.messages import Batch, Owed
 
 log = logging.getLogger(__name__)
 
+F = TypeVar("F", bound=Callable[..., Any])
+Handler = Callable[[Any, Any], Any]
+
+
+class UnhandledMessage(TypeError):
+    """An actor was told a message it has no handler for."""
+
+
+def handles(*message_types: type) -> Callable[[F], F]:
+    """Mark a method as the handler of these message classes."""
+
+    def mark(method: F) -> F:
+        method.__handles__ = message_types  # type: ignore[attr-defined]
+        return method
+
+    return mark
+
+
+class CheckedRef(pykka.ActorRef[Any]):
+    """An actor reference that refuses, at the sender, what its actor cannot handle."""
+
+    def tell(self, message: Any) -> None:
+        self._check(message)
+        super().tell(message)
+
+    def ask(self, message: Any, *, block: bool = True, timeout: float | None = None) -> Any:
+        self._check(message)
+        return super().ask(message, block=block, timeout=timeout)  # type: ignore[call-overload]
+
+    def _check(self, message: Any) -> None:
+        actor_class = self.actor_class
+        cls = type(message)
+        if cls is Batch:
+            for item in message.items:
+                self._check(item)
+        elif cls not in actor_class._handlers and not cls.__module__.startswith("pykka"):
+            raise UnhandledMessage(f"{actor_class.__name__} has no handler for {cls.__name__}")
+
 
 class BridgeActor(pykka.ThreadingActor):
-    _handlers: dict[type, Callable[[Any, Any], Any]]
+    _handlers: ClassVar[dict[type, Handler]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls._handlers = {}
+        table: dict[type, Handler] = {}
+        for klass in reversed(cls.__mro__):
+            for attribute in vars(klass).values():
+                for message_type in getattr(attribute, "__handles__", ()):
+                    table[message_type] = attribute
+        cls._handlers = table
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._actor_ref = CheckedRef(self)  # registered by pykka after __init__
+
+    @classmethod
+    def accepts(cls, message_type: type) -> bool:
+        return message_type in cls._handlers
 
     def on_receive(self, message: Any) -> Any:
         if type(message) is Batch:
@@ -41,38 +98,27 @@ class BridgeActor(pykka.ThreadingActor):
         return self._dispatch(message)
 
     def _dispatch(self, message: Any) -> Any:
-        cls = type(message)
-        handler = self._handlers.get(cls)
-        if handler is None:
-            handler = getattr(type(self), f"handle_{cls.__name__}", None)
-            if handler is None:
-                log.warning("%s: no handler for %s", type(self).__name__, cls.__name__)
-                return None
-            self._handlers[cls] = handler
+        handler = self._handlers.get(type(message))
+        if handler is None:  # only reachable by bypassing CheckedRef
+            log.error("%s has no handler for %s", type(self).__name__, type(message).__name__)
+            return None
         try:
             return handler(self, message)
-        except Exception:
-            log.exception("%s failed handling %s", type(self).__name__, cls.__name__)
+        except Exception as exc:
+            log.exception("%s failed handling %s", type(self).__name__, type(message).__name__)
+            if isinstance(message, Owed):
+                try:
+                    message.fail(internal(f"internal error in {type(self).__name__}: {exc}"))
+                except Exception:  # noqa: BLE001 - the answer's addressee may be gone
+                    log.exception("%s could not answer a failed %s", type(self).__name__, type(message).__name__)
             try:
-                self.on_handler_error()
+                self.on_handler_error(message)
             except Exception:
                 log.exception("%s failed recovering", type(self).__name__)
             return None
 
-    def on_handler_error(self) -> None:
+    def on_handler_error(self, message: Any) -> None:
         """Hook: restore a safe state after a handler raised (e.g. settle a turn)."""
-
-
-def encode_updates(session_id: str, updates: list[dict[str, Any]]) -> bytes:
-    return b"".join(framing.encode(jsonrpc.session_update(session_id, update)) for update in updates)
-
-
-def deliver(clients: Any, session_id: str, updates: list[dict[str, Any]]) -> None:
-    """Send ``session/update``s to every client, encoded once for all of them."""
-    if updates:
-        message = Deliver(session_id, encode_updates(session_id, updates))
-        for client in clients:
-            client.tell(message)
 
 
 def safe_tell(ref: Any, message: Any) -> bool:

@@ -1,147 +1,112 @@
-"""ClientConnection: one attached ACP client and its transport.
+"""ClientConnection: one attached ACP client, whatever its transport.
 
-Owns the transport (a pair of file descriptors for stdio), the reader greenlet
-that decodes inbound lines, the single writer, and the table of requests the
-client sent that still owe an answer. Because every answer goes through that
-table, a request is answered exactly once whoever tries to answer it twice
-(a prompt that settles after ``$/cancel_request`` already answered it, say).
+Owns, for that client:
 
-It also owns the table of requests the bridge sent *to* the client
-(permission dialogs, forms) and holds back a session's live updates while a
-history replay for that session is being written (``session/load``).
+* the transport (``actors/transport/``: stdio today, a WebSocket next) —
+  the connection only sees whole frames and a back-pressure signal;
+* the table of requests the client sent that still owe an answer, keyed by
+  request *instance* (a ``RequestHandle``), so each is answered exactly once
+  even when the client reuses an id after ``$/cancel_request``;
+* the correlation table of requests the bridge sent the client (dialogs);
+* the live updates of a session held back while a history replay for it is
+  being written (``session/load``).
+
+Each inbound frame is decoded and validated on its own: one bad frame gets
+its error answer and never costs its neighbours.
 """
 
 from __future__ import annotations
 
 import itertools
 import logging
-import os
 from typing import Any
-
-import gevent
 
 from zcode_acp.protocol import errors, framing, jsonrpc
 from zcode_acp.protocol.errors import RpcError
 
-from zcode_acp.actors.transport import fdio
-from zcode_acp.actors.base import BridgeActor, safe_tell
-from zcode_acp.actors.transport.writer import Writer
+from zcode_acp.actors.base import BridgeActor, handles, safe_tell
+from zcode_acp.actors.correlation import Correlation
 from zcode_acp.actors.messages import (
-    BackendReply,
+    Backlog,
     ClientBacklog,
     ClientClosed,
     ClientFrame,
     ClientRequestCancelled,
+    CloseConnection,
+    Deliver,
+    HoldSession,
     InboundClosed,
     InboundError,
     InboundFrames,
+    ReleaseSession,
+    Reply,
+    RequestHandle,
+    SendRequest,
+    WithdrawRequest,
+    WriteFailed,
 )
+from zcode_acp.actors.transport.base import Transport
 
 log = logging.getLogger(__name__)
 
 FLUSH_AT = 1024 * 1024  # bytes buffered before a write even if more messages wait
 
 
-class FdTransport:
-    """stdio-like transport over two file descriptors."""
-
-    def __init__(self, read_fd: int, write_fd: int, name: str = "stdio") -> None:
-        self.read_fd = read_fd
-        self.write_fd = write_fd
-        self.name = name
-        self._restore: list[tuple[int, bool]] = []
-
-    def open(self) -> None:
-        fdio.widen_pipe(self.write_fd)  # a reader that lags a little parks the writer less
-        for fd in {self.read_fd, self.write_fd}:
-            self._restore.append((fd, fdio.make_nonblocking(fd)))
-
-    def read(self) -> bytes:
-        return fdio.read_chunk(self.read_fd)
-
-    def write(self, data: bytes) -> bool:
-        return fdio.write_all(self.write_fd, data)
-
-    def try_write(self, data: bytes) -> int:
-        return fdio.write_some(self.write_fd, data)
-
-    def close(self) -> None:
-        for fd, was_blocking in self._restore:
-            try:
-                os.set_blocking(fd, was_blocking)
-            except OSError:
-                pass
-        self._restore = []
+def id_key(request_id: Any) -> Any:
+    """A table key for a JSON-RPC id (1 and "1" differ; an unhashable id has none)."""
+    try:
+        hash(request_id)
+    except TypeError:
+        return None
+    return (type(request_id), request_id)
 
 
 class ClientConnection(BridgeActor):
-    def __init__(self, supervisor: Any, transport: FdTransport, max_line: int = framing.DEFAULT_MAX_LINE) -> None:
+    def __init__(self, supervisor: Any, transport: Transport) -> None:
         super().__init__()
         self.supervisor = supervisor
         self.transport = transport
-        self.max_line = max_line
-        self.open_requests: dict[Any, str | None] = {}  # inbound id → session id it concerns
-        self.outbound: dict[int, tuple[Any, Any]] = {}  # our request id → (reply_to, tag)
+        self.open_requests: dict[RequestHandle, str | None] = {}  # instance → the session it concerns
+        self.by_id: dict[Any, RequestHandle] = {}  # id key → the open instance with that id
+        self.outbound = Correlation()  # dialogs we sent the client
         self.held: dict[str, list[bytes]] = {}  # session id → updates held during its replay
-        self._ids = itertools.count(1)
+        self._serials = itertools.count(1)
         self.out: list[bytes] = []  # written at the end of the current burst of messages
         self.out_size = 0
         self.closed = False
-        self.writer: Writer | None = None
-        self._reader: gevent.Greenlet | None = None
 
     # -- lifecycle ------------------------------------------------------------------
 
     def on_start(self) -> None:
-        self.transport.open()
-        self.writer = Writer(self.transport, self.actor_ref)
-        self._reader = gevent.spawn(self._read_loop)
+        self.transport.start(self.actor_ref)
 
     def on_stop(self) -> None:
         self._flush()
-        self.writer.drain(1.0)
+        self.transport.drain(1.0)
         self._close()
 
     def _close(self) -> None:
-        if self._reader is not None and self._reader is not gevent.getcurrent():
-            self._reader.kill(block=False)
-        self._reader = None
-        self.writer.stop()
+        self.closed = True
+        self.outbound.fail_all({"code": errors.INTERNAL_ERROR, "message": "client connection closed"})
         self.transport.close()
-
-    def _read_loop(self) -> None:
-        """Decode inbound lines and hand them to the actor, one batch per read."""
-        splitter = framing.LineSplitter(self.max_line)
-        me = self.actor_ref
-        while True:
-            chunk = self.transport.read()
-            if not chunk:
-                break
-            items: list[Any] = []
-            frames: list[dict[str, Any]] = []
-            for line in splitter.feed(chunk):
-                try:
-                    frames.append(framing.decode_object(line))
-                except RpcError as exc:
-                    if frames:
-                        items.append(InboundFrames(frames))
-                        frames = []
-                    items.append(InboundError(None, exc))
-            if splitter.oversized:
-                splitter.oversized = 0
-                items.append(InboundError(None, RpcError(errors.INVALID_REQUEST, "Invalid Request: line too long")))
-            if frames:
-                items.append(InboundFrames(frames))
-            for item in items:
-                if not safe_tell(me, item):
-                    return
-        safe_tell(me, InboundClosed())
 
     # -- inbound --------------------------------------------------------------------
 
-    def handle_InboundFrames(self, message: Any) -> None:
-        for frame in message.frames:
-            self._inbound(frame)
+    @handles(InboundFrames)
+    def on_frames(self, message: InboundFrames) -> None:
+        for line in message.frames:
+            try:
+                frame = framing.decode_object(line)
+            except RpcError as exc:
+                self._write_frame(jsonrpc.acp_error(None, exc))
+                continue
+            try:
+                self._inbound(frame)
+            except Exception:  # noqa: BLE001 - one frame's failure must not cost the next
+                log.exception("handling an inbound frame failed")
+                request_id = jsonrpc.request_id_or_none(frame)
+                if request_id is not None:
+                    self._write_frame(jsonrpc.acp_error(request_id, errors.internal("internal error")))
 
     def _inbound(self, frame: dict[str, Any]) -> None:
         try:
@@ -157,93 +122,100 @@ class ClientConnection(BridgeActor):
         if frame["method"] == "$/cancel_request":
             self._cancel_request(frame.get("params"))
             return
+        handle = None
         if kind is jsonrpc.Kind.REQUEST:
-            request_id = frame["id"]
-            if request_id in self.open_requests:
-                self._write_frame(jsonrpc.acp_error(request_id, RpcError(
-                    errors.INVALID_REQUEST, f"Invalid Request: id {request_id!r} is already in use")))
+            key = id_key(frame["id"])
+            if key is None or key in self.by_id:
+                problem = "is already in use" if key is not None else "must be a string, a number or null"
+                self._write_frame(jsonrpc.acp_error(frame["id"] if key is not None else None, RpcError(
+                    errors.INVALID_REQUEST, f"Invalid Request: id {frame['id']!r} {problem}")))
                 return
+            handle = RequestHandle(frame["id"], next(self._serials))
             params = frame.get("params")
             session_id = params.get("sessionId") if isinstance(params, dict) else None
-            self.open_requests[request_id] = session_id if isinstance(session_id, str) else None
-        self.supervisor.tell(ClientFrame(self.actor_ref, frame))
+            self.open_requests[handle] = session_id if isinstance(session_id, str) else None
+            self.by_id[key] = handle
+        self.supervisor.tell(ClientFrame(self.actor_ref, frame, handle))
 
-    def handle_InboundError(self, message: Any) -> None:
-        self._write_frame(jsonrpc.acp_error(message.request_id, message.error))
+    @handles(InboundError)
+    def on_inbound_error(self, message: InboundError) -> None:
+        self._write_frame(jsonrpc.acp_error(None, message.error))
 
-    def handle_InboundClosed(self, message: Any) -> None:
-        log.info("client %s closed its input", self.transport.name)
+    @handles(InboundClosed)
+    def on_inbound_closed(self, message: InboundClosed) -> None:
+        log.info("client %s closed its input (%s)", self.transport.name, message.reason)
         self.supervisor.tell(ClientClosed(self.actor_ref))
 
     def _cancel_request(self, params: Any) -> None:
-        request_id = params.get("requestId") if isinstance(params, dict) else None
-        if request_id is None or request_id not in self.open_requests:
+        key = id_key(params.get("requestId")) if isinstance(params, dict) else None
+        handle = self.by_id.get(key) if key is not None else None
+        if handle is None:
             return  # already answered, or never ours: nothing to do
-        session_id = self.open_requests.pop(request_id)
-        self._write_frame(jsonrpc.acp_error(request_id, errors.cancelled()))
-        self.supervisor.tell(ClientRequestCancelled(self.actor_ref, request_id, session_id))
+        session_id = self.open_requests[handle]
+        self._answer(handle, None, errors.cancelled().to_dict())
+        self.supervisor.tell(ClientRequestCancelled(self.actor_ref, handle, session_id))
 
     # -- answers and updates -----------------------------------------------------------
 
-    def handle_Reply(self, message: Any) -> None:
+    @handles(Reply)
+    def on_reply(self, message: Reply) -> None:
         if message.request_id not in self.open_requests:
             log.debug("dropping a second answer to request %r", message.request_id)
             return
-        del self.open_requests[message.request_id]
-        if message.error is not None:
-            self._write_frame(jsonrpc.acp_error(message.request_id, message.error))
-        else:
-            self._write_frame(jsonrpc.acp_result(message.request_id, message.result))
+        self._answer(message.request_id, message.result, message.error)
 
-    def handle_Deliver(self, message: Any) -> None:
+    def _answer(self, handle: RequestHandle, result: Any, error: dict[str, Any] | None) -> None:
+        del self.open_requests[handle]
+        self.by_id.pop(id_key(handle.id), None)
+        if error is not None:
+            self._write_frame(jsonrpc.acp_error(handle.id, error))
+        else:
+            self._write_frame(jsonrpc.acp_result(handle.id, result))
+
+    @handles(Deliver)
+    def on_deliver(self, message: Deliver) -> None:
         held = self.held.get(message.session_id)
         if held is not None:
             held.append(message.payload)
         else:
             self._write(message.payload)
 
-    def handle_HoldSession(self, message: Any) -> None:
+    @handles(HoldSession)
+    def on_hold(self, message: HoldSession) -> None:
         """A replay of this session is being prepared: hold its live updates."""
         self.held.setdefault(message.session_id, [])
 
-    def handle_ReleaseSession(self, message: Any) -> None:
+    @handles(ReleaseSession)
+    def on_release(self, message: ReleaseSession) -> None:
         """Write the replay, then the live updates held meanwhile, in order."""
         held = self.held.pop(message.session_id, [])
         self._write(message.replay + b"".join(held))
 
-    def handle_CloseConnection(self, message: Any) -> None:
+    @handles(CloseConnection)
+    def on_close_connection(self, message: CloseConnection) -> None:
         self._flush()
-        self.writer.drain(1.0)
-        self.closed = True
+        self.transport.drain(1.0)
         self._close()
 
     # -- requests the bridge sends the client ------------------------------------------------
 
-    def handle_SendRequest(self, message: Any) -> None:
-        request_id = next(self._ids)
-        self.outbound[request_id] = (message.reply_to, message.tag)
+    @handles(SendRequest)
+    def on_send_request(self, message: SendRequest) -> None:
+        request_id = self.outbound.next_id()
+        self.outbound.open(request_id, message.method, message.reply_to, message.reply, key=message.key)
         if not self._write_frame(jsonrpc.acp_request(request_id, message.method, message.params)):
-            self._fail_outbound(request_id, "client connection closed")
+            self.outbound.fail(request_id, {"code": errors.INTERNAL_ERROR, "message": "client connection closed"})
 
-    def handle_WithdrawRequest(self, message: Any) -> None:
+    @handles(WithdrawRequest)
+    def on_withdraw(self, message: WithdrawRequest) -> None:
         """Close a dialog we opened: ``$/cancel_request``; its late answer is then ignored."""
-        for request_id, (_, tag) in list(self.outbound.items()):
-            if tag == message.tag:
-                del self.outbound[request_id]
-                self._write_frame(jsonrpc.acp_notification("$/cancel_request", {"requestId": request_id}))
+        for request_id in self.outbound.withdraw(message.key):
+            self._write_frame(jsonrpc.acp_notification("$/cancel_request", {"requestId": request_id}))
 
     def _client_response(self, frame: dict[str, Any]) -> None:
-        entry = self.outbound.pop(frame.get("id"), None)
-        if entry is None:
-            return  # a late answer to something withdrawn: ignore
-        reply_to, tag = entry
-        if reply_to is not None:
-            safe_tell(reply_to, BackendReply(tag, frame.get("result"), frame.get("error")))
-
-    def _fail_outbound(self, request_id: int, reason: str) -> None:
-        entry = self.outbound.pop(request_id, None)
-        if entry and entry[0] is not None:
-            safe_tell(entry[0], BackendReply(entry[1], None, {"code": errors.INTERNAL_ERROR, "message": reason}))
+        answer = self.outbound.answer(frame.get("id"), frame.get("result"), frame.get("error"))
+        if answer is not None:  # None: a late answer to something withdrawn
+            safe_tell(*answer)
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -272,16 +244,16 @@ class ClientConnection(BridgeActor):
             return
         data = b"".join(self.out)
         self.out, self.out_size = [], 0
-        self.writer.put(data)
+        self.transport.send(data)
 
-    def handle_Backlog(self, message: Any) -> None:
+    @handles(Backlog)
+    def on_backlog(self, message: Backlog) -> None:
         self.supervisor.tell(ClientBacklog(self.actor_ref, message.backlogged))
 
-    def handle_WriteFailed(self, message: Any) -> None:
+    @handles(WriteFailed)
+    def on_write_failed(self, message: WriteFailed) -> None:
         if self.closed:
             return
-        self.closed = True
-        for request_id in list(self.outbound):
-            self._fail_outbound(request_id, "client connection closed")
+        self._close()
         log.info("client %s stopped reading; closing", self.transport.name)
         self.supervisor.tell(ClientClosed(self.actor_ref))

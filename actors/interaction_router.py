@@ -14,6 +14,7 @@ belongs to. The mapping of requests and answers is pure (protocol/interactions.p
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -24,8 +25,20 @@ import gevent
 from zcode_acp.protocol import interactions as ix
 from zcode_acp.protocol.handshake import supports_elicitation_form
 
-from zcode_acp.actors.base import BridgeActor, deliver, safe_tell
-from zcode_acp.actors.messages import AnswerBackend, InteractionTimeout, SendRequest, WithdrawRequest
+from zcode_acp.actors.base import BridgeActor, handles, safe_tell
+from zcode_acp.actors.messages import (
+    AnswerBackend,
+    CancelInteractions,
+    ClientAttached,
+    ClientsChanged,
+    DeclineAll,
+    DialogAnswered,
+    InteractionAborted,
+    InteractionAsked,
+    InteractionTimeout,
+    SendRequest,
+    WithdrawRequest,
+)
 
 log = logging.getLogger(__name__)
 
@@ -40,12 +53,14 @@ class Open:
     session_id: str
     tool_call: dict[str, Any]
     backend_ids: list[Any]
+    generation: int  # the backend process that asked: answers go to it only
+    session: Any  # the Session that owns the dialog's card
     path: str = "permission"  # or "form"
     fallback_used: bool = False
     step: int = 0  # question index on the per-question path
     answers: dict[str, str] = field(default_factory=dict)
     serial: int = 0  # one round of dialogs; answers to an older round are stale
-    asked: dict[str, tuple[Any, Any]] = field(default_factory=dict)  # conn urn → (conn, tag)
+    asked: dict[str, tuple[Any, Any]] = field(default_factory=dict)  # conn urn → (conn, request key)
     timer: Any = None
 
 
@@ -59,7 +74,8 @@ class InteractionRouter(BridgeActor):
         self.open: dict[str, Open] = {}
         self.settled: OrderedDict[str, dict[str, Any]] = OrderedDict()
 
-    def handle_ClientsChanged(self, message: Any) -> None:
+    @handles(ClientsChanged)
+    def on_clients_changed(self, message: ClientsChanged) -> None:
         self.capabilities = message.capabilities
         present = {conn.actor_urn for conn in message.clients}
         self.clients = list(message.clients)
@@ -71,11 +87,12 @@ class InteractionRouter(BridgeActor):
 
     # -- a new (or re-announced) request ---------------------------------------------------------
 
-    def handle_InteractionAsked(self, message: Any) -> None:
+    @handles(InteractionAsked)
+    def on_asked(self, message: InteractionAsked) -> None:
         frame = message.frame
-        key = f"{message.backend_session_id}:{ix.interaction_key(frame)}"
+        key = f"{message.generation}:{message.backend_session_id}:{ix.interaction_key(frame)}"
         if key in self.settled:
-            self.backend.tell(AnswerBackend([frame["id"]], self.settled[key]))
+            self.backend.tell(AnswerBackend(message.generation, [frame["id"]], self.settled[key]))
             return
         item = self.open.get(key)
         if item is not None:
@@ -84,7 +101,8 @@ class InteractionRouter(BridgeActor):
         params = frame.get("params") if isinstance(frame.get("params"), dict) else {}
         kind = ix.classify(frame["method"], params)
         item = Open(key=key, kind=kind, params=params, session_id=message.session_id,
-                    tool_call=message.tool_call, backend_ids=[frame["id"]])
+                    tool_call=message.tool_call, backend_ids=[frame["id"]], generation=message.generation,
+                    session=message.session)
         if kind == ix.QUESTIONS and not ix.questions(params):
             self._reply(item, {"action": "accept", "content": {"answers": {}}})
             return
@@ -119,11 +137,13 @@ class InteractionRouter(BridgeActor):
             item.serial += 1
         method, params = self._dialog(item)
         for conn in conns:
-            tag = ("dialog", item.key, item.serial, conn.actor_urn)
-            item.asked[conn.actor_urn] = (conn, tag)
-            conn.tell(SendRequest(method, params, self.actor_ref, tag))
+            request_key = (item.key, item.serial, conn.actor_urn)
+            item.asked[conn.actor_urn] = (conn, request_key)
+            reply = functools.partial(DialogAnswered, item.key, item.serial, conn.actor_urn)
+            conn.tell(SendRequest(method, params, self.actor_ref, reply, request_key))
 
-    def handle_ClientAttached(self, message: Any) -> None:
+    @handles(ClientAttached)
+    def on_client_attached(self, message: ClientAttached) -> None:
         """A client that loads/resumes a session joins the race for its open dialogs."""
         for item in self.open.values():
             if item.session_id == message.session_id and message.conn.actor_urn not in item.asked:
@@ -131,8 +151,9 @@ class InteractionRouter(BridgeActor):
 
     # -- answers --------------------------------------------------------------------------------------
 
-    def handle_BackendReply(self, message: Any) -> None:
-        _, key, serial, urn = message.tag
+    @handles(DialogAnswered)
+    def on_dialog_answered(self, message: DialogAnswered) -> None:
+        key, serial, urn = message.key, message.serial, message.conn_urn
         item = self.open.get(key)
         if item is None or serial != item.serial or urn not in item.asked:
             return  # late: already answered, withdrawn, or an older round
@@ -178,8 +199,8 @@ class InteractionRouter(BridgeActor):
     # -- endings ------------------------------------------------------------------------------------------
 
     def _withdraw(self, item: Open) -> None:
-        for conn, tag in item.asked.values():
-            safe_tell(conn, WithdrawRequest(tag))
+        for conn, request_key in item.asked.values():
+            safe_tell(conn, WithdrawRequest(request_key))
         item.asked.clear()
 
     def _settle(self, item: Open, answer: dict[str, Any], withdraw: bool = True) -> None:
@@ -191,28 +212,31 @@ class InteractionRouter(BridgeActor):
         self._reply(item, answer)
 
     def _reply(self, item: Open, answer: dict[str, Any]) -> None:
-        self.backend.tell(AnswerBackend(list(item.backend_ids), answer))
+        self.backend.tell(AnswerBackend(item.generation, list(item.backend_ids), answer))
         self.settled[item.key] = answer
         while len(self.settled) > SETTLED_MEMORY:
             self.settled.popitem(last=False)
 
     def _abort(self, item: Open, reason: str) -> None:
-        """Withdraw the dialogs, fail the card, decline to the backend."""
+        """Withdraw the dialogs and decline to the backend. The card is not ours: whoever
+        cancelled (the Session, its Turn) closes it; on a timeout we tell the card's owner."""
         self._settle(item, ix.decline(item.kind, reason))
-        tool_call_id = item.tool_call.get("toolCallId")
-        if tool_call_id:
-            deliver(self.clients, item.session_id,
-                    [{"sessionUpdate": "tool_call_update", "toolCallId": tool_call_id, "status": "failed"}])
 
-    def handle_CancelInteractions(self, message: Any) -> None:
+    @handles(CancelInteractions)
+    def on_cancel(self, message: CancelInteractions) -> None:
         for item in [i for i in self.open.values() if i.session_id == message.session_id]:
             self._abort(item, message.reason)
 
-    def handle_DeclineAll(self, message: Any) -> None:
+    @handles(DeclineAll)
+    def on_decline_all(self, message: DeclineAll) -> None:
         for item in list(self.open.values()):
             self._abort(item, message.reason)
 
-    def handle_InteractionTimeout(self, message: Any) -> None:
+    @handles(InteractionTimeout)
+    def on_timeout(self, message: InteractionTimeout) -> None:
         item = self.open.get(message.key)
         if item is not None:
             self._abort(item, "no answer in time")
+            tool_call_id = item.tool_call.get("toolCallId")
+            if isinstance(tool_call_id, str):
+                safe_tell(item.session, InteractionAborted(tool_call_id))

@@ -1,48 +1,91 @@
-"""The lazy-session file on disk: atomic, merged, shared between processes.
+"""The lazy-session file on disk: atomic, merged, shared between processes — and
+never on the event loop.
 
-Every write takes an exclusive ``flock`` on a sibling lock file, re-reads the
-file, merges this process's entries into it, prunes, and replaces the file
-atomically (temporary file in the same folder, fsync, rename), so two bridge
-processes sharing ``ZCODE_HOME`` never lose each other's sessions and nobody
-ever sees a half-written file. A corrupt file reads as empty with one warning;
-before it is replaced it is kept aside as ``*.corrupt`` rather than silently lost.
+Every write takes an exclusive ``flock`` on a sibling lock file (with a
+timeout: another bridge stopped while holding it must not freeze this one),
+re-reads the file, merges this process's entries into it, prunes, and
+replaces the file atomically (temporary file in the same folder, fsync,
+rename), so two bridge processes sharing ``ZCODE_HOME`` never lose each
+other's sessions and nobody ever sees a half-written file. A corrupt file
+reads as empty with one warning; before it is replaced it is kept aside as
+``*.corrupt`` rather than silently lost.
+
+All disk I/O runs in gevent's thread pool: the bridge has one OS thread for
+every actor and stream, and a blocking ``flock`` or ``fsync`` there would stop
+them all. ``record`` updates memory at once (``session/new`` answers from
+memory) and a single writer greenlet persists, coalescing bursts of changes.
 """
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import logging
 import os
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, TypeVar
+
+import gevent
+import gevent.event
+from gevent import monkey
 
 from zcode_acp.protocol import lazy_sessions
 
 log = logging.getLogger(__name__)
 
 FILE_NAME = "acp-lazy-sessions.json"
+LOCK_TIMEOUT = 5.0  # seconds a write waits for another process's lock before trying later
+RETRY_AFTER = 2.0  # seconds before a failed write is tried again
+_real_sleep = monkey.get_original("time", "sleep")  # the pool's threads must not touch the gevent hub
+
+T = TypeVar("T")
+
+
+class StoreLocked(OSError):
+    pass
 
 
 class LazySessionStore:
-    def __init__(self, zcode_home: Path) -> None:
+    def __init__(self, zcode_home: Path, lock_timeout: float = LOCK_TIMEOUT) -> None:
         self.folder = Path(zcode_home) / "v2"
         self.path = self.folder / FILE_NAME
         self.lock_path = self.folder / (FILE_NAME + ".lock")
+        self.lock_timeout = lock_timeout
         self.ours: dict[str, dict[str, Any]] = {}
         self._warned = False
+        self._dirty = False
+        self._writer: gevent.Greenlet | None = None
+        self.idle = gevent.event.Event()  # set when nothing waits to be written
+        self.idle.set()
+
+    # -- off the loop -------------------------------------------------------------------
+
+    @staticmethod
+    def _in_pool(fn: Callable[..., T], *args: Any) -> T:
+        return gevent.get_hub().threadpool.apply(fn, args)  # type: ignore[no-any-return]
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
         self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            deadline = time.monotonic() + self.lock_timeout
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except OSError as exc:
+                    if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN) or time.monotonic() > deadline:
+                        raise StoreLocked(exc.errno, f"{self.lock_path} is held by another process") from None
+                    _real_sleep(0.02)
             yield
         finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            finally:
+                os.close(fd)
 
     def _read(self) -> tuple[dict[str, dict[str, Any]], bool]:
         """(entries, corrupt)."""
@@ -64,27 +107,53 @@ class LazySessionStore:
             self._warned = True
             log.warning("%s", message)
 
+    # -- reading -------------------------------------------------------------------------
+
     def load(self) -> dict[str, dict[str, Any]]:
         """What is on disk now (merged with what this process recorded)."""
-        entries, _ = self._read()
+        entries, _ = self._in_pool(self._read)
         return lazy_sessions.merge(entries, self.ours)
 
     def get(self, placeholder: str) -> dict[str, Any] | None:
         if placeholder in self.ours:
             return self.ours[placeholder]
-        entries, _ = self._read()
+        entries, _ = self._in_pool(self._read)
         return entries.get(placeholder)
 
+    # -- writing -------------------------------------------------------------------------
+
     def record(self, placeholder: str, cwd: str, backend_session_id: str | None = None) -> None:
+        """Remember a session now; it reaches the disk shortly after (coalesced, off the loop)."""
         entry = dict(self.ours.get(placeholder) or {"cwd": cwd, "createdAt": int(time.time() * 1000)})
         if backend_session_id:
             entry["zcodeSid"] = backend_session_id
+        lazy_sessions.dumps({placeholder: entry})  # refuse, here and now, what could never be written
         self.ours[placeholder] = entry
+        self._dirty = True
+        self.idle.clear()
+        if self._writer is None:
+            self._writer = gevent.spawn(self._write_loop)
+
+    def _write_loop(self) -> None:
         try:
-            self._write()
-        except OSError as exc:
-            log.warning("could not save %s: %s (the session works, but will not survive a restart)",
-                        self.path, exc)
+            while self._dirty:
+                self._dirty = False
+                try:
+                    self._in_pool(self._write)
+                except StoreLocked as exc:  # another bridge holds the lock: try again shortly
+                    log.warning("could not save %s: %s; retrying in %gs", self.path, exc, RETRY_AFTER)
+                    self._dirty = True
+                    gevent.sleep(RETRY_AFTER)
+                except OSError as exc:  # the next change tries again
+                    log.warning("could not save %s: %s (the session works, but will not survive a restart)",
+                                self.path, exc)
+        finally:
+            self._writer = None
+            self.idle.set()
+
+    def flush(self, timeout: float) -> bool:
+        """Wait (bounded) until everything recorded is on disk."""
+        return self.idle.wait(timeout)
 
     def _write(self) -> None:
         with self._locked():

@@ -1,130 +1,602 @@
-"""Every message the actors exchange.
+"""Every message the actors exchange: small frozen dataclasses with typed fields.
 
-Plain slotted classes rather than proxies: a ``tell`` of one of these is the
-cheapest thing pykka does, and the hot path (a streamed token) is nothing but
-tells. Grouped by the actor that receives them.
+A ``tell`` of one of these is the cheapest thing pykka does, and the hot path
+(a streamed token) is nothing but tells. Each actor declares which classes it
+handles with ``@handles(...)`` (``actors/base.py``), so an IDE goes from a
+``tell`` to its handler, renaming a class is a type error, and telling an
+actor something it does not handle raises at the sender.
+
+Grouped by the actor that receives them. Replies are messages too: whoever
+asks the Backend (or a client) something names the reply class it wants back
+(``reply=...``), so answers arrive typed, never as tags compared as strings.
+
+Messages that owe a client an answer derive from ``Owed``: when the handler
+of one raises, the dispatcher answers it ``-32603`` (docs/architecture.md,
+"Failures inside an actor").
 """
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Protocol
+
+from zcode_acp.protocol.content import BackendPrompt
+from zcode_acp.protocol.errors import RpcError
+from zcode_acp.protocol.session_config import SessionSettings
+
+if TYPE_CHECKING:
+    from zcode_acp.actors.transport.flow import Token
+    from zcode_acp.actors.transport.base import Transport
+
+Ref = Any  # a pykka ActorRef; kept loose so fakes can stand in for actors in tests
+ErrorDict = dict[str, Any]
+Json = Any
 
 
-class Message:
+class Owed:
+    """A message whose handler owes someone an answer (see ``fail``)."""
+
     __slots__ = ()
 
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{name}={getattr(self, name, None)!r:.60}" for name in self.__slots__)
-        return f"{type(self).__name__}({fields})"
+    def fail(self, error: RpcError) -> None:  # pragma: no cover - every subclass overrides
+        raise NotImplementedError
 
 
-def _message(name: str, *fields: str, defaults: dict[str, Any] | None = None) -> type:
-    """A slotted message class with a positional/keyword constructor."""
-    defaults = defaults or {}
+@dataclass(frozen=True, slots=True)
+class ClientRequest(Owed):
+    """A client's request, passed on to the actor that will answer it."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        if len(args) > len(fields):
-            raise TypeError(f"{name} takes {len(fields)} arguments")
-        for field, value in zip(fields, args):
-            setattr(self, field, value)
-        for field in fields[len(args):]:
-            if field in kwargs:
-                setattr(self, field, kwargs.pop(field))
-            elif field in defaults:
-                setattr(self, field, defaults[field])
-            else:
-                raise TypeError(f"{name} missing {field}")
-        if kwargs:
-            raise TypeError(f"{name} got unexpected {sorted(kwargs)}")
+    conn: Ref
+    request_id: Json
 
-    return type(name, (Message,), {"__slots__": fields, "__init__": __init__})
+    def fail(self, error: RpcError) -> None:
+        self.conn.tell(Reply(self.request_id, None, error.to_dict()))
 
 
-# -- any actor ------------------------------------------------------------------
-Batch = _message("Batch", "items")  # several messages, handled in order in one hop
+# -- any actor ----------------------------------------------------------------------------
 
-# -- ClientConnection -----------------------------------------------------------------
-InboundFrames = _message("InboundFrames", "frames")  # reader greenlet → its connection
-InboundError = _message("InboundError", "request_id", "error")  # a line that was not a frame
-InboundClosed = _message("InboundClosed")  # reader reached EOF
-Reply = _message("Reply", "request_id", "result", "error", defaults={"result": None, "error": None})
-Deliver = _message("Deliver", "session_id", "payload")  # encoded session/update lines
-HoldSession = _message("HoldSession", "session_id")  # a replay for it is coming: hold live updates
-ReleaseSession = _message("ReleaseSession", "session_id", "replay")  # write replay, then what was held
-SendRequest = _message("SendRequest", "method", "params", "reply_to", "tag")  # bridge → client request
-WithdrawRequest = _message("WithdrawRequest", "tag")  # close that dialog: $/cancel_request
-CloseConnection = _message("CloseConnection")
-Backlog = _message("Backlog", "backlogged")  # the writer: the client reads slower than we write
-WriteFailed = _message("WriteFailed")  # the writer: the client is gone
 
-# -- Supervisor -----------------------------------------------------------------------
-ClientFrame = _message("ClientFrame", "conn", "frame")  # an ACP request or notification
-ClientRequestCancelled = _message("ClientRequestCancelled", "conn", "request_id", "session_id")
-ClientClosed = _message("ClientClosed", "conn")
-ClientBacklog = _message("ClientBacklog", "conn", "backlogged")
-Materialized = _message("Materialized", "session_id", "backend_session_id")
-Forget = _message("Forget", "session_id")  # a session that turned out not to exist
-Shutdown = _message("Shutdown", "reason")
-AttachClient = _message("AttachClient", "transport", "primary")
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """Several messages, handled in order in one mailbox hop."""
 
-# -- Backend ------------------------------------------------------------------------
-BackendCall = _message(
-    "BackendCall", "method", "params", "reply_to", "tag", "timeout",
-    defaults={"reply_to": None, "tag": None, "timeout": None},
-)
-BackendFrames = _message("BackendFrames", "generation", "frames", "token",
-                         defaults={"token": None})  # reader greenlet → Backend
-BackendExited = _message("BackendExited", "generation", "returncode")
-RequestTimedOut = _message("RequestTimedOut", "request_id")
-RegisterRoute = _message("RegisterRoute", "backend_session_id", "session")
-UnregisterRoute = _message("UnregisterRoute", "backend_session_id", "session")
-TerminateBackend = _message("TerminateBackend", "grace")
-Throttle = _message("Throttle", "source", "paused")  # stop/resume reading the backend for a slow client
-BackendRequest = _message("BackendRequest", "frame")  # an interaction request → router
-AnswerBackend = _message("AnswerBackend", "request_ids", "result")  # reply to backend requests
+    items: list[Any]
 
-# -- replies from the Backend to whoever asked -------------------------------------------
-BackendReply = _message("BackendReply", "tag", "result", "error")
 
-# -- Session ------------------------------------------------------------------------
-SessionEvents = _message("SessionEvents", "events", "token",
-                         defaults={"token": None})  # session/event params, pipe order
-SessionNotice = _message("SessionNotice", "method", "params")  # other session notifications
-BackendLost = _message("BackendLost", "reason")
-Prompt = _message("Prompt", "conn", "request_id", "prompt")
-CancelTurn = _message("CancelTurn", "reason")
-CancelPromptRequest = _message("CancelPromptRequest", "conn", "request_id")
-Announce = _message("Announce", "conn")  # post-answer updates (available commands)
-TurnSettled = _message("TurnSettled", "key", "saw_tools")
-TurnDone = _message("TurnDone", "key")
-Teardown = _message("Teardown")
-Attach = _message("Attach", "conn", "request_id", "cwd", "replay")  # session/load (replay) or session/resume
-SetSetting = _message("SetSetting", "conn", "request_id", "config_id", "value", "answer")
-Evicted = _message("Evicted", "key")  # the backend said -32004 to a turn's send
-HistoryPoll = _message("HistoryPoll")
-Extension = _message("Extension", "conn", "request_id", "name", "params")  # session/fork, goal, compact, …
-Forked = _message("Forked", "conn", "request_id", "source_session_id", "backend_session_id", "cwd",
-                  "mcp_servers", "as_command")
-ClientsChanged = _message("ClientsChanged", "clients", "capabilities")
-GapTimeout = _message("GapTimeout", "after_seq")
+# -- ClientConnection ----------------------------------------------------------------------
 
-# -- InteractionRouter -----------------------------------------------------------------
-InteractionAsked = _message("InteractionAsked", "frame", "session_id", "backend_session_id", "tool_call")
-CancelInteractions = _message("CancelInteractions", "session_id", "reason")
-ClientAttached = _message("ClientAttached", "session_id", "conn")
-DeclineAll = _message("DeclineAll", "reason")
-InteractionTimeout = _message("InteractionTimeout", "key")
 
-# -- BackgroundTasks -------------------------------------------------------------------
-TaskEvents = _message("TaskEvents", "events", "token",
-                      defaults={"token": None})  # [(event, launch_terminal | None)], pipe order
-TaskCancelled = _message("TaskCancelled", "task_id")
-CloseTasks = _message("CloseTasks")
+@dataclass(frozen=True, slots=True)
+class InboundFrames:
+    """Raw frames (one JSON text each) its transport read, in order."""
 
-# -- Turn ---------------------------------------------------------------------------
-StartTurn = _message("StartTurn", "backend_session_id")
-TurnEvents = _message("TurnEvents", "events", "token", defaults={"token": None})
-ShowInteraction = _message("ShowInteraction", "frame")  # show its card, then hand it to the router
-RetrySend = _message("RetrySend")
-FailTurn = _message("FailTurn", "error")  # the session could not be made live
-SilenceCheck = _message("SilenceCheck")
+    frames: list[bytes]
+
+
+@dataclass(frozen=True, slots=True)
+class InboundError:
+    """Something arrived that is not a frame (e.g. a line over the size limit)."""
+
+    error: RpcError
+
+
+@dataclass(frozen=True, slots=True)
+class InboundClosed:
+    reason: str = "end of input"
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """The answer to a client's request; written at most once per request."""
+
+    request_id: Json
+    result: Json = None
+    error: ErrorDict | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Deliver:
+    """Encoded ``session/update`` lines for one session."""
+
+    session_id: str
+    payload: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class HoldSession:
+    """A replay for this session is coming: hold its live updates until it is written."""
+
+    session_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseSession:
+    """Write the replay, then what was held meanwhile."""
+
+    session_id: str
+    replay: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class SendRequest:
+    """Ask the client something (a dialog); its answer comes back as ``reply(result, error)``."""
+
+    method: str
+    params: dict[str, Any]
+    reply_to: Ref
+    reply: Callable[[Json, ErrorDict | None], Any]
+    key: Any  # names the request for a later WithdrawRequest
+
+
+@dataclass(frozen=True, slots=True)
+class WithdrawRequest:
+    """Close a dialog we opened (``$/cancel_request``); its late answer is ignored."""
+
+    key: Any
+
+
+@dataclass(frozen=True, slots=True)
+class CloseConnection:
+    reason: str = "the bridge is closing"
+
+
+@dataclass(frozen=True, slots=True)
+class Backlog:
+    """From a writer: its reader reads slower than we write (or caught up)."""
+
+    backlogged: bool
+    source: Any = None  # which writer (the Backend has one per process)
+
+
+@dataclass(frozen=True, slots=True)
+class WriteFailed:
+    """From a writer: its reader is gone."""
+
+    reason: str = "the reader is gone"
+    source: Any = None
+
+
+# -- Supervisor ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class RequestHandle:
+    """One inbound request instance: equal only to itself, so a reused id is a new request."""
+
+    id: Json
+    serial: int
+
+
+@dataclass(frozen=True, slots=True)
+class ClientFrame:
+    """An ACP request (with its handle) or notification (handle None) from a client."""
+
+    conn: Ref
+    frame: dict[str, Any]
+    handle: RequestHandle | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ClientRequestCancelled:
+    conn: Ref
+    request_id: Json
+    session_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ClientClosed:
+    conn: Ref
+
+
+@dataclass(frozen=True, slots=True)
+class ClientBacklog:
+    conn: Ref
+    backlogged: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Materialized:
+    """A Session's backend session exists now."""
+
+    session_id: str
+    backend_session_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Forget:
+    """A session that turned out not to exist."""
+
+    session_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Shutdown:
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class AttachClient:
+    transport: Transport
+    primary: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Listed(ClientRequest):
+    """The backend's answer to ``session/list``."""
+
+    result: Json
+    error: ErrorDict | None
+
+
+@dataclass(frozen=True, slots=True)
+class Forked(ClientRequest):
+    """A fork made a new backend session: the Supervisor gives it an ACP id."""
+
+    source_session_id: str
+    backend_session_id: str
+    cwd: str
+    mcp_servers: list[Any]
+    settings: SessionSettings
+    as_command: bool
+
+
+# -- Backend -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class BackendCall:
+    """A request to the backend. With ``reply_to``, its answer (or failure) comes back
+    as ``reply(result, error)``; without, it is fire-and-forget."""
+
+    method: str
+    params: dict[str, Any]
+    reply_to: Ref = None
+    reply: Callable[[Json, ErrorDict | None], Any] | None = None
+    timeout: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BackendFrames:
+    """Reader greenlet → Backend: one read's frames, with the batch's flow token."""
+
+    generation: int
+    frames: list[dict[str, Any]]
+    token: Token | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BackendGone:
+    """The backend process of this generation exited, closed its output, or stopped answering."""
+
+    generation: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class RequestTimedOut:
+    request_id: Json
+
+
+@dataclass(frozen=True, slots=True)
+class RegisterRoute:
+    backend_session_id: str
+    session: Ref
+
+
+@dataclass(frozen=True, slots=True)
+class UnregisterRoute:
+    backend_session_id: str
+    session: Ref
+
+
+@dataclass(frozen=True, slots=True)
+class TerminateBackend:
+    grace: float
+
+
+@dataclass(frozen=True, slots=True)
+class Throttle:
+    """Stop (or resume) reading the backend while a client cannot keep up."""
+
+    source: str
+    paused: bool
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerBackend:
+    """Reply to backend requests (the same answer to each id) — only to the process that asked."""
+
+    generation: int
+    request_ids: list[Json]
+    result: dict[str, Any]
+
+
+# -- Session -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEvents:
+    """``session/event`` params for one session, in pipe order."""
+
+    events: list[dict[str, Any]]
+    token: Token | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionNotice:
+    """Another backend notification about this session."""
+
+    method: str
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class BackendRequest:
+    """A backend interaction request (permission, question) about this session."""
+
+    frame: dict[str, Any]
+    generation: int
+
+
+@dataclass(frozen=True, slots=True)
+class BackendLost:
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt(ClientRequest):
+    prompt: BackendPrompt
+
+
+@dataclass(frozen=True, slots=True)
+class CancelTurn:
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class CancelPromptRequest:
+    conn: Ref
+    request_id: Json
+
+
+@dataclass(frozen=True, slots=True)
+class Announce:
+    """After a new/load/resume answer (never before it): the session's commands."""
+
+    conn: Ref
+
+
+@dataclass(frozen=True, slots=True)
+class TurnSettled:
+    key: int
+    saw_tools: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TurnDone:
+    key: int
+
+
+@dataclass(frozen=True, slots=True)
+class Teardown:
+    reason: str = "the session was closed"
+
+
+@dataclass(frozen=True, slots=True)
+class Attach(ClientRequest):
+    """``session/load`` (replay) or ``session/resume``."""
+
+    cwd: str
+    replay: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SetSetting(ClientRequest):
+    config_id: str
+    value: Json
+    answer: str  # "config": answer with configOptions; "mode": an empty answer
+
+
+@dataclass(frozen=True, slots=True)
+class Extension(ClientRequest):
+    """An extension method (``_session/fork``, goal, compact, …) for this session."""
+
+    name: str
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Evicted:
+    """The backend said -32004 to a turn's send: resume, then start it again."""
+
+    key: int
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryPoll:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class ClientsChanged:
+    clients: list[Ref]
+    capabilities: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class GapTimeout:
+    after_seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class InteractionAborted:
+    """The router gave up on a dialog (timeout): its card's owner closes the card."""
+
+    tool_call_id: str
+
+
+# replies to the Session's own backend calls
+@dataclass(frozen=True, slots=True)
+class Created:
+    result: Json
+    error: ErrorDict | None
+
+
+@dataclass(frozen=True, slots=True)
+class Resumed:
+    result: Json
+    error: ErrorDict | None
+
+
+@dataclass(frozen=True, slots=True)
+class Subscribed:
+    result: Json
+    error: ErrorDict | None
+
+
+@dataclass(frozen=True, slots=True)
+class GapFilled:
+    result: Json
+    error: ErrorDict | None
+
+
+@dataclass(frozen=True, slots=True)
+class Answered:
+    """The answer to one of the Session's other calls, with what to do with it."""
+
+    then: Callable[[Json, ErrorDict | None], None]
+    result: Json
+    error: ErrorDict | None
+
+
+# replies to a Turn's calls: they travel through the Session, in pipe order with its events
+@dataclass(frozen=True, slots=True)
+class SendAnswered:
+    key: int
+    result: Json
+    error: ErrorDict | None
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeAnswered:
+    key: int
+    result: Json
+    error: ErrorDict | None
+
+
+# -- InteractionRouter -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class InteractionAsked(Owed):
+    """A backend question whose card is shown: ask the clients."""
+
+    frame: dict[str, Any]
+    generation: int  # the backend process that asked
+    session_id: str
+    backend_session_id: str | None
+    tool_call: dict[str, Any]
+    session: Ref = None  # owner of the card, told if the dialog is abandoned
+    backend: Ref = None
+
+    def fail(self, error: RpcError) -> None:
+        if self.backend is not None:
+            self.backend.tell(AnswerBackend(self.generation, [self.frame.get("id")], {
+                "decision": "deny", "action": "decline", "reason": error.message}))
+
+
+@dataclass(frozen=True, slots=True)
+class CancelInteractions:
+    session_id: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ClientAttached:
+    session_id: str
+    conn: Ref
+
+
+@dataclass(frozen=True, slots=True)
+class DeclineAll:
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class InteractionTimeout:
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class DialogAnswered:
+    """A client's answer to a dialog (or its failure)."""
+
+    key: str
+    serial: int
+    conn_urn: str
+    result: Json
+    error: ErrorDict | None
+
+
+# -- BackgroundTasks ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TaskEvents:
+    """``(event, launch_terminal | None)`` pairs, in pipe order."""
+
+    events: list[tuple[dict[str, Any], bool | None]]
+    token: Token | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TaskCancelled:
+    task_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class CloseTasks:
+    pass
+
+
+# -- Turn ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StartTurn:
+    backend_session_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class TurnEvents:
+    events: list[dict[str, Any]]
+    token: Token | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ShowInteraction:
+    """Show the card a backend question is about, then hand it to the router."""
+
+    frame: dict[str, Any]
+    generation: int
+
+
+@dataclass(frozen=True, slots=True)
+class RetrySend:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class FailTurn:
+    """The session could not be made live."""
+
+    error: RpcError
+
+
+@dataclass(frozen=True, slots=True)
+class SilenceCheck:
+    pass
+
+
+class Tellable(Protocol):
+    def tell(self, message: Any) -> None: ...

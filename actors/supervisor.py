@@ -16,43 +16,53 @@ import functools
 import logging
 import os
 import uuid
-from datetime import datetime, timezone
 from typing import Any, Callable
 
 import gevent
 
-from zcode_acp.protocol import commands, errors, framing, jsonrpc
+from zcode_acp.protocol import commands, errors, updates
 from zcode_acp.protocol.content import convert_prompt
 from zcode_acp.protocol.errors import RpcError, invalid_params
-from zcode_acp.protocol.translator import agent_text
 from zcode_acp.protocol.handshake import authenticate_result, initialize_result, merge_capabilities
 from zcode_acp.protocol.session_config import SessionSettings, session_state, validate_config_value, validate_mode
+from zcode_acp.protocol.sessions import list_sessions
+from zcode_acp.protocol.translator import agent_text
 
 from zcode_acp.actors.backend import Backend
-from zcode_acp.actors.base import BridgeActor, safe_tell
-from zcode_acp.actors.client_connection import ClientConnection
+from zcode_acp.actors.base import BridgeActor, handles, safe_tell
 from zcode_acp.actors.cli.config import Config
+from zcode_acp.actors.client_connection import ClientConnection
 from zcode_acp.actors.interaction_router import InteractionRouter
 from zcode_acp.actors.lazy_store import LazySessionStore
 from zcode_acp.actors.messages import (
     Announce,
     Attach,
+    AttachClient,
     BackendCall,
     CancelPromptRequest,
     CancelTurn,
+    ClientBacklog,
+    ClientClosed,
+    ClientFrame,
+    ClientRequestCancelled,
     ClientsChanged,
     CloseConnection,
     DeclineAll,
     Deliver,
     Extension,
+    Forget,
+    Forked,
+    Listed,
+    Materialized,
     Prompt,
     Reply,
     SetSetting,
+    Shutdown,
     Teardown,
     TerminateBackend,
     Throttle,
 )
-from zcode_acp.actors.session.actor import Session
+from zcode_acp.actors.session import Session
 
 log = logging.getLogger(__name__)
 
@@ -95,31 +105,14 @@ def _mcp_servers(params: dict[str, Any]) -> list[Any]:
     return servers
 
 
-def list_sessions(result: Any, known: dict[str, str]) -> list[dict[str, Any]]:
-    """Backend ``session/list`` → ACP ``SessionInfo``s (ISO 8601 ``updatedAt``)."""
-    sessions = result.get("sessions") if isinstance(result, dict) else None
-    out = []
-    for item in sessions or []:
-        if not isinstance(item, dict) or not isinstance(item.get("sessionId"), str):
-            continue
-        info: dict[str, Any] = {
-            "sessionId": known.get(item["sessionId"], item["sessionId"]),
-            "cwd": (item.get("workspace") or {}).get("workspacePath") or "/",
-        }
-        if isinstance(item.get("title"), str):
-            info["title"] = item["title"]
-        updated = item.get("updatedAt")
-        if isinstance(updated, (int, float)) and not isinstance(updated, bool):
-            info["updatedAt"] = datetime.fromtimestamp(updated / 1000, tz=timezone.utc).isoformat().replace(
-                "+00:00", "Z")
-        out.append(info)
-    return out
-
-
 def _absolute_cwd(params: dict[str, Any]) -> str:
     cwd = params.get("cwd")
     if not isinstance(cwd, str) or not os.path.isabs(cwd):
         raise invalid_params("cwd", "must be an absolute path")
+    try:
+        cwd.encode("utf-8")
+    except UnicodeEncodeError:
+        raise invalid_params("cwd", "is not valid Unicode (a lone surrogate)") from None
     return cwd
 
 
@@ -155,12 +148,14 @@ class Supervisor(BridgeActor):
         }
 
     def on_start(self) -> None:
+        # Started in order, stopped in reverse (teardown).
         self.backend = Backend.start(self.config)
         self.router = InteractionRouter.start(self.backend, self.config.interaction_timeout)
 
     # -- clients ---------------------------------------------------------------------------
 
-    def handle_AttachClient(self, message: Any) -> Any:
+    @handles(AttachClient)
+    def on_attach_client(self, message: AttachClient) -> Any:
         conn = ClientConnection.start(self.actor_ref, message.transport)
         self.clients.append(conn)
         if message.primary:
@@ -173,11 +168,13 @@ class Supervisor(BridgeActor):
         for session in self.sessions.values():
             session.tell(ClientsChanged(list(self.clients), self.capabilities))
 
-    def handle_ClientBacklog(self, message: Any) -> None:
+    @handles(ClientBacklog)
+    def on_client_backlog(self, message: ClientBacklog) -> None:
         """A client reads slower than the backend writes: pause reading the backend meanwhile."""
         self.backend.tell(Throttle(message.conn.actor_urn, message.backlogged))
 
-    def handle_ClientClosed(self, message: Any) -> None:
+    @handles(ClientClosed)
+    def on_client_closed(self, message: ClientClosed) -> None:
         if message.conn == self.primary:
             self._teardown("the editor closed the connection")
             return
@@ -189,19 +186,23 @@ class Supervisor(BridgeActor):
 
     # -- requests ----------------------------------------------------------------------------
 
-    def handle_ClientFrame(self, message: Any) -> None:
-        frame = message.frame
+    @handles(ClientFrame)
+    def on_client_frame(self, message: ClientFrame) -> None:
+        frame, handle = message.frame, message.handle
         method = frame["method"]
-        is_request = "id" in frame
+
+        def answer(result: Any = None, error: RpcError | None = None) -> None:
+            if handle is not None:
+                message.conn.tell(Reply(handle, result, error.to_dict() if error else None))
+
         if self.shutting_down:
-            if is_request:
-                message.conn.tell(Reply(frame["id"], None, errors.internal("the bridge is shutting down").to_dict()))
+            answer(error=errors.internal("the bridge is shutting down"))
             return
         try:
-            if not is_request:
-                handler = self.notifications.get(method)
-                if handler is not None:
-                    handler(message.conn, _params(frame))
+            if handle is None:
+                notification = self.notifications.get(method)
+                if notification is not None:
+                    notification(message.conn, _params(frame))
                 return  # unknown notifications are ignored (JSON-RPC)
             handler = self.methods.get(method)
             extension = commands.extension_name(method)
@@ -209,23 +210,22 @@ class Supervisor(BridgeActor):
                 handler = functools.partial(self._extension, extension)
             if handler is None:
                 raise errors.method_not_found(method)
-            result = handler(message.conn, frame["id"], _params(frame))
+            result = handler(message.conn, handle, _params(frame))
         except RpcError as exc:
-            if is_request:
-                message.conn.tell(Reply(frame["id"], None, exc.to_dict()))
+            answer(error=exc)
             return
-        except Exception:
+        except Exception as exc:  # noqa: BLE001 - answered, logged, and the bridge goes on
             log.exception("handling %s failed", method)
-            if is_request:
-                message.conn.tell(Reply(frame["id"], None, errors.internal(f"internal error in {method}").to_dict()))
+            answer(error=errors.internal(f"internal error in {method}: {exc}"))
             return
         if result is not _DEFERRED:
-            message.conn.tell(Reply(frame["id"], result, None))
+            answer(result)
             if method == "session/new":  # after the answer, never before it
                 self.sessions[result["sessionId"]].tell(Announce(message.conn))
 
-    def handle_ClientRequestCancelled(self, message: Any) -> None:
-        session = self.sessions.get(message.session_id)
+    @handles(ClientRequestCancelled)
+    def on_client_request_cancelled(self, message: ClientRequestCancelled) -> None:
+        session = self.sessions.get(message.session_id) if message.session_id else None
         if session is not None:
             session.tell(CancelPromptRequest(message.conn, message.request_id))
 
@@ -244,14 +244,15 @@ class Supervisor(BridgeActor):
     def _session_new(self, conn: Any, request_id: Any, params: dict[str, Any]) -> dict[str, Any]:
         cwd = _absolute_cwd(params)
         _no_additional_directories(params)
+        servers = _mcp_servers(params)
         session_id = str(uuid.uuid4())
-        session = self._spawn(session_id, cwd, _mcp_servers(params))
-        self.store.record(session_id, cwd)
-        return {"sessionId": session_id, **session_state(session[1])}
+        self.store.record(session_id, cwd)  # first: a session the store refuses is never made
+        _, settings = self._spawn(session_id, cwd, servers)
+        return {"sessionId": session_id, **session_state(settings)}
 
     def _spawn(self, session_id: str, cwd: str, mcp_servers: list[Any], backend_session_id: str | None = None,
-               root_known: bool = True) -> tuple[Any, SessionSettings]:
-        settings = SessionSettings(mode=self.config.default_mode)
+               root_known: bool = True, settings: SessionSettings | None = None) -> tuple[Any, SessionSettings]:
+        settings = settings or SessionSettings(mode=self.config.default_mode)
         ref = Session.start(
             session_id=session_id,
             cwd=cwd,
@@ -272,7 +273,7 @@ class Supervisor(BridgeActor):
         return ref, settings
 
     def _resolve(self, session_id: str, cwd: str, mcp_servers: list[Any]) -> Any:
-        """live mapping → persisted placeholder → raw backend id (acp-bridge.md §3.2)."""
+        """live mapping → persisted placeholder → raw backend id (docs/sessions.md, Resolution)."""
         if session_id in self.sessions:
             return self.sessions[session_id]
         entry = self.store.get(session_id)
@@ -303,21 +304,20 @@ class Supervisor(BridgeActor):
         if cwd is not None and (not isinstance(cwd, str) or not os.path.isabs(cwd)):
             raise invalid_params("cwd", "must be an absolute path")
         backend_params = {"workspace": {"workspacePath": cwd, "workspaceKey": cwd}} if cwd else {}
-        self.backend.tell(BackendCall("session/list", backend_params, self.actor_ref, ("list", conn, request_id)))
+        self.backend.tell(BackendCall("session/list", backend_params, self.actor_ref,
+                                      functools.partial(Listed, conn, request_id)))
         return _DEFERRED
 
-    def handle_BackendReply(self, message: Any) -> None:
-        kind, conn, request_id = message.tag
-        if kind != "list":
-            return
+    @handles(Listed)
+    def on_listed(self, message: Listed) -> None:
         if message.error is not None:
-            conn.tell(Reply(request_id, None, errors.from_backend_error(message.error, "session/list").to_dict()))
+            message.fail(errors.from_backend_error(message.error, "session/list"))
             return
         # Sessions made through this bridge are listed under the id the editor knows.
         known = {backend_id: acp_id for acp_id, backend_id in self.backend_ids.items()}
         known.update({entry["zcodeSid"]: acp_id for acp_id, entry in self.store.load().items()
                       if entry.get("zcodeSid")})
-        conn.tell(Reply(request_id, {"sessions": list_sessions(message.result, known)}, None))
+        message.conn.tell(Reply(message.request_id, {"sessions": list_sessions(message.result, known)}, None))
 
     def _session_close(self, conn: Any, request_id: Any, params: dict[str, Any]) -> dict[str, Any]:
         session_id = _session_id(params)
@@ -333,34 +333,29 @@ class Supervisor(BridgeActor):
 
     def _extension(self, name: str, conn: Any, request_id: Any, params: dict[str, Any]) -> Any:
         session = self._session(params)
-        if name == "session/goal":
-            params = {"sessionId": params["sessionId"], **commands.goal_params(params)}
-        elif name == "session/steer" and not isinstance(params.get("content"), str):
-            raise invalid_params("content", "must be a string")
-        elif name == "session/cancelBackgroundTask" and not isinstance(params.get("taskId"), str):
-            raise invalid_params("taskId", "must be a string")
-        elif name == "session/setMode":
-            validate_mode(params.get("mode"))
+        commands.extension_call(name, params)  # refuse bad params here, before any backend call
         session.tell(Extension(conn, request_id, name, params))
         return _DEFERRED
 
-    def handle_Forked(self, message: Any) -> None:
+    @handles(Forked)
+    def on_forked(self, message: Forked) -> None:
         """A fork made a new backend session: give it its own ACP id, usable at once."""
         session_id = str(uuid.uuid4())
-        session, settings = self._spawn(session_id, message.cwd, message.mcp_servers, message.backend_session_id)
+        session, settings = self._spawn(session_id, message.cwd, message.mcp_servers, message.backend_session_id,
+                                        settings=message.settings)
         self.store.record(session_id, message.cwd, message.backend_session_id)
         if message.as_command:
             text = f"Forked this conversation into a new session: {session_id}"
             update = agent_text(text, uuid.uuid4().hex)
-            message.conn.tell(Deliver(message.source_session_id, framing.encode(
-                jsonrpc.session_update(message.source_session_id, update))))
+            message.conn.tell(Deliver(message.source_session_id, updates.encode(message.source_session_id, [update])))
             message.conn.tell(Reply(message.request_id, {"stopReason": "end_turn", "_meta": {
                 "zcode": {"forkedSessionId": session_id}}}, None))
         else:
             message.conn.tell(Reply(message.request_id, {"sessionId": session_id, **session_state(settings)}, None))
             session.tell(Announce(message.conn))
 
-    def handle_Forget(self, message: Any) -> None:
+    @handles(Forget)
+    def on_forget(self, message: Forget) -> None:
         session = self.sessions.pop(message.session_id, None)
         self.backend_ids.pop(message.session_id, None)
         if session is not None:
@@ -392,11 +387,13 @@ class Supervisor(BridgeActor):
         return _DEFERRED
 
     def _session_cancel(self, conn: Any, params: dict[str, Any]) -> None:
-        session = self.sessions.get(params.get("sessionId"))
+        session_id = params.get("sessionId")
+        session = self.sessions.get(session_id) if isinstance(session_id, str) else None
         if session is not None:
             session.tell(CancelTurn("cancelled by the client"))
 
-    def handle_Materialized(self, message: Any) -> None:
+    @handles(Materialized)
+    def on_materialized(self, message: Materialized) -> None:
         self.backend_ids[message.session_id] = message.backend_session_id
         entry = self.store.get(message.session_id)
         if entry is not None:
@@ -404,11 +401,12 @@ class Supervisor(BridgeActor):
 
     # -- teardown --------------------------------------------------------------------------------
 
-    def handle_Shutdown(self, message: Any) -> None:
+    @handles(Shutdown)
+    def on_shutdown(self, message: Shutdown) -> None:
         self._teardown(message.reason)
 
     def _teardown(self, reason: str) -> None:
-        """Once, in order, each step bounded (state-machines.md, Teardown)."""
+        """Once, in order, each step bounded (docs/architecture.md, Teardown)."""
         if self.shutting_down:
             return
         self.shutting_down = True
@@ -430,6 +428,7 @@ class Supervisor(BridgeActor):
             self.backend.ask(TerminateBackend(self.config.kill_grace), timeout=2 * self.config.kill_grace + 1)
         except Exception:  # noqa: BLE001
             log.exception("backend termination failed")
+        self.store.flush(1.0)  # what was recorded reaches the disk (bounded)
         for actor in [*self.sessions.values(), *self.clients, self.router, self.backend]:
             actor.stop(block=False)
         self.sessions.clear()

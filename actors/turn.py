@@ -20,6 +20,7 @@ accepting our send can never be mistaken for ours.
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import Any
 
@@ -32,10 +33,30 @@ from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError, from_backend_err
 from zcode_acp.protocol.translator import TurnTranslator
 from zcode_acp.protocol.usage import prompt_result
 
-from zcode_acp.actors.transport import flow
-from zcode_acp.actors.base import BridgeActor, deliver, safe_tell
+from zcode_acp.actors.base import BridgeActor, handles, safe_tell
 from zcode_acp.actors.cli.config import Config
-from zcode_acp.actors.messages import BackendCall, Evicted, InteractionAsked, Reply, RetrySend, SilenceCheck, TurnDone, TurnSettled
+from zcode_acp.actors.delivery import deliver
+from zcode_acp.actors.messages import (
+    BackendCall,
+    BackendLost,
+    CancelTurn,
+    ClientsChanged,
+    Evicted,
+    FailTurn,
+    InteractionAborted,
+    InteractionAsked,
+    ProbeAnswered,
+    Reply,
+    RetrySend,
+    SendAnswered,
+    ShowInteraction,
+    SilenceCheck,
+    StartTurn,
+    TurnDone,
+    TurnEvents,
+    TurnSettled,
+)
+from zcode_acp.actors.transport import flow
 
 log = logging.getLogger(__name__)
 
@@ -95,16 +116,19 @@ class Turn(BridgeActor):
     def _emit(self, updates: list[dict[str, Any]]) -> None:
         deliver(self.clients, self.session_id, updates)
 
-    def _call(self, method: str, params: dict[str, Any], tag: Any = None, timeout: float | None = None) -> None:
+    def _call(self, method: str, params: dict[str, Any], reply: type | None = None,
+              timeout: float | None = None) -> None:
         # Replies come back through the Session, in pipe order with our events.
-        reply_to = self.session if tag is not None else None
-        self.backend.tell(BackendCall(method, params, reply_to, (tag, self.key) if tag else None, timeout))
+        self.backend.tell(BackendCall(method, params, self.session if reply else None,
+                                      functools.partial(reply, self.key) if reply else None, timeout))
 
     def _settle(self, result: dict[str, Any] | None = None, error: RpcError | None = None) -> None:
         if self.settled:
             return
         self.state = "settled"
         self._stop_silence_timer()
+        if error is not None:
+            self._close_open_cards()  # a turn that ended abnormally leaves no card spinning
         self.conn.tell(Reply(self.request_id, result, error.to_dict() if error else None))
         self.session.tell(TurnSettled(self.key, self.translator.saw_tool_result))
         self._maybe_done()
@@ -115,20 +139,15 @@ class Turn(BridgeActor):
             self.session.tell(TurnDone(self.key))
 
     def _close_open_cards(self) -> None:
-        updates = []
-        for card in self.translator.open_cards():
-            if card.launched:
-                continue  # a background task owns this card now
-            card.status = "failed"
-            updates.append({"sessionUpdate": "tool_call_update", "toolCallId": card.tool_call_id, "status": "failed"})
-        self._emit(updates)
+        self._emit(self.translator.close_open_cards())  # a background task keeps the cards it owns
 
-    def on_handler_error(self) -> None:
+    def on_handler_error(self, message: Any) -> None:
         self._settle(error=RpcError(INTERNAL_ERROR, "internal error while handling the turn"))
 
     # -- sending ---------------------------------------------------------------------------
 
-    def handle_StartTurn(self, message: Any) -> None:
+    @handles(StartTurn)
+    def on_start_turn(self, message: StartTurn) -> None:
         if self.settled:
             self._maybe_done()
             return
@@ -138,20 +157,16 @@ class Turn(BridgeActor):
     def _send(self) -> None:
         self.state = "sending"
         self.send_in_flight = True
-        self._call("session/send", self.prompt.send_params(self.backend_session_id), tag="send")
+        self._call("session/send", self.prompt.send_params(self.backend_session_id), SendAnswered)
 
-    def handle_RetrySend(self, message: Any) -> None:
+    @handles(RetrySend)
+    def on_retry_send(self, message: RetrySend) -> None:
         if not self.settled:
             self._send()
 
-    def handle_BackendReply(self, message: Any) -> None:
-        kind = message.tag[0]
-        if kind == "send":
-            self._send_answered(message.result, message.error)
-        elif kind == "probe":
-            self._probe_answered(message.result, message.error)
-
-    def _send_answered(self, result: Any, error: Any) -> None:
+    @handles(SendAnswered)
+    def on_send_answered(self, message: SendAnswered) -> None:
+        result, error = message.result, message.error
         self.send_in_flight = False
         if error is None:
             self.accepted = True
@@ -189,7 +204,8 @@ class Turn(BridgeActor):
 
     # -- events ----------------------------------------------------------------------------
 
-    def handle_TurnEvents(self, message: Any) -> None:
+    @handles(TurnEvents)
+    def on_turn_events(self, message: TurnEvents) -> None:
         try:
             self._events(message.events)
         finally:
@@ -206,10 +222,10 @@ class Turn(BridgeActor):
             if self.state in ("sending", "created"):
                 continue  # before our send was accepted nothing is ours
             if self.state == "waiting":
-                if kind == "turn.started" and not ev.is_background_start(event):
+                if kind == ev.TURN_STARTED and not ev.is_background_start(event):
                     self.turn_id = event_turn
                     self.state = "running"
-                elif kind == "turn.steerQueued":
+                elif kind == ev.TURN_STEER_QUEUED:
                     # Merged into a turn that was still running: that turn is ours now.
                     self.turn_id = event_turn
                     self.state = "running"
@@ -218,13 +234,13 @@ class Turn(BridgeActor):
                 continue
             if event_turn is not None and self.turn_id is not None and event_turn != self.turn_id:
                 continue
-            if kind == "turn.completed":
+            if kind == ev.TURN_COMPLETED:
                 self._emit(updates)
                 body = ev.payload(event)
                 stop = "cancelled" if body.get("resultType") == "cancelled" else "end_turn"
                 self._settle(prompt_result(stop, body.get("usage")))
                 return
-            if kind == "turn.failed":
+            if kind == ev.TURN_FAILED:
                 self._emit(updates)
                 self._failed(ev.payload(event).get("error"))
                 return
@@ -254,26 +270,36 @@ class Turn(BridgeActor):
 
     # -- cancel, loss, silence --------------------------------------------------------------------
 
-    def handle_CancelTurn(self, message: Any) -> None:
+    @handles(CancelTurn)
+    def on_cancel_turn(self, message: CancelTurn) -> None:
         if self.settled:
             return
         self._close_open_cards()
         self._settle(prompt_result("cancelled"))
         self._stop_backend_turn()
 
-    def handle_ClientsChanged(self, message: Any) -> None:
+    @handles(ClientsChanged)
+    def on_clients_changed(self, message: ClientsChanged) -> None:
         self.clients = list(message.clients)  # a client that attaches mid-turn sees the rest of it
 
-    def handle_ShowInteraction(self, message: Any) -> None:
+    @handles(ShowInteraction)
+    def on_show_interaction(self, message: ShowInteraction) -> None:
         """Show the card a backend question is about, then let the router ask."""
         tool_call_id, name, value, tool_call = interactions.dialog_tool_call(message.frame)
         self._emit(self.translator.ensure_card(tool_call_id, name, value))
-        self.router.tell(InteractionAsked(message.frame, self.session_id, self.backend_session_id, tool_call))
+        self.router.tell(InteractionAsked(message.frame, message.generation, self.session_id,
+                                          self.backend_session_id, tool_call, self.session, self.backend))
 
-    def handle_FailTurn(self, message: Any) -> None:
+    @handles(InteractionAborted)
+    def on_interaction_aborted(self, message: InteractionAborted) -> None:
+        self._emit(self.translator.close_card(message.tool_call_id))
+
+    @handles(FailTurn)
+    def on_fail_turn(self, message: FailTurn) -> None:
         self._settle(error=message.error)
 
-    def handle_BackendLost(self, message: Any) -> None:
+    @handles(BackendLost)
+    def on_backend_lost(self, message: BackendLost) -> None:
         self.send_in_flight = False
         self._settle(error=RpcError(INTERNAL_ERROR, f"{message.reason} during the turn"))
         self._maybe_done()
@@ -282,24 +308,27 @@ class Turn(BridgeActor):
         if self.silence_timer is None and self.config.silence_probe > 0:
             period = self.config.silence_probe
             self.silence_timer = gevent.get_hub().loop.timer(period, period)
-            self.silence_timer.start(self.actor_ref.tell, SilenceCheck())
+            self.silence_timer.start(safe_tell, self.actor_ref, SilenceCheck())
 
     def _stop_silence_timer(self) -> None:
         if self.silence_timer is not None:
             self.silence_timer.close()
             self.silence_timer = None
 
-    def handle_SilenceCheck(self, message: Any) -> None:
+    @handles(SilenceCheck)
+    def on_silence_check(self, message: SilenceCheck) -> None:
         if self.settled or self.send_in_flight:
             return
         if self.events_since_check:
             self.events_since_check = 0
             self.idle_probes = 0
             return
-        self._call("session/read", {"sessionId": self.backend_session_id}, tag="probe",
+        self._call("session/read", {"sessionId": self.backend_session_id}, ProbeAnswered,
                    timeout=self.config.read_timeout)
 
-    def _probe_answered(self, result: Any, error: Any) -> None:
+    @handles(ProbeAnswered)
+    def on_probe_answered(self, message: ProbeAnswered) -> None:
+        result, error = message.result, message.error
         if self.settled or error is not None:
             return
         projection = result.get("projection") if isinstance(result, dict) else None

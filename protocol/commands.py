@@ -7,11 +7,11 @@ path, a command the backend knows) goes to the backend as text.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
 from .errors import invalid_params
-from .session_config import MODE_IDS
+from .session_config import MODE_IDS, validate_mode
 
 COMMANDS = (
     ("compact", "Compact the conversation history to free context", None),
@@ -23,11 +23,65 @@ COMMANDS = (
 )
 GOAL_ACTIONS = ("show", "set", "replace", "clear", "pause", "resume")
 
-# ACP-side extension methods (each also accepted with a leading "_", as SDKs send them).
-EXTENSIONS = (
-    "session/fork", "session/goal", "session/compact", "session/steer", "session/rewind",
-    "session/setMode", "session/setThoughtLevel", "session/cancelBackgroundTask",
-)
+
+
+@dataclass(frozen=True, slots=True)
+class ExtensionCall:
+    """What one ACP extension method asks of its Session, validated."""
+
+    method: str  # the backend method
+    params: dict[str, Any] = field(default_factory=dict)  # backend params, without sessionId
+    setting: tuple[str, Any] | None = None  # a settings change (config id, value) instead of a plain call
+    fork: bool = False  # answered with the new session once the Supervisor has given it an id
+    long_running: bool = False  # compaction: minutes, and prompts wait for it
+    cancels_task: str | None = None  # the background task whose card is cancelled on success
+
+
+def _passed_through(params: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in params.items() if key != "sessionId"}
+
+
+def _required_string(params: dict[str, Any], name: str) -> str:
+    value = params.get(name)
+    if not isinstance(value, str):
+        raise invalid_params(name, "must be a string")
+    return value
+
+
+def _fork(params: dict[str, Any]) -> ExtensionCall:
+    target = params.get("target")
+    return ExtensionCall("session/fork", {"target": target if isinstance(target, dict) else {
+        "kind": "latestCheckpoint"}}, fork=True)
+
+
+def _steer(params: dict[str, Any]) -> ExtensionCall:
+    _required_string(params, "content")
+    return ExtensionCall("session/steer", _passed_through(params))
+
+
+def _cancel_task(params: dict[str, Any]) -> ExtensionCall:
+    task_id = _required_string(params, "taskId")
+    return ExtensionCall("session/cancelBackgroundTask", _passed_through(params), cancels_task=task_id)
+
+
+# ACP-side extension methods, one table (each also accepted with a leading "_", as SDKs send them).
+EXTENSIONS: dict[str, Callable[[dict[str, Any]], ExtensionCall]] = {
+    "session/fork": _fork,
+    "session/goal": lambda params: ExtensionCall("session/goal", goal_params(params)),
+    "session/compact": lambda params: ExtensionCall("session/compact", _passed_through(params), long_running=True),
+    "session/steer": _steer,
+    "session/rewind": lambda params: ExtensionCall("session/rewind", _passed_through(params)),
+    "session/setMode": lambda params: ExtensionCall(
+        "session/setMode", setting=("mode", validate_mode(params.get("mode")))),
+    "session/setThoughtLevel": lambda params: ExtensionCall(
+        "session/setThoughtLevel", setting=("thought", params.get("thoughtLevel"))),
+    "session/cancelBackgroundTask": _cancel_task,
+}
+
+
+def extension_call(name: str, params: dict[str, Any]) -> ExtensionCall:
+    """Validate an extension method's params (raises ``-32602`` naming the field)."""
+    return EXTENSIONS[name](params)
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,24 @@ from __future__ import annotations
 
 from typing import Any
 
+# Event types (``session/event`` params ``type``) the bridge reads.
+TURN_STARTED = "turn.started"
+TURN_COMPLETED = "turn.completed"
+TURN_FAILED = "turn.failed"
+TURN_STEER_QUEUED = "turn.steerQueued"  # a send merged into the turn still running
+TURN_STEER_DRAINED = "turn.steerDrained"
+TURN_TERMINAL = "turn.terminal"
+MODEL_STREAMING = "model.streaming"
+TOOL_UPDATED = "tool.updated"
+SESSION_UPDATED = "session.updated"  # usage, background task status
+TITLE_UPDATED = "session.titleUpdated"  # an event type on newer engines, a notification on older
+
+# Notification methods other than ``session/event`` that concern one session.
+STATE_UPDATED = "state.updated"
+
 BACKGROUND_INPUT = "background_task"
-TURN_END_TYPES = frozenset({"turn.completed", "turn.failed"})
+TURN_END_TYPES = frozenset({TURN_COMPLETED, TURN_FAILED})
+IGNORED_TYPES = frozenset({TURN_TERMINAL, TURN_STEER_DRAINED})
 
 
 def payload(event: dict[str, Any]) -> dict[str, Any]:
@@ -25,7 +41,7 @@ def turn_id(event: dict[str, Any]) -> str | None:
 
 
 def is_background_start(event: dict[str, Any]) -> bool:
-    return event.get("type") == "turn.started" and payload(event).get("inputSource") == BACKGROUND_INPUT
+    return event.get("type") == TURN_STARTED and payload(event).get("inputSource") == BACKGROUND_INPUT
 
 
 def seq(event: dict[str, Any]) -> int | None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import tools
-from .events import payload
+from .events import MODEL_STREAMING, SESSION_UPDATED, TOOL_UPDATED, payload
 from .usage import context_usage_update
 
 
@@ -92,13 +92,13 @@ class TurnTranslator:
     def feed(self, event: dict[str, Any]) -> list[dict[str, Any]]:
         kind = event.get("type")
         body = payload(event)
-        if kind == "model.streaming":
+        if kind == MODEL_STREAMING:
             return self._streaming(body)
-        if kind == "tool.updated":
+        if kind == TOOL_UPDATED:
             if body.get("kind") == "batch":
                 return self._batch(body)
             return self._tool(body)
-        if kind == "session.updated":
+        if kind == SESSION_UPDATED:
             update = context_usage_update(body)
             return [update] if update else []
         return []
@@ -288,6 +288,24 @@ class TurnTranslator:
         return out
 
     # -- hand-over ----------------------------------------------------------------
+
+    def close_open_cards(self) -> list[dict[str, Any]]:
+        """A turn that ended abnormally: every card still open (except those a
+        background task took over) closes ``failed``, once."""
+        updates = []
+        for card in self.open_cards():
+            if not card.launched:
+                card.status = "failed"
+                updates.append(_update(card.tool_call_id, status="failed"))
+        return updates
+
+    def close_card(self, tool_call_id: str) -> list[dict[str, Any]]:
+        """Close one card ``failed`` if it is still open here (a dialog abandoned)."""
+        card = self.cards.get(tool_call_id)
+        if card is None or card.final or card.launched:
+            return []
+        card.status = "failed"
+        return [_update(tool_call_id, status="failed")]
 
     def open_cards(self) -> list[ToolCard]:
         return [card for card in self.cards.values() if not card.final]

@@ -19,7 +19,7 @@ import gevent  # noqa: E402
 import gevent.event  # noqa: E402
 import pykka  # noqa: E402
 
-from zcode_acp.actors.client_connection import FdTransport  # noqa: E402
+from zcode_acp.actors.transport.stdio import StdioTransport  # noqa: E402
 from zcode_acp.actors.cli.config import Config  # noqa: E402
 from zcode_acp.actors.messages import AttachClient, Shutdown  # noqa: E402
 from zcode_acp.actors.supervisor import Supervisor  # noqa: E402
@@ -71,7 +71,7 @@ def serve_stdio(config: Config) -> int:
     protocol_out = protect_stdout()
     exited = gevent.event.Event()
     supervisor = Supervisor.start(config, exited.set)
-    supervisor.ask(AttachClient(FdTransport(0, protocol_out), True))
+    supervisor.ask(AttachClient(StdioTransport(0, protocol_out), True))
 
     def on_signal(name: str) -> None:
         supervisor.tell(Shutdown(f"received {name}"))

@@ -1,78 +1,117 @@
 """Session: one ACP session and, once used, its backend session.
 
-Owns (state-machines.md, Session and Preemption):
+One actor that owns a few plain parts, each with its own state and a narrow
+interface (docs/architecture.md, "The Session"):
 
-* the lifecycle placeholder → materializing → live, and lost → resuming → live
-  (after a restart of the bridge or the backend, or an eviction). Every use
-  (prompt, load, setting) waits for "live"; uses that arrive while a create or
-  resume is in flight wait for that same one: one create, one resume.
-* sequencing: ``last_seq`` and a reorder buffer. A duplicate is dropped, a gap
-  is fetched once with ``session/subscribe {afterSeq}``, events are applied in
-  ``seq`` order, and a gap that stays open past a bound is skipped (logged)
-  rather than stalling the stream.
-* preemption: at most one current Turn. A new prompt cancels the current one
-  (it answers ``cancelled`` at once) and becomes current.
-* history replay for ``session/load`` (to the requesting client only, with that
-  client's live updates for this session held until the replay is written).
-* what is not a prompt's: usage updates, mode/model/thought settings, the title,
-  the plan, and the events of background-notification turns.
+* ``Lifecycle`` — placeholder → materializing → live, lost → resuming → live;
+  one create and one resume however many uses race;
+* ``Sequencer`` — ``seq`` order, duplicates dropped, gaps fetched or skipped;
+* ``EventRouter`` — each applied event to the current Turn, BackgroundTasks or
+  the Session's own updates, and the card-reuse registry;
+* ``HistoryRead`` — the history read behind ``session/load``;
+* ``Settings`` and ``Controls`` — mode/model/thought, extension methods, slash
+  commands, compaction holding prompts back.
 
-One actor, four files: this one (lifecycle, prompts, backend replies, the
-end), ``session_history.py`` (load/resume), ``session_controls.py`` (settings,
-extension methods, slash commands), ``session_events.py`` (the event stream).
+The actor itself keeps preemption (at most one current Turn: a new prompt
+cancels the old one, which answers ``cancelled`` at once) and the cards of
+questions asked between turns (each card has one owner: the Turn whose
+translator opened it, or this Session).
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import uuid
 from typing import Any, Callable
 
-from zcode_acp.protocol import commands, interactions
+import gevent
+
+from zcode_acp.protocol import commands, interactions, updates
+from zcode_acp.protocol.content import BackendPrompt
 from zcode_acp.protocol.errors import (
     INTERNAL_ERROR,
     SESSION_NOT_FOUND,
     RpcError,
     from_backend_error,
+    invalid_params,
     is_not_active,
     session_not_found,
 )
+from zcode_acp.protocol.events import STATE_UPDATED, TITLE_UPDATED
 from zcode_acp.protocol.handshake import supports_terminal_output
-from zcode_acp.protocol.session_config import SessionSettings
+from zcode_acp.protocol.history import replay_updates
+from zcode_acp.protocol.session_config import SessionSettings, session_state
+from zcode_acp.protocol.sessions import workspace
 from zcode_acp.protocol.translator import TurnTranslator
+from zcode_acp.protocol.usage import projection_usage_update
 
 from zcode_acp.actors.background_tasks import BackgroundTasks
-from zcode_acp.actors.base import BridgeActor, deliver
+from zcode_acp.actors.base import BridgeActor, handles, safe_tell
 from zcode_acp.actors.cli.config import Config
+from zcode_acp.actors.delivery import deliver
 from zcode_acp.actors.messages import (
+    Announce,
+    Answered,
+    Attach,
     BackendCall,
     BackendLost,
+    BackendRequest,
     CancelInteractions,
+    CancelPromptRequest,
     CancelTurn,
+    ClientAttached,
+    ClientsChanged,
     CloseTasks,
+    Created,
+    Deliver,
+    ErrorDict,
+    Evicted,
+    Extension,
     FailTurn,
     Forget,
+    Forked,
+    GapFilled,
+    GapTimeout,
+    HistoryPoll,
+    HoldSession,
+    InteractionAborted,
     InteractionAsked,
     Materialized,
+    ProbeAnswered,
+    Prompt,
     RegisterRoute,
+    ReleaseSession,
     Reply,
+    Resumed,
+    SendAnswered,
+    SessionEvents,
+    SessionNotice,
+    SetSetting,
     ShowInteraction,
     StartTurn,
+    Subscribed,
+    TaskCancelled,
+    TaskEvents,
+    Teardown,
+    TurnDone,
+    TurnEvents,
+    TurnSettled,
     UnregisterRoute,
 )
-from zcode_acp.actors.session.controls import SessionControls
-from zcode_acp.actors.session.events import EventStream
-from zcode_acp.actors.session.history import HistoryReplay
+from zcode_acp.actors.session.extensions import Controls
+from zcode_acp.actors.session.history import POLL_INTERVAL, HistoryRead
+from zcode_acp.actors.session.lifecycle import Lifecycle, Step
+from zcode_acp.actors.session.routing import EventRouter, Routed
+from zcode_acp.actors.session.sequencer import Ready, Sequencer
+from zcode_acp.actors.session.settings import Settings
+from zcode_acp.actors.transport import flow
 from zcode_acp.actors.turn import Turn
 
 log = logging.getLogger(__name__)
 
 
-def workspace(cwd: str) -> dict[str, str]:
-    return {"workspacePath": cwd, "workspaceKey": cwd}
-
-
-class Session(HistoryReplay, SessionControls, EventStream, BridgeActor):
+class Session(BridgeActor):
     def __init__(
         self,
         *,
@@ -92,138 +131,137 @@ class Session(HistoryReplay, SessionControls, EventStream, BridgeActor):
         super().__init__()
         self.session_id = session_id
         self.cwd = cwd
-        self.root_known = root_known  # False for a raw backend id until resume tells us
+        self.root_known = root_known  # False for a raw backend id until its resume names the root
         self.mcp_servers = mcp_servers
-        self.settings = settings
         self.backend = backend
         self.router = router
         self.supervisor = supervisor
         self.clients = list(clients)
         self.capabilities = capabilities
         self.config = config
+        self.compact_timeout = config.compact_timeout
         self.backend_session_id = backend_session_id
-        # placeholder | materializing | subscribing | live | lost | resuming | closed
-        self.phase = "lost" if backend_session_id else "placeholder"
-        self.waiters: list[tuple[Callable[[], None], Callable[[RpcError], None]]] = []
-        self.last_seq = 0
-        self.reorder: dict[int, dict[str, Any]] = {}
-        self.gap_pending = False
-        self.subscribe_attempts = 0
+        # the parts
+        self.lifecycle = Lifecycle(session_id, materialized=backend_session_id is not None)
+        self.sequencer = Sequencer()
+        self.events = EventRouter()
+        self.history = HistoryRead()
+        self.settings = Settings(settings)
+        self.controls = Controls(self)
+        self.cards = TurnTranslator(message_id="ix")  # cards of questions asked between turns
+        # preemption
         self.turns: dict[int, Any] = {}
         self.turn_requests: dict[int, tuple[str, Any]] = {}
         self.current: int | None = None
         self.next_key = 1
-        self.background_turns: set[str] = set()
         self.plan: list[dict[str, str]] | None = None
-        self.calls: dict[int, tuple[Callable[[Any], None], Callable[[Any], None]]] = {}
-        self.next_call = 1
-        self.replays: list[Any] = []  # Attach messages waiting for the history
-        self.history: Any = None  # (messages, reads) while a history read is in flight
-        self.interaction_cards: set[str] = set()  # cards shown for questions asked between turns
-        # Card reuse: background Bash calls, and their launch cards left open for the task.
-        self.background_calls: set[str] = set()
-        self.launch_cards: dict[str, bool] = {}  # toolCallId → rendered as a terminal
-        self.compacting = False  # a compaction's internal turn holds the session
-        self.deferred_starts: list[int] = []
         self.tasks: Any = None
 
     def on_start(self) -> None:
         self.tasks = BackgroundTasks.start(self.session_id, self.clients,
                                            supports_terminal_output(self.capabilities))
 
-    # -- delivery and calls ---------------------------------------------------------------
+    # -- the port the parts use ------------------------------------------------------------
 
-    def _deliver(self, updates: list[dict[str, Any]]) -> None:
-        deliver(self.clients, self.session_id, updates)
+    def deliver(self, updates_: list[dict[str, Any]]) -> None:
+        deliver(self.clients, self.session_id, updates_)
 
-    def _call(self, method: str, params: dict[str, Any], tag: Any = None, timeout: float | None = None) -> None:
-        self.backend.tell(BackendCall(method, params, self.actor_ref if tag else None, tag, timeout))
+    def _call(self, method: str, params: dict[str, Any],
+              reply: Callable[[Any, ErrorDict | None], Any] | None = None, timeout: float | None = None) -> None:
+        self.backend.tell(BackendCall(method, params, self.actor_ref if reply else None, reply, timeout))
 
-    def _request(self, method: str, params: dict[str, Any], on_result: Callable[[Any], None],
-                 on_error: Callable[[Any], None], timeout: float | None = None, retry_evicted: bool = True) -> None:
-        """A backend call whose answer comes back to a callback, here, in pipe order.
+    def request(self, method: str, params: dict[str, Any], on_result: Callable[[Any], None],
+                on_error: Callable[[Any], None], timeout: float | None = None, retry_evicted: bool = True) -> None:
+        """A backend call for this session whose answer comes back here, in pipe order.
 
         ``-32004`` (the backend evicted the session) resumes it and retries once.
         """
-        def failed(error: Any) -> None:
-            if retry_evicted and is_not_active(error) and self.phase == "live":
+        def answered(result: Any, error: ErrorDict | None) -> None:
+            if error is None:
+                on_result(result)
+            elif retry_evicted and is_not_active(error) and self.lifecycle.live:
                 self._lost()
-                self._when_live(
-                    lambda: self._request(method, params, on_result, on_error, timeout, retry_evicted=False),
+                self.when_live(
+                    lambda: self.request(method, params, on_result, on_error, timeout, retry_evicted=False),
                     lambda exc: on_error(exc.to_dict()))
             else:
                 on_error(error)
 
-        key = self.next_call
-        self.next_call += 1
-        self.calls[key] = (on_result, failed)
-        self._call(method, {**params, "sessionId": self.backend_session_id}, tag=("call", key), timeout=timeout)
+        self._call(method, {**params, "sessionId": self.backend_session_id},
+                   functools.partial(Answered, answered), timeout)
 
-    def handle_ClientsChanged(self, message: Any) -> None:
+    @handles(Answered)
+    def on_answered(self, message: Answered) -> None:
+        message.then(message.result, message.error)
+
+    def when_live(self, action: Callable[[], None], on_error: Callable[[RpcError], None]) -> None:
+        step = self.lifecycle.when_live(action, on_error)
+        if step is Step.CREATE:
+            params: dict[str, Any] = {"workspace": workspace(self.cwd), "mode": self.settings.current.mode}
+            if self.mcp_servers:
+                params["mcpServers"] = self.mcp_servers
+            self._call("session/create", params, Created)
+        elif step is Step.RESUME:
+            params = {"sessionId": self.backend_session_id, "workspace": workspace(self.cwd)}
+            if self.mcp_servers:
+                params["mcpServers"] = self.mcp_servers
+            self._call("session/resume", params, Resumed)
+
+    def fork_made(self, backend_session_id: str, reply_to: Any, request_id: Any, as_command: bool) -> None:
+        self.supervisor.tell(Forked(reply_to, request_id, self.session_id, backend_session_id, self.cwd,
+                                    self.mcp_servers, self.settings.current, as_command))
+
+    def task_cancelled(self, task_id: str) -> None:
+        self.tasks.tell(TaskCancelled(task_id))
+
+    def start_turns(self, keys: list[int]) -> None:
+        for key in keys:
+            if self.current == key:
+                self.turns[key].tell(StartTurn(self.backend_session_id))  # type: ignore[arg-type]
+
+    @handles(ClientsChanged)
+    def on_clients_changed(self, message: ClientsChanged) -> None:
         self.clients = list(message.clients)
         self.capabilities = message.capabilities
         self.tasks.tell(message)
         for turn in self.turns.values():
             turn.tell(message)
 
-    # -- becoming live ----------------------------------------------------------------------
+    # -- becoming live -------------------------------------------------------------------------
 
-    def _when_live(self, action: Callable[[], None], on_error: Callable[[RpcError], None]) -> None:
-        if self.phase == "live":
-            action()
-            return
-        self.waiters.append((action, on_error))
-        if self.phase == "placeholder":
-            self.phase = "materializing"
-            params = {"workspace": workspace(self.cwd), "mode": self.settings.mode}
-            if self.mcp_servers:
-                params["mcpServers"] = self.mcp_servers
-            self._call("session/create", params, tag=("create",))
-        elif self.phase == "lost":
-            self.phase = "resuming"
-            params = {"sessionId": self.backend_session_id, "workspace": workspace(self.cwd)}
-            if self.mcp_servers:
-                params["mcpServers"] = self.mcp_servers
-            self._call("session/resume", params, tag=("resume",))
-        elif self.phase == "closed":
-            self._fail_waiters(RpcError(INTERNAL_ERROR, f"Session {self.session_id} is closed"))
+    @handles(Created)
+    def on_created(self, message: Created) -> None:
+        self._materialized(Step.CREATE, message.result, message.error)
 
-    def _became_live(self) -> None:
-        waiters, self.waiters = self.waiters, []
-        for action, _ in waiters:
-            action()
+    @handles(Resumed)
+    def on_resumed(self, message: Resumed) -> None:
+        self._materialized(Step.RESUME, message.result, message.error)
 
-    def _fail_waiters(self, error: RpcError) -> None:
-        waiters, self.waiters = self.waiters, []
-        for _, on_error in waiters:
-            on_error(error)
-
-    def _created(self, result: Any, error: Any, method: str) -> None:
+    def _materialized(self, step: Step, result: Any, error: ErrorDict | None) -> None:
+        if self.lifecycle.closed:
+            return  # work in flight at close must not bring the session back
         session = result.get("session") if isinstance(result, dict) else None
         backend_id = session.get("sessionId") if isinstance(session, dict) else None
         if error is not None or not isinstance(backend_id, str):
-            if method == "session/create":
-                self.phase = "placeholder"
-                failure = from_backend_error(error or {"message": "no session id in the answer"}, method)
+            if step is Step.CREATE:
+                failure = from_backend_error(error or {"message": "no session id in the answer"}, step.value)
             else:
-                self.phase = "lost"
                 failure = self._resume_failure(error)
-            self._fail_waiters(failure)
+            self.lifecycle.step_failed(step, failure)
             return
-        self.settings = self.settings.with_backend_settings(result.get("settings"))
-        if method == "session/create":
+        self.settings.current = self.settings.current.with_backend_settings(result.get("settings"))
+        if step is Step.CREATE:
             self.backend_session_id = backend_id
             self.supervisor.tell(Materialized(self.session_id, backend_id))
         else:
             root = (session.get("workspace") or {}).get("workspacePath") if isinstance(session, dict) else None
             if not self.root_known and isinstance(root, str):
                 self.cwd, self.root_known = root, True
-        self.backend.tell(RegisterRoute(self.backend_session_id, self.actor_ref))
-        self.phase = "subscribing"
-        self.subscribe_attempts = 0
+        self.backend.tell(RegisterRoute(backend_id, self.actor_ref))
+        self.lifecycle.materialized()
         self._subscribe()
 
-    def _resume_failure(self, error: Any) -> RpcError:
+    def _resume_failure(self, error: ErrorDict | None) -> RpcError:
         """A resume the backend refused: a session it does not know is "not found" to the client."""
         unknown = isinstance(error, dict) and error.get("code") == SESSION_NOT_FOUND
         if unknown or not self.root_known:
@@ -232,51 +270,48 @@ class Session(HistoryReplay, SessionControls, EventStream, BridgeActor):
         return from_backend_error(error or {"message": "no session in the answer"}, "session/resume")
 
     def _subscribe(self) -> None:
-        self.subscribe_attempts += 1
+        self.lifecycle.subscribe_sent()
         params = {"sessionId": self.backend_session_id, "deliveryKind": "desktop-continuous", "includeSnapshot": False}
-        self._call("session/subscribe", params, tag=("subscribe",), timeout=self.config.subscribe_timeout)
+        self._call("session/subscribe", params, Subscribed, timeout=self.config.subscribe_timeout)
 
-    def _subscribed(self, result: Any, error: Any) -> None:
-        if self.phase != "subscribing":
+    @handles(Subscribed)
+    def on_subscribed(self, message: Subscribed) -> None:
+        if not self.lifecycle.subscribing():
             return
-        if error is not None:
-            if error.get("timeout") and self.subscribe_attempts < 2:
+        if message.error is not None:
+            if message.error.get("timeout") and self.lifecycle.subscribe_attempts < 2:
                 self._subscribe()  # a real backend sometimes needs a second ask
                 return
-            self.phase = "lost"
-            self.backend.tell(UnregisterRoute(self.backend_session_id, self.actor_ref))
-            self._fail_waiters(from_backend_error(error, "session/subscribe"))
+            self.backend.tell(UnregisterRoute(self.backend_session_id, self.actor_ref))  # type: ignore[arg-type]
+            self.lifecycle.subscribe_failed(from_backend_error(message.error, "session/subscribe"))
             return
-        event_seq = result.get("eventSeq") if isinstance(result, dict) else None
-        self.last_seq = event_seq if isinstance(event_seq, int) else 0
-        self.phase = "live"
-        buffered, self.reorder = self.reorder, {}
-        self._accept_all([buffered[s] for s in sorted(buffered) if s > self.last_seq])
-        self._became_live()
+        event_seq = message.result.get("eventSeq") if isinstance(message.result, dict) else None
+        self._apply(self.sequencer.start(event_seq if isinstance(event_seq, int) else 0))
+        self.lifecycle.became_live()  # then the uses that waited (a turn's StartTurn, a load)
 
     def _lost(self) -> None:
-        if self.phase in ("live", "subscribing", "resuming"):
-            self.phase = "lost"
-            self.backend.tell(UnregisterRoute(self.backend_session_id, self.actor_ref))
-        elif self.phase == "materializing":
-            self.phase = "placeholder"
-        self.reorder.clear()
-        self.gap_pending = False
+        if self.lifecycle.lost():
+            self.backend.tell(UnregisterRoute(self.backend_session_id, self.actor_ref))  # type: ignore[arg-type]
+        self.sequencer.reset()
 
-    # -- prompts ------------------------------------------------------------------------------
+    # -- prompts --------------------------------------------------------------------------------
 
-    def handle_Prompt(self, message: Any) -> None:
-        if self.phase == "closed":
-            message.conn.tell(Reply(message.request_id, None, RpcError(
-                INTERNAL_ERROR, f"Session {self.session_id} is closed").to_dict()))
+    @handles(Prompt)
+    def on_prompt(self, message: Prompt) -> None:
+        if self.lifecycle.closed:
+            message.fail(self.lifecycle.closed_error())
             return
         command = None if message.prompt.attachments else commands.parse(message.prompt.text)
         if command is not None:
-            self._run_command(message, command)
+            self.controls.command(command, message.conn, message.request_id,
+                                  lambda result: message.conn.tell(Reply(message.request_id, result, None)))
             return
         if self.current is not None:
             self.turns[self.current].tell(CancelTurn("preempted"))  # the latest prompt wins
             self.router.tell(CancelInteractions(self.session_id, "superseded by a new prompt"))
+        self._start_turn(message.conn, message.request_id, message.prompt)
+
+    def _start_turn(self, conn: Any, request_id: Any, prompt: BackendPrompt) -> None:
         key = self.next_key
         self.next_key += 1
         turn = Turn.start(
@@ -285,122 +320,271 @@ class Session(HistoryReplay, SessionControls, EventStream, BridgeActor):
             backend=self.backend,
             router=self.router,
             session_id=self.session_id,
-            conn=message.conn,
-            request_id=message.request_id,
-            prompt=message.prompt,
+            conn=conn,
+            request_id=request_id,
+            prompt=prompt,
             clients=self.clients,
             terminal_output=supports_terminal_output(self.capabilities),
             message_id=uuid.uuid4().hex,
             config=self.config,
         )
         self.turns[key] = turn
-        self.turn_requests[key] = (message.conn.actor_urn, message.request_id)
+        self.turn_requests[key] = (conn.actor_urn, request_id)
         self.current = key
         self._start_when_live(key)
 
     def _start_when_live(self, key: int) -> None:
         def start() -> None:
-            if self.compacting:
-                self.deferred_starts.append(key)  # runs when the compaction is over
-            elif self.current == key:  # a preempted turn never starts
-                self.turns[key].tell(StartTurn(self.backend_session_id))
+            if self.current == key and not self.controls.hold_turn(key):  # a preempted turn never starts
+                self.turns[key].tell(StartTurn(self.backend_session_id))  # type: ignore[arg-type]
 
         def fail(error: RpcError) -> None:
             if key in self.turns:
                 self.turns[key].tell(FailTurn(error))
 
-        self._when_live(start, fail)
+        self.when_live(start, fail)
 
-    def handle_Evicted(self, message: Any) -> None:
+    @handles(Evicted)
+    def on_evicted(self, message: Evicted) -> None:
         """The backend evicted the session under a turn's send: resume, then send again."""
         self._lost()
         self._start_when_live(message.key)
 
-    def handle_CancelTurn(self, message: Any) -> None:
+    @handles(CancelTurn)
+    def on_cancel_turn(self, message: CancelTurn) -> None:
         if self.current is not None:
             self.turns[self.current].tell(CancelTurn(message.reason))
+        else:
+            self.deliver(self.cards.close_open_cards())  # a question asked between turns
         self.router.tell(CancelInteractions(self.session_id, "cancelled by user"))
 
-    def handle_BackendRequest(self, message: Any) -> None:
+    @handles(BackendRequest)
+    def on_backend_request(self, message: BackendRequest) -> None:
         """A backend question about this session: its card first, then the dialog."""
         if self.current is not None:
-            self.turns[self.current].tell(ShowInteraction(message.frame))
+            self.turns[self.current].tell(ShowInteraction(message.frame, message.generation))
             return
         tool_call_id, name, value, tool_call = interactions.dialog_tool_call(message.frame)
-        if tool_call_id not in self.interaction_cards:
-            self.interaction_cards.add(tool_call_id)
-            self._deliver(TurnTranslator(message_id="ix").ensure_card(tool_call_id, name, value))
-        self.router.tell(InteractionAsked(message.frame, self.session_id, self.backend_session_id, tool_call))
+        self.deliver(self.cards.ensure_card(tool_call_id, name, value))
+        self.router.tell(InteractionAsked(message.frame, message.generation, self.session_id,
+                                          self.backend_session_id, tool_call, self.actor_ref, self.backend))
 
-    def handle_CancelPromptRequest(self, message: Any) -> None:
+    @handles(InteractionAborted)
+    def on_interaction_aborted(self, message: InteractionAborted) -> None:
+        """The router gave up on a dialog: whoever owns its card closes it."""
+        if self.current is not None:
+            self.turns[self.current].tell(message)
+        self.deliver(self.cards.close_card(message.tool_call_id))
+
+    @handles(CancelPromptRequest)
+    def on_cancel_prompt_request(self, message: CancelPromptRequest) -> None:
         for key, request in self.turn_requests.items():
             if request == (message.conn.actor_urn, message.request_id):
                 self.turns[key].tell(CancelTurn("request cancelled"))
 
-    def handle_TurnSettled(self, message: Any) -> None:
+    @handles(TurnSettled)
+    def on_turn_settled(self, message: TurnSettled) -> None:
         if self.current == message.key:
             self.current = None
-        if message.saw_tools and self.phase == "live":
-            self._request("session/read", {}, self._plan_answered, lambda error: None,
-                          timeout=self.config.read_timeout)
+        if message.saw_tools and self.lifecycle.live:
+            self.request("session/read", {}, self._plan_answered, lambda error: None,
+                         timeout=self.config.read_timeout)
 
-    def handle_TurnDone(self, message: Any) -> None:
+    @handles(TurnDone)
+    def on_turn_done(self, message: TurnDone) -> None:
         turn = self.turns.pop(message.key, None)
         self.turn_requests.pop(message.key, None)
         if turn is not None:
             turn.stop(block=False)
 
-    # -- backend traffic -----------------------------------------------------------------------
+    @handles(SendAnswered, ProbeAnswered)
+    def on_turn_answer(self, message: SendAnswered | ProbeAnswered) -> None:
+        """A Turn's backend answers travel through here, in pipe order with its events."""
+        turn = self.turns.get(message.key)
+        if turn is not None:
+            turn.tell(message)
 
-    def handle_BackendReply(self, message: Any) -> None:
-        kind = message.tag[0]
-        if self.phase == "closed" and kind in ("create", "resume", "subscribe", "gap"):
-            return  # work in flight at teardown/close must not bring the session back
-        if kind in ("send", "probe"):
-            turn = self.turns.get(message.tag[1])
-            if turn is not None:
-                turn.tell(message)
-        elif kind == "call":
-            callbacks = self.calls.pop(message.tag[1], None)
-            if callbacks is not None:
-                on_result, on_error = callbacks
-                if message.error is not None:
-                    on_error(message.error)
-                else:
-                    on_result(message.result)
-        elif kind == "create":
-            self._created(message.result, message.error, "session/create")
-        elif kind == "resume":
-            self._created(message.result, message.error, "session/resume")
-        elif kind == "subscribe":
-            self._subscribed(message.result, message.error)
-        elif kind == "gap":
-            self._gap_answered(message.result)
+    def _plan_answered(self, result: Any) -> None:
+        entries = updates.plan_entries(result.get("todos")) if isinstance(result, dict) else None
+        if entries is not None and entries != self.plan and (entries or self.plan):
+            self.plan = entries
+            self.deliver([updates.plan(entries)])
 
-    def handle_BackendLost(self, message: Any) -> None:
-        if self.phase in ("live", "subscribing", "resuming"):
-            self.phase = "lost"  # the next use resumes on a new backend process
-        elif self.phase == "materializing":
-            self.phase = "placeholder"
-        self.reorder.clear()
-        self.gap_pending = False
-        self._fail_waiters(RpcError(INTERNAL_ERROR, message.reason))
+    # -- the event stream ------------------------------------------------------------------------
+
+    @handles(SessionEvents)
+    def on_session_events(self, message: SessionEvents) -> None:
+        try:
+            if self.lifecycle.live:
+                self._apply(self.sequencer.accept(message.events), message.token)
+            else:
+                self.sequencer.hold(message.events)
+        finally:
+            flow.done(message.token)
+
+    def _apply(self, ready: Ready, token: Any = None) -> None:
+        """Route what the sequencer released, and start a gap fetch if it asked for one."""
+        if ready.skipped is not None:
+            log.warning("session %s: events %d..%d never arrived; skipping the hole",
+                        self.session_id, *ready.skipped)
+        if ready.events:
+            routed = Routed()
+            has_turn = self.current is not None
+            terminal = supports_terminal_output(self.capabilities)
+            for event in ready.events:
+                self.events.route(event, routed, has_turn, terminal)
+            if routed.turn and self.current is not None:
+                self.turns[self.current].tell(TurnEvents(routed.turn, flow.share(token)))
+            if routed.tasks:
+                self.tasks.tell(TaskEvents(routed.tasks, flow.share(token)))
+            self.deliver(routed.session)
+        if ready.gap_after is not None:
+            params = {"sessionId": self.backend_session_id, "deliveryKind": "desktop-continuous",
+                      "includeSnapshot": False, "afterSeq": ready.gap_after}
+            self._call("session/subscribe", params, GapFilled, timeout=self.config.subscribe_timeout)
+            gevent.spawn_later(self.config.gap_wait, safe_tell, self.actor_ref, GapTimeout(ready.gap_after))
+
+    @handles(GapFilled)
+    def on_gap_filled(self, message: GapFilled) -> None:
+        if self.lifecycle.live:
+            missed = message.result.get("events") if isinstance(message.result, dict) else None
+            self._apply(self.sequencer.gap_filled(missed))
+
+    @handles(GapTimeout)
+    def on_gap_timeout(self, message: GapTimeout) -> None:
+        self._apply(self.sequencer.gap_timed_out(message.after_seq))
+
+    @handles(SessionNotice)
+    def on_session_notice(self, message: SessionNotice) -> None:
+        params = message.params
+        if message.method == STATE_UPDATED:
+            self.deliver(self.settings.change(self.settings.current.with_patch(params.get("patch"))))
+        elif message.method == TITLE_UPDATED and isinstance(params.get("title"), str):
+            self.deliver([updates.session_title(params["title"])])
+
+    # -- load and resume ---------------------------------------------------------------------------
+
+    @handles(Attach)
+    def on_attach(self, message: Attach) -> None:
+        if self.root_known and message.cwd != self.cwd:
+            message.fail(invalid_params("cwd", f"does not match the session's workspace root {self.cwd}"))
+            return
+        if message.replay:
+            message.conn.tell(HoldSession(self.session_id))
+        if self.backend_session_id is None:
+            self._attached(message, [])  # never used: nothing to resume, nothing to replay
+            return
+
+        def fail(error: RpcError) -> None:
+            if message.replay:
+                message.conn.tell(ReleaseSession(self.session_id, b""))
+            message.fail(error)
+
+        def live() -> None:
+            if self.root_known and message.cwd != self.cwd:
+                fail(invalid_params("cwd", f"does not match the session's workspace root {self.cwd}"))
+            elif not message.replay:
+                self._attached(message, None)
+            elif self.history.want(message):  # one history read serves every load waiting for it
+                self._read_history()
+
+        self.when_live(live, fail)
+
+    def _attached(self, message: Attach, replay: list[dict[str, Any]] | None) -> None:
+        if replay is not None:
+            message.conn.tell(ReleaseSession(self.session_id, updates.encode(self.session_id, replay)))
+        message.conn.tell(Reply(message.request_id, session_state(self.settings.current), None))
+        self.on_announce(Announce(message.conn))
+        self.router.tell(ClientAttached(self.session_id, message.conn))  # open dialogs join it too
+
+    def _read_history(self) -> None:
+        self.history.read_sent()
+        self.request("session/messages", {}, self._history_read, self._history_failed,
+                     timeout=self.config.messages_timeout)
+
+    def _history_read(self, result: Any) -> None:
+        messages = result.get("messages") if isinstance(result, dict) else None
+        if self.history.read(messages):  # still filling in after a resume: read again
+            gevent.spawn_later(POLL_INTERVAL, safe_tell, self.actor_ref, HistoryPoll())
+            return
+        self.request("session/read", {}, self._history_state, lambda error: self._history_state({}),
+                     timeout=self.config.read_timeout)
+
+    @handles(HistoryPoll)
+    def on_history_poll(self, message: HistoryPoll) -> None:
+        if self.history.in_flight:
+            self._read_history()
+
+    def _history_state(self, result: Any) -> None:
+        replay = replay_updates(self.history.messages)
+        if isinstance(result, dict):
+            entries = updates.plan_entries(result.get("todos"))
+            if entries:
+                self.plan = entries
+                replay.append(updates.plan(entries))
+            self.settings.current = self.settings.current.with_backend_settings(result.get("settings"))
+            usage = projection_usage_update(result.get("projection"))
+            if usage:
+                replay.append(usage)
+        for message in self.history.finish():
+            self._attached(message, replay)
+
+    def _history_failed(self, error: Any) -> None:
+        failure = from_backend_error(error, "session/messages")
+        for message in self.history.finish():
+            message.conn.tell(ReleaseSession(self.session_id, b""))
+            message.fail(failure)
+
+    # -- settings, extensions, commands ----------------------------------------------------------------
+
+    @handles(SetSetting)
+    def on_set_setting(self, message: SetSetting) -> None:
+        def done(result: Any) -> None:
+            answer = self.controls.config_answer() if message.answer == "config" else {}
+            message.conn.tell(Reply(message.request_id, answer, None))
+
+        self.controls.set_setting(message.config_id, message.value, done, message.fail)
+
+    @handles(Extension)
+    def on_extension(self, message: Extension) -> None:
+        def reply(result: Any) -> None:
+            message.conn.tell(Reply(message.request_id, result if isinstance(result, dict) else {}, None))
+
+        call = commands.extension_call(message.name, message.params)
+        self.controls.extension(message.name, call, message.conn, message.request_id, reply, message.fail)
+
+    @handles(Announce)
+    def on_announce(self, message: Announce) -> None:
+        """After a new/load/resume answer (never before it): the commands this session offers."""
+        message.conn.tell(Deliver(self.session_id, updates.encode(
+            self.session_id, [commands.available_commands_update()])))
+
+    # -- the end -----------------------------------------------------------------------------------------
+
+    @handles(BackendLost)
+    def on_backend_lost(self, message: BackendLost) -> None:
+        self.lifecycle.lost()  # the next use resumes on a new backend process
+        self.sequencer.reset()
+        self.lifecycle.fail_waiters(RpcError(INTERNAL_ERROR, message.reason))
         for turn in list(self.turns.values()):
-            turn.tell(BackendLost(message.reason))
+            turn.tell(BackendLost(message.reason))  # each closes its own cards
+        self.deliver(self.cards.close_open_cards())
+        # Its open dialogs are withdrawn; an answer can never reach the next process.
+        self.router.tell(CancelInteractions(self.session_id, message.reason))
 
-    # -- the end ------------------------------------------------------------------------------------
-
-    def handle_Teardown(self, message: Any) -> None:
+    @handles(Teardown)
+    def on_teardown(self, message: Teardown) -> None:
         """Cancel every turn (each stops its backend turn) before the backend goes away."""
-        self.phase = "closed"
-        self.router.tell(CancelInteractions(self.session_id, "the session was closed"))
+        self.lifecycle.close()
+        self.router.tell(CancelInteractions(self.session_id, message.reason))
         futures = [turn.ask(CancelTurn("teardown"), block=False) for turn in self.turns.values()]
         for future in futures:
             try:
                 future.get(timeout=1.0)
             except Exception:  # noqa: BLE001 - a dead turn has nothing left to stop
                 pass
-        self._fail_waiters(RpcError(INTERNAL_ERROR, f"Session {self.session_id} is closed"))
+        self.lifecycle.fail_waiters(self.lifecycle.closed_error())
+        self.deliver(self.cards.close_open_cards())
         try:  # tasks belong to the session: their cards fail with it
             self.tasks.ask(CloseTasks(), timeout=1.0)
         except Exception:  # noqa: BLE001

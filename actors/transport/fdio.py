@@ -65,3 +65,16 @@ def write_some(fd: int, data: bytes) -> int:
         return 0
     except OSError:
         return -1
+
+
+class FdSink:
+    """The write side of a pipe, as a ``Writer`` uses it."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def write(self, data: bytes) -> bool:
+        return write_all(self.fd, data)
+
+    def try_write(self, data: bytes) -> int:
+        return write_some(self.fd, data)

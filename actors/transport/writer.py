@@ -23,9 +23,11 @@ LOW_WATER = 1 * 1024 * 1024
 
 
 class Writer:
-    def __init__(self, transport: Any, owner: Any, high: int = HIGH_WATER, low: int = LOW_WATER) -> None:
+    def __init__(self, transport: Any, owner: Any, high: int = HIGH_WATER, low: int = LOW_WATER,
+                 source: Any = None) -> None:
         self.transport = transport
         self.owner = owner
+        self.source = source
         self.high = high
         self.low = low
         self.queue: deque[bytes] = deque()
@@ -41,7 +43,7 @@ class Writer:
             # Nothing waiting or half-written: try the pipe directly (no greenlet switch when it has room).
             written = self.transport.try_write(data)
             if written < 0:
-                safe_tell(self.owner, WriteFailed())
+                safe_tell(self.owner, WriteFailed(source=self.source))
                 return
             data = data[written:]
             if not data:
@@ -52,7 +54,7 @@ class Writer:
         self.wake.set()
         if not self.backlogged and self.pending > self.high:
             self.backlogged = True
-            safe_tell(self.owner, Backlog(True))
+            safe_tell(self.owner, Backlog(True, self.source))
 
     def _run(self) -> None:
         while True:
@@ -66,11 +68,11 @@ class Writer:
                     self.queue.clear()
                     self.pending = 0
                     self.idle.set()
-                    safe_tell(self.owner, WriteFailed())
+                    safe_tell(self.owner, WriteFailed(source=self.source))
                     return
                 if self.backlogged and self.pending <= self.low:
                     self.backlogged = False
-                    safe_tell(self.owner, Backlog(False))
+                    safe_tell(self.owner, Backlog(False, self.source))
             self.idle.set()
 
     def drain(self, timeout: float) -> None:

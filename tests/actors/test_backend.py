@@ -1,13 +1,28 @@
 """The Backend actor against tiny stand-in programs."""
 
+import functools
 import os
 import stat
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import Any
 
 from zcode_acp.actors.backend import Backend
 from zcode_acp.actors.cli.config import Config
 from zcode_acp.actors.messages import BackendCall, RegisterRoute, TerminateBackend
 from tests.actors.fakes import Probe
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The reply type these tests ask the Backend for."""
+
+    tag: str
+    result: Any
+    error: Any
+
+
+def call(method, params, asker, tag, timeout=None):
+    return BackendCall(method, params, asker.ref, functools.partial(Answer, tag), timeout)
 
 
 def script(tmp_path, body: str) -> str:
@@ -22,9 +37,9 @@ def test_backend_death_fails_every_pending_request_and_tells_its_sessions(tmp_pa
     backend = Backend.start(replace(Config(), zcode_bin=script(tmp_path, "read line; exit 3")))
     asker, session = Probe(), Probe()
     backend.tell(RegisterRoute("b-1", session.ref))
-    backend.tell(BackendCall("session/read", {"sessionId": "b-1"}, asker.ref, "first"))
-    backend.tell(BackendCall("session/read", {"sessionId": "b-1"}, asker.ref, "second"))
-    replies = asker.wait_for(lambda: len(asker.of("BackendReply")) == 2 and asker.of("BackendReply"))
+    backend.tell(call("session/read", {"sessionId": "b-1"}, asker, "first"))
+    backend.tell(call("session/read", {"sessionId": "b-1"}, asker, "second"))
+    replies = asker.wait_for(lambda: len(asker.of("Answer")) == 2 and asker.of("Answer"))
     assert {r.tag for r in replies} == {"first", "second"}
     for reply in replies:
         assert reply.result is None and "exited (code 3)" in reply.error["message"]
@@ -36,8 +51,8 @@ def test_backend_death_fails_every_pending_request_and_tells_its_sessions(tmp_pa
 def test_requests_time_out_with_a_clear_error(tmp_path):
     backend = Backend.start(replace(Config(), zcode_bin=script(tmp_path, "sleep 30")))
     asker = Probe()
-    backend.tell(BackendCall("session/read", {}, asker.ref, "t", 0.2))
-    [reply] = asker.wait_for(lambda: asker.of("BackendReply"))
+    backend.tell(call("session/read", {}, asker, "t", 0.2))
+    [reply] = asker.wait_for(lambda: asker.of("Answer"))
     assert reply.error["timeout"] and "did not answer session/read within 0.2s" in reply.error["message"]
     backend.ask(TerminateBackend(0.5))
     backend.stop()
@@ -54,8 +69,8 @@ def test_backend_requests_are_answered_and_unknown_ones_refused(tmp_path):
     )
     backend = Backend.start(replace(Config(), zcode_bin=script(tmp_path, body)))
     asker = Probe()
-    backend.tell(BackendCall("session/list", {}, asker.ref, "spawn-me", 0.5))
-    asker.wait_for(lambda: asker.of("BackendReply"), timeout=3)
+    backend.tell(call("session/list", {}, asker, "spawn-me", 0.5))
+    asker.wait_for(lambda: asker.of("Answer"), timeout=3)
     lines = out.read_text().splitlines()
     answers = {line for line in lines}
     assert any('"memoryEnabled":false' in line for line in answers)
@@ -68,8 +83,8 @@ def test_backend_requests_are_answered_and_unknown_ones_refused(tmp_path):
 def test_a_missing_binary_is_a_clear_error_naming_zcode_bin(tmp_path):
     backend = Backend.start(replace(Config(), zcode_bin=str(tmp_path / "nope")))
     asker = Probe()
-    backend.tell(BackendCall("session/create", {}, asker.ref, "x"))
-    [reply] = asker.wait_for(lambda: asker.of("BackendReply"))
+    backend.tell(call("session/create", {}, asker, "x"))
+    [reply] = asker.wait_for(lambda: asker.of("Answer"))
     assert "ZCODE_BIN" in reply.error["message"]
     assert not os.path.exists(tmp_path / "nope")
     backend.stop()

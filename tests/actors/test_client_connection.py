@@ -6,8 +6,9 @@ import gevent
 import gevent.os
 import pytest
 
-from zcode_acp.actors.client_connection import ClientConnection, FdTransport
-from zcode_acp.actors.messages import Deliver, HoldSession, ReleaseSession, Reply
+from zcode_acp.actors.client_connection import ClientConnection
+from zcode_acp.actors.messages import Deliver, HoldSession, ReleaseSession, Reply, RequestHandle
+from zcode_acp.actors.transport.stdio import StdioTransport
 from zcode_acp.protocol import framing
 from tests.actors.fakes import Probe
 
@@ -19,7 +20,7 @@ class Pipes:
         self.buffer = b""
 
     def transport(self):
-        return FdTransport(self.client_to_bridge[0], self.bridge_to_client[1])
+        return StdioTransport(self.client_to_bridge[0], self.bridge_to_client[1])
 
     def send(self, data: bytes):
         os.write(self.client_to_bridge[1], data)
@@ -65,13 +66,13 @@ def test_live_updates_are_held_during_a_replay_and_follow_it(connection):
 def test_each_request_is_answered_once(connection):
     conn, pipes, supervisor = connection
     pipes.send(b'{"jsonrpc":"2.0","id":7,"method":"initialize","params":{}}\n')
-    supervisor.wait_for(lambda: supervisor.of("ClientFrame"))
-    conn.tell(Reply(7, {"first": True}))
-    conn.tell(Reply(7, {"second": True}))  # dropped
-    conn.tell(Reply(8, {"never asked": True}))  # dropped
+    [seven] = supervisor.wait_for(lambda: supervisor.of("ClientFrame"))
+    conn.tell(Reply(seven.handle, {"first": True}))
+    conn.tell(Reply(seven.handle, {"second": True}))  # dropped
+    conn.tell(Reply(RequestHandle(8, 99), {"never asked": True}))  # dropped
     pipes.send(b'{"jsonrpc":"2.0","id":9,"method":"initialize","params":{}}\n')
-    supervisor.wait_for(lambda: len(supervisor.of("ClientFrame")) == 2)
-    conn.tell(Reply(9, {"marker": True}))
+    nine = supervisor.wait_for(lambda: len(supervisor.of("ClientFrame")) == 2 and supervisor.of("ClientFrame")[1])
+    conn.tell(Reply(nine.handle, {"marker": True}))
     lines = pipes.read_lines(2)
     assert [line["id"] for line in lines] == [7, 9]
     assert lines[0]["result"] == {"first": True}

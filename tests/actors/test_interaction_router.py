@@ -4,7 +4,6 @@ import pytest
 
 from zcode_acp.actors.interaction_router import InteractionRouter
 from zcode_acp.actors.messages import (
-    BackendReply,
     CancelInteractions,
     ClientAttached,
     ClientsChanged,
@@ -41,12 +40,12 @@ def world():
     router.stop()
 
 
-def ask(router, frame, session="acp-1"):
-    router.tell(InteractionAsked(frame, session, "b-1", TOOL_CALL))
+def ask(router, frame, session="acp-1", owner=None):
+    router.tell(InteractionAsked(frame, 1, session, "b-1", TOOL_CALL, owner.ref if owner else None))
 
 
 def answer(router, request, result=None, error=None):
-    router.tell(BackendReply(request.tag, result, error))
+    router.tell(request.reply(result, error))
 
 
 def test_re_announces_are_not_shown_again_and_every_id_gets_the_answer(world):
@@ -72,7 +71,7 @@ def test_the_first_answer_wins_and_the_other_dialog_is_withdrawn(world):
     assert one.params["options"][1]["kind"] == "reject_once"  # deny → reject_once, never an allow
     answer(router, two, {"outcome": {"outcome": "selected", "optionId": "no"}})
     [withdrawn] = first.wait_for(lambda: first.of("WithdrawRequest"))
-    assert withdrawn.tag == one.tag
+    assert withdrawn.key == one.key
     answer(router, one, {"outcome": {"outcome": "selected", "optionId": "yes"}})  # too late
     ask(router, permission(20, request_id="r2"))  # barrier
     first.wait_for(lambda: len(first.of("SendRequest")) == 2)
@@ -80,15 +79,32 @@ def test_the_first_answer_wins_and_the_other_dialog_is_withdrawn(world):
     assert reply.result == {"decision": "deny", "reason": "rejected (no)"}
 
 
-def test_cancel_withdraws_declines_and_fails_the_card(world):
+def test_cancel_withdraws_and_declines_but_leaves_the_card_to_its_owner(world):
     router, backend, first, second = world
-    ask(router, permission(10))
+    owner = Probe()
+    ask(router, permission(10), owner=owner)
     first.wait_for(lambda: first.of("SendRequest"))
     router.tell(CancelInteractions("acp-1", "cancelled by user"))
     [reply] = backend.wait_for(lambda: backend.of("AnswerBackend"))
     assert reply.result == {"decision": "deny", "reason": "cancelled by user"}
     assert first.wait_for(lambda: first.of("WithdrawRequest")) and second.wait_for(lambda: second.of("WithdrawRequest"))
-    assert b'"status":"failed"' in first.wait_for(lambda: first.of("Deliver"))[0].payload
+    # One owner per card: whoever cancelled (the Session or its Turn) closes it, never the router.
+    assert first.of("Deliver") == [] and owner.of("InteractionAborted") == []
+
+
+def test_a_timed_out_dialog_tells_the_owner_of_its_card(world):
+    _, backend, first, second = world
+    owner = Probe()
+    router = InteractionRouter.start(backend.ref, 0.05)
+    try:
+        router.tell(ClientsChanged([first.ref], {}))
+        ask(router, permission(10), owner=owner)
+        [aborted] = owner.wait_for(lambda: owner.of("InteractionAborted"))
+        assert aborted.tool_call_id == "c1"
+        assert backend.wait_for(lambda: backend.of("AnswerBackend"))[0].result["decision"] == "deny"
+        assert first.wait_for(lambda: first.of("WithdrawRequest"))
+    finally:
+        router.stop()
 
 
 def test_cancel_of_another_session_touches_nothing(world):

@@ -17,6 +17,7 @@ def test_entries_round_trip_with_user_only_permissions(tmp_path):
     store = LazySessionStore(tmp_path)
     store.record("p1", "/w")
     store.record("p1", "/w", "sess_1")
+    store.flush(5)
     data = json.loads(store.path.read_text())
     assert data["p1"]["cwd"] == "/w" and data["p1"]["zcodeSid"] == "sess_1"
     assert isinstance(data["p1"]["createdAt"], int)
@@ -27,6 +28,7 @@ def test_entries_round_trip_with_user_only_permissions(tmp_path):
 def test_a_failed_rename_leaves_the_old_file_whole_and_no_temporary(tmp_path, monkeypatch, caplog):
     store = LazySessionStore(tmp_path)
     store.record("p1", "/w", "sess_1")
+    store.flush(5)
     before = store.path.read_bytes()
 
     def crash(temporary):
@@ -34,6 +36,7 @@ def test_a_failed_rename_leaves_the_old_file_whole_and_no_temporary(tmp_path, mo
 
     monkeypatch.setattr(store, "_replace", crash)
     store.record("p2", "/w")  # logged, not raised: the session still works
+    store.flush(5)
     assert store.path.read_bytes() == before
     assert [p.name for p in store.folder.iterdir() if p.name.endswith(".tmp")] == []
     assert "could not save" in caplog.text
@@ -47,6 +50,7 @@ def test_a_corrupt_file_reads_as_empty_with_one_warning_and_is_kept_aside(tmp_pa
     assert store.get("p0") is None
     assert len([r for r in caplog.records if r.levelname == "WARNING"]) == 1
     store.record("p1", "/w")
+    store.flush(5)
     assert json.loads(store.path.read_text()) == {"p1": store.ours["p1"]}
     assert store.path.with_suffix(".json.corrupt").read_text().startswith('{"p0"')
 
@@ -58,6 +62,7 @@ from zcode_acp.actors.lazy_store import LazySessionStore
 store = LazySessionStore(Path(sys.argv[1]))
 for i in range(40):
     store.record(f"{sys.argv[2]}-{i}", "/w", f"sess-{sys.argv[2]}-{i}" if i % 2 else None)
+    assert store.flush(30)  # one write per record: the two processes contend for the lock
 """
 
 

@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from zcode_acp.actors.cli.config import Config
-from zcode_acp.actors.messages import BackendLost, BackendReply, CancelTurn, Prompt, SessionEvents, Teardown
+from zcode_acp.actors.messages import BackendLost, CancelTurn, Prompt, SessionEvents, Teardown
 from zcode_acp.actors.session.actor import Session
 from zcode_acp.protocol.content import BackendPrompt
 from zcode_acp.protocol.session_config import SessionSettings
@@ -37,7 +37,7 @@ class Script:
         self.session, self.backend, self.seq = session, backend, 0
 
     def reply(self, call, result=None, error=None):
-        self.session.tell(BackendReply(call.tag, result, error))
+        call.reply_to.tell(call.reply(result, error))  # the typed reply the caller asked for
 
     def go_live(self):
         create = self.backend.wait_call("session/create")

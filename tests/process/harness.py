@@ -180,3 +180,14 @@ async def bridge(tmp_path: Path, capabilities: dict[str, Any] | None = None, env
             await conn.initialize(protocol_version=1,
                                   client_capabilities=ClientCapabilities.model_validate(caps))
             yield harness
+
+
+async def file_contains(path: Path, needle: str, timeout: float = TIMEOUT) -> str:
+    """The file's text once it contains ``needle`` (the bridge persists off its event loop)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        text = path.read_text() if path.exists() else ""
+        if needle in text or loop.time() > deadline:
+            return text
+        await asyncio.sleep(0.02)

@@ -5,7 +5,7 @@ import asyncio
 import pytest
 from acp import RequestError
 
-from tests.process.harness import bridge, run
+from tests.process.harness import file_contains, bridge, run
 
 
 @run
@@ -193,8 +193,9 @@ async def test_racing_first_uses_make_one_session_create(tmp_path):
                                            b.conn.set_session_mode(session_id=sid, mode_id="edit"))
         assert response.stop_reason == "end_turn"
         assert len(b.backend_calls("session/create")) == 1
-        stored = (tmp_path / "zcode-home" / "v2" / "acp-lazy-sessions.json").read_text()
-        assert b.backend_calls("session/send")[0]["params"]["sessionId"] in stored
+        backend_id = b.backend_calls("session/send")[0]["params"]["sessionId"]
+        stored = await file_contains(tmp_path / "zcode-home" / "v2" / "acp-lazy-sessions.json", backend_id)
+        assert backend_id in stored
 
 
 @run

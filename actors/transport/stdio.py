@@ -1,0 +1,81 @@
+"""The stdio transport: newline-delimited JSON over a pair of file descriptors.
+
+The editor's connection. Reading splits lines (a line over the size limit is
+reported, not buffered); writing goes through a ``Writer`` whose backlog
+pauses reading the backend, so a slow editor bounds memory and loses nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+import gevent
+
+from zcode_acp.protocol import errors, framing
+from zcode_acp.protocol.errors import RpcError
+
+from zcode_acp.actors.base import safe_tell
+from zcode_acp.actors.messages import InboundClosed, InboundError, InboundFrames
+from zcode_acp.actors.transport import fdio
+from zcode_acp.actors.transport.writer import Writer
+
+log = logging.getLogger(__name__)
+
+
+class StdioTransport:
+    def __init__(self, read_fd: int, write_fd: int, name: str = "stdio",
+                 max_line: int = framing.DEFAULT_MAX_LINE) -> None:
+        self.read_fd = read_fd
+        self.write_fd = write_fd
+        self.name = name
+        self.max_line = max_line
+        self.writer: Writer | None = None
+        self._reader: gevent.Greenlet | None = None
+        self._restore: list[tuple[int, bool]] = []
+
+    def start(self, owner: Any) -> None:
+        fdio.widen_pipe(self.write_fd)  # a reader that lags a little parks the writer less
+        for fd in {self.read_fd, self.write_fd}:
+            self._restore.append((fd, fdio.make_nonblocking(fd)))
+        self.writer = Writer(fdio.FdSink(self.write_fd), owner)
+        self._reader = gevent.spawn(self._read_loop, owner)
+
+    def _read_loop(self, owner: Any) -> None:
+        """Split lines and hand them over, one message per read."""
+        splitter = framing.LineSplitter(self.max_line)
+        while True:
+            chunk = fdio.read_chunk(self.read_fd)
+            if not chunk:
+                break
+            lines = splitter.feed(chunk)
+            if lines and not safe_tell(owner, InboundFrames(lines)):
+                return
+            if splitter.oversized:
+                splitter.oversized = 0
+                if not safe_tell(owner, InboundError(RpcError(errors.INVALID_REQUEST,
+                                                              "Invalid Request: line too long"))):
+                    return
+        safe_tell(owner, InboundClosed("end of input"))
+
+    def send(self, data: bytes) -> None:
+        if self.writer is not None:
+            self.writer.put(data)
+
+    def drain(self, timeout: float) -> None:
+        if self.writer is not None:
+            self.writer.drain(timeout)
+
+    def close(self, reason: str = "") -> None:
+        if self._reader is not None and self._reader is not gevent.getcurrent():
+            self._reader.kill(block=False)
+        self._reader = None
+        if self.writer is not None:
+            self.writer.stop()
+        for fd, was_blocking in self._restore:
+            try:
+                os.set_blocking(fd, was_blocking)
+            except OSError:
+                pass
+        self._restore = []

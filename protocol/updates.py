@@ -1,0 +1,54 @@
+"""ACP ``session/update`` payloads the bridge makes itself (not from a turn's events).
+
+Everything that builds a ``sessionUpdate`` dict lives in ``protocol/``: the
+per-turn ones in ``translator.py``, the rest here, so actors only move them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import framing, jsonrpc
+
+Update = dict[str, Any]
+
+PLAN_STATUSES = frozenset({"pending", "in_progress", "completed"})
+PLAN_PRIORITIES = frozenset({"high", "medium", "low"})
+
+
+def tool_call_failed(tool_call_id: str) -> Update:
+    return {"sessionUpdate": "tool_call_update", "toolCallId": tool_call_id, "status": "failed"}
+
+
+def plan_entries(todos: Any) -> list[dict[str, str]] | None:
+    """The backend's todos → ACP plan entries; None when there are no todos to speak of."""
+    if not isinstance(todos, list):
+        return None
+    entries = []
+    for todo in todos:
+        if isinstance(todo, dict) and isinstance(todo.get("content"), str):
+            status = todo.get("status") if todo.get("status") in PLAN_STATUSES else "pending"
+            priority = todo.get("priority") if todo.get("priority") in PLAN_PRIORITIES else "medium"
+            entries.append({"content": todo["content"], "status": str(status), "priority": str(priority)})
+    return entries
+
+
+def plan(entries: list[dict[str, str]]) -> Update:
+    return {"sessionUpdate": "plan", "entries": entries}
+
+
+def session_title(title: str) -> Update:
+    return {"sessionUpdate": "session_info_update", "title": title}
+
+
+def current_mode(mode: str) -> Update:
+    return {"sessionUpdate": "current_mode_update", "currentModeId": mode}
+
+
+def config_options(options: list[dict[str, Any]]) -> Update:
+    return {"sessionUpdate": "config_option_update", "configOptions": options}
+
+
+def encode(session_id: str, updates: list[Update]) -> bytes:
+    """``session/update`` notifications as NDJSON lines, each encoded once."""
+    return b"".join(framing.encode(jsonrpc.session_update(session_id, update)) for update in updates)
