@@ -244,7 +244,7 @@ class Forked(ClientRequest):
 
 
 @dataclass(frozen=True, slots=True)
-class BackendCall:
+class BackendCall(Owed):
     """A request to the backend. With ``reply_to``, its answer (or failure) comes back
     as ``reply(result, error)``; without, it is fire-and-forget."""
 
@@ -253,6 +253,10 @@ class BackendCall:
     reply_to: Ref = None
     reply: Callable[[Json, ErrorDict | None], Any] | None = None
     timeout: float | None = None
+
+    def fail(self, error: RpcError) -> None:
+        if self.reply_to is not None and self.reply is not None:
+            self.reply_to.tell(self.reply(None, error.to_dict()))
 
 
 @dataclass(frozen=True, slots=True)

@@ -85,3 +85,38 @@ def test_bad_lines_are_answered_by_the_connection_itself(connection):
     assert [line["error"]["code"] for line in lines] == [-32700, -32600, -32600]
     assert [line["id"] for line in lines] == [None, None, 3]
     assert supervisor.of("ClientFrame") == []
+
+
+def test_a_frame_whose_handling_fails_is_answered_and_its_neighbours_still_go_through(connection, monkeypatch):
+    conn, pipes, supervisor = connection
+    original = ClientConnection._inbound
+    calls = []
+
+    def fail_first(self, frame):
+        calls.append(frame["id"])
+        if len(calls) == 1:
+            raise RuntimeError("injected failure")
+        return original(self, frame)
+
+    monkeypatch.setattr(ClientConnection, "_inbound", fail_first)
+    pipes.send(b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}\n'
+               b'{"jsonrpc":"2.0","id":2,"method":"initialize","params":{}}\n')
+    [line] = pipes.read_lines(1)
+    assert line["id"] == 1 and line["error"]["code"] == -32603
+    [frame] = supervisor.wait_for(lambda: supervisor.of("ClientFrame"))
+    assert frame.frame["id"] == 2
+
+
+def test_a_reused_id_after_cancel_gets_its_own_answer(connection):
+    conn, pipes, supervisor = connection
+    pipes.send(b'{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":{"sessionId":"s"}}\n')
+    [old] = supervisor.wait_for(lambda: supervisor.of("ClientFrame"))
+    pipes.send(b'{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":5}}\n')
+    [cancelled] = pipes.read_lines(1)
+    assert cancelled["error"]["code"] == -32800
+    pipes.send(b'{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":{"sessionId":"s"}}\n')
+    new = supervisor.wait_for(lambda: len(supervisor.of("ClientFrame")) == 2 and supervisor.of("ClientFrame")[1])
+    conn.tell(Reply(old.handle, {"stopReason": "cancelled"}))  # the old turn's late answer: dropped
+    conn.tell(Reply(new.handle, {"stopReason": "end_turn"}))
+    [answer] = pipes.read_lines(1)
+    assert answer["id"] == 5 and answer["result"] == {"stopReason": "end_turn"}
