@@ -116,7 +116,7 @@ class Backend(BridgeActor):
             reraise=True,
         )
         try:
-            proc = retrying(backend_process.spawn, argv)
+            proc: Any = retrying(backend_process.spawn, argv)
         except OSError as exc:
             raise RpcError(INTERNAL_ERROR, f"could not start the ZCode CLI ({argv[0]}): {exc}") from None
         self.generation += 1

@@ -21,7 +21,8 @@ failure is logged with its traceback, a message that owes a client an answer
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar
+from collections.abc import Callable
 
 import pykka
 
@@ -58,7 +59,7 @@ class CheckedRef(pykka.ActorRef[Any]):
 
     def ask(self, message: Any, *, block: bool = True, timeout: float | None = None) -> Any:
         self._check(message)
-        return super().ask(message, block=block, timeout=timeout)  # type: ignore[call-overload]
+        return super().ask(message, block=block, timeout=timeout)
 
     def _check(self, message: Any) -> None:
         actor_class = self.actor_class
@@ -109,7 +110,7 @@ class BridgeActor(pykka.ThreadingActor):
             if isinstance(message, Owed):
                 try:
                     message.fail(internal(f"internal error in {type(self).__name__}: {exc}"))
-                except Exception:  # noqa: BLE001 - the answer's addressee may be gone
+                except Exception:
                     log.exception("%s could not answer a failed %s", type(self).__name__, type(message).__name__)
             try:
                 self.on_handler_error(message)

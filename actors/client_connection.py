@@ -102,7 +102,7 @@ class ClientConnection(BridgeActor):
                 continue
             try:
                 self._inbound(frame)
-            except Exception:  # noqa: BLE001 - one frame's failure must not cost the next
+            except Exception:
                 log.exception("handling an inbound frame failed")
                 request_id = jsonrpc.request_id_or_none(frame)
                 if request_id is not None:

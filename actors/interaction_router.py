@@ -24,6 +24,7 @@ import gevent
 
 from zcode_acp.protocol import interactions as ix
 from zcode_acp.protocol.handshake import supports_elicitation_form
+from zcode_acp.protocol.shapes import obj
 
 from zcode_acp.actors.base import BridgeActor, handles, safe_tell
 from zcode_acp.actors.messages import (
@@ -98,7 +99,7 @@ class InteractionRouter(BridgeActor):
         if item is not None:
             item.backend_ids.append(frame["id"])  # a re-announce: same dialog, one more id to answer
             return
-        params = frame.get("params") if isinstance(frame.get("params"), dict) else {}
+        params = obj(frame.get("params"))
         kind = ix.classify(frame["method"], params)
         item = Open(key=key, kind=kind, params=params, session_id=message.session_id,
                     tool_call=message.tool_call, backend_ids=[frame["id"]], generation=message.generation,

@@ -25,7 +25,8 @@ import os
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, TypeVar
+from collections.abc import Callable, Iterator
 
 import gevent
 import gevent.event
@@ -153,7 +154,7 @@ class LazySessionStore:
 
     def flush(self, timeout: float) -> bool:
         """Wait (bounded) until everything recorded is on disk."""
-        return self.idle.wait(timeout)
+        return bool(self.idle.wait(timeout))
 
     def _write(self) -> None:
         with self._locked():

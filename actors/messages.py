@@ -18,7 +18,8 @@ of one raises, the dispatcher answers it ``-32603`` (docs/architecture.md,
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable
 
 from zcode_acp.protocol.content import BackendPrompt
 from zcode_acp.protocol.errors import RpcError

@@ -16,7 +16,8 @@ import functools
 import logging
 import os
 import uuid
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import gevent
 
@@ -72,7 +73,7 @@ def version() -> str:
         from importlib.metadata import version as dist_version
 
         return dist_version("zcode-acp")
-    except Exception:  # noqa: BLE001 - running from a source tree
+    except Exception:
         return "0.0.0+source"
 
 
@@ -214,7 +215,7 @@ class Supervisor(BridgeActor):
         except RpcError as exc:
             answer(error=exc)
             return
-        except Exception as exc:  # noqa: BLE001 - answered, logged, and the bridge goes on
+        except Exception as exc:
             log.exception("handling %s failed", method)
             answer(error=errors.internal(f"internal error in {method}: {exc}"))
             return
@@ -415,18 +416,18 @@ class Supervisor(BridgeActor):
         for future in futures:
             try:
                 future.get(timeout=1.0)
-            except Exception:  # noqa: BLE001
+            except Exception:
                 pass
         try:  # every open question gets its decline before the backend goes
             self.router.ask(DeclineAll("the editor disconnected"), timeout=1.0)
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.exception("declining open interactions failed")
         for conn in self.clients:
             if conn != self.primary:
                 safe_tell(conn, CloseConnection())
         try:
             self.backend.ask(TerminateBackend(self.config.kill_grace), timeout=2 * self.config.kill_grace + 1)
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.exception("backend termination failed")
         self.store.flush(1.0)  # what was recorded reaches the disk (bounded)
         for actor in [*self.sessions.values(), *self.clients, self.router, self.backend]:

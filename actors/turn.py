@@ -157,6 +157,7 @@ class Turn(BridgeActor):
     def _send(self) -> None:
         self.state = "sending"
         self.send_in_flight = True
+        assert self.backend_session_id is not None  # StartTurn named it
         self._call("session/send", self.prompt.send_params(self.backend_session_id), SendAnswered)
 
     @handles(RetrySend)
@@ -166,7 +167,7 @@ class Turn(BridgeActor):
 
     @handles(SendAnswered)
     def on_send_answered(self, message: SendAnswered) -> None:
-        result, error = message.result, message.error
+        error = message.error
         self.send_in_flight = False
         if error is None:
             self.accepted = True

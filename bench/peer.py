@@ -6,7 +6,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import ujson
 
@@ -29,8 +30,7 @@ class Peer:
         return self.next_id
 
     def lines(self):
-        for line in self.proc.stdout:
-            yield line
+        yield from self.proc.stdout
 
     def wait(self, request_id: int, on_line: Callable[[bytes], None] | None = None) -> dict[str, Any]:
         marker = f'"id":{request_id},'.encode()

@@ -23,7 +23,7 @@ import ujson
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.peer import Peer  # noqa: E402
+from bench.peer import Peer
 
 CHUNK = re.compile(rb'"sessionId":"([^"]+)","update":\{"sessionUpdate":"agent_message_chunk",'
                    rb'"content":\{"type":"text","text":"([^"]*)"')

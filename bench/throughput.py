@@ -24,9 +24,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.peer import SIM, Peer  # noqa: E402
-from zcode_acp.protocol import framing, jsonrpc  # noqa: E402
-from zcode_acp.protocol.translator import TurnTranslator  # noqa: E402
+from bench.peer import SIM, Peer
+from zcode_acp.protocol import framing, jsonrpc
+from zcode_acp.protocol.translator import TurnTranslator
 
 def rpc(proc, frame):
     proc.stdin.write(json.dumps(frame).encode() + b"\n")

@@ -8,7 +8,8 @@ path, a command the backend knows) goes to the backend as text.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from .errors import invalid_params
 from .session_config import MODE_IDS, validate_mode

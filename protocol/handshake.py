@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .errors import invalid_params
+from .shapes import obj
 
 PROTOCOL_VERSION = 1
 AUTH_METHOD_ID = "zcode-credentials"
@@ -49,7 +50,7 @@ def merge_capabilities(merged: dict[str, Any], new: Any) -> dict[str, Any]:
     out = dict(merged)
     for key, value in new.items():
         if isinstance(value, dict):
-            out[key] = merge_capabilities(out.get(key) if isinstance(out.get(key), dict) else {}, value)
+            out[key] = merge_capabilities(obj(out.get(key)), value)
         elif isinstance(value, bool):
             out[key] = bool(out.get(key)) or value
         elif key not in out:

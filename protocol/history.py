@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import tools
+from .shapes import obj
 
 
 def _tool_card(part: dict[str, Any]) -> dict[str, Any] | None:
@@ -18,8 +19,8 @@ def _tool_card(part: dict[str, Any]) -> dict[str, Any] | None:
     if not isinstance(tool_call_id, str):
         return None
     name = str(part.get("tool") or "Tool")
-    state = part.get("state") if isinstance(part.get("state"), dict) else {}
-    tool_input = state.get("input") if isinstance(state.get("input"), dict) else {}
+    state = obj(part.get("state"))
+    tool_input = obj(state.get("input"))
     output = state.get("output")
     failed = state.get("status") in ("error", "failed")
     content = [] if failed else tools.diff_content(name, tool_input)
@@ -50,7 +51,7 @@ def replay_updates(messages: Any) -> list[dict[str, Any]]:
     for message in messages:
         if not isinstance(message, dict):
             continue
-        info = message.get("info") if isinstance(message.get("info"), dict) else {}
+        info = obj(message.get("info"))
         role = info.get("role")
         message_id = str(info.get("id") or "")
         if role not in ("user", "assistant"):

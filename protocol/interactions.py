@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import tools
+from .shapes import obj
 
 PERMISSION = "permission"
 PLAN = "plan"
@@ -33,7 +34,7 @@ PLAN_FORM_HINT = "Leave the box empty and submit to approve; type feedback to re
 def classify(method: str, params: dict[str, Any]) -> str:
     if method == "interaction/requestPermission":
         return PERMISSION
-    schema = params.get("schema") if isinstance(params.get("schema"), dict) else {}
+    schema = obj(params.get("schema"))
     if schema.get("interaction") == "plan_approval":
         return PLAN
     return QUESTIONS
@@ -41,7 +42,7 @@ def classify(method: str, params: dict[str, Any]) -> str:
 
 def interaction_key(frame: dict[str, Any]) -> str:
     """Re-announces keep ``requestId`` (or ``toolCallId``) and change the JSON-RPC id."""
-    params = frame.get("params") if isinstance(frame.get("params"), dict) else {}
+    params = obj(frame.get("params"))
     for key in ("requestId", "toolCallId"):
         if isinstance(params.get(key), (str, int)) and not isinstance(params.get(key), bool):
             return f"{key}:{params[key]}"
@@ -83,7 +84,7 @@ def tool_input(kind: str, params: dict[str, Any]) -> dict[str, Any]:
 
 
 def card_id(frame: dict[str, Any]) -> str:
-    params = frame.get("params") if isinstance(frame.get("params"), dict) else {}
+    params = obj(frame.get("params"))
     tool_call_id = params.get("toolCallId")
     if isinstance(tool_call_id, str) and tool_call_id:
         return tool_call_id
@@ -92,7 +93,7 @@ def card_id(frame: dict[str, Any]) -> str:
 
 def dialog_tool_call(frame: dict[str, Any]) -> tuple[str, str, dict[str, Any], dict[str, Any]]:
     """(card id, tool name, tool input, the ``toolCall`` a permission dialog shows)."""
-    params = frame.get("params") if isinstance(frame.get("params"), dict) else {}
+    params = obj(frame.get("params"))
     kind = classify(frame.get("method", ""), params)
     name, value = tool_name(kind, params), tool_input(kind, params)
     tool_call_id = card_id(frame)
@@ -184,7 +185,7 @@ def plan_form(session_id: str, tool_call_id: str | None, params: dict[str, Any])
 
 def plan_form_answer(result: Any) -> dict[str, Any]:
     if isinstance(result, dict) and result.get("action") == "accept":
-        content = result.get("content") if isinstance(result.get("content"), dict) else {}
+        content = obj(result.get("content"))
         feedback = content.get("feedback")
         if isinstance(feedback, str) and feedback.strip():
             return {"action": "decline", "reason": feedback.strip()}
@@ -237,7 +238,7 @@ def questions_form(session_id: str, tool_call_id: str | None, params: dict[str, 
 def questions_form_answer(result: Any, params: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(result, dict) or result.get("action") != "accept":
         return {"action": "decline", "reason": "cancelled"}
-    content = result.get("content") if isinstance(result.get("content"), dict) else {}
+    content = obj(result.get("content"))
     answers: dict[str, str] = {}
     for index, question in enumerate(questions(params)):
         picked = content.get(f"q_{index}")

@@ -8,7 +8,8 @@ do), so every builder here exists twice: ``acp_*`` and ``backend_*``.
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from .errors import INVALID_REQUEST, RpcError
 

@@ -30,7 +30,7 @@ class SessionSettings:
     providers: tuple[tuple[str, str], ...] = ()  # model id → provider id, as the backend named them
     thought_levels: tuple[tuple[str, str], ...] = THOUGHT_LEVELS
 
-    def with_backend_settings(self, settings: Any) -> "SessionSettings":
+    def with_backend_settings(self, settings: Any) -> SessionSettings:
         """Fold a backend ``settings`` object (create/resume/read) into these."""
         if not isinstance(settings, dict):
             return self
@@ -75,10 +75,13 @@ class SessionSettings:
                 updated = replace(updated, thought=current)
         return updated
 
-    def with_setting(self, config_id: str, value: str) -> "SessionSettings":
+    def with_setting(self, config_id: str, value: str) -> SessionSettings:
         """The selectors after a successful mode/model/thought change."""
-        field_name = {"mode": "mode", "model": "model", "thought": "thought"}[config_id]
-        return replace(self, **{field_name: value})
+        if config_id == "mode":
+            return replace(self, mode=value)
+        if config_id == "model":
+            return replace(self, model=value)
+        return replace(self, thought=value)
 
     def model_ref(self, model_id: str) -> dict[str, str]:
         """``{providerId, modelId}`` for ``session/setModel``."""
@@ -88,7 +91,7 @@ class SessionSettings:
             ref["providerId"] = provider
         return ref
 
-    def with_patch(self, patch: Any) -> "SessionSettings":
+    def with_patch(self, patch: Any) -> SessionSettings:
         """Apply a ``state.updated`` patch (same shape as settings)."""
         return self.with_backend_settings(patch)
 
@@ -147,7 +150,7 @@ def session_state(settings: SessionSettings) -> dict[str, Any]:
 
 
 def validate_mode(mode: Any) -> str:
-    if mode not in MODE_IDS:
+    if not isinstance(mode, str) or mode not in MODE_IDS:
         raise invalid_params("modeId", f"must be one of {', '.join(MODE_IDS)}")
     return mode
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from typing import Any
 
 
@@ -12,7 +12,7 @@ def workspace(cwd: str) -> dict[str, str]:
 
 
 def iso_time(milliseconds: float) -> str:
-    return datetime.fromtimestamp(milliseconds / 1000, tz=timezone.utc).isoformat().replace("+00:00", "Z")
+    return datetime.fromtimestamp(milliseconds / 1000, tz=UTC).isoformat().replace("+00:00", "Z")
 
 
 def list_sessions(result: Any, known: dict[str, str]) -> list[dict[str, Any]]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from .shapes import integer
 
 _KINDS = {
     "Bash": "execute",
@@ -121,10 +122,9 @@ def result_failed(result: Any) -> bool:
 def result_exit_code(result: Any) -> int | None:
     if isinstance(result, dict):
         perf = result.get("perf")
-        if isinstance(perf, dict) and isinstance(perf.get("exitCode"), int):
-            return perf["exitCode"]
-        if isinstance(result.get("exitCode"), int):
-            return result["exitCode"]
+        if isinstance(perf, dict) and integer(perf.get("exitCode")) is not None:
+            return integer(perf.get("exitCode"))
+        return integer(result.get("exitCode"))
     return None
 
 

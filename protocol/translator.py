@@ -197,8 +197,9 @@ class TurnTranslator:
 
     def _progress(self, card: ToolCard, body: dict[str, Any]) -> list[dict[str, Any]]:
         out = self._start(card)
-        stdout = body.get("stdoutTail") if isinstance(body.get("stdoutTail"), str) else card.stdout_seen
-        stderr = body.get("stderrTail") if isinstance(body.get("stderrTail"), str) else card.stderr_seen
+        stdout_tail, stderr_tail = body.get("stdoutTail"), body.get("stderrTail")
+        stdout: str = stdout_tail if isinstance(stdout_tail, str) else card.stdout_seen
+        stderr: str = stderr_tail if isinstance(stderr_tail, str) else card.stderr_seen
         if card.terminal:
             data = tools.new_suffix(card.stdout_seen, stdout) + tools.new_suffix(card.stderr_seen, stderr)
             card.stdout_seen, card.stderr_seen = stdout, stderr

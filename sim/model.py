@@ -47,7 +47,7 @@ class SimSession:
     updated_at: int = field(default_factory=lambda: int(time.time() * 1000))
     failures: dict[str, int] = field(default_factory=dict)
     goal: dict[str, Any] | None = None
-    tasks: dict[str, "SimTask"] = field(default_factory=dict)
+    tasks: dict[str, SimTask] = field(default_factory=dict)
     active: bool = True
     resumed_at: float = 0.0
     last_used: float = field(default_factory=time.monotonic)

@@ -120,7 +120,7 @@ class SimServer:
         self.wire.send({"id": request_id, "method": method, "params": params})
         return waiter.get(timeout=timeout)
 
-    def ask_user(self, method: str, params: dict[str, Any], turn: "SimTurn") -> dict[str, Any] | None:
+    def ask_user(self, method: str, params: dict[str, Any], turn: SimTurn) -> dict[str, Any] | None:
         """Ask the bridge and wait, re-announcing under a new id until someone answers.
 
         None if the turn was stopped while waiting.
@@ -432,7 +432,7 @@ class SimServer:
     # -- turns --------------------------------------------------------------------------------
 
     def run_turn(self, session: SimSession, turn: SimTurn, content: str) -> None:
-        name, steps = self.book.pick(content)
+        _, steps = self.book.pick(content)
         user_id = f"msg_{uuid.uuid4().hex[:10]}"
         session.messages.append({"info": {"id": user_id, "role": "user"}, "parts": [{"type": "text", "text": content}]})
         assistant: dict[str, Any] = {"info": {"id": f"msg_{uuid.uuid4().hex[:10]}", "role": "assistant"}, "parts": []}
@@ -443,7 +443,7 @@ class SimServer:
         outcome = runner.run(steps)
         self.finish(session, turn, outcome, runner)
 
-    def finish(self, session: SimSession, turn: SimTurn, outcome: str, runner: "TurnRunner") -> None:
+    def finish(self, session: SimSession, turn: SimTurn, outcome: str, runner: TurnRunner) -> None:
         tid = turn.turn_id
         if outcome == "stopped":
             # Quirk: leftovers of a stopped turn arrive after the stop, even after the lock is free.

@@ -50,7 +50,7 @@ def _kept_everything(sent: Any, dumped: Any, path: str = "") -> None:
                 _kept_everything(value, dumped[key], f"{path}.{key}")
     elif isinstance(sent, list):
         assert isinstance(dumped, list) and len(dumped) == len(sent), f"{path}: list items dropped"
-        for index, (a, b) in enumerate(zip(sent, dumped)):
+        for index, (a, b) in enumerate(zip(sent, dumped, strict=True)):
             _kept_everything(a, b, f"{path}[{index}]")
 
 

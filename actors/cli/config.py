@@ -42,7 +42,7 @@ class Config:
     kill_grace: float = 1.0
 
     @classmethod
-    def from_env(cls) -> "Config":
+    def from_env(cls) -> Config:
         env = os.environ
         home = env.get("ZCODE_HOME")
         extra = env.get("ZCODE_DISALLOWED_TOOLS")

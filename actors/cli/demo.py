@@ -32,13 +32,13 @@ def find_simulator() -> str:
 
 
 class DemoClient:
-    def __init__(self, proc: subprocess.Popen, out: Any) -> None:
+    def __init__(self, proc: Any, out: Any) -> None:
         self.proc = proc
         self.out = out
         self.next_id = 0
         self.style = Style(out.isatty())
         self.at_line_start = True
-        self.last_kind = ""
+        self.last_kind: Any = ""
         self.titles: dict[str, str] = {}
 
     def request(self, method: str, params: dict[str, Any]) -> Any:
@@ -152,5 +152,6 @@ def run_demo(prompt: str, cwd: str | None = None, out: Any = None) -> int:
         client.print_block(f"demo failed: {exc}")
         return 1
     finally:
-        bridge.stdin.close()
+        if bridge.stdin is not None:
+            bridge.stdin.close()
         bridge.wait(timeout=5)

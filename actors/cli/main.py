@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from . import runtime  # noqa: F401  (patches gevent before anything else)
+from . import runtime
 
-import typer  # noqa: E402
+import typer
 
-from zcode_acp.actors.cli.config import Config  # noqa: E402
+from zcode_acp.actors.cli.config import Config
 
 app = typer.Typer(add_completion=False, invoke_without_command=True, no_args_is_help=False,
                   help="ACP bridge for the ZCode coding agent.")

@@ -23,7 +23,8 @@ from __future__ import annotations
 import functools
 import logging
 import uuid
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import gevent
 
@@ -581,13 +582,13 @@ class Session(BridgeActor):
         for future in futures:
             try:
                 future.get(timeout=1.0)
-            except Exception:  # noqa: BLE001 - a dead turn has nothing left to stop
+            except Exception:
                 pass
         self.lifecycle.fail_waiters(self.lifecycle.closed_error())
         self.deliver(self.cards.close_open_cards())
         try:  # tasks belong to the session: their cards fail with it
             self.tasks.ask(CloseTasks(), timeout=1.0)
-        except Exception:  # noqa: BLE001
+        except Exception:
             pass
         if self.backend_session_id:
             self.backend.tell(UnregisterRoute(self.backend_session_id, self.actor_ref))

@@ -12,7 +12,8 @@ implements; tests give it a fake one.
 from __future__ import annotations
 
 import uuid
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
+from collections.abc import Callable
 
 from zcode_acp.protocol import commands
 from zcode_acp.protocol.errors import RpcError, from_backend_error

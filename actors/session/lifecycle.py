@@ -14,7 +14,7 @@ tells its owner which step to start, which keeps it testable without an actor.
 from __future__ import annotations
 
 import enum
-from typing import Callable
+from collections.abc import Callable
 
 from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError
 

@@ -15,7 +15,7 @@ import shutil
 import signal
 import subprocess
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 import gevent
 
@@ -53,7 +53,7 @@ def _child_setup() -> None:  # runs in the child between fork and exec
             pass
 
 
-def spawn(argv: list[str]) -> subprocess.Popen:
+def spawn(argv: list[str]) -> subprocess.Popen[bytes]:
     return subprocess.Popen(  # gevent's cooperative Popen once patched
         argv,
         stdin=subprocess.PIPE,
@@ -65,7 +65,7 @@ def spawn(argv: list[str]) -> subprocess.Popen:
     )
 
 
-def terminate_group(proc: subprocess.Popen, grace: float, eof_grace: float = 0.3) -> None:
+def terminate_group(proc: subprocess.Popen[bytes], grace: float, eof_grace: float = 0.3) -> None:
     """Close stdin, SIGTERM the process group, SIGKILL it after ``grace``.
 
     A backend that exits by itself on stdin EOF gets ``eof_grace`` to do so:
@@ -73,8 +73,9 @@ def terminate_group(proc: subprocess.Popen, grace: float, eof_grace: float = 0.3
     ``session/stop``) instead of being signalled mid-read.
     """
     try:
-        proc.stdin.close()
-    except Exception:  # noqa: BLE001 - already closed or broken
+        if proc.stdin is not None:
+            proc.stdin.close()
+    except Exception:
         pass
     with gevent.Timeout(eof_grace, False):
         proc.wait()

@@ -40,7 +40,8 @@ def widen_pipe(fd: int, size: int = 1024 * 1024) -> None:
 def read_chunk(fd: int) -> bytes:
     """Up to CHUNK bytes; b"" at EOF (or when the fd is gone)."""
     try:
-        return gos.nb_read(fd, CHUNK)
+        data: bytes = gos.nb_read(fd, CHUNK)
+        return data
     except OSError:
         return b""
 

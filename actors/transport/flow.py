@@ -21,13 +21,13 @@ import gevent.event
 
 
 class Token:
-    __slots__ = ("flow", "parts", "__weakref__")
+    __slots__ = ("__weakref__", "flow", "parts")
 
-    def __init__(self, flow: "Flow") -> None:
+    def __init__(self, flow: Flow) -> None:
         self.flow = flow
         self.parts = 1
 
-    def share(self) -> "Token":
+    def share(self) -> Token:
         """Another actor will handle part of this batch."""
         self.parts += 1
         return self

@@ -8,7 +8,8 @@ message has arrived.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import gevent
 import gevent.event
@@ -41,7 +42,7 @@ class Recorder(pykka.ThreadingActor):
 class Probe:
     """Test-side handle on a Recorder actor (stopped by the actor tests' conftest)."""
 
-    live: list["Probe"] = []
+    live: list[Probe] = []
 
     def __init__(self) -> None:
         self.actor = Store()

@@ -6,7 +6,6 @@ import functools
 from dataclasses import dataclass, replace
 from typing import Any
 
-import gevent
 import pytest
 
 from zcode_acp.actors.base import BridgeActor, UnhandledMessage, handles
@@ -23,7 +22,6 @@ from zcode_acp.actors.messages import (
     InteractionAsked,
     Prompt,
     SetSetting,
-    Shutdown,
 )
 from zcode_acp.actors.session import Session
 from zcode_acp.protocol.content import BackendPrompt

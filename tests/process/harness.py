@@ -15,7 +15,8 @@ import os
 import sys
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
+from collections.abc import Awaitable, Callable
 
 from acp import spawn_agent_process, text_block
 from acp.connection import StreamDirection

@@ -23,7 +23,7 @@ class RawBridge:
         self.proc = subprocess.Popen([sys.executable, "-m", "zcode_acp", "--log-level", "debug"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
                                      env=environment)
-        self.lines: "queue.Queue[bytes]" = queue.Queue()
+        self.lines: queue.Queue[bytes] = queue.Queue()
         self.reading = threading.Event()
         self.reading.set()
         self.reader = threading.Thread(target=self._read, daemon=True)
