@@ -15,3 +15,16 @@ def deliver(clients: Iterable[Any], session_id: str, session_updates: list[dict[
         message = Deliver(session_id, updates.encode(session_id, session_updates))
         for client in clients:
             client.tell(message)
+
+
+ENCODE_SLICE = 500  # updates encoded between two yields to the other greenlets
+
+
+def encode_cooperatively(session_id: str, session_updates: list[dict[str, Any]]) -> bytes:
+    """Encode a large batch (a history replay) without holding the one OS thread for all of it."""
+    parts = []
+    for start in range(0, len(session_updates), ENCODE_SLICE):
+        parts.append(updates.encode(session_id, session_updates[start:start + ENCODE_SLICE]))
+        if start + ENCODE_SLICE < len(session_updates):
+            gevent.sleep(0)  # other sessions keep streaming meanwhile
+    return b"".join(parts)

@@ -50,7 +50,7 @@ from zcode_acp.protocol.usage import projection_usage_update
 from zcode_acp.actors.background_tasks import BackgroundTasks
 from zcode_acp.actors.base import BridgeActor, handles, safe_tell
 from zcode_acp.actors.cli.config import Config
-from zcode_acp.actors.delivery import deliver
+from zcode_acp.actors.delivery import deliver, encode_cooperatively
 from zcode_acp.actors.messages import (
     Announce,
     Answered,
@@ -493,7 +493,7 @@ class Session(BridgeActor):
 
     def _attached(self, message: Attach, replay: list[dict[str, Any]] | None) -> None:
         if replay is not None:
-            message.conn.tell(ReleaseSession(self.session_id, updates.encode(self.session_id, replay)))
+            message.conn.tell(ReleaseSession(self.session_id, encode_cooperatively(self.session_id, replay)))
         message.conn.tell(Reply(message.request_id, session_state(self.settings.current), None))
         self.on_announce(Announce(message.conn))
         self.router.tell(ClientAttached(self.session_id, message.conn))  # open dialogs join it too
