@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 from collections.abc import Iterable
 
+import gevent
+
 from zcode_acp.protocol import updates
 
 from zcode_acp.actors.messages import Deliver
