@@ -43,6 +43,7 @@ from zcode_acp.actors.messages import (
     BackendGone,
     BackendLost,
     BackendRequest,
+    BackendStalled,
     Backlog,
     Batch,
     RegisterRoute,
@@ -226,7 +227,14 @@ class Backend(BridgeActor):
         pending = self.pending.get(message.request_id)
         if pending is not None:
             self.pending.fail(message.request_id, backend_failure(
-                f"ZCode backend did not answer {pending.method} within {pending.timeout:g}s", timeout=True))
+                f"ZCode backend did not answer {pending.method} within {pending.timeout:g}s", timeout=True,
+                generation=pending.generation))
+
+    @handles(BackendStalled)
+    def on_stalled(self, message: BackendStalled) -> None:
+        """A running turn's probe got no answer: the process is wedged, not just slow."""
+        if self.proc is not None and message.generation in (None, self.generation):
+            self._died("stopped answering")
 
     @handles(Throttle)
     def on_throttle(self, message: Throttle) -> None:

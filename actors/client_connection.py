@@ -66,7 +66,7 @@ class ClientConnection(BridgeActor):
         super().__init__()
         self.supervisor = supervisor
         self.transport = transport
-        self.open_requests: dict[RequestHandle, str | None] = {}  # instance → the session it concerns
+        self.open_requests: dict[RequestHandle, tuple[str | None, str]] = {}  # instance → (its session, method)
         self.by_id: dict[Any, RequestHandle] = {}  # id key → the open instance with that id
         self.outbound = Correlation()  # dialogs we sent the client
         self.held: dict[str, list[bytes]] = {}  # session id → updates held during its replay
@@ -133,7 +133,7 @@ class ClientConnection(BridgeActor):
             handle = RequestHandle(frame["id"], next(self._serials))
             params = frame.get("params")
             session_id = params.get("sessionId") if isinstance(params, dict) else None
-            self.open_requests[handle] = session_id if isinstance(session_id, str) else None
+            self.open_requests[handle] = (session_id if isinstance(session_id, str) else None, frame["method"])
             self.by_id[key] = handle
         self.supervisor.tell(ClientFrame(self.actor_ref, frame, handle))
 
@@ -151,8 +151,10 @@ class ClientConnection(BridgeActor):
         handle = self.by_id.get(key) if key is not None else None
         if handle is None:
             return  # already answered, or never ours: nothing to do
-        session_id = self.open_requests[handle]
-        self._answer(handle, None, errors.cancelled().to_dict())
+        session_id, method = self.open_requests[handle]
+        if method != "session/prompt" or session_id is None:
+            self._answer(handle, None, errors.cancelled().to_dict())
+        # A prompt is answered -32800 by its turn, after the turn's last update (never before it).
         self.supervisor.tell(ClientRequestCancelled(self.actor_ref, handle, session_id))
 
     # -- answers and updates -----------------------------------------------------------

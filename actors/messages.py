@@ -356,6 +356,7 @@ class Prompt(ClientRequest):
 @dataclass(frozen=True, slots=True)
 class CancelTurn:
     reason: str
+    error: RpcError | None = None  # answer with this (``$/cancel_request``: -32800) instead of "cancelled"
 
 
 @dataclass(frozen=True, slots=True)
@@ -374,7 +375,7 @@ class Announce:
 @dataclass(frozen=True, slots=True)
 class TurnSettled:
     key: int
-    saw_tools: bool
+    plan: list[dict[str, str]] | None  # the plan as the turn left it
 
 
 @dataclass(frozen=True, slots=True)
@@ -487,6 +488,31 @@ class ProbeAnswered:
     key: int
     result: Json
     error: ErrorDict | None
+
+
+@dataclass(frozen=True, slots=True)
+class PlanRead:
+    """The ``session/read`` a turn that used tools makes before answering: its final plan."""
+
+    key: int
+    result: Json
+    error: ErrorDict | None
+
+
+@dataclass(frozen=True, slots=True)
+class RelayUpdates:
+    """Session-level updates (mode, title, usage) told through the running Turn, so they
+    reach the client in pipe order with the turn's own."""
+
+    updates: list[dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class BackendStalled:
+    """A probe of a running turn got no answer: the backend process is wedged."""
+
+    generation: int | None
+    reason: str
 
 
 # -- InteractionRouter -----------------------------------------------------------------------------

@@ -229,6 +229,8 @@ class Supervisor(BridgeActor):
         session = self.sessions.get(message.session_id) if message.session_id else None
         if session is not None:
             session.tell(CancelPromptRequest(message.conn, message.request_id))
+        else:  # answered -32800 now (a second answer, if the connection gave one, is dropped)
+            message.conn.tell(Reply(message.request_id, None, errors.cancelled().to_dict()))
 
     def _initialize(self, conn: Any, request_id: Any, params: dict[str, Any]) -> dict[str, Any]:
         result = initialize_result(params.get("protocolVersion"), self.version)

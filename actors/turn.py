@@ -39,13 +39,16 @@ from zcode_acp.actors.delivery import deliver
 from zcode_acp.actors.messages import (
     BackendCall,
     BackendLost,
+    BackendStalled,
     CancelTurn,
     ClientsChanged,
     Evicted,
     FailTurn,
     InteractionAborted,
     InteractionAsked,
+    PlanRead,
     ProbeAnswered,
+    RelayUpdates,
     Reply,
     RetrySend,
     SendAnswered,
@@ -81,6 +84,7 @@ class Turn(BridgeActor):
         terminal_output: bool,
         message_id: str,
         config: Config,
+        plan: list[dict[str, str]] | None = None,
     ) -> None:
         super().__init__()
         self.key = key
@@ -93,7 +97,8 @@ class Turn(BridgeActor):
         self.prompt = prompt
         self.clients = clients
         self.config = config
-        self.translator = TurnTranslator(message_id=message_id, terminal_output=terminal_output)
+        self.translator = TurnTranslator(message_id=message_id, terminal_output=terminal_output, plan=plan)
+        self.finishing: dict[str, Any] | None = None  # the answer, held while the final plan is read
         self.state = "created"
         self.send_in_flight = False
         self.accepted = False
@@ -130,7 +135,7 @@ class Turn(BridgeActor):
         if error is not None:
             self._close_open_cards()  # a turn that ended abnormally leaves no card spinning
         self.conn.tell(Reply(self.request_id, result, error.to_dict() if error else None))
-        self.session.tell(TurnSettled(self.key, self.translator.saw_tool_result))
+        self.session.tell(TurnSettled(self.key, self.translator.plan))
         self._maybe_done()
 
     def _maybe_done(self) -> None:
@@ -212,8 +217,29 @@ class Turn(BridgeActor):
         finally:
             flow.done(message.token)
 
+    def _completed(self, result: dict[str, Any]) -> None:
+        """A turn that used tools may have changed the todos: the plan goes out before the answer."""
+        if not self.translator.saw_tool_result or result.get("stopReason") != "end_turn":
+            self._settle(result)
+            return
+        self.finishing = result
+        self._stop_silence_timer()
+        self._call("session/read", {"sessionId": self.backend_session_id}, PlanRead, timeout=self.config.read_timeout)
+
+    @handles(PlanRead)
+    def on_plan_read(self, message: PlanRead) -> None:
+        if self.settled or self.finishing is None:
+            return
+        if isinstance(message.result, dict):
+            self._emit(self.translator.plan_from_todos(message.result.get("todos")))
+        self._settle(self.finishing)
+
+    @handles(RelayUpdates)
+    def on_relay(self, message: RelayUpdates) -> None:
+        self._emit(message.updates)
+
     def _events(self, events: list[dict[str, Any]]) -> None:
-        if self.settled:
+        if self.settled or self.finishing is not None:
             return
         self.events_since_check += len(events)
         updates: list[dict[str, Any]] = []
@@ -239,7 +265,7 @@ class Turn(BridgeActor):
                 self._emit(updates)
                 body = ev.payload(event)
                 stop = "cancelled" if body.get("resultType") == "cancelled" else "end_turn"
-                self._settle(prompt_result(stop, body.get("usage")))
+                self._completed(prompt_result(stop, body.get("usage")))
                 return
             if kind == ev.TURN_FAILED:
                 self._emit(updates)
@@ -276,7 +302,10 @@ class Turn(BridgeActor):
         if self.settled:
             return
         self._close_open_cards()
-        self._settle(prompt_result("cancelled"))
+        if message.error is not None:
+            self._settle(error=message.error)  # $/cancel_request: -32800, after every update of the turn
+        else:
+            self._settle(prompt_result("cancelled"))
         self._stop_backend_turn()
 
     @handles(ClientsChanged)
@@ -330,7 +359,15 @@ class Turn(BridgeActor):
     @handles(ProbeAnswered)
     def on_probe_answered(self, message: ProbeAnswered) -> None:
         result, error = message.result, message.error
-        if self.settled or error is not None:
+        if self.settled:
+            return
+        if error is not None and error.get("timeout"):
+            # No answer to a probe: the backend is wedged. It is restarted on the next use.
+            reason = f"ZCode backend stopped answering (no answer to session/read within {self.config.read_timeout:g}s)"
+            self.backend.tell(BackendStalled(error.get("generation"), reason))
+            self._settle(error=RpcError(INTERNAL_ERROR, reason))
+            return
+        if error is not None:
             return
         projection = result.get("projection") if isinstance(result, dict) else None
         if isinstance(projection, dict) and projection.get("status") == "idle":

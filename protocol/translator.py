@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import tools
+from . import tools, updates
 from .events import MODEL_STREAMING, SESSION_UPDATED, TOOL_UPDATED, payload
 from .usage import context_usage_update
 
@@ -72,6 +72,7 @@ class TurnTranslator:
     cards: dict[str, ToolCard] = field(default_factory=dict)
     saw_tool_result: bool = False
     saw_todo_write: bool = False
+    plan: list[dict[str, str]] | None = None  # the last plan this turn showed (or was given)
     _declared: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
     _segment: int = 0
 
@@ -185,6 +186,8 @@ class TurnTranslator:
             out.extend(self._progress(card, body))
         elif kind == "result":
             out.extend(self._result(card, body.get("result")))
+            if card.name == "TodoWrite" and not tools.result_failed(body.get("result")):
+                out.extend(self.plan_from_todos(card.input.get("todos")))  # the plan follows the todos live
         elif kind == "error":
             out.extend(self._error(card, body.get("error")))
         return out
@@ -289,6 +292,14 @@ class TurnTranslator:
         return out
 
     # -- hand-over ----------------------------------------------------------------
+
+    def plan_from_todos(self, todos: Any) -> list[dict[str, Any]]:
+        """A ``plan`` update when the todos differ from the plan last shown."""
+        entries = updates.plan_entries(todos)
+        if entries is None or entries == self.plan or (not entries and not self.plan):
+            return []
+        self.plan = entries
+        return [updates.plan(entries)]
 
     def close_open_cards(self) -> list[dict[str, Any]]:
         """A turn that ended abnormally: every card still open (except those a

@@ -34,6 +34,7 @@ from zcode_acp.protocol.errors import (
     INTERNAL_ERROR,
     SESSION_NOT_FOUND,
     RpcError,
+    cancelled,
     from_backend_error,
     invalid_params,
     is_not_active,
@@ -79,9 +80,11 @@ from zcode_acp.actors.messages import (
     InteractionAborted,
     InteractionAsked,
     Materialized,
+    PlanRead,
     ProbeAnswered,
     Prompt,
     RegisterRoute,
+    RelayUpdates,
     ReleaseSession,
     Reply,
     Resumed,
@@ -328,6 +331,7 @@ class Session(BridgeActor):
             terminal_output=supports_terminal_output(self.capabilities),
             message_id=uuid.uuid4().hex,
             config=self.config,
+            plan=self.plan,
         )
         self.turns[key] = turn
         self.turn_requests[key] = (conn.actor_urn, request_id)
@@ -379,17 +383,18 @@ class Session(BridgeActor):
 
     @handles(CancelPromptRequest)
     def on_cancel_prompt_request(self, message: CancelPromptRequest) -> None:
+        """``$/cancel_request`` for a prompt: its turn answers -32800 after its last update."""
         for key, request in self.turn_requests.items():
             if request == (message.conn.actor_urn, message.request_id):
-                self.turns[key].tell(CancelTurn("request cancelled"))
+                self.turns[key].tell(CancelTurn("request cancelled", cancelled()))
+                return
+        message.conn.tell(Reply(message.request_id, None, cancelled().to_dict()))  # no turn (yet): at once
 
     @handles(TurnSettled)
     def on_turn_settled(self, message: TurnSettled) -> None:
         if self.current == message.key:
             self.current = None
-        if message.saw_tools and self.lifecycle.live:
-            self.request("session/read", {}, self._plan_answered, lambda error: None,
-                         timeout=self.config.read_timeout)
+        self.plan = message.plan  # the turn showed it before its answer
 
     @handles(TurnDone)
     def on_turn_done(self, message: TurnDone) -> None:
@@ -398,18 +403,21 @@ class Session(BridgeActor):
         if turn is not None:
             turn.stop(block=False)
 
-    @handles(SendAnswered, ProbeAnswered)
-    def on_turn_answer(self, message: SendAnswered | ProbeAnswered) -> None:
+    @handles(SendAnswered, ProbeAnswered, PlanRead)
+    def on_turn_answer(self, message: SendAnswered | ProbeAnswered | PlanRead) -> None:
         """A Turn's backend answers travel through here, in pipe order with its events."""
         turn = self.turns.get(message.key)
         if turn is not None:
             turn.tell(message)
 
-    def _plan_answered(self, result: Any) -> None:
-        entries = updates.plan_entries(result.get("todos")) if isinstance(result, dict) else None
-        if entries is not None and entries != self.plan and (entries or self.plan):
-            self.plan = entries
-            self.deliver([updates.plan(entries)])
+    def deliver_in_order(self, session_updates: list[dict[str, Any]]) -> None:
+        """Session-level updates while a turn streams go through it: pipe order, end to end."""
+        if not session_updates:
+            return
+        if self.current is not None:
+            self.turns[self.current].tell(RelayUpdates(session_updates))
+        else:
+            self.deliver(session_updates)
 
     # -- the event stream ------------------------------------------------------------------------
 
@@ -438,7 +446,7 @@ class Session(BridgeActor):
                 self.turns[self.current].tell(TurnEvents(routed.turn, flow.share(token)))
             if routed.tasks:
                 self.tasks.tell(TaskEvents(routed.tasks, flow.share(token)))
-            self.deliver(routed.session)
+            self.deliver_in_order(routed.session)
         if ready.gap_after is not None:
             params = {"sessionId": self.backend_session_id, "deliveryKind": "desktop-continuous",
                       "includeSnapshot": False, "afterSeq": ready.gap_after}
@@ -459,9 +467,9 @@ class Session(BridgeActor):
     def on_session_notice(self, message: SessionNotice) -> None:
         params = message.params
         if message.method == STATE_UPDATED:
-            self.deliver(self.settings.change(self.settings.current.with_patch(params.get("patch"))))
+            self.deliver_in_order(self.settings.change(self.settings.current.with_patch(params.get("patch"))))
         elif message.method == TITLE_UPDATED and isinstance(params.get("title"), str):
-            self.deliver([updates.session_title(params["title"])])
+            self.deliver_in_order([updates.session_title(params["title"])])
 
     # -- load and resume ---------------------------------------------------------------------------
 

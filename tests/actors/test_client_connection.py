@@ -112,6 +112,10 @@ def test_a_reused_id_after_cancel_gets_its_own_answer(connection):
     pipes.send(b'{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":{"sessionId":"s"}}\n')
     [old] = supervisor.wait_for(lambda: supervisor.of("ClientFrame"))
     pipes.send(b'{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":5}}\n')
+    # A prompt's cancel goes to its session; its turn answers -32800 after its last update.
+    [cancel] = supervisor.wait_for(lambda: supervisor.of("ClientRequestCancelled"))
+    assert cancel.request_id is old.handle
+    conn.tell(Reply(old.handle, None, {"code": -32800, "message": "Request cancelled"}))
     [cancelled] = pipes.read_lines(1)
     assert cancelled["error"]["code"] == -32800
     pipes.send(b'{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":{"sessionId":"s"}}\n')
