@@ -213,8 +213,9 @@ class Hub:
         exchange.respond(200, self.registry.listing())
 
     def _register(self, exchange: HttpExchange) -> None:
+        body = exchange.request.json()
         try:
-            registration = parse_registration(exchange.request.json(), now_ms=time.time() * 1000)
+            registration = parse_registration(body, now_ms=time.time() * 1000)
         except RegistrationError as exc:
             raise HttpError(400, f"invalid registration: {exc}") from None
         fresh = self.registry.get(registration.id) is None
@@ -226,7 +227,8 @@ class Hub:
         if self.spawner is not None:
             self.spawner.registered(registration.pid)
         answer: dict[str, Any] = {"ok": True, "version": self.settings.version}
-        if is_newer(registration.version, self.settings.version):
+        can_start_hub = isinstance(body, dict) and body.get("canStartHub") is True
+        if can_start_hub and is_newer(registration.version, self.settings.version):
             age = time.monotonic() - self.started
             if age >= self.settings.handover_cooldown:
                 log.info("hub: bridge %s runs %s, newer than this hub (%s); handing over",

@@ -131,6 +131,7 @@ class WebSocket:
         self._done = gevent.event.Event()
         self._greenlets: list[gevent.Greenlet] = []
         self.overflowed = False
+        self.pongs_received = 0
 
     # --- life cycle -----------------------------------------------------------------
 
@@ -293,6 +294,7 @@ class WebSocket:
                     self._queue(self._protocol.send(event.response()))
             elif isinstance(event, Pong):
                 self._awaiting_pong = False
+                self.pongs_received += 1
             elif isinstance(event, CloseConnection):
                 self._on_close_frame(event)
 
