@@ -3,7 +3,7 @@ answers ACP-ish requests, registered with the hub through the real HubClient.
 
 Every JSON-RPC request is answered with ``{"instance", "method", "params"}``;
 ``test/notify`` first sends a notification; ``test/close`` closes with the code
-in its params; text that is not JSON comes back unchanged. Prints
+in its params; ``test/raw`` answers with the request's text as received; text that is not JSON comes back unchanged. Prints
 ``READY <port> <instance id>`` on stdout once listening.
 """
 
@@ -72,6 +72,10 @@ def main() -> int:
             method = frame.get("method")
             if method == "test/close":
                 conn.close(frame["params"]["code"], "asked to")
+                return
+            if method == "test/raw":  # what arrived, byte for byte
+                conn.send_text(json.dumps({"jsonrpc": "2.0", "id": frame["id"],
+                                           "result": {"raw": text}}))
                 return
             if method == "test/notify":
                 conn.send_text(json.dumps({"jsonrpc": "2.0", "method": "session/update",
