@@ -93,6 +93,8 @@ def run_hub(*, stay: bool = False, host: str | None = None, port: int | None = N
         handover_cooldown=_seconds(env, "ZCODE_ACP_HUB_HANDOVER_COOLDOWN", 60.0),
         serve_env=dict(env))
     hub = Hub(settings)
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        gevent.signal_handler(signum, hub.stop, "signal")
     first_try = time.monotonic()
     while True:
         try:
@@ -111,8 +113,6 @@ def run_hub(*, stay: bool = False, host: str | None = None, port: int | None = N
                 log.error("hub: %s:%d is taken by something that is not a hub", host, port)
                 return 1
             gevent.sleep(0.2)
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        gevent.signal_handler(signum, hub.stop, "signal")
     hub.wait()
     gevent.sleep(0.1)  # let close frames reach the proxied peers
     log.info("hub: exiting (%s)", hub.exit_reason)

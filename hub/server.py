@@ -80,6 +80,7 @@ class Hub:
         self._idle_since = time.monotonic()
         self._ws_options = ws.WebSocketOptions(ping_interval=settings.ping_interval)
         self.spawner: ServeSpawner | None = None
+        self.handing_over = False
 
     # --- life cycle -------------------------------------------------------------------
 
@@ -228,12 +229,14 @@ class Hub:
             self.spawner.registered(registration.pid)
         answer: dict[str, Any] = {"ok": True, "version": self.settings.version}
         can_start_hub = isinstance(body, dict) and body.get("canStartHub") is True
-        if can_start_hub and is_newer(registration.version, self.settings.version):
+        if can_start_hub and not self.handing_over and \
+                is_newer(registration.version, self.settings.version):
             age = time.monotonic() - self.started
             if age >= self.settings.handover_cooldown:
                 log.info("hub: bridge %s runs %s, newer than this hub (%s); handing over",
                          registration.id, registration.version, self.settings.version)
                 answer["handover"] = True
+                self.handing_over = True  # one successor only
                 # Answer first; the bridge starts the new hub once this one is gone.
                 gevent.spawn_later(0.2, self.stop, "handover")
             else:

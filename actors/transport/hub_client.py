@@ -156,7 +156,7 @@ class HubClient:
                 recently_started = (self._last_autostart is not None and
                                     time.monotonic() - self._last_autostart < FAST_RETRY_WINDOW)
                 quick = outcome in (Outcome.UNREACHABLE, Outcome.HANDOVER) and recently_started
-                if self._wake.wait(FAST_RETRY if quick else self.heartbeat):
+                if self._wake.wait(min(FAST_RETRY, self.heartbeat) if quick else self.heartbeat):
                     self._wake.clear()
         except _Stopped:
             return
@@ -223,7 +223,10 @@ class HubClient:
 
     def _start_hub_after_handover(self) -> None:
         # The old hub leaves ~0.2 s after answering; the new one waits for the port.
-        if self.autostart:
+        # A hand-over right after a start of ours is the same hand-over seen twice.
+        recent = self._last_autostart is not None and \
+            time.monotonic() - self._last_autostart < FAST_RETRY_WINDOW
+        if self.autostart and not recent:
             self._spawn_hub("the hub handed over to this newer bridge")
 
     def _spawn_hub(self, why: str) -> bool:

@@ -3,8 +3,8 @@ answers ACP-ish requests, registered with the hub through the real HubClient.
 
 Every JSON-RPC request is answered with ``{"instance", "method", "params"}``;
 ``test/notify`` first sends a notification; ``test/close`` closes with the code
-in its params; ``test/raw`` answers with the request's text as received; text that is not JSON comes back unchanged. Prints
-``READY <port> <instance id>`` on stdout once listening.
+in its params; ``test/raw`` answers with the text as received; text that is
+not JSON comes back unchanged. ``READY <port> <instance id>`` on stdout once listening.
 """
 
 from gevent import monkey
