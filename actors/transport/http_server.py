@@ -10,9 +10,10 @@ status line (400, 413, 431, 408), never a bare reset. See docs/hub.md.
 
 from __future__ import annotations
 
+import errno
 import logging
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import gevent
@@ -245,6 +246,18 @@ class HttpServer:
     @property
     def port(self) -> int:
         return self.address[1]
+
+    @classmethod
+    def first_free(cls, host: str, port: int, handler: Handler, *, tries: int = 100,
+                   **options: Any) -> "HttpServer":
+        """Bind ``port``, or the next free one upwards (``tries`` ports in all)."""
+        for candidate in range(port, min(port + tries, 65536)):
+            try:
+                return cls((host, candidate), handler, **options)
+            except OSError as exc:
+                if exc.errno != errno.EADDRINUSE:
+                    raise
+        raise OSError(errno.EADDRINUSE, f"no free port in {port}..{port + tries - 1}")
 
     def start(self) -> "HttpServer":
         self._acceptor = gevent.spawn(self._accept_loop)

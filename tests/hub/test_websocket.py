@@ -284,3 +284,16 @@ def test_token_helpers() -> None:
     assert request_token({"authorization": "bearer xyz"}, {"token": "q"}) == "xyz"
     assert request_token({"authorization": "Basic xyz"}, {"token": "q"}) == "q"
     assert request_token({}, {}) is None
+
+
+def test_first_free_port_moves_upwards() -> None:
+    taken = HttpServer(("127.0.0.1", 0), lambda exchange: exchange.respond(200, "a"))
+    try:
+        second = HttpServer.first_free("127.0.0.1", taken.port, lambda e: e.respond(200, "b"),
+                                       tries=5)
+        assert taken.port < second.port <= taken.port + 4
+        second.close()
+        with pytest.raises(OSError):
+            HttpServer.first_free("127.0.0.1", taken.port, lambda e: None, tries=1)
+    finally:
+        taken.close()
