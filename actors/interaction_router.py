@@ -1,6 +1,6 @@
 """InteractionRouter: backend questions → client dialogs, answered exactly once.
 
-Owns every open backend interaction request (state-machines.md, Interaction):
+Owns every open backend interaction request (docs/state-machines.md, "An interaction"):
 
     received → shown (one dialog per client) → first answer → replied to backend
                  │ client error: fallback path once (form → permission), else declined

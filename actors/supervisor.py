@@ -276,7 +276,7 @@ class Supervisor(BridgeActor):
         return ref, settings
 
     def _resolve(self, session_id: str, cwd: str, mcp_servers: list[Any]) -> Any:
-        """live mapping → persisted placeholder → raw backend id (docs/sessions.md, Resolution)."""
+        """live mapping → persisted placeholder → raw backend id (docs/sessions.md, "`session/load` and `session/resume`")."""
         if session_id in self.sessions:
             return self.sessions[session_id]
         entry = self.store.get(session_id)
@@ -409,7 +409,7 @@ class Supervisor(BridgeActor):
         self._teardown(message.reason)
 
     def _teardown(self, reason: str) -> None:
-        """Once, in order, each step bounded (docs/architecture.md, Teardown)."""
+        """Once, in order, each step bounded (docs/state-machines.md, "Teardown")."""
         if self.shutting_down:
             return
         self.shutting_down = True

@@ -1,6 +1,6 @@
 """Turn: one ``session/prompt``, from send to its single answer.
 
-State machine (state-machines.md, Turn):
+State machine (docs/state-machines.md, "The Turn"):
 
     created → sending → waiting (for its own turn.started) → running → settled
                  busy: retry                                  any state → settled(cancelled)

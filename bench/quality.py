@@ -1,4 +1,4 @@
-"""The quality.md performance figures, each measured and printed.
+"""The performance figures of docs/performance.md, each measured and printed.
 
     python bench/quality.py
 

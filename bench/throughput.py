@@ -7,7 +7,7 @@ backend streams N text deltas as fast as it can and this client counts the
 ``agent_message_chunk`` lines until the prompt's answer. Relay: in this process,
 no actors — read the simulator's lines, run the same translator, encode and
 write each update (to /dev/null). Both run in the same invocation, medians of
-R runs, so the ratio is meaningful on a noisy machine (quality.md).
+R runs, so the ratio is meaningful on a noisy machine (docs/performance.md).
 """
 
 from __future__ import annotations

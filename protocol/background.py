@@ -1,4 +1,4 @@
-"""Background tasks → tool cards (acp-bridge.md §6).
+"""Background tasks → tool cards (docs/background-tasks.md).
 
 ``TaskCards`` is the per-session state machine of background task cards: a
 background Bash task updates the launch card it came from (card reuse); any

@@ -1,4 +1,4 @@
-"""ACP prompt content → the backend's ``session/send`` content (acp-bridge.md §4.1).
+"""ACP prompt content → the backend's ``session/send`` content (docs/protocol-mapping.md, "Prompt content").
 
 The backend takes one text plus optional attachments. Text blocks join with
 newlines; a resource link becomes a reference line naming the file; an

@@ -1,4 +1,4 @@
-"""JSON-RPC error taxonomy shared by both dialects (acp-bridge.md §1)."""
+"""JSON-RPC error taxonomy shared by both dialects (docs/protocol-mapping.md, "Errors")."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ INTERNAL_ERROR = -32603
 REQUEST_CANCELLED = -32800
 SESSION_NOT_FOUND = -32002
 
-# Backend-side codes (backend-protocol.md §7).
+# Backend-side codes (docs/backend-protocol.md §8).
 BACKEND_BUSY_CODES = frozenset({1308, -32010})
 BACKEND_SESSION_NOT_ACTIVE = -32004
 
@@ -88,7 +88,7 @@ def from_backend_error(error: Any, method: str) -> RpcError:
 
 
 def is_busy(error: Any) -> bool:
-    """True for the backend's "a turn holds the lock" answers (§7)."""
+    """True for the backend's "a turn holds the lock" answers (docs/backend-protocol.md §8)."""
     if not isinstance(error, dict):
         return False
     if error.get("code") in BACKEND_BUSY_CODES:

@@ -1,4 +1,4 @@
-"""``initialize`` and ``authenticate`` (acp-bridge.md §2), and client capabilities."""
+"""``initialize`` and ``authenticate`` (docs/protocol-mapping.md), and client capabilities."""
 
 from __future__ import annotations
 

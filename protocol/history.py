@@ -1,4 +1,4 @@
-"""Backend ``session/messages`` → the updates a ``session/load`` replays (§3.2).
+"""Backend ``session/messages`` → the updates a ``session/load`` replays (docs/sessions.md).
 
 User text → ``user_message_chunk``, assistant text → ``agent_message_chunk``,
 reasoning → ``agent_thought_chunk``, tool parts → one completed (or failed)

@@ -1,4 +1,4 @@
-"""Backend interaction requests ↔ ACP dialogs (acp-bridge.md §5).
+"""Backend interaction requests ↔ ACP dialogs (docs/interactions.md).
 
 Pure mapping: what to ask the client (``session/request_permission`` or an
 ``elicitation/create`` form) for each kind of backend request, and what to

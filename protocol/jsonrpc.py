@@ -23,7 +23,7 @@ class Kind(Enum):
 # -- classification -------------------------------------------------------
 
 def classify_backend(frame: dict[str, Any], is_pending: Callable[[Any], bool]) -> Kind | None:
-    """Kind of a backend frame by its keys (backend-protocol.md §1).
+    """Kind of a backend frame by its keys (docs/backend-protocol.md §1).
 
     Quirk: a frame with both ``id`` and ``method`` whose id is one of our own
     pending request ids is a response, not a request. ``None`` means the frame

@@ -1,4 +1,4 @@
-"""The lazy-session file: ACP placeholder id → backend session (acp-bridge.md §3.1).
+"""The lazy-session file: ACP placeholder id → backend session (docs/sessions.md, "What is stored where").
 
 ``<ZCODE_HOME>/v2/acp-lazy-sessions.json`` holds
 ``{"<placeholder>": {"cwd": str, "zcodeSid"?: str, "createdAt": ms}}``. These

@@ -1,4 +1,4 @@
-"""Session modes and config options (acp-bridge.md §3.5)."""
+"""Session modes and config options (docs/sessions.md, "Modes, model, thought level")."""
 
 from __future__ import annotations
 

@@ -135,7 +135,7 @@ _USAGE = re.compile(
 
 
 def subagent_meta(text: str) -> dict[str, Any] | None:
-    """``_meta.subagent`` from a synchronous Agent/Task result (seed: sub-agents)."""
+    """``_meta.subagent`` from a synchronous Agent/Task result (docs/background-tasks.md)."""
     agent = _AGENT_ID.search(text)
     usage = _USAGE.search(text)
     if not agent and not usage:

@@ -1,4 +1,4 @@
-"""Backend turn events → ACP ``session/update`` payloads (acp-bridge.md §4.3).
+"""Backend turn events → ACP ``session/update`` payloads (docs/protocol-mapping.md, "Events → `session/update`").
 
 One ``TurnTranslator`` lives for one prompt turn. It is a small state machine
 over the turn's tool cards: what each card has shown (status, how much

@@ -1,6 +1,6 @@
 """The simulated app-server: sessions, turns, events and the real backend's quirks.
 
-Quirks reproduced (backend-protocol.md): frames without ``jsonrpc``;
+Quirks reproduced (docs/backend-protocol.md §9, docs/simulator.md): frames without ``jsonrpc``;
 ``session/requestRuntimePreferences`` sent during ``session/create``, which is
 not answered until the bridge answers it; contiguous ``seq`` per session and
 ``session/subscribe {afterSeq}`` replay; the busy lock (``1308``) while a turn

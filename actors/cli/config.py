@@ -1,4 +1,4 @@
-"""Configuration from the environment (documented in docs/configuration.md)."""
+"""Configuration from the environment (documented in README.md and docs/backend-protocol.md §10)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ class Config:
     extra_args: tuple[str, ...] = ()
     default_mode: str = "yolo"
     zcode_home: Path = field(default_factory=lambda: Path.home() / ".zcode")
-    # Backend request timeouts (backend-protocol.md §2), seconds.
+    # Backend request timeouts (docs/backend-protocol.md §10), seconds.
     call_timeout: float = 15.0
     subscribe_timeout: float = 5.0
     read_timeout: float = 8.0

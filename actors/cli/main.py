@@ -44,6 +44,19 @@ def demo(
     raise typer.Exit(run_demo(prompt, cwd))
 
 
+@app.command()
+def hub(
+    stay: bool = typer.Option(False, "--stay", help="never exit when idle (under a supervisor)"),
+    host: str = typer.Option(None, help="listen address (default ZCODE_ACP_HUB_HOST or 127.0.0.1)"),
+    port: int = typer.Option(None, help="listen port (default ZCODE_ACP_HUB_PORT or 8377)"),
+    web_root: str = typer.Option(None, hidden=True, help="serve the page from this folder"),
+) -> None:
+    """Run the machine-level hub: remote clients' single entry (docs/hub.md)."""
+    from zcode_acp.hub.main import run_hub
+
+    raise typer.Exit(run_hub(stay=stay, host=host, port=port, web_root=web_root))
+
+
 def main() -> None:
     app()
 

@@ -1,4 +1,4 @@
-"""The Session's history read for ``session/load`` (docs/sessions.md, Load).
+"""The Session's history read for ``session/load`` (docs/sessions.md, "`session/load` and `session/resume`").
 
 After a resume the backend's history fills in for a moment, so it is read
 until its size stops changing (bounded). One read serves every load that

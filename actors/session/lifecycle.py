@@ -1,4 +1,4 @@
-"""The Session's lifecycle: an explicit state machine (docs/sessions.md, Lifecycle).
+"""The Session's lifecycle: an explicit state machine (docs/state-machines.md, "The Session lifecycle").
 
     PLACEHOLDER ──use──▶ MATERIALIZING ──created──▶ SUBSCRIBING ──subscribed──▶ LIVE
     LOST ───────use──▶ RESUMING ──────resumed──▶ SUBSCRIBING

@@ -1,4 +1,4 @@
-"""The Session's event sequencer: ``seq`` order, duplicates, gaps (docs/sessions.md).
+"""The Session's event sequencer: ``seq`` order, duplicates, gaps (docs/state-machines.md, "The event sequencer").
 
 Events carry a per-session ``seq``. A duplicate (``seq`` at or below the last
 applied) is dropped; an early one waits in the reorder buffer while the gap

@@ -3,7 +3,7 @@
 The child gets its own process group (so teardown can signal everything it
 spawned) and, on Linux, a parent-death signal so that a SIGKILLed bridge does
 not leave it orphaned. Under gevent the spawn runs on the main OS thread, which
-is what PR_SET_PDEATHSIG is tied to (architecture.md, runtime facts).
+is what PR_SET_PDEATHSIG is tied to (docs/architecture.md, "Startup and lifetime").
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Fault tests from quality.md: a hung backend, a killed backend, storms of prompts and cancels."""
+"""Fault tests (docs/reliability.md): a hung backend, a killed backend, storms of prompts and cancels."""
 
 import asyncio
 import os

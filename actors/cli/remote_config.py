@@ -1,0 +1,194 @@
+"""Remote-access settings: the user's config file, overridden by the environment.
+
+``$XDG_CONFIG_HOME/zcode-acp/config.json`` (default ``~/.config/...``),
+section ``remote``::
+
+    {"remote": {"enabled": true, "token": "...", "hubHost": "127.0.0.1",
+                "hubPort": 8377, "bridgePort": 8378, "projectRoots": ["~/src"]}}
+
+Each environment variable, when set and valid, wins over the file's field.
+The file holds a secret, so a token is taken from it only when the file is
+private (no group/other permission bits); otherwise a warning says why and
+the token counts as missing. ``parse_remote_config`` is pure (text, mode and
+environment in; a frozen ``RemoteConfig`` out); ``load_remote_config`` does
+the reading. Documented in docs/hub.md ("Configuration").
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from collections.abc import Mapping
+
+log = logging.getLogger(__name__)
+
+DEFAULT_HUB_HOST = "127.0.0.1"
+DEFAULT_HUB_PORT = 8377
+DEFAULT_BRIDGE_PORT = 8378
+TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
+FALSE_WORDS = frozenset({"0", "false", "no", "off"})
+
+
+@dataclass(frozen=True)
+class RemoteConfig:
+    enabled: bool = False
+    token: str | None = None
+    hub_host: str = DEFAULT_HUB_HOST
+    hub_port: int = DEFAULT_HUB_PORT
+    bridge_port: int = DEFAULT_BRIDGE_PORT
+    project_roots: tuple[Path, ...] = ()
+    hub_autostart: bool = True
+    config_path: Path | None = None
+    # What was ignored and why (the loader logs each once).
+    warnings: tuple[str, ...] = ()
+
+
+def config_path(env: Mapping[str, str], home: Path) -> Path:
+    base = env.get("XDG_CONFIG_HOME") or ""
+    root = Path(base) if base and Path(base).is_absolute() else home / ".config"
+    return root / "zcode-acp" / "config.json"
+
+
+def _flag(value: object) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in TRUE_WORDS:
+            return True
+        if word in FALSE_WORDS:
+            return False
+    return None
+
+
+def _port(value: object) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    if isinstance(value, int) and 1 <= value <= 65535:
+        return value
+    return None
+
+
+def _roots(values: list[object], home: Path, warnings: list[str], origin: str) -> tuple[Path, ...]:
+    roots: list[Path] = []
+    for value in values:
+        if not isinstance(value, str) or not value.strip():
+            warnings.append(f"{origin}: ignoring project root {value!r} (not a path)")
+            continue
+        text = value.strip()
+        if text == "~":
+            path = home
+        elif text.startswith("~/"):
+            path = home / text[2:]
+        else:
+            path = Path(text)
+        if not path.is_absolute():
+            warnings.append(f"{origin}: ignoring project root {value!r} (not absolute)")
+            continue
+        roots.append(path)
+    return tuple(roots)
+
+
+def parse_remote_config(file_text: str | None, file_mode: int | None, env: Mapping[str, str],
+                        *, home: Path, path: Path | None = None) -> RemoteConfig:
+    """Combine the file (``None`` when absent) and the environment.
+
+    ``file_mode`` is the file's ``st_mode``; a token from a file readable or
+    writable by group or others is refused.
+    """
+    warnings: list[str] = []
+    where = str(path) if path else "config file"
+    section: dict[str, Any] = {}
+    if file_text is not None:
+        try:
+            document = json.loads(file_text)
+        except ValueError as exc:
+            warnings.append(f"{where}: not valid JSON ({exc}); ignored")
+            document = {}
+        remote = document.get("remote") if isinstance(document, dict) else None
+        if isinstance(remote, dict):
+            section = remote
+        elif remote is not None:
+            warnings.append(f"{where}: \"remote\" must be an object; ignored")
+
+    def pick(key: str, env_name: str, convert: Any, default: Any) -> Any:
+        raw_env = env.get(env_name)
+        if raw_env is not None and raw_env.strip() != "":
+            converted = convert(raw_env)
+            if converted is not None:
+                return converted
+            warnings.append(f"{env_name}={raw_env!r} is not valid; ignored")
+        if key in section:
+            converted = convert(section[key])
+            if converted is not None:
+                return converted
+            warnings.append(f"{where}: remote.{key}={section[key]!r} is not valid; ignored")
+        return default
+
+    enabled = pick("enabled", "ZCODE_ACP_REMOTE", _flag, False)
+    hub_host = pick("hubHost", "ZCODE_ACP_HUB_HOST",
+                    lambda v: v.strip() if isinstance(v, str) and v.strip() else None,
+                    DEFAULT_HUB_HOST)
+    hub_port = pick("hubPort", "ZCODE_ACP_HUB_PORT", _port, DEFAULT_HUB_PORT)
+    bridge_port = pick("bridgePort", "ZCODE_ACP_REMOTE_PORT", _port, DEFAULT_BRIDGE_PORT)
+    autostart = pick("hubAutostart", "ZCODE_ACP_HUB_AUTOSTART", _flag, True)
+
+    token: str | None = None
+    env_token = env.get("ZCODE_ACP_REMOTE_TOKEN", "").strip()
+    if env_token:
+        token = env_token
+    elif "token" in section:
+        file_token = section["token"]
+        if not isinstance(file_token, str) or not file_token.strip():
+            warnings.append(f"{where}: remote.token must be a non-empty string; ignored")
+        elif file_mode is not None and stat.S_IMODE(file_mode) & 0o077:
+            warnings.append(
+                f"{where} is readable or writable by other users (mode "
+                f"{stat.S_IMODE(file_mode):04o}); its token is refused. Run: chmod 600 {where}")
+        else:
+            token = file_token.strip()
+
+    env_roots = env.get("ZCODE_ACP_PROJECT_ROOTS", "")
+    if env_roots.strip():
+        roots = _roots([r for r in env_roots.split(os.pathsep) if r.strip()], home, warnings,
+                       "ZCODE_ACP_PROJECT_ROOTS")
+    elif isinstance(section.get("projectRoots"), list):
+        roots = _roots(section["projectRoots"], home, warnings, f"{where}: remote.projectRoots")
+    else:
+        if "projectRoots" in section:
+            warnings.append(f"{where}: remote.projectRoots must be a list; ignored")
+        roots = ()
+
+    return RemoteConfig(enabled=enabled, token=token, hub_host=hub_host, hub_port=hub_port,
+                        bridge_port=bridge_port, project_roots=roots, hub_autostart=autostart,
+                        config_path=path, warnings=tuple(warnings))
+
+
+def load_remote_config(env: Mapping[str, str] | None = None, *, home: Path | None = None,
+                       log_warnings: bool = True) -> RemoteConfig:
+    """Read the file (if any) and the environment; log what was ignored."""
+    env = os.environ if env is None else env
+    home = home or Path(env.get("HOME") or Path.home())
+    path = config_path(env, home)
+    text: str | None = None
+    mode: int | None = None
+    try:
+        with open(path, encoding="utf-8") as handle:
+            mode = os.fstat(handle.fileno()).st_mode
+            text = handle.read()
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        log.warning("cannot read %s: %s", path, exc)
+    config = parse_remote_config(text, mode, env, home=home, path=path)
+    if log_warnings:
+        for warning in config.warnings:
+            log.warning("%s", warning)
+    return config

@@ -1,0 +1,331 @@
+"""A small HTTP/1.1 server on gevent sockets, parsed with h11 (sans-I/O).
+
+One request per connection (every response says ``Connection: close``): the
+callers are the hub's JSON API, its static page and WebSocket upgrades, none
+of which gain from keep-alive. A handler either answers with
+``HttpExchange.respond`` or takes the socket over (``detach``) for a
+WebSocket; a request that is malformed, too large or too slow gets a real
+status line (400, 413, 431, 408), never a bare reset. See docs/hub.md.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import gevent
+import h11
+import ujson
+from gevent import socket as gsocket
+
+log = logging.getLogger(__name__)
+
+MAX_HEAD_BYTES = 16 * 1024
+DEFAULT_MAX_BODY = 1024 * 1024
+HEAD_TIMEOUT = 10.0
+READ_CHUNK = 64 * 1024
+
+REASONS: dict[int, str] = {
+    101: "Switching Protocols", 200: "OK", 201: "Created", 204: "No Content",
+    304: "Not Modified", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden",
+    404: "Not Found", 405: "Method Not Allowed", 408: "Request Timeout",
+    409: "Conflict", 413: "Content Too Large", 426: "Upgrade Required",
+    431: "Request Header Fields Too Large", 500: "Internal Server Error",
+    502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout",
+}
+
+
+class HttpError(Exception):
+    """A request that must be refused with ``status`` before any handler runs."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+@dataclass(frozen=True)
+class HttpRequest:
+    method: str
+    target: str
+    path: str
+    query: Mapping[str, str]
+    # Lower-case names; repeated headers joined with ", ".
+    headers: Mapping[str, str]
+    body: bytes = b""
+    # Every byte read from the socket, head included: a WebSocket handshake
+    # re-parses them with wsproto (and keeps any bytes that followed).
+    raw: bytes = field(default=b"", repr=False)
+
+    def header(self, name: str, default: str = "") -> str:
+        return self.headers.get(name.lower(), default)
+
+    @property
+    def is_websocket_upgrade(self) -> bool:
+        connection = {t.strip().lower() for t in self.header("connection").split(",")}
+        return "upgrade" in connection and self.header("upgrade").lower() == "websocket"
+
+    def json(self) -> object:
+        """The body as JSON; raises ``HttpError(400)`` when it is not."""
+        try:
+            return ujson.loads(self.body or b"null")
+        except (ValueError, TypeError) as exc:
+            raise HttpError(400, f"request body is not JSON: {exc}") from None
+
+
+def _decode_headers(pairs: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    for raw_name, raw_value in pairs:
+        name = raw_name.decode("latin-1").lower()
+        value = raw_value.decode("latin-1")
+        headers[name] = f"{headers[name]}, {value}" if name in headers else value
+    return headers
+
+
+def _split_target(target: str) -> tuple[str, dict[str, str]]:
+    parts = urlsplit(target)
+    query = {k: v[0] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
+    return unquote(parts.path) or "/", query
+
+
+def read_request(sock: gsocket.socket, conn: h11.Connection, *, max_body: int = DEFAULT_MAX_BODY,
+                 timeout: float = HEAD_TIMEOUT) -> HttpRequest | None:
+    """Read one request (head and body); None when the peer closed before one.
+
+    The whole read runs under one deadline, so a client trickling bytes
+    cannot hold a greenlet forever.
+    """
+    raw = bytearray()
+    head: h11.Request | None = None
+    body = bytearray()
+    with gevent.Timeout(timeout, HttpError(408, "request not received in time")):
+        while True:
+            try:
+                event = conn.next_event()
+            except h11.RemoteProtocolError as exc:
+                status = exc.error_status_hint
+                if status == 400 and len(raw) > MAX_HEAD_BYTES and head is None:
+                    status = 431
+                raise HttpError(status, f"malformed request: {exc}") from None
+            if event is h11.NEED_DATA:
+                try:
+                    data = sock.recv(READ_CHUNK)
+                except OSError:
+                    data = b""
+                if not data and not raw:
+                    return None
+                raw += data
+                conn.receive_data(data)
+                continue
+            if isinstance(event, h11.Request):
+                head = event
+                length = _decode_headers(event.headers).get("content-length")
+                if length is not None and length.isdigit() and int(length) > max_body:
+                    raise HttpError(413, f"request body over {max_body} bytes")
+                continue
+            if isinstance(event, h11.Data):
+                body += event.data
+                if len(body) > max_body:
+                    raise HttpError(413, f"request body over {max_body} bytes")
+                continue
+            if isinstance(event, h11.EndOfMessage) or event is h11.PAUSED:
+                break
+            if isinstance(event, h11.ConnectionClosed):
+                if head is None:
+                    return None
+                raise HttpError(400, "connection closed mid-request")
+    assert head is not None
+    target = head.target.decode("latin-1")
+    path, query = _split_target(target)
+    return HttpRequest(method=head.method.decode("ascii").upper(), target=target, path=path,
+                       query=query, headers=_decode_headers(head.headers), body=bytes(body),
+                       raw=bytes(raw))
+
+
+def encode_body(body: bytes | str | object) -> tuple[bytes, str]:
+    """Bytes and a content type for a response body (objects become JSON)."""
+    if isinstance(body, bytes):
+        return body, "application/octet-stream"
+    if isinstance(body, str):
+        return body.encode("utf-8"), "text/plain; charset=utf-8"
+    return ujson.dumps(body, ensure_ascii=False).encode("utf-8"), "application/json"
+
+
+def build_response(conn: h11.Connection, status: int, body: bytes | str | object = b"", *,
+                   content_type: str | None = None,
+                   headers: Iterable[tuple[str, str]] = (), head_only: bool = False) -> bytes:
+    """Serialise a complete response through h11 (status line with its reason)."""
+    payload, default_type = encode_body(body)
+    all_headers = [("Content-Type", content_type or default_type),
+                   ("Content-Length", str(len(payload))),
+                   ("Connection", "close"),
+                   ("Cache-Control", "no-store"),
+                   ("X-Content-Type-Options", "nosniff"), *headers]
+    out = conn.send(h11.Response(status_code=status, headers=all_headers,
+                                 reason=REASONS.get(status, "").encode("ascii"))) or b""
+    if payload and not head_only:
+        out += conn.send(h11.Data(data=payload)) or b""
+    out += conn.send(h11.EndOfMessage()) or b""
+    return out
+
+
+class HttpExchange:
+    """One request and the means to answer it (once) or take the socket over."""
+
+    def __init__(self, sock: gsocket.socket, conn: h11.Connection, request: HttpRequest,
+                 peer: tuple[str, int]) -> None:
+        self.sock = sock
+        self.conn = conn
+        self.request = request
+        self.peer = peer
+        self.status: int | None = None
+        self.detached = False
+
+    def respond(self, status: int, body: bytes | str | object = b"", *,
+                content_type: str | None = None,
+                headers: Iterable[tuple[str, str]] = ()) -> None:
+        if self.status is not None or self.detached:
+            raise RuntimeError("this request was already answered")
+        self.status = status
+        data = build_response(self.conn, status, body, content_type=content_type,
+                              headers=headers, head_only=self.request.method == "HEAD")
+        send_quietly(self.sock, data)
+
+    def detach(self) -> gsocket.socket:
+        """The socket is the caller's from now on (a WebSocket took it)."""
+        self.detached = True
+        return self.sock
+
+
+def send_quietly(sock: gsocket.socket, data: bytes) -> bool:
+    try:
+        sock.sendall(data)
+    except OSError:
+        return False
+    return True
+
+
+def refuse_malformed(sock: gsocket.socket, conn: h11.Connection, error: HttpError) -> None:
+    """Answer a request that could not be read; falls back to a fresh parser state."""
+    try:
+        data = build_response(conn, error.status, error.message + "\n")
+    except h11.LocalProtocolError:
+        data = build_response(h11.Connection(h11.SERVER), error.status, error.message + "\n")
+    send_quietly(sock, data)
+
+
+Handler = Callable[[HttpExchange], None]
+
+
+class HttpServer:
+    """Accepts connections on a listening socket; one greenlet per connection."""
+
+    def __init__(self, address: tuple[str, int], handler: Handler, *,
+                 max_body: int = DEFAULT_MAX_BODY, head_timeout: float = HEAD_TIMEOUT,
+                 name: str = "http") -> None:
+        self.handler = handler
+        self.max_body = max_body
+        self.head_timeout = head_timeout
+        self.name = name
+        self.listener = gsocket.socket(gsocket.AF_INET6 if ":" in address[0] else gsocket.AF_INET,
+                                       gsocket.SOCK_STREAM)
+        self.listener.setsockopt(gsocket.SOL_SOCKET, gsocket.SO_REUSEADDR, 1)
+        try:
+            self.listener.bind(address)
+            self.listener.listen(128)
+        except OSError:
+            self.listener.close()
+            raise
+        self.address: tuple[str, int] = self.listener.getsockname()[:2]
+        self._acceptor: gevent.Greenlet | None = None
+        self._connections: set[gevent.Greenlet] = set()
+
+    @property
+    def port(self) -> int:
+        return self.address[1]
+
+    @classmethod
+    def first_free(cls, host: str, port: int, handler: Handler, *, tries: int = 100,
+                   **options: Any) -> HttpServer:
+        """Bind ``port``, or the next free one upwards (``tries`` ports in all)."""
+        for candidate in range(port, min(port + tries, 65536)):
+            try:
+                return cls((host, candidate), handler, **options)
+            except OSError as exc:
+                if exc.errno != errno.EADDRINUSE:
+                    raise
+        raise OSError(errno.EADDRINUSE, f"no free port in {port}..{port + tries - 1}")
+
+    def start(self) -> HttpServer:
+        self._acceptor = gevent.spawn(self._accept_loop)
+        return self
+
+    def close(self) -> None:
+        """Stop accepting; connections being answered are cut."""
+        if self._acceptor is not None:
+            self._acceptor.kill(block=False)
+            self._acceptor = None
+        try:
+            self.listener.close()
+        except OSError:
+            pass
+        gevent.killall(list(self._connections), block=False)
+
+    def _accept_loop(self) -> None:
+        while True:
+            try:
+                sock, peer = self.listener.accept()
+            except OSError:
+                return
+            sock.setsockopt(gsocket.IPPROTO_TCP, gsocket.TCP_NODELAY, 1)
+            greenlet = gevent.spawn(self._serve, sock, peer)
+            self._connections.add(greenlet)
+            greenlet.link(self._connections.discard)
+
+    def _serve(self, sock: gsocket.socket, peer: tuple[str, int]) -> None:
+        conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD_BYTES)
+        exchange: HttpExchange | None = None
+        try:
+            try:
+                request = read_request(sock, conn, max_body=self.max_body,
+                                       timeout=self.head_timeout)
+            except HttpError as error:
+                refuse_malformed(sock, conn, error)
+                return
+            if request is None:
+                return
+            exchange = HttpExchange(sock, conn, request, peer)
+            try:
+                self.handler(exchange)
+            except HttpError as error:
+                if exchange.status is None and not exchange.detached:
+                    exchange.respond(error.status, error.message + "\n")
+            except Exception:
+                log.exception("%s: handler failed for %s %s", self.name, request.method,
+                              request.target)
+                if exchange.status is None and not exchange.detached:
+                    exchange.respond(500, "internal error\n")
+            if exchange.status is None and not exchange.detached:
+                exchange.respond(500, "no response\n")
+        finally:
+            if exchange is None or not exchange.detached:
+                _close_gracefully(sock)
+
+
+def _close_gracefully(sock: gsocket.socket) -> None:
+    """Half-close, so the peer reads the whole response before the FIN."""
+    try:
+        sock.shutdown(gsocket.SHUT_WR)
+    except OSError:
+        pass
+    try:
+        with gevent.Timeout(1.0, False):
+            while sock.recv(READ_CHUNK):
+                pass
+    except OSError:
+        pass
+    sock.close()

@@ -1,0 +1,464 @@
+"""WebSocket connections on gevent sockets, framed by wsproto (sans-I/O).
+
+Both ends are here: ``accept`` finishes the server handshake for a request
+read by ``http_server`` (refusals are plain HTTP responses, sent there), and
+``connect`` dials ``ws://host:port/path`` as a client. A ``WebSocket`` then
+carries text messages (one JSON-RPC message each) with:
+
+- a bounded outgoing buffer: ``send_text`` never blocks; when the bytes
+  waiting for a slow peer would pass ``max_buffer_bytes`` the message is not
+  queued and ``on_overflow`` runs (default: close with 1013), so a stalled
+  peer costs bounded memory and never slows the sender;
+- a cap on incoming messages (1009 beyond it); binary frames are refused with
+  1003; a malformed frame gets wsproto's code (1002/1007);
+- keepalive: a ping every ``ping_interval``; a peer that has not answered the
+  previous ping when the next one is due is dropped (close code 1006 locally);
+- the close handshake, cut short after ``close_timeout``.
+
+Every connection has three greenlets (reader, writer, pinger); callbacks run
+in the reader greenlet. See docs/hub.md ("WebSocket plumbing").
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import os
+from collections import deque
+from dataclasses import dataclass
+from enum import IntEnum
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from urllib.parse import urlsplit
+
+import gevent
+import gevent.event
+import gevent.queue
+from gevent import socket as gsocket
+from wsproto import ConnectionType, WSConnection
+from wsproto.connection import ConnectionState
+from wsproto.events import (AcceptConnection, BytesMessage, CloseConnection, Ping, Pong,
+                            RejectConnection, RejectData, Request, TextMessage)
+from wsproto.utilities import RemoteProtocolError
+
+log = logging.getLogger(__name__)
+
+READ_CHUNK = 64 * 1024
+
+
+class CloseCode(IntEnum):
+    NORMAL = 1000
+    GOING_AWAY = 1001
+    PROTOCOL_ERROR = 1002
+    UNSUPPORTED_DATA = 1003
+    NO_STATUS = 1005          # never sent: "the close frame had no code"
+    ABNORMAL = 1006           # never sent: "the connection dropped without a close"
+    INVALID_DATA = 1007
+    POLICY_VIOLATION = 1008
+    MESSAGE_TOO_BIG = 1009
+    INTERNAL_ERROR = 1011
+    TRY_AGAIN_LATER = 1013
+
+
+# Codes that may not appear in a close frame; a proxy relaying them sends 1001.
+UNSENDABLE_CODES = frozenset({1005, 1006, 1015})
+
+
+@dataclass(frozen=True)
+class WebSocketOptions:
+    # Seconds between pings; 0 disables keepalive (and the missed-pong drop).
+    ping_interval: float = 30.0
+    max_message_bytes: int = 16 * 1024 * 1024
+    max_buffer_bytes: int = 8 * 1024 * 1024
+    close_timeout: float = 3.0
+    connect_timeout: float = 10.0
+
+
+@dataclass(frozen=True)
+class CloseInfo:
+    code: int
+    reason: str
+    # True when the peer began the close (or vanished); False when we did.
+    by_peer: bool
+
+
+class HandshakeError(Exception):
+    """The opening handshake did not produce a WebSocket."""
+
+
+class HandshakeRefused(HandshakeError):
+    """The server answered the upgrade with an HTTP status other than 101."""
+
+    def __init__(self, status: int, body: bytes) -> None:
+        super().__init__(f"upgrade refused: HTTP {status}: {body[:200]!r}")
+        self.status = status
+        self.body = body
+
+
+OnMessage = Callable[[str], object]  # the result, if any, is ignored
+OnClose = Callable[[CloseInfo], None]
+OnOverflow = Callable[["WebSocket"], None]
+
+
+def _default_overflow(ws: WebSocket) -> None:
+    log.warning("%s: outgoing buffer over %d bytes; closing with 1013", ws.name,
+                ws.options.max_buffer_bytes)
+    ws.close(CloseCode.TRY_AGAIN_LATER, "send buffer exceeded", discard_pending=True)
+
+
+class WebSocket:
+    """One open WebSocket (either end). Not usable until ``start``."""
+
+    def __init__(self, sock: gsocket.socket, protocol: WSConnection,
+                 options: WebSocketOptions = WebSocketOptions(), *, name: str = "websocket",
+                 on_overflow: OnOverflow | None = None) -> None:
+        self.sock = sock
+        self.options = options
+        self.name = name
+        self._protocol = protocol
+        self._on_overflow = on_overflow or _default_overflow
+        self._on_message: OnMessage | None = None
+        self._on_close: OnClose | None = None
+        self._inbox: gevent.queue.Queue[str | None] = gevent.queue.Queue()
+        self._out: deque[bytes] = deque()
+        self._out_bytes = 0
+        self._wake = gevent.event.Event()
+        self._fragments: list[str] = []
+        self._fragment_bytes = 0
+        self._awaiting_pong = False
+        self._close_sent = False
+        self._finished = False
+        self._close_info: CloseInfo | None = None
+        self._done = gevent.event.Event()
+        self._greenlets: list[gevent.Greenlet] = []
+        self.overflowed = False
+        self.pongs_received = 0
+
+    # --- life cycle -----------------------------------------------------------------
+
+    def start(self, on_message: OnMessage | None = None,
+              on_close: OnClose | None = None) -> WebSocket:
+        """Run the connection. Without ``on_message``, messages queue for ``receive``."""
+        self._on_message = on_message
+        self._on_close = on_close
+        self._greenlets = [gevent.spawn(self._read_loop), gevent.spawn(self._write_loop)]
+        if self.options.ping_interval > 0:
+            self._greenlets.append(gevent.spawn(self._ping_loop))
+        return self
+
+    @property
+    def is_open(self) -> bool:
+        """True until a close was sent or received (then ``send_text`` refuses)."""
+        return not self._finished and not self._close_sent and \
+            self._protocol.state is ConnectionState.OPEN
+
+    @property
+    def close_info(self) -> CloseInfo | None:
+        return self._close_info
+
+    @property
+    def buffered_bytes(self) -> int:
+        """Bytes queued for the peer and not yet handed to the socket."""
+        return self._out_bytes
+
+    def wait_closed(self, timeout: float | None = None) -> CloseInfo | None:
+        self._done.wait(timeout)
+        return self._close_info
+
+    # --- sending ----------------------------------------------------------------------
+
+    def send_text(self, text: str) -> bool:
+        """Queue one text message; False when closed or when the buffer would overflow."""
+        if not self.is_open:
+            return False
+        frame = self._protocol.send(TextMessage(data=text))
+        if self._out_bytes + len(frame) > self.options.max_buffer_bytes:
+            self.overflowed = True
+            self._on_overflow(self)
+            return False
+        self._queue(frame)
+        return True
+
+    def close(self, code: int = CloseCode.NORMAL, reason: str = "", *,
+              discard_pending: bool = False) -> None:
+        """Start the close handshake; the socket is cut after ``close_timeout`` regardless.
+
+        ``discard_pending`` drops queued messages first (a stalled peer would
+        otherwise have to read them all before seeing the close).
+        """
+        if self._finished or self._close_sent:
+            return
+        if code in UNSENDABLE_CODES:
+            code = CloseCode.GOING_AWAY
+        if discard_pending:
+            self._out.clear()
+            self._out_bytes = 0
+        state = self._protocol.state
+        if state not in (ConnectionState.OPEN, ConnectionState.REMOTE_CLOSING):
+            self.abort(code, reason)
+            return
+        self._close_sent = True
+        if self._close_info is None:
+            self._close_info = CloseInfo(int(code), reason, by_peer=False)
+        self._queue(self._protocol.send(CloseConnection(code=int(code), reason=reason or None)))
+        gevent.spawn_later(self.options.close_timeout, self._finish, None)
+
+    def abort(self, code: int = CloseCode.ABNORMAL, reason: str = "aborted") -> None:
+        """Cut the connection now, without a close handshake."""
+        if self._close_info is None:
+            self._close_info = CloseInfo(int(code), reason, by_peer=False)
+        self._finish(None)
+
+    # --- receiving --------------------------------------------------------------------
+
+    def receive(self, timeout: float | None = None) -> str | None:
+        """The next message (queue mode only); None once closed; raises gevent.Timeout."""
+        if self._on_message is not None:
+            raise RuntimeError("receive() is for connections started without on_message")
+        if self._done.is_set() and self._inbox.empty():
+            return None
+        with gevent.Timeout(timeout):
+            message: str | None = self._inbox.get()
+            return message
+
+    def __iter__(self) -> Iterator[str]:
+        while (message := self.receive()) is not None:
+            yield message
+
+    # --- internals --------------------------------------------------------------------
+
+    def _queue(self, data: bytes) -> None:
+        self._out.append(data)
+        self._out_bytes += len(data)
+        self._wake.set()
+
+    def _write_loop(self) -> None:
+        while not self._finished:
+            self._wake.wait()
+            self._wake.clear()
+            while self._out:
+                chunk = self._out.popleft()
+                self._out_bytes -= len(chunk)
+                try:
+                    self.sock.sendall(chunk)
+                except OSError:
+                    self._finish(CloseInfo(CloseCode.ABNORMAL, "send failed", by_peer=True))
+                    return
+            if self._close_sent and self._protocol.state is ConnectionState.CLOSED:
+                # Both close frames exchanged and ours written: done.
+                self._finish(None)
+                return
+
+    def _ping_loop(self) -> None:
+        while not self._finished:
+            gevent.sleep(self.options.ping_interval)
+            if self._finished or not self.is_open:
+                return
+            if self._awaiting_pong:
+                log.info("%s: peer missed a pong; dropping the connection", self.name)
+                self.abort(CloseCode.ABNORMAL, "missed pong")
+                return
+            self._awaiting_pong = True
+            self._queue(self._protocol.send(Ping(payload=os.urandom(4))))
+
+    def _read_loop(self) -> None:
+        try:
+            self._dispatch()  # bytes that arrived with the handshake
+            while not self._finished:
+                if self._protocol.state is ConnectionState.CLOSED:
+                    return  # both close frames seen; the writer or the timer finishes
+                try:
+                    data = self.sock.recv(READ_CHUNK)
+                except OSError:
+                    data = b""
+                if self._finished:
+                    return
+                self._protocol.receive_data(data or None)
+                self._dispatch()
+                if not data:
+                    self._finish(None)
+                    return
+        except gevent.GreenletExit:
+            raise
+        except Exception:
+            log.exception("%s: reader failed", self.name)
+            self.abort(CloseCode.INTERNAL_ERROR, "reader failed")
+
+    def _dispatch(self) -> None:
+        for event in self._protocol.events():
+            if isinstance(event, TextMessage):
+                self._on_text(event)
+            elif isinstance(event, BytesMessage):
+                self.close(CloseCode.UNSUPPORTED_DATA, "binary frames are not accepted",
+                           discard_pending=True)
+            elif isinstance(event, Ping):
+                if self._protocol.state is ConnectionState.OPEN:
+                    self._queue(self._protocol.send(event.response()))
+            elif isinstance(event, Pong):
+                self._awaiting_pong = False
+                self.pongs_received += 1
+            elif isinstance(event, CloseConnection):
+                self._on_close_frame(event)
+
+    def _on_text(self, event: TextMessage) -> None:
+        if self._close_sent:
+            return  # closing: what the peer still sends is dropped
+        self._fragment_bytes += len(event.data)
+        if self._fragment_bytes > self.options.max_message_bytes:
+            self._fragments.clear()
+            self.close(CloseCode.MESSAGE_TOO_BIG,
+                       f"message over {self.options.max_message_bytes} bytes")
+            return
+        self._fragments.append(event.data)
+        if not event.message_finished:
+            return
+        message = "".join(self._fragments)
+        self._fragments.clear()
+        self._fragment_bytes = 0
+        if self._on_message is not None:
+            self._on_message(message)
+        else:
+            self._inbox.put(message)
+
+    def _on_close_frame(self, event: CloseConnection) -> None:
+        state = self._protocol.state
+        if state is ConnectionState.REMOTE_CLOSING:
+            # The peer closes: answer with the same code, then finish once written.
+            if self._close_info is None:
+                self._close_info = CloseInfo(int(event.code), event.reason or "", by_peer=True)
+            self._close_sent = True
+            self._queue(self._protocol.send(event.response()))
+            gevent.spawn_later(self.options.close_timeout, self._finish, None)
+        elif state is ConnectionState.CLOSED and self._close_sent:
+            self._wake.set()  # the reply to our close: the writer finishes
+        elif state is ConnectionState.CLOSED:
+            # End of stream without a close frame (wsproto reports 1006).
+            self._finish(CloseInfo(int(event.code), event.reason or "connection lost",
+                                     by_peer=True))
+        else:
+            # A frame wsproto could not parse: close with the code it names.
+            self.close(event.code, event.reason or "protocol error", discard_pending=True)
+
+    def _finish(self, info: CloseInfo | None) -> None:
+        if self._finished:
+            return
+        self._finished = True
+        if self._close_info is None:
+            self._close_info = info or CloseInfo(CloseCode.ABNORMAL, "connection lost",
+                                                 by_peer=True)
+        self._wake.set()
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+        current = gevent.getcurrent()
+        for greenlet in self._greenlets:
+            if greenlet is not current:
+                greenlet.kill(block=False)
+        self._inbox.put(None)
+        self._done.set()
+        if self._on_close is not None:
+            callback, self._on_close = self._on_close, None
+            try:
+                callback(self._close_info)
+            except Exception:
+                log.exception("%s: on_close failed", self.name)
+
+
+# --- server side ------------------------------------------------------------------------
+
+
+def handshake_problem(headers: Mapping[str, str]) -> str | None:
+    """Why a request's headers are not a valid WebSocket upgrade (None when they are).
+
+    Lets a server refuse with 400 before doing work (such as dialing a bridge)
+    for a request wsproto would reject anyway. ``headers``: lower-case names.
+    """
+    get = headers.get
+    connection = {t.strip().lower() for t in get("connection", "").split(",")}
+    if "upgrade" not in connection or get("upgrade", "").lower() != "websocket":
+        return "not a WebSocket upgrade (Connection: Upgrade, Upgrade: websocket)"
+    if get("sec-websocket-version", "") != "13":
+        return "Sec-WebSocket-Version must be 13"
+    key = get("sec-websocket-key", "")
+    try:
+        if len(base64.b64decode(key, validate=True)) != 16:
+            return "Sec-WebSocket-Key must be 16 bytes, base64"
+    except ValueError:
+        return "Sec-WebSocket-Key must be 16 bytes, base64"
+    return None
+
+
+def accept(sock: gsocket.socket, raw_request: bytes, options: WebSocketOptions = WebSocketOptions(),
+           *, name: str = "websocket", on_overflow: OnOverflow | None = None,
+           extra_headers: Iterable[tuple[str, str]] = ()) -> WebSocket:
+    """Answer ``101`` to the upgrade request in ``raw_request`` (every byte read so far).
+
+    Raises ``HandshakeError`` when wsproto rejects the request; the caller
+    should have refused it with 400 after ``handshake_problem`` already.
+    """
+    protocol = WSConnection(ConnectionType.SERVER)
+    try:
+        protocol.receive_data(raw_request)
+        request = next((e for e in protocol.events() if isinstance(e, Request)), None)
+    except RemoteProtocolError as exc:
+        raise HandshakeError(str(exc)) from None
+    if request is None:
+        raise HandshakeError("incomplete upgrade request")
+    headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in extra_headers]
+    sock.sendall(protocol.send(AcceptConnection(extra_headers=headers)))
+    return WebSocket(sock, protocol, options, name=name, on_overflow=on_overflow)
+
+
+# --- client side ------------------------------------------------------------------------
+
+
+def connect(url: str, headers: Iterable[tuple[str, str]] = (),
+            options: WebSocketOptions = WebSocketOptions(), *, name: str = "websocket-client",
+            on_overflow: OnOverflow | None = None) -> WebSocket:
+    """Dial ``ws://host:port/path?query``; the returned WebSocket still needs ``start``.
+
+    Raises ``HandshakeRefused`` (with the status and body) for a non-101 answer,
+    ``HandshakeError`` for anything else that is not a WebSocket, and
+    ``OSError`` when nothing listens.
+    """
+    parts = urlsplit(url)
+    if parts.scheme != "ws" or not parts.hostname:
+        raise ValueError(f"only ws:// URLs are supported: {url!r}")
+    port = parts.port or 80
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    sock = gsocket.create_connection((parts.hostname, port), timeout=options.connect_timeout)
+    try:
+        sock.setsockopt(gsocket.IPPROTO_TCP, gsocket.TCP_NODELAY, 1)
+        protocol = WSConnection(ConnectionType.CLIENT)
+        host = parts.hostname if port == 80 else f"{parts.hostname}:{port}"
+        extra = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers]
+        sock.sendall(protocol.send(Request(host=host, target=target, extra_headers=extra)))
+        status: int | None = None
+        body = bytearray()
+        while True:
+            data = sock.recv(READ_CHUNK)
+            try:
+                protocol.receive_data(data or None)
+                # Lazily: frames that came with the 101 stay queued for the reader.
+                for event in protocol.events():
+                    if isinstance(event, AcceptConnection):
+                        sock.settimeout(None)
+                        return WebSocket(sock, protocol, options, name=name,
+                                         on_overflow=on_overflow)
+                    if isinstance(event, RejectConnection):
+                        status = event.status_code
+                        if not event.has_body:
+                            raise HandshakeRefused(status, b"")
+                    elif isinstance(event, RejectData):
+                        body += event.data
+                        if event.body_finished:
+                            raise HandshakeRefused(status or 0, bytes(body))
+            except RemoteProtocolError as exc:
+                raise HandshakeError(f"bad handshake answer: {exc}") from None
+            if not data:
+                if status is not None:
+                    raise HandshakeRefused(status, bytes(body))
+                raise HandshakeError("connection closed during the handshake")
+    except BaseException:
+        sock.close()
+        raise

@@ -1,0 +1,199 @@
+"""The hub's table of live bridges (pure: no I/O, the clock is passed in).
+
+A bridge registers at start and every heartbeat with its facts and the
+sessions it serves; the table validates each registration, remembers when
+each bridge was last heard from, and builds the discovery listing, where a
+session advertised by several bridges appears once, under the bridge whose
+copy is newest (docs/hub.md, "Discovery").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import datetime, UTC
+from typing import Any, Literal
+
+Origin = Literal["editor", "serve"]
+MAX_ID = 128
+MAX_SESSIONS = 1000
+MAX_TEXT = 4096
+
+
+class RegistrationError(ValueError):
+    """A register/unregister body that cannot be accepted (answered with 400)."""
+
+
+@dataclass(frozen=True)
+class SessionSummary:
+    session_id: str
+    updated_at: float | str  # as the bridge sent it: epoch milliseconds or ISO 8601
+    status: Literal["running", "idle"] = "idle"
+    title: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"sessionId": self.session_id, "updatedAt": self.updated_at,
+                               "status": self.status}
+        if self.title is not None:
+            out["title"] = self.title
+        return out
+
+
+@dataclass(frozen=True)
+class Registration:
+    id: str
+    pid: int
+    port: int
+    origin: Origin
+    workspace: str
+    started_at: float | str
+    version: str
+    sessions: tuple[SessionSummary, ...] = ()
+
+
+@dataclass
+class Instance:
+    registration: Registration
+    last_seen: float
+    # When a probe of a silent bridge first found its port open (None: not probed).
+    probed_alive_at: float | None = None
+
+    @property
+    def id(self) -> str:
+        return self.registration.id
+
+    def as_json(self, sessions: list[SessionSummary]) -> dict[str, Any]:
+        r = self.registration
+        return {"id": r.id, "pid": r.pid, "port": r.port, "origin": r.origin,
+                "workspace": r.workspace, "startedAt": r.started_at, "version": r.version,
+                "sessions": [s.as_json() for s in sessions]}
+
+
+def instant(value: float | str) -> float:
+    """A comparable instant (epoch ms) for a number (epoch ms) or an ISO 8601 string."""
+    if isinstance(value, (int, float)):
+        return float(value)
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return 0.0
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.timestamp() * 1000.0
+
+
+def _text(body: dict[str, Any], key: str, *, required: bool = False, default: str = "") -> str:
+    value = body.get(key)
+    if value is None:
+        if required:
+            raise RegistrationError(f"{key} is required")
+        return default
+    if not isinstance(value, str) or len(value) > MAX_TEXT:
+        raise RegistrationError(f"{key} must be a string")
+    return value
+
+
+def _stamp(value: object, key: str, now_ms: float) -> float | str:
+    if value is None:
+        return now_ms
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise RegistrationError(f"{key} must be epoch milliseconds or an ISO 8601 string")
+    if isinstance(value, str) and instant(value) == 0.0:
+        raise RegistrationError(f"{key} is not an ISO 8601 time: {value!r}")
+    return value
+
+
+def _session(raw: object, now_ms: float) -> SessionSummary:
+    if not isinstance(raw, dict):
+        raise RegistrationError("each session must be an object")
+    session_id = raw.get("sessionId")
+    if not isinstance(session_id, str) or not session_id or len(session_id) > MAX_ID * 2:
+        raise RegistrationError("session.sessionId must be a non-empty string")
+    title = raw.get("title")
+    status = raw.get("status")
+    return SessionSummary(
+        session_id=session_id,
+        updated_at=_stamp(raw.get("updatedAt"), "session.updatedAt", now_ms),
+        status=status if status in ("running", "idle") else "idle",
+        title=title[:MAX_TEXT] if isinstance(title, str) else None)
+
+
+def parse_registration(body: object, *, now_ms: float) -> Registration:
+    """Validate a ``POST /api/register`` body."""
+    if not isinstance(body, dict):
+        raise RegistrationError("body must be a JSON object")
+    instance_id = _text(body, "id", required=True)
+    if not instance_id or len(instance_id) > MAX_ID:
+        raise RegistrationError("id must be a non-empty string")
+    port = body.get("port")
+    if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
+        raise RegistrationError("port must be an integer in 1..65535")
+    pid = body.get("pid", 0)
+    if isinstance(pid, bool) or not isinstance(pid, int) or pid < 0:
+        raise RegistrationError("pid must be a non-negative integer")
+    origin = body.get("origin", "editor")
+    if origin not in ("editor", "serve"):
+        raise RegistrationError('origin must be "editor" or "serve"')
+    sessions = body.get("sessions", [])
+    if not isinstance(sessions, list) or len(sessions) > MAX_SESSIONS:
+        raise RegistrationError(f"sessions must be a list (at most {MAX_SESSIONS})")
+    return Registration(
+        id=instance_id, pid=pid, port=port, origin=origin,
+        workspace=_text(body, "workspace"),
+        started_at=_stamp(body.get("startedAt"), "startedAt", now_ms),
+        version=_text(body, "version", default="0"),
+        sessions=tuple(_session(s, now_ms) for s in sessions))
+
+
+@dataclass
+class Registry:
+    instances: dict[str, Instance] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.instances)
+
+    def get(self, instance_id: str) -> Instance | None:
+        return self.instances.get(instance_id)
+
+    def register(self, registration: Registration, now: float) -> Instance:
+        """Add or refresh; a heartbeat keeps the start time first seen."""
+        existing = self.instances.get(registration.id)
+        if existing is not None:
+            registration = replace(registration,
+                                   started_at=existing.registration.started_at)
+        instance = Instance(registration, last_seen=now)
+        self.instances[registration.id] = instance
+        return instance
+
+    def unregister(self, instance_id: str) -> bool:
+        return self.instances.pop(instance_id, None) is not None
+
+    def silent(self, now: float, after: float) -> list[Instance]:
+        """Instances not heard from for ``after`` seconds or more."""
+        return [i for i in self.instances.values() if now - i.last_seen >= after]
+
+    def listing(self) -> list[dict[str, Any]]:
+        """Every instance, oldest first; each session under exactly one instance.
+
+        A session advertised by several bridges stays with the newest
+        ``updatedAt`` (ties: the bridge started last), where it is live.
+        """
+        ordered = sorted(self.instances.values(),
+                         key=lambda i: instant(i.registration.started_at))
+        owner: dict[str, tuple[float, float, str]] = {}
+        for inst in ordered:
+            started = instant(inst.registration.started_at)
+            for session in inst.registration.sessions:
+                key = (instant(session.updated_at), started, inst.id)
+                best = owner.get(session.session_id)
+                if best is None or key[:2] >= best[:2]:
+                    owner[session.session_id] = key
+        out = []
+        for inst in ordered:
+            seen: set[str] = set()
+            kept = []
+            for session in inst.registration.sessions:
+                if owner[session.session_id][2] == inst.id and session.session_id not in seen:
+                    seen.add(session.session_id)
+                    kept.append(session)
+            out.append(inst.as_json(kept))
+        return out
