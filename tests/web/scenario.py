@@ -23,13 +23,11 @@ from typing import Any
 
 from playwright.async_api import Page, async_playwright, expect
 
+from tests.web.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.web.fake_hub import Connection, FakeHub
 
 REPO = Path(__file__).resolve().parents[2]
 WEB_ROOT = REPO / "hub" / "web"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 TOKEN = "s3cret-token"
 WORKSPACE = "/home/dev/demo-project"
 SESSION = "sess-1"
@@ -350,11 +348,18 @@ class Steps:
         await conn.respond(init, INITIALIZE_RESULT)
         new = await conn.expect("session/new")
         assert new["params"] == {"cwd": WORKSPACE, "mcpServers": []}, new
-        await conn.respond(new, {"sessionId": "sess-new", **session_state()})
+        # An agent that offers modes but no configOptions: the selector uses session/set_mode.
+        await conn.respond(new, {"sessionId": "sess-new", "modes": session_state()["modes"]})
         await conn.update("sess-new", {"sessionUpdate": "available_commands_update", "availableCommands": [
             {"name": "compact", "description": "Compact the context"}, {"name": "mode", "description": "Set the mode"}]})
         await expect(page.locator(".session-view")).to_have_attribute("data-loaded", "true")
         assert page.url.endswith("#/s/inst-1/sess-new"), page.url
+        await page.select_option('select[data-config-id="mode"]', "plan")
+        change = await conn.expect("session/set_mode")
+        assert change["params"] == {"sessionId": "sess-new", "modeId": "plan"}, change
+        await conn.respond(change, {})
+        await expect(page.locator('select[data-config-id="mode"]')).to_have_value("plan")
+        await expect(page.locator('select[data-config-id="model"]')).to_have_count(0)
         await page.fill(".prompt-input", "/co")
         await expect(page.locator(".commands .command")).to_have_text(["/compact"])
         await conn.update(SESSION, text("agent_message_chunk", "for the other session", "x1"))

@@ -14,37 +14,23 @@ import json
 import os
 import subprocess
 import sys
-from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.schema import assert_valid_frame
+from tests.web.browser import require_browser
 from tests.web.client_frames import assert_valid_page_frame
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
-CHROMIUM = "/usr/bin/chromium"
 SCENARIO_TIMEOUT = 240
-
-
-def _missing() -> str | None:
-    if not os.path.exists(CHROMIUM):
-        return f"Debian's chromium is not installed at {CHROMIUM} (.ci/run installs it: apt-get install chromium)"
-    for module in ("playwright", "aiohttp"):
-        if find_spec(module) is None:
-            return f"{module} is not installed (pip install -e '.[test]')"
-    return None
 
 
 @pytest.fixture(scope="module")
 def run() -> dict[str, Any]:
-    missing = _missing()
-    if missing:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must run the browser test: {missing}")
-        pytest.skip(missing)
+    require_browser()
     ARTIFACTS.mkdir(exist_ok=True)
     for old in ARTIFACTS.glob("*"):
         old.unlink()
@@ -85,4 +71,4 @@ def test_every_frame_is_valid_acp(run: dict[str, Any]) -> None:
                     page_requests.setdefault(connection, {})[frame["id"]] = frame["method"]
             assert_valid_page_frame(frame, agent_requests.get(connection, {}))
     assert page_methods == {"initialize", "session/load", "session/new", "session/prompt", "session/cancel",
-                            "session/set_config_option"}, page_methods
+                            "session/set_config_option", "session/set_mode"}, page_methods
