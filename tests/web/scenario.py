@@ -262,6 +262,7 @@ class Steps:
         form = page.locator(f'.dialog.elicitation[data-request-id="{asked}"]')
         await expect(form.locator(".dialog-message strong")).to_have_text("questions")
         await form.get_by_label("auth.test.ts").check()
+        await page.screenshot(path=str(self.artifacts / "phone-form.png"))
         await form.get_by_label("Unit").check()
         await form.get_by_label("Verbose output").check()
         await form.get_by_role("button", name="Submit").click()
@@ -375,6 +376,26 @@ class Steps:
         assert hub.started_projects == ["/home/dev/other"]
         assert ("POST", "/api/instances", 200) in hub.http
         await page.screenshot(path=str(self.artifacts / "phone-list.png"))
+
+        await self.step("the bridge restarts under a new instance id: the page finds the session there")
+        await page.locator(f'.instance[data-instance-id="inst-1"] .session-row[data-session-id="{SESSION}"]').click()
+        conn = await hub.next_connection()
+        await self.open_session(conn, SESSION, HISTORY)
+        await expect(page.locator(".conn-state")).to_have_text("live")
+        hub.instances[0]["id"] = "inst-9"  # the old id now answers 404
+        conn.drop()
+        conn = await hub.next_connection(timeout=20)
+        assert conn.http_request.query["instance"] == "inst-9", conn.http_request.query
+        await self.open_session(conn, SESSION, HISTORY)
+        await expect(page.locator(".conn-state")).to_have_text("live")
+
+        await self.step("the token is rotated: the page asks for the new one")
+        hub.token = "rotated-token"
+        conn.drop()
+        await expect(page.locator(".banner")).to_contain_text("Wrong token", timeout=20_000)
+        await page.fill("#token", "rotated-token")
+        await page.click(".token-form button[type=submit]")
+        await expect(page.locator('.instance[data-instance-id="inst-9"] h2')).to_have_text("demo-project")
 
 
 async def main(artifacts: Path) -> int:

@@ -80,6 +80,7 @@ async function openSession(instanceId, sessionId) {
   current = new SessionView({
     instance, sessionId, token, findInstance,
     onBack: () => navigate("#/"),
+    onUnauthorized: () => navigate("#/"), // the list asks for the token again
     // A new session gets its id from the bridge: the URL follows without a new view.
     onSessionId: (inst, id) => history.replaceState(null, "", `#/s/${encodeURIComponent(inst.id)}/${encodeURIComponent(id)}`),
   });

@@ -153,7 +153,7 @@ function field(key, property, isRequired) {
     const long = property.maxLength === undefined || property.maxLength > 120;
     const inputType = { email: "email", uri: "url", date: "date" }[property.format] || "text";
     const input = long && inputType === "text"
-      ? h("textarea", { id, rows: "3", maxlength: property.maxLength ?? null })
+      ? h("textarea", { id, rows: "2", maxlength: property.maxLength ?? null })
       : h("input", { type: inputType, id, maxlength: property.maxLength ?? null });
     input.value = typeof property.default === "string" ? property.default : "";
     return {

@@ -100,6 +100,7 @@ export class RpcSocket extends EventTarget {
   }
 
   scheduleRetry(reason) {
+    if (this.stopped) return;
     const base = BACKOFF_MS[Math.min(this.attempt, BACKOFF_MS.length - 1)];
     const delay = Math.round(base * (0.8 + Math.random() * 0.4)); // jitter: clients do not retry in step
     this.attempt += 1;

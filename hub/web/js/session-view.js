@@ -9,7 +9,7 @@ import { ConnectionLost, RpcError } from "./rpc.js";
 import { Transcript } from "./transcript.js";
 import { ConfigBar } from "./config-bar.js";
 import { permissionDialog, elicitationDialog } from "./dialogs.js";
-import { acpUrl } from "./hub-api.js";
+import { acpUrl, Unauthorized } from "./hub-api.js";
 
 const STOP_REASONS = {
   cancelled: "Cancelled.",
@@ -23,7 +23,8 @@ export class SessionView {
   /**
    * @param {{instance: object, sessionId: string | null, token: string,
    *          findInstance: (attempt: number, sessionId: string | null, instance: object) => Promise<object>,
-   *          onBack: () => void, onSessionId: (instance: object, sessionId: string) => void}} options
+   *          onBack: () => void, onUnauthorized: () => void,
+   *          onSessionId: (instance: object, sessionId: string) => void}} options
    */
   constructor(options) {
     this.options = options;
@@ -97,7 +98,14 @@ export class SessionView {
   start() {
     this.client = new AcpClient(async (attempt) => {
       // After a couple of failures the bridge may have restarted under a new id: ask the hub again.
-      if (attempt >= 2) this.instance = await this.options.findInstance(attempt, this.sessionId, this.instance);
+      if (attempt >= 2) {
+        try {
+          this.instance = await this.options.findInstance(attempt, this.sessionId, this.instance);
+        } catch (error) {
+          if (error instanceof Unauthorized) this.options.onUnauthorized(); // token rotated: ask for the new one
+          throw error;
+        }
+      }
       return acpUrl(this.instance.id, this.options.token);
     });
     this.client.addEventListener("state", (event) => this.showState(event.detail));
