@@ -342,7 +342,7 @@ class Steps:
 
         await self.step("new session in a known project")
         await page.click("button.back")
-        await conn.closed.wait()
+        await asyncio.wait_for(conn.closed.wait(), 10)  # leaving the session closes its socket
         await page.locator('.instance[data-instance-id="inst-1"] .new-session').click()
         conn = await hub.next_connection()
         init = await conn.expect("initialize")
@@ -373,6 +373,7 @@ class Steps:
         await page.fill("#project-path", "/home/dev/other")
         await page.click(".start-form button[type=submit]")
         await expect(page.locator(".instance h2")).to_have_text(["demo-project", "other"])
+        await expect(page.locator("#project-path")).to_have_value("")
         assert hub.started_projects == ["/home/dev/other"]
         assert ("POST", "/api/instances", 200) in hub.http
         await page.screenshot(path=str(self.artifacts / "phone-list.png"))

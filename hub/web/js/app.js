@@ -15,7 +15,7 @@ let refreshTimer = 0;
 
 const list = new ListView({
   onToken: (value) => { token = value; saveToken(value); refreshList(); },
-  onForget: () => { forgetToken(); token = ""; list.showTokenForm(); },
+  onForget: () => { forgetToken(); token = ""; list.tokenInput.value = ""; list.showTokenForm(); },
   onRefresh: () => refreshList(),
   onOpen: (instance, sessionId) => navigate(`#/s/${encodeURIComponent(instance.id)}/${encodeURIComponent(sessionId)}`),
   onNew: (instance) => navigate(`#/new/${encodeURIComponent(instance.id)}`),
@@ -23,9 +23,11 @@ const list = new ListView({
     try {
       await startInstance(token, cwd);
       await refreshList();
+      return true;
     } catch (error) {
       if (error instanceof Unauthorized) list.showTokenForm(error.message);
       else list.showMessage(`Could not start a bridge there: ${error.message}`);
+      return false;
     }
   },
 });

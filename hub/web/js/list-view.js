@@ -8,17 +8,38 @@ export class ListView {
   /**
    * @param {{onToken: (token: string) => void, onForget: () => void, onRefresh: () => void,
    *          onOpen: (instance: object, sessionId: string) => void, onNew: (instance: object) => void,
-   *          onStart: (cwd: string) => Promise<void>}} actions
+   *          onStart: (cwd: string) => Promise<boolean>}} actions
    */
   constructor(actions) {
     this.actions = actions;
     this.messageEl = h("div", { class: "banner", hidden: true, role: "alert" });
-    this.contentEl = h("div", { class: "list-content" });
+    this.tokenInput = h("input", { type: "password", id: "token", name: "token", autocomplete: "current-password", placeholder: "ZCODE_ACP_REMOTE_TOKEN", required: true });
+    this.tokenForm = h("form", {
+      class: "card token-form", hidden: true,
+      onsubmit: (event) => { event.preventDefault(); if (this.tokenInput.value.trim()) actions.onToken(this.tokenInput.value.trim()); },
+    },
+    h("label", { for: "token", class: "field-label" }, "Access token"),
+    h("p", { class: "hint" }, "The token the hub was started with. It stays in this browser."),
+    this.tokenInput,
+    h("button", { type: "submit", class: "primary" }, "Connect"));
+    // Built once: the periodic refresh re-renders the instances only, never what the user is typing.
+    this.instancesEl = h("div", { class: "instances" });
+    const path = h("input", { type: "text", id: "project-path", placeholder: "/path/to/project", autocapitalize: "off", spellcheck: "false" });
+    this.startForm = h("form", {
+      class: "card start-form",
+      onsubmit: async (event) => {
+        event.preventDefault();
+        if (path.value.trim() && (await actions.onStart(path.value.trim()))) path.value = "";
+      },
+    }, h("label", { for: "project-path", class: "field-label" }, "Open a project"),
+    h("div", { class: "row" }, path, h("button", { type: "submit" }, "Start")));
+    this.signedIn = h("div", { hidden: true }, this.instancesEl, this.startForm,
+      h("button", { type: "button", class: "link forget", onclick: () => actions.onForget() }, "Forget the token on this device"));
     this.el = h("div", { class: "view list-view" },
       h("header", { class: "topbar" },
         h("div", { class: "brand" }, "ZCode"),
         h("button", { type: "button", class: "icon refresh", "aria-label": "Refresh", onclick: () => actions.onRefresh() }, "↻")),
-      h("main", { class: "scroller list-scroller" }, this.messageEl, this.contentEl));
+      h("main", { class: "scroller list-scroller" }, this.messageEl, this.tokenForm, this.signedIn));
   }
 
   showMessage(text, tone = "error") {
@@ -28,38 +49,22 @@ export class ListView {
   }
 
   showTokenForm(problem) {
-    clear(this.contentEl);
     this.showMessage(problem || "");
-    const input = h("input", { type: "password", id: "token", name: "token", autocomplete: "current-password", placeholder: "ZCODE_ACP_REMOTE_TOKEN", required: true });
-    this.contentEl.append(h("form", {
-      class: "card token-form",
-      onsubmit: (event) => { event.preventDefault(); if (input.value.trim()) this.actions.onToken(input.value.trim()); },
-    },
-    h("label", { for: "token", class: "field-label" }, "Access token"),
-    h("p", { class: "hint" }, "The token the hub was started with. It stays in this browser."),
-    input,
-    h("button", { type: "submit", class: "primary" }, "Connect")));
-    input.focus();
+    this.signedIn.hidden = true;
+    this.tokenForm.hidden = false;
+    this.tokenInput.focus();
   }
 
   showInstances(instances) {
     this.showMessage("");
-    clear(this.contentEl);
+    this.tokenForm.hidden = true;
+    this.signedIn.hidden = false;
+    clear(this.instancesEl);
     if (!instances.length) {
-      this.contentEl.append(h("p", { class: "empty" }, "No bridge is running. Open a project below, or start ZCode in your editor."));
+      this.instancesEl.append(h("p", { class: "empty" }, "No bridge is running. Open a project below, or start ZCode in your editor."));
     }
     const sorted = [...instances].sort((a, b) => String(a.workspace).localeCompare(String(b.workspace)));
-    for (const instance of sorted) this.contentEl.append(this.instanceCard(instance));
-    const path = h("input", { type: "text", id: "project-path", placeholder: "/path/to/project", autocapitalize: "off", spellcheck: "false" });
-    this.contentEl.append(h("form", {
-      class: "card start-form",
-      onsubmit: async (event) => {
-        event.preventDefault();
-        if (path.value.trim()) await this.actions.onStart(path.value.trim());
-      },
-    }, h("label", { for: "project-path", class: "field-label" }, "Open a project"),
-    h("div", { class: "row" }, path, h("button", { type: "submit" }, "Start"))));
-    this.contentEl.append(h("button", { type: "button", class: "link forget", onclick: () => this.actions.onForget() }, "Forget the token on this device"));
+    for (const instance of sorted) this.instancesEl.append(this.instanceCard(instance));
   }
 
   instanceCard(instance) {
