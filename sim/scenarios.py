@@ -288,4 +288,4 @@ class ScenarioBook:
             return name, self.named[name]
         if name in BUILTIN:
             return name, BUILTIN[name](params)
-        return "unknown", [{"type": "text", "text": f"(zcode-sim: no scenario named {name!r}; `#sim help` lists them)"}]
+        return "unknown", [{"type": "text", "text": f"(zcode-sim: no scenario named {name!r})"}]

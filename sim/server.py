@@ -6,6 +6,8 @@ not answered until the bridge answers it; contiguous ``seq`` per session and
 ``session/subscribe {afterSeq}`` replay; the busy lock (``1308``) while a turn
 runs; cumulative ``stdoutTail``; leftover events of a stopped turn arriving
 after the stop (and after the lock is free again); unparseable lines skipped.
+This is the ``classic`` dialect; ``sim/today.py`` plays today's engine
+(``ZCODE_SIM_DIALECT=today``, docs/simulator.md).
 """
 
 from __future__ import annotations
