@@ -7,7 +7,11 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> None:
+    from .dialect import Dialect
+
     parser = argparse.ArgumentParser(prog="zcode-sim", description="Simulated ZCode app-server")
+    # Like a real CLI's --version: the version it claims (ZCODE_SIM_VERSION, or its dialect's default).
+    parser.add_argument("--version", action="version", version=Dialect.from_env().version)
     sub = parser.add_subparsers(dest="command", required=True)
     server = sub.add_parser("app-server", help="serve the app-server protocol")
     server.add_argument("--stdio", action="store_true", required=True)

@@ -16,6 +16,14 @@ class SimTurn:
     turn_id: str
     greenlet: Any = None
     stopped: bool = False
+    # A turn no stop ends (a stuck sub-agent): only session/close or the process's death do.
+    unstoppable: bool = False
+    # Ended by session/close: no leftovers, no turn.completed.
+    closed: bool = False
+    # Today's engine: the id a v4 stop must quote, and text steered into the turn, not yet absorbed.
+    execution_id: str = ""
+    announced: bool = False  # turn.started already sent (today's engine may send it before the send reply)
+    guides: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -51,6 +59,15 @@ class SimSession:
     active: bool = True
     resumed_at: float = 0.0
     last_used: float = field(default_factory=time.monotonic)
+    # Today's engine: cumulative usage (session/usage), a model selection lost by a resume under
+    # another workspace key, inputs queued behind the running turn, v4 commands seen, and a
+    # one-shot foreign-key failure a scenario arms for the next steer.
+    usage_total: dict[str, int] = field(default_factory=dict)
+    model_lost: bool = False
+    queue: list[str] = field(default_factory=list)
+    revision: int = 0
+    commands: dict[str, dict[str, Any]] = field(default_factory=dict)
+    fk_once: bool = False
 
     def visible_messages(self) -> list[dict[str, Any]]:
         """Right after a resume the history fills up gradually (a real backend's quirk)."""
@@ -61,7 +78,8 @@ class SimSession:
 
 
 class SimError(Exception):
-    def __init__(self, code: int, message: str) -> None:
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.data = data

@@ -42,6 +42,7 @@ class TurnRunner:
                 gevent.sleep(float(step["delay"]))
             if self.turn.stopped:
                 return "stopped"
+            self.absorb_guides()
             outcome = getattr(self, "step_" + step.get("type", "text"), self.step_unknown)(step)
             if outcome:
                 return outcome
@@ -85,6 +86,7 @@ class TurnRunner:
             self.emit("model.streaming", {"kind": "text_delta", "delta": delta}, flush=interval > 0)
             if interval:
                 gevent.sleep(interval)
+                self.absorb_guides()
             elif index % 256 == 255:
                 wire.flush()
                 gevent.sleep(0)  # let requests (a stop) in
@@ -140,7 +142,24 @@ class TurnRunner:
     def step_hang(self, step: dict[str, Any]) -> str:
         while not self.turn.stopped:
             gevent.sleep(0.05)
+            self.absorb_guides()
         return "stopped"
+
+    def step_stubborn(self, step: dict[str, Any]) -> str:
+        """A turn no stop ends (a stuck sub-agent): only session/close (or death) does."""
+        self.turn.unstoppable = True
+        while not self.turn.closed:
+            gevent.sleep(0.05)
+            self.absorb_guides()
+        return "stopped"
+
+    def step_fk_once(self, step: dict[str, Any]) -> None:
+        """Today's engine: the next steer into this session fails once with a foreign-key error."""
+        self.session.fk_once = True
+
+    def absorb_guides(self) -> None:
+        if self.turn.guides:
+            self.server.absorb_guides(self.session, self.turn, self)
 
     def step_freeze(self, step: dict[str, Any]) -> str:
         self.server.frozen = True  # stop answering anything, like a wedged backend

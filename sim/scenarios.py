@@ -2,17 +2,22 @@
 
 A scenario is a list of steps (JSON objects with a ``type``). The prompt picks
 one with a first line ``#sim <name> [key=value ...]``; otherwise the default
-scenario runs (``demo``, or the ``default`` named in the file that
-``ZCODE_SIM_SCENARIOS`` points to). Built-in scenarios take their parameters
-from the ``key=value`` pairs. docs/simulator.md lists every step type.
+scenario runs (``reply``, which answers the prompt itself, or the ``default``
+named in the file that ``ZCODE_SIM_SCENARIOS`` points to). Built-in scenarios
+take their parameters from the ``key=value`` pairs. docs/simulator.md lists
+every step type; ``list_scenarios()`` names every scenario with one line each.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 from typing import Any
+
+# The prompt itself, handed to the scenarios that answer it (never a user's key=value).
+PROMPT = "_prompt"
 
 
 def _num(params: dict[str, str], key: str, default: float) -> float:
@@ -145,12 +150,103 @@ def subagent(params: dict[str, str]) -> list[dict[str, Any]]:
             {"type": "text", "text": "The sub-agent found it."}]
 
 
+def stubborn(params: dict[str, str]) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": "Waiting for a sub-agent that will not stop…"}, {"type": "stubborn"}]
+
+
+def steer_fk(params: dict[str, str]) -> list[dict[str, Any]]:
+    return [{"type": "fk_once"},
+            {"type": "stream", "count": int(_num(params, "count", 50)), "text": params.get("text", "tick "),
+             "interval": _num(params, "interval", 0.1)}]
+
+
+# A prompt that asks for a look around gets the demo tour.
+TOUR = re.compile(r"\b(show me around|tour|demo|overview|look around|explore)\b", re.IGNORECASE)
+GREETING = re.compile(r"^\s*(hi|hello|hey|hallo|good (morning|afternoon|evening))\b", re.IGNORECASE)
+# A word that looks like a file: has a slash, or a name with a short extension.
+PATH = re.compile(r"(?<![\w@])(?:[\w.-]*/[\w./-]+|[\w-]+\.[A-Za-z][A-Za-z0-9]{0,5})(?![\w/])")
+
+
+def _quote(prompt: str, limit: int = 80) -> str:
+    first = " ".join(prompt.split())
+    return first if len(first) <= limit else first[: limit - 1] + "…"
+
+
+def reply(params: dict[str, str]) -> list[dict[str, Any]]:
+    """Answer any prompt: mention what was asked, think a little, read a file it names."""
+    prompt = params.get(PROMPT, "").strip()
+    asked = _quote(prompt)
+    if not prompt:
+        return [{"type": "text", "text": "The prompt was empty: ask me something, or try `#sim help`."}]
+    if TOUR.search(prompt):
+        return demo(params)
+    if GREETING.match(prompt):
+        return [{"type": "reasoning", "text": f"The user greets me (“{asked}”). A short hello and a hint will do."},
+                {"type": "text", "text": f"Hello! You said “{asked}”. I am zcode-sim, a simulated ZCode agent: "
+                                         "ask me about a file, ask for a tour, or type `#sim help` for my scenarios."}]
+    match = PATH.search(prompt)
+    if match:
+        path = match.group(0).rstrip(".,;:")
+        return [{"type": "reasoning", "text": f"The user asked: “{asked}”. I should read {path} first."},
+                {"type": "tool", "name": "Read", "input": {"file_path": path},
+                 "result": f"(zcode-sim: simulated contents of {path})\n"},
+                {"type": "text", "text": f"I read `{path}` (simulated). You asked: “{asked}”. A real agent would "
+                                         "answer from its contents; this canned answer only shows the flow."}]
+    return [{"type": "reasoning", "text": f"The user asked: “{asked}”. I am a simulator, so I answer briefly "
+                                          "and say what a real agent would do."},
+            {"type": "text", "text": f"You asked: “{asked}”. I am zcode-sim, a simulated ZCode agent, so this "
+                                     "answer is canned: a real agent would now look at the workspace and work on it. "
+                                     "Type `#sim help` to see what I can act out."}]
+
+
+def help_text(params: dict[str, str]) -> list[dict[str, Any]]:
+    lines = [f"- `{name}`: {line}" for name, line in list_scenarios()]
+    return [{"type": "text", "text": "Scenarios (first line `#sim <name> [key=value ...]`):\n" + "\n".join(lines)}]
+
+
 BUILTIN = {
     "demo": demo, "stream": stream, "slow": slow, "fail": fail, "die": die, "hang": hang,
     "freeze": freeze, "gap": gap, "edit": edit, "plan_mode": plan_mode, "evict": evict,
     "permission": permission, "plan": plan, "questions": questions, "ask_streaming": ask_streaming,
     "bg_bash": bg_bash, "bg_agent": bg_agent, "subagent": subagent, "history": history,
+    "reply": reply, "help": help_text, "stubborn": stubborn, "steer_fk": steer_fk,
 }
+
+# One line per built-in scenario, for `#sim help` and the demo's --help.
+DESCRIPTIONS = {
+    "reply": "the default: answers the prompt itself (quotes it, thinks, reads a file it names; a tour for "
+             "'show me around')",
+    "demo": "a tour: reasoning, text, a Read and a Bash tool with output, a plan, more text",
+    "help": "lists these scenarios",
+    "stream": "many text deltas as fast as possible (count=1000 text=x)",
+    "slow": "text deltas with a pause between them (count=50 interval=0.1)",
+    "history": "adds many messages to the history at once (count=10000)",
+    "fail": "the turn fails (code= message= times=)",
+    "die": "the backend process exits mid-turn (after=0.05)",
+    "hang": "the turn never ends until it is stopped",
+    "stubborn": "the turn ignores every stop; only session/close (or death) ends it",
+    "freeze": "the whole backend stops answering",
+    "gap": "skips an event sequence number and repeats an event",
+    "edit": "an Edit tool call with a diff",
+    "plan_mode": "the agent switches its own mode (mode=plan)",
+    "evict": "the backend forgets the session after this turn",
+    "permission": "asks permission before a tool (tool=Bash kinds=allow_once,deny)",
+    "plan": "asks to approve a plan (ExitPlanMode)",
+    "questions": "asks the user questions (multi=1 adds a multi-select one)",
+    "ask_streaming": "streams, asks a permission, streams on",
+    "bg_bash": "a background Bash task, then a notification turn",
+    "bg_agent": "a background sub-agent, then a notification turn",
+    "subagent": "a synchronous sub-agent call with its usage markers",
+    "steer_fk": "today's engine: a running turn whose first steer fails once with a foreign-key error",
+}
+
+
+def list_scenarios(path: str | None = None) -> list[tuple[str, str]]:
+    """Every scenario a prompt can pick: (name, one-line description), built-ins first."""
+    listed = [(name, DESCRIPTIONS.get(name, "")) for name in BUILTIN]
+    book = ScenarioBook(path)
+    listed += [(name, f"from {book.path}") for name in book.named if name not in BUILTIN]
+    return listed
 
 
 class ScenarioBook:
@@ -158,8 +254,9 @@ class ScenarioBook:
 
     def __init__(self, path: str | None = None) -> None:
         self.named: dict[str, list[dict[str, Any]]] = {}
-        self.default = "demo"
+        self.default = "reply"
         path = path or os.environ.get("ZCODE_SIM_SCENARIOS")
+        self.path = path
         if path:
             with open(path, encoding="utf-8") as handle:
                 data = json.load(handle)
@@ -167,14 +264,26 @@ class ScenarioBook:
                 self.named[name] = scenario["steps"] if isinstance(scenario, dict) else scenario
             self.default = data.get("default", self.default)
 
-    def pick(self, prompt: str) -> tuple[str, list[dict[str, Any]]]:
+    def options(self, prompt: str) -> tuple[str | None, dict[str, str]]:
+        """The scenario a ``#sim`` first line names (None without one) and its key=value pairs."""
         first = prompt.split("\n", 1)[0].strip()
-        name, params = self.default, {}
-        if first.startswith("#sim "):
+        if not first.startswith("#sim "):
+            return None, {}
+        try:
             words = shlex.split(first[5:])
-            if words:
-                name = words[0]
-                params = dict(word.split("=", 1) for word in words[1:] if "=" in word)
+        except ValueError:
+            words = first[5:].split()
+        if not words:
+            return None, {}
+        return words[0], dict(word.split("=", 1) for word in words[1:] if "=" in word)
+
+    def pick(self, prompt: str) -> tuple[str, list[dict[str, Any]]]:
+        name, params = self.options(prompt)
+        if name is None:
+            name = self.default
+            params = {PROMPT: prompt}
+        else:
+            params = {**params, PROMPT: prompt.split("\n", 1)[1] if "\n" in prompt else ""}
         if name in self.named:
             return name, self.named[name]
         if name in BUILTIN:

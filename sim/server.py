@@ -6,6 +6,8 @@ not answered until the bridge answers it; contiguous ``seq`` per session and
 ``session/subscribe {afterSeq}`` replay; the busy lock (``1308``) while a turn
 runs; cumulative ``stdoutTail``; leftover events of a stopped turn arriving
 after the stop (and after the lock is free again); unparseable lines skipped.
+This is the ``classic`` dialect; ``sim/today.py`` plays today's engine
+(``ZCODE_SIM_DIALECT=today``, docs/simulator.md).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from gevent import os as gos  # noqa: E402
 from .model import SimError, SimSession, SimTask, SimTurn  # noqa: E402
 from .runner import TurnRunner  # noqa: E402
 from .scenarios import ScenarioBook  # noqa: E402
+from .dialect import Dialect  # noqa: E402
 from .wire import Wire, dumps  # noqa: E402
 
 BUSY = {"code": 1308, "message": "prompt is running"}
@@ -55,13 +58,28 @@ PERSISTED = ("session_id", "workspace", "mode", "model", "thought", "title", "se
 
 
 class SimServer:
-    def __init__(self, wire: Wire, book: ScenarioBook) -> None:
+    """The seed's dialect (``classic``); ``sim/today.py`` subclasses it for today's engine."""
+
+    busy = BUSY
+    persisted = PERSISTED
+
+    def __init__(self, wire: Wire, book: ScenarioBook, dialect: Dialect | None = None) -> None:
         self.wire = wire
         self.book = book
+        self.dialect = dialect or Dialect.from_env()
         self.sessions: dict[str, SimSession] = {}
         self.ids = itertools.count(1_000_000)
         self.waiting: dict[Any, gevent.event.AsyncResult] = {}
         self.frozen = False
+        self.removed = set(WITHOUT)
+
+    def ready_to_start(self) -> bool:
+        """Hook: whether the process may serve at all (today's engine checks its provider files)."""
+        return True
+
+    def next_request_id(self) -> Any:
+        """The id of a request the simulator sends (integers here; strings in today's engine)."""
+        return next(self.ids)
 
     # -- transport -------------------------------------------------------------------
 
@@ -110,11 +128,14 @@ class SimServer:
     def reply(self, request_id: Any, result: Any) -> None:
         self.wire.send({"id": request_id, "result": result})
 
-    def error(self, request_id: Any, code: int, message: str) -> None:
-        self.wire.send({"id": request_id, "error": {"code": code, "message": message}})
+    def error(self, request_id: Any, code: int, message: str, data: Any = None) -> None:
+        error: dict[str, Any] = {"code": code, "message": message}
+        if data is not None:
+            error["data"] = data
+        self.wire.send({"id": request_id, "error": error})
 
     def ask_bridge(self, method: str, params: Any, timeout: float = 30) -> Any:
-        request_id = next(self.ids)
+        request_id = self.next_request_id()
         waiter = gevent.event.AsyncResult()
         self.waiting[request_id] = waiter
         self.wire.send({"id": request_id, "method": method, "params": params})
@@ -127,7 +148,7 @@ class SimServer:
         """
         answer = gevent.event.AsyncResult()
         while True:
-            request_id = next(self.ids)
+            request_id = self.next_request_id()
             self.waiting[request_id] = answer
             self.wire.send({"id": request_id, "method": method, "params": params})
             try:
@@ -143,7 +164,7 @@ class SimServer:
             return
         method = frame["method"]
         handler = getattr(self, "m_" + method.replace("/", "_"), None)
-        if method.split("/")[-1] in WITHOUT:
+        if method.split("/")[-1] in self.removed or self.dialect.too_old_for(method):
             handler = None
         if "id" not in frame:
             return
@@ -154,7 +175,7 @@ class SimServer:
         try:
             result = handler(params)
         except SimError as exc:
-            self.error(frame["id"], exc.code, exc.message)
+            self.error(frame["id"], exc.code, exc.message, exc.data)
             return
         if result is not None:
             self.reply(frame["id"], result)
@@ -164,6 +185,16 @@ class SimServer:
     def emit(self, session: SimSession, kind: str, payload: dict[str, Any], turn_id: str | None = None,
              push: bool = True, flush: bool = True) -> dict[str, Any]:
         session.seq += 1
+        event = self.envelope(session, kind, payload, turn_id)
+        session.events.append(event)
+        if len(session.events) > EVENT_LOG_LIMIT:
+            del session.events[: len(session.events) - EVENT_LOG_LIMIT]
+        if push and session.subscribed:
+            self.wire.send({"method": "session/event", "params": event}, flush=flush)
+        return event
+
+    def envelope(self, session: SimSession, kind: str, payload: dict[str, Any],
+                 turn_id: str | None) -> dict[str, Any]:
         event: dict[str, Any] = {"sessionId": session.session_id, "seq": session.seq, "type": kind,
                                  "payload": payload}
         if turn_id is not None:
@@ -171,11 +202,6 @@ class SimServer:
                 payload["turnId"] = turn_id
             else:
                 event["turnId"] = turn_id
-        session.events.append(event)
-        if len(session.events) > EVENT_LOG_LIMIT:
-            del session.events[: len(session.events) - EVENT_LOG_LIMIT]
-        if push and session.subscribed:
-            self.wire.send({"method": "session/event", "params": event}, flush=flush)
         return event
 
     # -- session methods ----------------------------------------------------------------
@@ -187,7 +213,7 @@ class SimServer:
             if os.path.exists(path):
                 with open(path, "rb") as handle:
                     data = ujson.loads(handle.read())
-                session = SimSession(**{k: v for k, v in data.items() if k in PERSISTED})
+                session = SimSession(**{k: v for k, v in data.items() if k in self.persisted})
                 session.active = False  # a new process: resume before use
                 self.sessions[session_id] = session
         return session
@@ -207,7 +233,7 @@ class SimServer:
         if not DATA_DIR:
             return
         os.makedirs(DATA_DIR, exist_ok=True)
-        data = {key: getattr(session, key) for key in PERSISTED}
+        data = {key: getattr(session, key) for key in self.persisted}
         path = os.path.join(DATA_DIR, session.session_id + ".json")
         with open(path + ".tmp", "wb") as handle:
             handle.write(dumps(data))
@@ -291,7 +317,7 @@ class SimServer:
     def m_session_send(self, params: dict[str, Any]) -> dict[str, Any]:
         session = self.session(params)
         if session.lock is not None:
-            raise SimError(BUSY["code"], BUSY["message"])
+            raise SimError(self.busy["code"], self.busy["message"])
         content = params.get("content") or ""
         turn = SimTurn(turn_id=f"turn_{uuid.uuid4().hex[:12]}")
         session.lock = turn
@@ -304,10 +330,14 @@ class SimServer:
     def m_session_stop(self, params: dict[str, Any]) -> dict[str, Any]:
         session = self.session(params)
         turn = session.lock
-        if turn is not None and not turn.stopped:
+        self.stop_turn(session, turn)
+        return {"stopped": turn is not None}
+
+    def stop_turn(self, session: SimSession, turn: SimTurn | None) -> None:
+        """Stop a turn: its lock is freed a moment later, its leftovers arrive after that."""
+        if turn is not None and not turn.stopped and not turn.unstoppable:
             turn.stopped = True
             gevent.spawn_later(STOP_RELEASE_DELAY, self.release, session, turn)
-        return {"stopped": turn is not None}
 
     def release(self, session: SimSession, turn: SimTurn) -> None:
         if session.lock is turn:
@@ -359,7 +389,7 @@ class SimServer:
     def m_session_compact(self, params: dict[str, Any]) -> dict[str, Any]:
         session = self.session(params)
         if session.lock is not None:
-            raise SimError(BUSY["code"], BUSY["message"])
+            raise SimError(self.busy["code"], self.busy["message"])
         turn = SimTurn(turn_id=f"turn_{uuid.uuid4().hex[:12]}")
         session.lock = turn  # the compaction's internal turn holds the session
         self.emit(session, "turn.started", {"inputSource": "compaction", "inputVisibility": "internal"}, turn.turn_id)
@@ -438,13 +468,20 @@ class SimServer:
         assistant: dict[str, Any] = {"info": {"id": f"msg_{uuid.uuid4().hex[:10]}", "role": "assistant"}, "parts": []}
         session.messages.append(assistant)
         runner = TurnRunner(self, session, turn, assistant["parts"], content)
-        self.emit(session, "turn.started", {"inputSource": "user", "inputVisibility": "user", "input": content},
-                  turn.turn_id)
+        self.turn_started(session, turn, content)
         outcome = runner.run(steps)
         self.finish(session, turn, outcome, runner)
 
+    def turn_started(self, session: SimSession, turn: SimTurn, content: str) -> None:
+        self.emit(session, "turn.started", {"inputSource": "user", "inputVisibility": "user", "input": content},
+                  turn.turn_id)
+
     def finish(self, session: SimSession, turn: SimTurn, outcome: str, runner: TurnRunner) -> None:
         tid = turn.turn_id
+        if turn.closed:
+            # session/close ends a turn at once: no leftovers, no turn.completed.
+            self.release(session, turn)
+            return
         if outcome == "stopped":
             # Quirk: leftovers of a stopped turn arrive after the stop, even after the lock is free.
             gevent.sleep(LEFTOVER_DELAY)
@@ -455,23 +492,39 @@ class SimServer:
             code, _, message = outcome[7:].partition(":")
             self.emit(session, "turn.failed", {"error": {"code": code, "message": message}}, tid)
         elif outcome == "completed":
-            usage = {"source": "sim", "modelRequestCount": 1, "inputTokens": 1200 + runner.output_tokens,
-                     "outputTokens": runner.output_tokens, "totalTokens": 1200 + 2 * runner.output_tokens,
-                     "cacheReadTokens": 1000, "cacheWriteTokens": 0, "reasoningTokens": runner.reasoning_tokens,
-                     "webFetchRequests": 0, "webSearchRequests": 0}
-            session.context_used += usage["totalTokens"]
-            self.emit(session, "session.updated", {"usage": {"inputTokens": session.context_used},
-                                                   "contextWindow": 200_000})
+            usage = self.account(session, runner)
             self.emit(session, "turn.completed", {"resultType": "success", "usage": usage}, tid)
-        if session.turns == 1 and session.title == "New session":
-            session.title = " ".join(runner.prompt.split()[:6]) or "Untitled"
-            self.wire.send({"method": "session.titleUpdated",
-                            "params": {"sessionId": session.session_id, "title": session.title}})
+        self.announce_title(session, runner)
         self.save(session)
         if runner.evict:
             session.active = False
         if session.lock is turn:
             session.lock = None
+        self.after_turn(session)
+
+    def account(self, session: SimSession, runner: TurnRunner) -> dict[str, Any]:
+        """The turn's usage; updates the session's context figures and reports them."""
+        usage = {"source": "sim", "modelRequestCount": 1, "inputTokens": 1200 + runner.output_tokens,
+                 "outputTokens": runner.output_tokens, "totalTokens": 1200 + 2 * runner.output_tokens,
+                 "cacheReadTokens": 1000, "cacheWriteTokens": 0, "reasoningTokens": runner.reasoning_tokens,
+                 "webFetchRequests": 0, "webSearchRequests": 0}
+        session.context_used += usage["totalTokens"]
+        self.emit(session, "session.updated", {"usage": {"inputTokens": session.context_used},
+                                               "contextWindow": 200_000})
+        return usage
+
+    def announce_title(self, session: SimSession, runner: TurnRunner) -> None:
+        """The first turn names the session (a notification of its own in this dialect)."""
+        if session.turns == 1 and session.title == "New session":
+            session.title = " ".join(runner.prompt.split()[:6]) or "Untitled"
+            self.wire.send({"method": "session.titleUpdated",
+                            "params": {"sessionId": session.session_id, "title": session.title}})
+
+    def after_turn(self, session: SimSession) -> None:
+        """Hook: what a dialect does once a turn has let go of the session."""
+
+    def absorb_guides(self, session: SimSession, turn: SimTurn, runner: TurnRunner) -> None:
+        """Hook: fold text steered into a running turn (today's engine only)."""
 
     def state_updated(self, session: SimSession, reason: str, patch: dict[str, Any]) -> None:
         self.wire.send({"method": "state.updated",
@@ -479,7 +532,15 @@ class SimServer:
 
 
 def serve(disallowed_tools: list[str] | None = None) -> int:
-    server = SimServer(Wire(1), ScenarioBook())
+    dialect = Dialect.from_env()
+    if dialect.name == "today":
+        from .today import TodaySimServer
+
+        server: SimServer = TodaySimServer(Wire(1), ScenarioBook(), dialect)
+    else:
+        server = SimServer(Wire(1), ScenarioBook(), dialect)
+    if not server.ready_to_start():
+        return 1
     try:
         return server.serve()
     finally:

@@ -9,7 +9,7 @@ response model.
 
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any
 
 from acp import schema
 from pydantic import TypeAdapter
@@ -23,7 +23,7 @@ _REQUESTS: dict[str, TypeAdapter[Any]] = {
     "session/prompt": TypeAdapter(schema.PromptRequest),
     "session/set_mode": TypeAdapter(schema.SetSessionModeRequest),
     "session/set_config_option": TypeAdapter(
-        Union[schema.SetSessionConfigOptionBooleanRequest, schema.SetSessionConfigOptionSelectRequest]),
+        schema.SetSessionConfigOptionBooleanRequest | schema.SetSessionConfigOptionSelectRequest),
 }
 _NOTIFICATIONS: dict[str, TypeAdapter[Any]] = {
     "session/cancel": TypeAdapter(schema.CancelNotification),
@@ -62,5 +62,5 @@ def assert_valid_page_frame(frame: dict[str, Any], agent_requests: dict[Any, str
     answered = agent_requests[frame["id"]]
     _validate(_RESULTS[answered], frame["result"], f"answer to {answered}")
     if answered == "elicitation/create" and frame["result"].get("action") == "accept":
-        for key, value in (frame["result"].get("content") or {}).items():
+        for value in (frame["result"].get("content") or {}).values():
             _CONTENT_VALUE.validate_python(value, strict=True)  # flat values only (ACP forms)

@@ -30,7 +30,7 @@ CONTENT_TYPES = {
 class Connection:
     """One accepted WebSocket: the page's frames arrive in ``inbox``, in order."""
 
-    def __init__(self, hub: "FakeHub", number: int, request: web.Request, ws: web.WebSocketResponse) -> None:
+    def __init__(self, hub: FakeHub, number: int, request: web.Request, ws: web.WebSocketResponse) -> None:
         self.hub = hub
         self.number = number
         self.http_request = request
@@ -43,7 +43,7 @@ class Connection:
         """The page's next frame, which must be ``method`` (or the answer to ``response_to``)."""
         try:
             frame = await asyncio.wait_for(self.inbox.get(), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise AssertionError(f"connection {self.number}: no frame from the page within {timeout} s "
                                  f"(expected {method or f'the answer to {response_to}'})") from None
         if method is not None:
@@ -57,7 +57,7 @@ class Connection:
         """No frame at all for a while (only where the page must stay silent)."""
         try:
             frame = await asyncio.wait_for(self.inbox.get(), within)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return
         raise AssertionError(f"the page sent an unexpected frame: {frame}")
 
@@ -122,7 +122,7 @@ class FakeHub:
     async def next_connection(self, timeout: float = 15.0) -> Connection:
         try:
             return await asyncio.wait_for(self.connections.get(), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise AssertionError(f"the page opened no WebSocket within {timeout} s") from None
 
     @web.middleware

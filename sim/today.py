@@ -1,0 +1,499 @@
+"""Today's ZCode engine (desktop 3.12+): the ``today`` dialect (``ZCODE_SIM_DIALECT=today``).
+
+What differs from the seed's app-server, each difference a method here
+(docs/simulator.md, Dialects, has the wire shapes):
+
+* server→bridge requests carry string ids (``"server-17"``);
+* ``session/create`` checks ``mcpServers`` strictly, then asks
+  ``interaction/requestProviderRuntimeHeaders`` and
+  ``interaction/requestOfficialMcpAuthHeaders`` (an error answer fails the
+  create with -32031), then ``session/requestRuntimePreferences`` with
+  ``{scope: "runtime-materialization", sessionId}``;
+* ``session/stop`` only recovers the stream; ``v4/command {type: "stop"}`` stops
+  the turn, quoting the ``foregroundExecutionId`` of ``turn.started``;
+  ``v4/command {type: "sendText", requestedDelivery: "guide"}`` steers a running
+  turn (``session/steer`` and ``session/rewind`` are gone);
+* the title is a ``session.titleUpdated`` event; history uses ``messageId``,
+  ``semantics.kind``, ``partId``/``callId``; the model catalog is keyed by
+  ``ref`` with per-model reasoning levels that ``session/setModel`` enforces;
+* goal has ``replace`` but no ``set``; compaction is slow (busy ``-32010``
+  meanwhile) and answers ``{response}``; ``session/usage`` is cumulative while
+  ``session/read → runtime.contextUsage.used`` is the occupancy;
+  ``session/close`` ends a turn at once; a resume under another workspace key
+  loses the session's model; slash commands come from a ``workspace-config``
+  topic of the v4 conversation API.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+import time
+import uuid
+from typing import TYPE_CHECKING, Any
+
+import gevent
+
+from . import catalog
+from .dialect import Dialect
+from .history import present
+from .mcp_schema import check_mcp_servers
+from .model import SimError, SimSession, SimTurn
+from .scenarios import ScenarioBook
+from .server import PERSISTED, TRACE_PATH, SimServer
+from .wire import Wire, dumps
+
+if TYPE_CHECKING:
+    from .runner import TurnRunner
+
+BUSY_TODAY = {"code": -32010, "message": "A prompt is already running for this session"}
+HEADERS_FAILED = -32031
+# Compaction runs an internal turn this long (the real one takes minutes).
+COMPACT_SECONDS = float(os.environ.get("ZCODE_SIM_COMPACT_SECONDS", "3"))
+# The engine asks again after an error answer (a retry storm, bounded here), then fails the create.
+HEADER_ATTEMPTS = max(1, int(os.environ.get("ZCODE_SIM_HEADER_ATTEMPTS", "3")))
+# Every turn.started before the session/send answer (a #sim line's early=1 does it for one turn).
+EARLY_START = os.environ.get("ZCODE_SIM_EARLY_START") == "1"
+# Without its provider configuration files a desktop engine exits at start or hangs on create.
+PROVIDER_CONFIG = os.environ.get("ZCODE_SIM_PROVIDER_CONFIG", "ignore")
+PROVIDER_FILES = ("ZCODE_BUILTIN_PROVIDER_CONFIG_FILE", "ZCODE_PERSONAL_PROVIDER_CONFIG_FILE")
+SYSTEM_TOKENS = 1000
+USAGE_KEYS = ("inputTokens", "outputTokens", "totalTokens", "reasoningTokens", "cacheReadTokens",
+              "cacheCreationTokens", "modelRequestCount")
+GOAL_ACTIONS = ("show", "replace", "clear", "pause", "resume")
+FOREIGN_KEY = {"status": "failed", "reasonCode": "fault.command.executionFailed",
+               "message": "SqliteError: FOREIGN KEY constraint failed"}
+BUILTIN_COMMANDS = [
+    {"name": "compact", "description": "Summarize the conversation to free context", "inputHint": "[instructions]"},
+    {"name": "goal", "description": "Show, replace, pause, resume or clear the session goal",
+     "inputHint": "[replace <objective>|pause|resume|clear]"},
+    {"name": "init", "description": "Create or update AGENTS.md for this workspace", "inputHint": ""},
+    {"name": "plan", "description": "Plan before editing", "inputHint": "<task>"},
+]
+
+
+def _hex(size: int = 12) -> str:
+    return uuid.uuid4().hex[:size]
+
+
+def _required(value: Any, path: str) -> None:
+    if not isinstance(value, str) or not value:
+        raise SimError(-32602, f"Invalid params: {path}: Required")
+
+
+class TodaySimServer(SimServer):
+    busy = BUSY_TODAY
+    persisted = PERSISTED + ("usage_total",)
+
+    def __init__(self, wire: Wire, book: ScenarioBook, dialect: Dialect) -> None:
+        super().__init__(wire, book, dialect)
+        self.removed |= {"steer", "rewind"}
+        self.server_ids = itertools.count(1)
+        self.create_hangs = False
+
+    def next_request_id(self) -> Any:
+        return f"server-{next(self.server_ids)}"
+
+    def ready_to_start(self) -> bool:
+        """Check the provider configuration the way a desktop engine does (false: exit now)."""
+        env = {name: os.environ.get(name) for name in PROVIDER_FILES}
+        if TRACE_PATH:
+            with open(TRACE_PATH, "ab") as trace:
+                trace.write(dumps({"start": {"dialect": self.dialect.name, "version": self.dialect.version,
+                                             "env": env}}))
+        missing = [name for name, value in env.items() if not value or not os.path.isfile(value)]
+        if missing and PROVIDER_CONFIG == "exit":
+            sys.stderr.write("zcode: provider configuration not found; set " + " and ".join(missing) + "\n")
+            return False
+        self.create_hangs = bool(missing) and PROVIDER_CONFIG == "hang"
+        return True
+
+    def envelope(self, session: SimSession, kind: str, payload: dict[str, Any],
+                 turn_id: str | None) -> dict[str, Any]:
+        event = super().envelope(session, kind, payload, turn_id)
+        event["eventId"] = str(uuid.uuid4())
+        event["timestamp"] = int(time.time() * 1000)
+        return event
+
+    # -- create, resume, list, close ------------------------------------------------------
+
+    def m_session_create(self, params: dict[str, Any]) -> dict[str, Any] | None:
+        check_mcp_servers(params.get("mcpServers"))
+        if self.create_hangs:
+            return None  # never answered, as a desktop engine without its provider files does
+        entry = catalog.find(catalog.PROVIDER, catalog.DEFAULT_MODEL)
+        session = SimSession(session_id=f"sess_{_hex()}", workspace=params.get("workspace") or {},
+                             mode=params.get("mode") or "yolo", model=catalog.DEFAULT_MODEL,
+                             thought=catalog.default_level(entry), title="")
+        self.ask_for_headers(session, params.get("mcpServers") or [])
+        self.ask_bridge("session/requestRuntimePreferences",
+                        {"scope": "runtime-materialization", "sessionId": session.session_id})
+        self.sessions[session.session_id] = session
+        self.save(session)
+        return {"session": {"sessionId": session.session_id, "title": session.title, "traceId": f"trace_{_hex()}"},
+                "settings": self.settings(session)}
+
+    def ask_for_headers(self, session: SimSession, servers: list[dict[str, Any]]) -> None:
+        """The two header requests of a create; an error answer (or a malformed one) fails it."""
+        selection = {"providerId": catalog.PROVIDER, "modelId": session.model}
+        params = {"sessionId": session.session_id, "providerId": catalog.PROVIDER, "modelSelection": selection,
+                  "reason": "session_create"}
+        for _ in range(HEADER_ATTEMPTS):
+            problem = self.header_problem(self.ask_bridge("interaction/requestProviderRuntimeHeaders", params))
+            if not problem:
+                break
+        else:
+            raise SimError(HEADERS_FAILED, f"Provider runtime headers unavailable for {catalog.PROVIDER}: {problem}")
+        remote = [server["name"] for server in servers if server.get("type") in ("http", "sse")]
+        problem = self.header_problem(self.ask_bridge("interaction/requestOfficialMcpAuthHeaders",
+                                                      {"sessionId": session.session_id, "servers": remote}))
+        if problem:
+            raise SimError(HEADERS_FAILED, f"Official MCP auth headers unavailable: {problem}")
+
+    @staticmethod
+    def header_problem(frame: dict[str, Any]) -> str:
+        if "error" in frame:
+            error = frame.get("error") or {}
+            return f"the host answered error {error.get('code')}: {error.get('message')}"
+        result = frame.get("result")
+        if not isinstance(result, dict) or not isinstance(result.get("headersApplied"), bool):
+            return "the host's answer has no boolean headersApplied"
+        return ""
+
+    def m_session_list(self, params: dict[str, Any]) -> dict[str, Any]:
+        result = super().m_session_list(params)
+        for entry in result["sessions"]:
+            entry["workspace"] = dict(self.sessions[entry["sessionId"]].workspace)
+        return result
+
+    def m_session_resume(self, params: dict[str, Any]) -> dict[str, Any]:
+        check_mcp_servers(params.get("mcpServers"))
+        result = super().m_session_resume(params)
+        session = self.sessions[params["sessionId"]]
+        # Resumed under another workspace key, the session's model selection is not found.
+        session.model_lost = (params.get("workspace") or {}).get("workspaceKey") != session.workspace.get("workspaceKey")
+        result["session"]["title"] = session.title
+        result["settings"] = self.settings(session)
+        return result
+
+    def m_session_close(self, params: dict[str, Any]) -> dict[str, Any]:
+        session = self.known(params.get("sessionId"))
+        if session is None:
+            raise SimError(-32002, f"session not found: {params.get('sessionId')}")
+        turn = session.lock
+        if turn is not None:
+            turn.closed = turn.stopped = True
+            session.lock = None
+        session.queue.clear()
+        self.emit(session, "session.closed", {"reason": "closed"})
+        session.active = session.subscribed = False
+        self.save(session)
+        return {"closed": True}
+
+    # -- settings and models ----------------------------------------------------------------
+
+    def settings(self, session: SimSession) -> dict[str, Any]:
+        entry = catalog.find(catalog.PROVIDER, session.model)
+        levels = catalog.levels(entry)
+        current: dict[str, Any] | None = None
+        if not session.model_lost:
+            current = {"providerId": catalog.PROVIDER, "modelId": session.model}
+            if levels:
+                current["options"] = {"reasoningLevel": session.thought}
+        return {
+            "mode": {"current": session.mode},
+            "model": {"current": current, "available": catalog.MODELS},
+            "thoughtLevel": {"current": session.thought if levels and current else None,
+                             "available": [{"value": v, "label": v.title()} for v in levels]},
+        }
+
+    def m_session_setModel(self, params: dict[str, Any]) -> dict[str, Any]:
+        session = self.session(params)
+        model = params.get("model")
+        if not isinstance(model, dict):
+            raise SimError(-32602, "Invalid params: model: Required")
+        ref = f"{model.get('providerId')}/{model.get('modelId')}"
+        entry = catalog.find(model.get("providerId"), model.get("modelId"))
+        if entry is None:
+            raise SimError(-32602, f"Model not available: {ref}")
+        levels = catalog.levels(entry)
+        level = (model.get("options") or {}).get("reasoningLevel")
+        if levels and level is None:
+            raise SimError(-32602, f"Select a reasoning level for {ref}: one of {', '.join(levels)}")
+        if level is not None and level not in levels:
+            allowed = f"one of {', '.join(levels)}" if levels else "this model has no reasoning levels"
+            raise SimError(-32602, f"Invalid reasoning level {level!r} for {ref}: {allowed}")
+        session.model, session.thought, session.model_lost = model["modelId"], level or "", False
+        self.save(session)
+        return {"settings": self.settings(session)}
+
+    def m_session_setThoughtLevel(self, params: dict[str, Any]) -> dict[str, Any]:
+        session = self.session(params)
+        if session.model_lost:
+            raise SimError(-32602, "Select a model before choosing reasoning effort")
+        levels = catalog.levels(catalog.find(catalog.PROVIDER, session.model))
+        level = params.get("thoughtLevel")
+        if level not in levels:
+            allowed = f"one of {', '.join(levels)}" if levels else "this model has no reasoning levels"
+            raise SimError(-32602, f"Invalid thought level {level!r} for {catalog.PROVIDER}/{session.model}: {allowed}")
+        session.thought = level
+        self.save(session)
+        return {"settings": self.settings(session)}
+
+    # -- turns ----------------------------------------------------------------------------------
+
+    def m_session_send(self, params: dict[str, Any]) -> dict[str, Any]:
+        session = self.session(params)
+        if session.lock is not None:
+            raise SimError(self.busy["code"], self.busy["message"])
+        content = params.get("content") or ""
+        early = EARLY_START or self.book.options(content)[1].get("early") == "1"
+        self.start_turn(session, content, early)
+        return {"accepted": True}
+
+    def start_turn(self, session: SimSession, content: str, early: bool = False) -> SimTurn:
+        turn = SimTurn(turn_id=f"turn_{_hex()}", execution_id=f"exec_{_hex()}")
+        session.lock = turn
+        session.turns += 1
+        session.updated_at = int(time.time() * 1000)
+        if early:
+            self.turn_started(session, turn, content)  # quirk: before the send's answer
+        turn.greenlet = gevent.spawn_later(0, self.run_turn, session, turn, content)
+        return turn
+
+    def run_turn(self, session: SimSession, turn: SimTurn, content: str) -> None:
+        if session.model_lost:
+            self.turn_started(session, turn, content)
+            self.emit(session, "turn.failed", {"error": {"code": "CONFIGURATION_ERROR",
+                                                         "message": "Select a model before continuing",
+                                                         "detail": "Model creation failed"}}, turn.turn_id)
+            self.release(session, turn)
+            return
+        super().run_turn(session, turn, content)
+
+    def turn_started(self, session: SimSession, turn: SimTurn, content: str) -> None:
+        if turn.announced:
+            return
+        turn.announced = True
+        if session.turns == 1 and not session.title:
+            session.title = " ".join(content.split()[:6]) or "Untitled"
+            self.emit(session, "session.titleUpdated", {"previousTitle": "", "source": "first_input",
+                                                        "title": session.title})
+        self.emit(session, "turn.started", {"turnNumber": session.turns - 1, "inputSource": "user",
+                                            "inputVisibility": "user", "input": content,
+                                            "foregroundExecutionId": turn.execution_id}, turn.turn_id)
+
+    def announce_title(self, session: SimSession, runner: TurnRunner) -> None:
+        """The title went out as an event when the first turn started."""
+
+    def finish(self, session: SimSession, turn: SimTurn, outcome: str, runner: TurnRunner) -> None:
+        if outcome == "stopped" or turn.closed:
+            session.queue.clear()  # a stopped turn takes what was queued behind it along
+        else:
+            session.queue.extend(guide["text"] for guide in turn.guides)  # too late to steer: queued instead
+        turn.guides.clear()
+        super().finish(session, turn, outcome, runner)
+
+    def after_turn(self, session: SimSession) -> None:
+        if session.queue and session.lock is None and session.active:
+            self.start_turn(session, session.queue.pop(0))
+
+    def account(self, session: SimSession, runner: TurnRunner) -> dict[str, Any]:
+        """Occupancy (context_used) grows by what the turn added; session/usage adds every request's input."""
+        before = session.context_used or SYSTEM_TOKENS
+        prompt_tokens = len(runner.prompt) // 4 + 1
+        usage = {"source": "sim", "modelRequestCount": 1, "inputTokens": before + prompt_tokens,
+                 "outputTokens": runner.output_tokens, "totalTokens": before + prompt_tokens + runner.output_tokens,
+                 "cacheReadTokens": before, "cacheWriteTokens": 0, "reasoningTokens": runner.reasoning_tokens,
+                 "webFetchRequests": 0, "webSearchRequests": 0}
+        session.context_used = before + prompt_tokens + runner.output_tokens
+        total = session.usage_total
+        for key in USAGE_KEYS:
+            total[key] = total.get(key, 0) + int(usage.get(key, 0))
+        self.emit(session, "session.updated", {"usage": {"inputTokens": session.context_used},
+                                               "contextWindow": catalog.context_window(session.model)})
+        return usage
+
+    def m_session_stop(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Aborts the current model request only: stream recovery resumes it and the turn goes on."""
+        session = self.session(params)
+        turn = session.lock
+        if turn is not None and turn.execution_id and not turn.stopped:
+            self.emit(session, "streamRecovery.updated", {"state": "recovering", "reason": "model_request_aborted"},
+                      turn.turn_id)
+            self.emit(session, "streamRecovery.updated", {"state": "recovered"}, turn.turn_id)
+        return {}
+
+    # -- v4 commands ------------------------------------------------------------------------------
+
+    def m_v4_command(self, params: dict[str, Any]) -> dict[str, Any]:
+        _required(params.get("commandId"), "commandId")
+        _required(params.get("type"), "type")
+        session = self.session(params)
+        command_id = params["commandId"]
+        if command_id in session.commands:
+            return {"commandId": command_id, "status": "duplicate", "revisionAtDecision": session.revision}
+        handler = getattr(self, "v4_" + params["type"], None)
+        payload = params.get("payload") if isinstance(params.get("payload"), dict) else {}
+        decision = {"status": "failed", "reasonCode": "fault.command.notImplemented",
+                    "message": f"zcode-sim does not simulate v4 command {params['type']!r}"}
+        if handler is not None:
+            decision = handler(session, payload, command_id)
+        result = {"commandId": command_id, "revisionAtDecision": session.revision, **decision}
+        if decision["status"] == "accepted":
+            session.revision += 1
+        session.commands[command_id] = result
+        return result
+
+    def v4_stop(self, session: SimSession, payload: dict[str, Any], command_id: str) -> dict[str, Any]:
+        turn = session.lock
+        if turn is None or not turn.execution_id or turn.stopped:
+            return {"status": "noop", "reasonCode": "stop.noForegroundExecution"}
+        expected = payload.get("expectedForegroundExecutionId")
+        if expected is not None and expected != turn.execution_id:
+            return {"status": "stale", "reasonCode": "guard.stopTargetChanged",
+                    "message": f"the foreground execution is {turn.execution_id}, not {expected}"}
+        self.stop_turn(session, turn)  # a stubborn turn accepts the stop and runs on
+        return {"status": "accepted", "result": {"type": "stop"}}
+
+    def v4_sendText(self, session: SimSession, payload: dict[str, Any], command_id: str) -> dict[str, Any]:
+        text = payload.get("text")
+        _required(text, "payload.text")
+        delivery = payload.get("requestedDelivery")
+        turn = session.lock
+        if session.turns == 0:
+            return dict(FOREIGN_KEY)  # the session row is written by its first send
+        if turn is not None and delivery == "guide" and session.fk_once:
+            session.fk_once = False
+            return dict(FOREIGN_KEY)
+        input_id = f"input_{_hex()}"
+        if turn is None:
+            self.start_turn(session, text)
+            return {"status": "accepted", "result": {"type": "inputAccepted", "delivery": "startNow",
+                                                     "inputId": input_id}}
+        intent = {"sourceCommandId": command_id, "requestedDelivery": delivery}
+        queued: dict[str, Any] = {"inputId": input_id, "pendingInputId": input_id, "intent": intent}
+        if delivery == "guide" and turn.execution_id and not turn.stopped:
+            intent["admittedDelivery"] = queued["delivery"] = "guide"
+            turn.guides.append({"text": text, "inputId": input_id, "intent": intent})
+        else:
+            intent["admittedDelivery"] = "queue"
+            session.queue.append(text)
+        self.emit(session, "turn.steerQueued", queued, turn.turn_id)
+        # Quirk: the answer says "queue" even when the text went into the running turn.
+        return {"status": "accepted", "result": {"type": "inputAccepted", "delivery": "queue", "inputId": input_id}}
+
+    def absorb_guides(self, session: SimSession, turn: SimTurn, runner: TurnRunner) -> None:
+        while turn.guides:
+            guide = turn.guides.pop(0)
+            message_id = f"msg_{_hex(10)}"
+            session.messages.append({"info": {"id": message_id, "role": "user"},
+                                     "parts": [{"type": "text", "text": guide["text"]}]})
+            self.emit(session, "turn.steerDrained", {"drainedInputs": [
+                {"inputId": guide["inputId"], "messageId": message_id, "delivery": "guide", "intent": guide["intent"]}]},
+                turn.turn_id)
+            runner.step_text({"text": f"[steered: {guide['text']}] "})
+
+    # -- v4 conversation API: only the workspace-config topic (slash commands) ---------------
+
+    def m_v4_connection_flow(self, params: dict[str, Any]) -> dict[str, Any]:
+        _required(params.get("connectionId"), "connectionId")
+        return {}
+
+    def m_v4_conversation_subscribe(self, params: dict[str, Any]) -> dict[str, Any]:
+        topic = params.get("topic")
+        _required(topic, "topic")
+        if not topic.startswith("workspace-config/"):
+            raise SimError(-32602, f"zcode-sim does not simulate the v4 topic {topic!r}")
+        key = topic.split("/", 1)[1]
+        subscription = params.get("subscriptionId") or f"sub_{_hex()}"
+        commands = BUILTIN_COMMANDS + self.user_commands(self.workspace_path(key))
+        # The snapshot frame goes out before the subscribe's answer.
+        self.wire.send({"method": "v4/conversation/frame", "params": {
+            "topic": topic, "subscriptionId": subscription, "connectionId": params.get("connectionId"),
+            "frame": {"fromSeq": 0, "toSeq": 1, "payload": {"kind": "snapshot",
+                                                            "snapshot": {"config": {"slashCommands": commands}}}}}})
+        return {"ack": {"subscriptionId": subscription, "openTiming": {"snapshotRowCount": 1}}}
+
+    def workspace_path(self, key: str) -> str:
+        for session in self.sessions.values():
+            if session.workspace.get("workspaceKey") == key:
+                return str(session.workspace.get("workspacePath") or key)
+        return key
+
+    @staticmethod
+    def user_commands(workspace_path: str) -> list[dict[str, str]]:
+        """User-defined commands: ``<workspace>/.zcode/commands/<name>.md``, first line = description."""
+        folder = os.path.join(workspace_path, ".zcode", "commands")
+        if not os.path.isdir(folder):
+            return []
+        commands = []
+        for name in sorted(os.listdir(folder)):
+            if name.endswith(".md"):
+                with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as handle:
+                    first = handle.readline().strip().lstrip("# ")
+                commands.append({"name": name[:-3], "description": first, "inputHint": ""})
+        return commands
+
+    # -- history, usage ------------------------------------------------------------------------
+
+    def m_session_messages(self, params: dict[str, Any]) -> dict[str, Any]:
+        result = super().m_session_messages(params)
+        result["messages"] = [present(message) for message in result["messages"]]
+        return result
+
+    def m_session_read(self, params: dict[str, Any]) -> dict[str, Any]:
+        result = super().m_session_read(params)
+        session = self.session(params)
+        window = catalog.context_window(session.model)
+        result["projection"].update(contextWindow=window, totalTokenCount=session.usage_total.get("totalTokens", 0))
+        result["runtime"] = {"contextUsage": {"used": session.context_used, "size": window}}
+        messages = session.visible_messages()
+        limit = params.get("messageLimit")
+        if isinstance(limit, int) and limit >= 0:
+            messages = messages[len(messages) - limit:] if limit else []
+        result["messages"] = [present(message) for message in messages]
+        return result
+
+    def m_session_usage(self, params: dict[str, Any]) -> dict[str, Any]:
+        session = self.session(params)
+        return {"sessionId": session.session_id, **{key: session.usage_total.get(key, 0) for key in USAGE_KEYS}}
+
+    # -- goal, compaction -------------------------------------------------------------------------
+
+    def m_session_goal(self, params: dict[str, Any]) -> dict[str, Any]:
+        self.session(params)
+        action = params.get("action")
+        if action not in GOAL_ACTIONS:
+            expected = " | ".join(f"'{a}'" for a in GOAL_ACTIONS)
+            raise SimError(-32602, f"Invalid params: action: Invalid enum value. Expected {expected}, received {action!r}")
+        if action == "replace":
+            _required(params.get("objective"), "objective")
+        result = super().m_session_goal(params)
+        goal = result["goal"]
+        result["response"] = f"Goal: {goal['objective']} ({goal['status']})" if goal else "No goal is set."
+        return result
+
+    def m_session_compact(self, params: dict[str, Any]) -> dict[str, Any]:
+        session = self.session(params)
+        if session.lock is not None:
+            raise SimError(self.busy["code"], self.busy["message"])
+        turn = SimTurn(turn_id=f"turn_{_hex()}")
+        session.lock = turn  # the compaction's internal turn holds the session for a long time
+        instructions = params.get("instructions")
+        summary = f"Compacted {len(session.messages)} messages into a summary"
+        summary += f", keeping: {instructions}." if instructions else "."
+        self.emit(session, "turn.started", {"inputSource": "compaction", "inputVisibility": "internal"}, turn.turn_id)
+        words = summary.split(" ")
+        for index, word in enumerate(words):
+            gevent.sleep(COMPACT_SECONDS / len(words))
+            delta = word + (" " if index < len(words) - 1 else "")
+            self.emit(session, "model.streaming", {"kind": "text_delta", "delta": delta}, turn.turn_id)
+        self.emit(session, "turn.completed", {"resultType": "success"}, turn.turn_id)
+        session.messages = session.messages[-2:]
+        session.context_used //= 4
+        self.release(session, turn)
+        self.state_updated(session, "session_compacted", {})
+        self.save(session)
+        return {"response": summary, "compact": {"state": "completed"}}
