@@ -72,12 +72,14 @@ class InteractionRouter(BridgeActor):
         self.timeout = timeout
         self.clients: list[Any] = []
         self.capabilities: dict[str, Any] = {}
+        self.per_client: dict[str, dict[str, Any]] = {}
         self.open: dict[str, Open] = {}
         self.settled: OrderedDict[str, dict[str, Any]] = OrderedDict()
 
     @handles(ClientsChanged)
     def on_clients_changed(self, message: ClientsChanged) -> None:
         self.capabilities = message.capabilities
+        self.per_client = message.per_client
         present = {conn.actor_urn for conn in message.clients}
         self.clients = list(message.clients)
         for item in list(self.open.values()):
@@ -107,7 +109,7 @@ class InteractionRouter(BridgeActor):
         if kind == ix.QUESTIONS and not ix.questions(params):
             self._reply(item, {"action": "accept", "content": {"answers": {}}})
             return
-        if kind != ix.PERMISSION and supports_elicitation_form(self.capabilities):
+        if kind != ix.PERMISSION and self._all_show_forms(self.clients):
             item.path = "form"
         self.open[key] = item
         if not self.clients:
@@ -116,6 +118,13 @@ class InteractionRouter(BridgeActor):
         if self.timeout > 0:
             item.timer = gevent.spawn_later(self.timeout, safe_tell, self.actor_ref, InteractionTimeout(key))
         self._ask(item, self.clients)
+
+    def _all_show_forms(self, conns: list[Any]) -> bool:
+        """Forms only when every client that will receive the dialog can show one."""
+        if not self.per_client:  # capabilities known only merged (tests, a single client)
+            return supports_elicitation_form(self.capabilities)
+        return bool(conns) and all(supports_elicitation_form(self.per_client.get(conn.actor_urn, {}))
+                                   for conn in conns)
 
     def _dialog(self, item: Open) -> tuple[str, dict[str, Any]]:
         session_id, tool_call_id = item.session_id, item.tool_call.get("toolCallId")

@@ -17,7 +17,7 @@ of one raises, the dispatcher answers it ``-32603`` (docs/architecture.md,
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 from collections.abc import Callable
 
@@ -216,6 +216,20 @@ class Shutdown:
 
 
 @dataclass(frozen=True, slots=True)
+class SessionActivity:
+    """A Session's turn started or ended, or its title changed (for the hub's listing)."""
+
+    session_id: str
+    running: bool
+    title: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ListSessions:
+    """Asked (from outside the tree) for the sessions this bridge serves."""
+
+
+@dataclass(frozen=True, slots=True)
 class AttachClient:
     transport: Transport
     primary: bool
@@ -351,6 +365,7 @@ class BackendLost:
 @dataclass(frozen=True, slots=True)
 class Prompt(ClientRequest):
     prompt: BackendPrompt
+    echo: str = ""  # its text blocks, shown to the other clients
 
 
 @dataclass(frozen=True, slots=True)
@@ -426,7 +441,8 @@ class HistoryPoll:
 @dataclass(frozen=True, slots=True)
 class ClientsChanged:
     clients: list[Ref]
-    capabilities: dict[str, Any]
+    capabilities: dict[str, Any]  # merged over the clients attached now
+    per_client: dict[str, dict[str, Any]] = field(default_factory=dict)  # conn urn → what it declared
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import time
 import uuid
 from typing import Any
 from collections.abc import Callable
@@ -22,7 +23,7 @@ from collections.abc import Callable
 import gevent
 
 from zcode_acp.protocol import commands, errors, updates
-from zcode_acp.protocol.content import convert_prompt
+from zcode_acp.protocol.content import convert_prompt, echo_text
 from zcode_acp.protocol.errors import RpcError, invalid_params
 from zcode_acp.protocol.handshake import authenticate_result, initialize_result, merge_capabilities
 from zcode_acp.protocol.session_config import SessionSettings, session_state, validate_config_value, validate_mode
@@ -54,9 +55,11 @@ from zcode_acp.actors.messages import (
     Forget,
     Forked,
     Listed,
+    ListSessions,
     Materialized,
     Prompt,
     Reply,
+    SessionActivity,
     SetSetting,
     Shutdown,
     Teardown,
@@ -126,9 +129,11 @@ class Supervisor(BridgeActor):
         self.router: Any = None
         self.clients: list[Any] = []
         self.primary: Any = None
-        self.capabilities: dict[str, Any] = {}
+        self.capabilities: dict[str, Any] = {}  # merged over the clients attached now
+        self.client_capabilities: dict[str, dict[str, Any]] = {}  # conn urn → what it declared
         self.sessions: dict[str, Any] = {}
         self.backend_ids: dict[str, str] = {}  # ACP session id → backend session id
+        self.activity: dict[str, dict[str, Any]] = {}  # ACP session id → {updatedAt, status, title}
         self.version = version()
         self.shutting_down = False
         self.methods: dict[str, Callable[[Any, Any, dict[str, Any]], Any]] = {
@@ -165,9 +170,16 @@ class Supervisor(BridgeActor):
         return conn
 
     def _clients_changed(self) -> None:
-        self.router.tell(ClientsChanged(list(self.clients), self.capabilities))
+        """Capabilities are recomputed from the clients attached *now* (a client that left
+        takes its capabilities with it)."""
+        merged: dict[str, Any] = {}
+        for capabilities in self.client_capabilities.values():
+            merged = merge_capabilities(merged, capabilities)
+        self.capabilities = merged
+        message = ClientsChanged(list(self.clients), merged, dict(self.client_capabilities))
+        self.router.tell(message)
         for session in self.sessions.values():
-            session.tell(ClientsChanged(list(self.clients), self.capabilities))
+            session.tell(message)
 
     @handles(ClientBacklog)
     def on_client_backlog(self, message: ClientBacklog) -> None:
@@ -182,7 +194,9 @@ class Supervisor(BridgeActor):
         if message.conn in self.clients:
             self.backend.tell(Throttle(message.conn.actor_urn, False))
             self.clients.remove(message.conn)
+            self.client_capabilities.pop(message.conn.actor_urn, None)
             message.conn.stop(block=False)
+            log.info("a remote client left (%d client(s) attached)", len(self.clients))
             self._clients_changed()
 
     # -- requests ----------------------------------------------------------------------------
@@ -234,7 +248,8 @@ class Supervisor(BridgeActor):
 
     def _initialize(self, conn: Any, request_id: Any, params: dict[str, Any]) -> dict[str, Any]:
         result = initialize_result(params.get("protocolVersion"), self.version)
-        self.capabilities = merge_capabilities(self.capabilities, params.get("clientCapabilities"))
+        declared = params.get("clientCapabilities")
+        self.client_capabilities[conn.actor_urn] = merge_capabilities({}, declared)
         info = params.get("clientInfo")
         if isinstance(info, dict):
             log.info("client: %s %s", info.get("name"), info.get("version"))
@@ -386,7 +401,7 @@ class Supervisor(BridgeActor):
     def _session_prompt(self, conn: Any, request_id: Any, params: dict[str, Any]) -> Any:
         session = self._session(params)
         prompt = convert_prompt(params.get("prompt"))
-        session.tell(Prompt(conn, request_id, prompt))
+        session.tell(Prompt(conn, request_id, prompt, echo_text(params.get("prompt"))))
         return _DEFERRED
 
     def _session_cancel(self, conn: Any, params: dict[str, Any]) -> None:
@@ -394,6 +409,29 @@ class Supervisor(BridgeActor):
         session = self.sessions.get(session_id) if isinstance(session_id, str) else None
         if session is not None:
             session.tell(CancelTurn("cancelled by the client"))
+
+    @handles(SessionActivity)
+    def on_session_activity(self, message: SessionActivity) -> None:
+        if message.session_id not in self.sessions:
+            return
+        entry = self.activity.setdefault(message.session_id, {})
+        entry["updatedAt"] = int(time.time() * 1000)
+        entry["status"] = "running" if message.running else "idle"
+        if message.title:
+            entry["title"] = message.title
+
+    @handles(ListSessions)
+    def on_list_sessions(self, message: ListSessions) -> list[dict[str, Any]]:
+        """The live sessions, by the ids editors know (for the hub's instance listing)."""
+        listed = []
+        for session_id in self.sessions:
+            entry = self.activity.get(session_id, {})
+            item: dict[str, Any] = {"sessionId": session_id, "updatedAt": entry.get("updatedAt", 0),
+                                    "status": entry.get("status", "idle")}
+            if entry.get("title"):
+                item["title"] = entry["title"]
+            listed.append(item)
+        return listed
 
     @handles(Materialized)
     def on_materialized(self, message: Materialized) -> None:

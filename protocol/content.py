@@ -28,6 +28,14 @@ class BackendPrompt:
         return params
 
 
+def echo_text(blocks: Any) -> str:
+    """The text a prompt shows other clients: its text blocks, joined."""
+    if not isinstance(blocks, list):
+        return ""
+    return "\n".join(b["text"] for b in blocks if isinstance(b, dict) and b.get("type") == "text"
+                     and isinstance(b.get("text"), str))
+
+
 def uri_to_path(uri: str) -> str:
     """``file:///a/b%20c`` → ``/a/b c``; other URIs are returned unchanged."""
     parsed = urlparse(uri)

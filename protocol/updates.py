@@ -33,6 +33,11 @@ def plan_entries(todos: Any) -> list[dict[str, str]] | None:
     return entries
 
 
+def user_text(text: str, message_id: str) -> Update:
+    """A prompt echoed to the clients that did not send it."""
+    return {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": text}, "messageId": message_id}
+
+
 def plan(entries: list[dict[str, str]]) -> Update:
     return {"sessionUpdate": "plan", "entries": entries}
 

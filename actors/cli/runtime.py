@@ -22,7 +22,7 @@ import pykka  # noqa: E402
 from zcode_acp.actors.transport.stdio import StdioTransport  # noqa: E402
 from zcode_acp.actors.cli.config import Config  # noqa: E402
 from zcode_acp.actors.messages import AttachClient, Shutdown  # noqa: E402
-from zcode_acp.actors.supervisor import Supervisor  # noqa: E402
+from zcode_acp.actors.supervisor import Supervisor, version  # noqa: E402
 
 log = logging.getLogger("zcode_acp")
 
@@ -72,6 +72,9 @@ def serve_stdio(config: Config) -> int:
     exited = gevent.event.Event()
     supervisor = Supervisor.start(config, exited.set)
     supervisor.ask(AttachClient(StdioTransport(0, protocol_out), True))
+    from zcode_acp.actors.cli.remote_access import start_remote  # only when serving: the hub client, sockets
+
+    remote = start_remote(supervisor, version())
 
     def on_signal(name: str) -> None:
         supervisor.tell(Shutdown(f"received {name}"))
@@ -79,6 +82,8 @@ def serve_stdio(config: Config) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         gevent.signal_handler(sig, on_signal, sig.name)
     exited.wait()
+    if remote is not None:
+        remote.stop()
     supervisor.stop(block=True, timeout=1)
     pykka.ActorRegistry.stop_all(block=False)
     logging.shutdown()

@@ -89,6 +89,7 @@ from zcode_acp.actors.messages import (
     Reply,
     Resumed,
     SendAnswered,
+    SessionActivity,
     SessionEvents,
     SessionNotice,
     SetSetting,
@@ -305,6 +306,9 @@ class Session(BridgeActor):
         if self.lifecycle.closed:
             message.fail(self.lifecycle.closed_error())
             return
+        others = [client for client in self.clients if client is not message.conn]
+        if others and message.echo:  # every other client sees what was asked, before the answer streams
+            deliver(others, self.session_id, [updates.user_text(message.echo, uuid.uuid4().hex)])
         command = None if message.prompt.attachments else commands.parse(message.prompt.text)
         if command is not None:
             self.controls.command(command, message.conn, message.request_id,
@@ -336,6 +340,7 @@ class Session(BridgeActor):
         self.turns[key] = turn
         self.turn_requests[key] = (conn.actor_urn, request_id)
         self.current = key
+        self.supervisor.tell(SessionActivity(self.session_id, True))
         self._start_when_live(key)
 
     def _start_when_live(self, key: int) -> None:
@@ -394,6 +399,7 @@ class Session(BridgeActor):
     def on_turn_settled(self, message: TurnSettled) -> None:
         if self.current == message.key:
             self.current = None
+            self.supervisor.tell(SessionActivity(self.session_id, False))
         self.plan = message.plan  # the turn showed it before its answer
 
     @handles(TurnDone)
@@ -470,6 +476,7 @@ class Session(BridgeActor):
             self.deliver_in_order(self.settings.change(self.settings.current.with_patch(params.get("patch"))))
         elif message.method == TITLE_UPDATED and isinstance(params.get("title"), str):
             self.deliver_in_order([updates.session_title(params["title"])])
+            self.supervisor.tell(SessionActivity(self.session_id, self.current is not None, params["title"]))
 
     # -- load and resume ---------------------------------------------------------------------------
 

@@ -1,0 +1,270 @@
+"""Remote clients on one bridge: the editor on stdio (the official SDK) and further
+ACP clients over a real WebSocket, on the same sessions (docs/remote.md)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from pathlib import Path
+
+import pytest
+import websockets
+
+from tests.process.harness import TIMEOUT, RecordingClient, bridge, file_contains, pick, run
+from tests.process.remote import REMOTE_ENV, TOKEN, RemoteClient, remote_url
+
+FORMS = {"elicitation": {"form": {}}, "_meta": {"terminal_output": True}}
+NO_FORMS = {"_meta": {"terminal_output": True}}
+
+
+def backend_answers(b) -> list[dict]:
+    """Every answer the simulator received to its interaction requests."""
+    answers = []
+    for line in b.trace.read_text().splitlines():
+        entry = json.loads(line)
+        if "response" in entry and isinstance(entry.get("result"), dict) and (
+                "decision" in entry["result"] or "action" in entry["result"]):
+            answers.append(entry["result"])
+    return answers
+
+
+async def attach(b, capabilities=None) -> RemoteClient:
+    remote = await RemoteClient.connect(await remote_url(b.log))
+    await remote.initialize(capabilities if capabilities is not None else NO_FORMS)
+    return remote
+
+
+async def http_status(url: str, path: str, headers: dict[str, str]) -> tuple[int, str]:
+    host, port = url.removeprefix("ws://").split("/")[0].split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    writer.write(f"GET {path} HTTP/1.1\r\nHost: {host}\r\n{head}\r\n".encode())
+    await writer.drain()
+    response = await asyncio.wait_for(reader.read(), TIMEOUT)
+    writer.close()
+    status_line = response.split(b"\r\n", 1)[0].decode()
+    return int(status_line.split()[1]), response.decode(errors="replace")
+
+
+UPGRADE = {"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
+           "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="}
+
+
+@run
+async def test_refusals_are_real_status_lines_and_the_endpoint_is_loopback_only(tmp_path):
+    async with bridge(tmp_path, env=REMOTE_ENV) as b:
+        url = await remote_url(b.log)
+        assert url.startswith("ws://127.0.0.1:")
+        assert (await http_status(url, "/acp", UPGRADE))[0] == 401  # no token
+        assert (await http_status(url, "/acp?token=wrong", UPGRADE))[0] == 401
+        assert (await http_status(url, "/acp", {**UPGRADE, "Authorization": "Bearer wrong"}))[0] == 401
+        assert (await http_status(url, f"/other?token={TOKEN}", UPGRADE))[0] == 404
+        assert (await http_status(url, f"/acp?token={TOKEN}", {}))[0] == 400  # not an upgrade
+        with pytest.raises(websockets.InvalidStatus) as refused:
+            await websockets.connect(f"{url}?token=nope")
+        assert refused.value.response.status_code == 401
+        # A header token works as well as the query one.
+        remote = RemoteClient(await websockets.connect(url, additional_headers={"Authorization": f"Bearer {TOKEN}"}))
+        assert (await remote.initialize())["result"]["protocolVersion"] == 1
+        await remote.close()
+        port = int(url.rsplit(":", 1)[1].split("/")[0])
+        listening = [line.split() for line in Path("/proc/net/tcp").read_text().splitlines()[1:]]
+        local = [fields[1] for fields in listening if fields[3] == "0A" and int(fields[1].split(":")[1], 16) == port]
+        assert local == [f"0100007F:{port:04X}"]  # 127.0.0.1 only, never 0.0.0.0
+
+
+@run
+async def test_without_a_token_remote_stays_off_with_one_warning(tmp_path):
+    env = {k: v for k, v in REMOTE_ENV.items() if k != "ZCODE_ACP_REMOTE_TOKEN"}
+    async with bridge(tmp_path, env=env) as b:
+        sid = await b.new_session()
+        assert (await b.prompt(sid, "#sim stream count=3")).stop_reason == "end_turn"
+        log = b.log.read_text()
+        assert log.count("ZCODE_ACP_REMOTE_TOKEN") == 1 and "remote ACP clients" not in log
+
+
+@run
+async def test_broadcast_and_prompt_echo_both_ways(tmp_path):
+    async with bridge(tmp_path, env=REMOTE_ENV) as b:
+        sid = await b.new_session()
+        remote = await attach(b)
+        loaded = await remote.request("session/load", {"sessionId": sid, "cwd": "/tmp", "mcpServers": []})
+        assert "result" in loaded
+        assert (await b.prompt(sid, "#sim stream count=5 text=E")).stop_reason == "end_turn"
+        await remote.wait_for(lambda: remote.texts(sid) == "EEEEE")
+        [echo] = remote.of_kind(sid, "user_message_chunk")
+        assert echo["content"]["text"] == "#sim stream count=5 text=E" and echo["messageId"]
+        assert b.client.of_kind(sid, "user_message_chunk") == []  # the sender gets no echo of its own
+        answer = await remote.request("session/prompt", {"sessionId": sid, "prompt": [
+            {"type": "text", "text": "#sim stream count=3 text=R"}, {"type": "text", "text": "from the phone"}]})
+        assert answer["result"]["stopReason"] == "end_turn"
+        await b.client.wait_for(lambda: b.client.texts(sid).endswith("RRR"))
+        [echo] = b.client.of_kind(sid, "user_message_chunk")
+        assert echo["content"]["text"] == "#sim stream count=3 text=R\nfrom the phone"  # text blocks joined
+        assert len(remote.of_kind(sid, "user_message_chunk")) == 1  # still only the editor's
+        await remote.close()
+
+
+@run
+async def test_three_clients_race_for_a_permission_the_first_answer_wins(tmp_path):
+    client = RecordingClient()
+    never = asyncio.get_running_loop().create_future()
+    client.on_permission = lambda sid, params: never  # the editor never answers
+    async with bridge(tmp_path, NO_FORMS, env=REMOTE_ENV, client=client) as b:
+        sid = await b.new_session()
+        first, second = await attach(b), await attach(b)
+        prompt = asyncio.ensure_future(b.prompt(sid, "#sim permission"))
+        await first.wait_for(lambda: first.dialogs)
+        await second.wait_for(lambda: second.dialogs)
+        await client.wait_for(lambda: client.dialogs)
+        [dialog] = first.dialogs
+        assert dialog["method"] == "session/request_permission"
+        option = next(o["optionId"] for o in dialog["params"]["options"] if o["kind"].startswith("allow"))
+        await first.socket.send(json.dumps({"jsonrpc": "2.0", "id": dialog["id"], "result": pick(option)}))
+        assert (await prompt).stop_reason == "end_turn"
+        await second.wait_for(lambda: any(f.get("method") == "$/cancel_request" for f in second.frames))
+        assert [f["params"]["requestId"] for f in second.frames if f.get("method") == "$/cancel_request"] \
+            == [second.dialogs[0]["id"]]
+        await client.wait_for(lambda: any(f.get("method") == "$/cancel_request" for f in b.frames))
+        assert not any(f.get("method") == "$/cancel_request" for f in first.frames)  # the winner keeps its own
+        assert backend_answers(b) == [{"decision": "allow"}]  # exactly one reply reached the backend
+        await first.close()
+        await second.close()
+
+
+@run
+async def test_a_client_that_attaches_later_gets_the_open_question_after_its_replay(tmp_path):
+    client = RecordingClient()
+    never = asyncio.get_running_loop().create_future()
+    client.on_permission = lambda sid, params: never
+    async with bridge(tmp_path, NO_FORMS, env=REMOTE_ENV, client=client) as b:
+        sid = await b.new_session()
+        prompt = asyncio.ensure_future(b.prompt(sid, "#sim permission"))
+        await client.wait_for(lambda: client.dialogs)
+        remote = await attach(b)
+        loaded = await remote.request("session/load", {"sessionId": sid, "cwd": "/tmp", "mcpServers": []})
+        await remote.wait_for(lambda: remote.dialogs)
+        assert remote.frames.index(remote.dialogs[0]) > remote.frames.index(loaded)  # after its replay
+        option = next(o["optionId"] for o in remote.dialogs[0]["params"]["options"] if o["kind"].startswith("allow"))
+        await remote.socket.send(json.dumps({"jsonrpc": "2.0", "id": remote.dialogs[0]["id"], "result": pick(option)}))
+        assert (await prompt).stop_reason == "end_turn"  # it joined the same race, and won
+        await client.wait_for(lambda: any(f.get("method") == "$/cancel_request" for f in b.frames))
+        assert backend_answers(b) == [{"decision": "allow"}]
+        await remote.close()
+
+
+@run
+async def test_cancel_and_preempt_from_another_client(tmp_path):
+    async with bridge(tmp_path, env=REMOTE_ENV) as b:
+        sid = await b.new_session()
+        remote = await attach(b)
+        await remote.request("session/load", {"sessionId": sid, "cwd": "/tmp", "mcpServers": []})
+        running = asyncio.ensure_future(b.prompt(sid, "#sim slow count=200 interval=0.05"))
+        await b.client.wait_for(lambda: "tick" in b.client.texts(sid))
+        await remote.notify("session/cancel", {"sessionId": sid})
+        assert (await running).stop_reason == "cancelled"
+        running = asyncio.ensure_future(b.prompt(sid, "#sim slow count=200 interval=0.05"))
+        await b.client.wait_for(lambda: b.client.texts(sid).count("tick") > 3)
+        answer = await remote.request("session/prompt", {"sessionId": sid, "prompt": [
+            {"type": "text", "text": "#sim stream count=2 text=Z"}]})
+        assert (await running).stop_reason == "cancelled"  # preempted by the remote's prompt
+        assert answer["result"]["stopReason"] == "end_turn"
+        await remote.close()
+
+
+@run
+async def test_a_replay_goes_only_to_the_client_that_loads(tmp_path):
+    async with bridge(tmp_path, env=REMOTE_ENV) as b:
+        sid = await b.new_session()
+        assert (await b.prompt(sid, "#sim stream count=4 text=H")).stop_reason == "end_turn"
+        before = len(b.client.updates.get(sid, []))
+        remote = await attach(b)
+        await remote.request("session/load", {"sessionId": sid, "cwd": "/tmp", "mcpServers": []})
+        assert "HHHH" in remote.texts(sid)  # the history, replayed to the requester
+        assert (await b.prompt(sid, "#sim stream count=1 text=Q")).stop_reason == "end_turn"  # a barrier
+        editor = b.client.updates[sid][before:]
+        assert all(u["sessionUpdate"] != "user_message_chunk" or "count=1" in u["content"]["text"] for u in editor)
+        assert "HHHH" not in "".join(u.get("content", {}).get("text", "") for u in editor
+                                     if isinstance(u.get("content"), dict))
+        await remote.close()
+
+
+@run
+async def test_forms_only_while_every_recipient_can_show_them_recomputed_when_one_leaves(tmp_path):
+    client = RecordingClient()
+    async with bridge(tmp_path, FORMS, env=REMOTE_ENV, client=client) as b:
+        sid = await b.new_session()
+        remote = await attach(b, NO_FORMS)
+        remote.on_dialog = lambda frame: None  # it leaves the dialog to the editor
+        await b.prompt(sid, "#sim plan")
+        assert client.dialogs[-1][0] == "session/request_permission"  # the phone cannot show forms
+        await remote.close()
+        await file_contains(b.log, "a remote client left")
+        await b.prompt(sid, "#sim plan")
+        assert client.dialogs[-1][0] == "elicitation/create"  # recomputed when it left
+
+
+@run
+async def test_the_editor_leaving_closes_every_remote_socket_with_1001(tmp_path):
+    async with bridge(tmp_path, env=REMOTE_ENV) as b:
+        remote = await attach(b)
+        b.proc.stdin.close()
+        await asyncio.wait_for(remote.reader, TIMEOUT)
+        assert remote.close_code == 1001
+
+
+@run
+async def test_a_stalled_remote_client_is_dropped_and_never_slows_the_editor(tmp_path):
+    async with bridge(tmp_path, env=REMOTE_ENV) as b:
+        sid = await b.new_session()
+        url = await remote_url(b.log)
+        # A client that connects and then stops reading (its library queues one message).
+        stalled = await websockets.connect(f"{url}?token={TOKEN}", max_queue=1, max_size=None)
+        await stalled.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                       "params": {"protocolVersion": 1, "clientCapabilities": {}}}))
+        response = await b.prompt(sid, "#sim stream count=150000 text=abcdefghij", timeout=60)
+        assert response.stop_reason == "end_turn"
+        assert b.client.texts(sid) == "abcdefghij" * 150000  # the editor lost nothing
+        assert "disconnecting it with 1013" in await file_contains(b.log, "reads too slowly")
+        with pytest.raises(websockets.ConnectionClosed):  # its buffers full, it may never read the close frame
+            while True:
+                await asyncio.wait_for(stalled.recv(), TIMEOUT)
+        await file_contains(b.log, "a remote client left")
+
+
+@run
+async def test_bad_frames_from_one_remote_client_never_affect_another(tmp_path):
+    async with bridge(tmp_path, env=REMOTE_ENV) as b:
+        sid = await b.new_session()
+        bad, good = await attach(b), await attach(b)
+        await bad.socket.send("{not json")
+        await bad.socket.send(json.dumps({"jsonrpc": "2.0", "id": 5, "method": "session/prompt", "params": {}}))
+        await bad.wait_for(lambda: len([f for f in bad.frames if "error" in f]) >= 2)
+        codes = sorted(f["error"]["code"] for f in bad.frames if "error" in f)
+        assert codes == [-32700, -32602]
+        await bad.socket.send(b"binary is refused")
+        await asyncio.wait_for(bad.reader, TIMEOUT)
+        assert bad.close_code == 1003
+        answer = await good.request("session/prompt", {"sessionId": sid, "prompt": [
+            {"type": "text", "text": "#sim stream count=2 text=G"}]})
+        assert answer["result"]["stopReason"] == "end_turn"
+        await good.close()
+
+
+def test_port_is_the_next_free_one_when_taken(tmp_path):
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen(1)
+    port = taken.getsockname()[1]
+
+    @run
+    async def body(tmp_path):
+        async with bridge(tmp_path, env={**REMOTE_ENV, "ZCODE_ACP_REMOTE_PORT": str(port)}) as b:
+            url = await remote_url(b.log)
+            assert int(url.rsplit(":", 1)[1].split("/")[0]) > port
+
+    try:
+        body(tmp_path)
+    finally:
+        taken.close()
