@@ -104,8 +104,11 @@ class DemoClient:
             yield frame
 
     def send(self, frame: dict[str, Any]) -> None:
-        self.proc.stdin.write(framing.encode({"jsonrpc": "2.0", **frame}))
-        self.proc.stdin.flush()
+        try:
+            self.proc.stdin.write(framing.encode({"jsonrpc": "2.0", **frame}))
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            raise RuntimeError("the bridge has exited (its stderr says why)") from None
 
     def request(self, method: str, params: dict[str, Any]) -> Any:
         self.next_id += 1
@@ -229,7 +232,10 @@ def run_demo(prompts: list[str] | None = None, cwd: str | None = None, out: Any 
             client.print_block(f"demo failed: {exc}")
             return 1
         finally:
-            bridge.stdin.close()
+            try:
+                bridge.stdin.close()
+            except BrokenPipeError:
+                pass
             try:
                 bridge.wait(timeout=5)
             except subprocess.TimeoutExpired:

@@ -98,7 +98,8 @@ class _Lines:
     def __init__(self, pipe: Any, keep: int | None = None) -> None:
         self.queue: queue.Queue[str | None] = queue.Queue()
         self.tail: deque[str] = deque(maxlen=keep or 1)
-        threading.Thread(target=self._read, args=(pipe,), daemon=True).start()
+        self.reader = threading.Thread(target=self._read, args=(pipe,), daemon=True)
+        self.reader.start()
 
     def _read(self, pipe: Any) -> None:
         for raw in pipe:
@@ -139,8 +140,11 @@ def _create(proc: subprocess.Popen, workspace: str, config: Config) -> Check:
     out, err = _Lines(proc.stdout), _Lines(proc.stderr, keep=5)
 
     def send(frame: dict[str, Any]) -> None:  # the backend's frames carry no "jsonrpc" (backend-protocol.md §1)
-        proc.stdin.write((json.dumps(frame) + "\n").encode())
-        proc.stdin.flush()
+        try:
+            proc.stdin.write((json.dumps(frame) + "\n").encode())
+            proc.stdin.flush()
+        except BrokenPipeError:
+            pass  # the CLI has exited: its end of stdout comes next and says how
 
     started = time.monotonic()
     deadline = started + config.call_timeout
@@ -155,6 +159,7 @@ def _create(proc: subprocess.Popen, workspace: str, config: Config) -> Check:
                          "check the provider config files below; raise ZCODE_ACP_CALL_TIMEOUT if the CLI is slow")
         if line is None:
             proc.wait(timeout=5)
+            err.reader.join(timeout=5)  # the CLI's last words: read to the end before quoting them
             said = " / ".join(err.tail) or "nothing on stderr"
             return Check(FAIL, f"the ZCode CLI exited (code {proc.returncode}) during session/create: {said}",
                          fix_login)
