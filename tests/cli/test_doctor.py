@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.server
 import json
 import socket
+import socketserver
 import threading
 
 import pytest
@@ -132,9 +133,17 @@ class Health(http.server.BaseHTTPRequestHandler):
         pass
 
 
+class LoopbackServer(http.server.ThreadingHTTPServer):
+    def server_bind(self):
+        # HTTPServer.server_bind looks the host's name up (socket.getfqdn): a DNS call that would start
+        # gevent's resolver thread pool in the test process, after which every fork warns.
+        socketserver.TCPServer.server_bind(self)
+        self.server_name, self.server_port = "localhost", self.server_address[1]
+
+
 @pytest.fixture
 def hub():
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Health)
+    server = LoopbackServer(("127.0.0.1", 0), Health)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield server.server_address[1]
     server.shutdown()
