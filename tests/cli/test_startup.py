@@ -10,7 +10,7 @@ from tests.cli.helpers import ZCODE_ACP, Bridge, INITIALIZE, clean_env, run
 
 # Modules only some commands need: the bare stdio path must not import them.
 NOT_ON_THE_STDIO_PATH = ("typer", "click", "rich", "zcode_acp.actors.cli.app", "zcode_acp.actors.cli.demo",
-                         "zcode_acp.actors.cli.doctor", "zcode_acp.actors.cli.editors", "http.client")
+                         "zcode_acp.actors.cli.doctor", "zcode_acp.actors.cli.editors")
 
 
 def imported(importtime_stderr: str) -> set[str]:
