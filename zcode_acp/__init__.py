@@ -12,8 +12,6 @@ this package must stay cheap (every entry point does, see docs/decisions.md).
 
 from __future__ import annotations
 
-from typing import Any
-
 DIST_NAME = "zcode-acp-bridge"
 SOURCE_VERSION = "0.0.0+source"  # running from a tree that was never installed
 
@@ -28,7 +26,7 @@ def version() -> str:
         return SOURCE_VERSION
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> str:
     if name == "__version__":
         return version()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
