@@ -30,6 +30,7 @@ from zcode_acp.protocol.session_config import SessionSettings, session_state, va
 from zcode_acp.protocol.sessions import list_sessions
 from zcode_acp.protocol.translator import agent_text
 
+from zcode_acp import version
 from zcode_acp.actors.backend import Backend
 from zcode_acp.actors.base import BridgeActor, handles, safe_tell
 from zcode_acp.actors.cli.config import Config
@@ -71,13 +72,6 @@ from zcode_acp.actors.session import Session
 log = logging.getLogger(__name__)
 
 
-def version() -> str:
-    try:
-        from importlib.metadata import version as dist_version
-
-        return dist_version("zcode-acp")
-    except Exception:
-        return "0.0.0+source"
 
 
 def _params(frame: dict[str, Any]) -> dict[str, Any]:

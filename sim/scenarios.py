@@ -115,7 +115,7 @@ def plan(params: dict[str, str]) -> list[dict[str, Any]]:
 
 
 def questions(params: dict[str, str]) -> list[dict[str, Any]]:
-    asked = [{"question": "Which file should I test?", "header": "File",
+    asked: list[dict[str, Any]] = [{"question": "Which file should I test?", "header": "File",
               "options": [{"label": "auth.test.ts"}, {"label": "user.test.ts"}]}]
     if params.get("multi"):
         asked.append({"question": "Which checks should run?", "header": "Checks", "multiSelect": True,

@@ -1,21 +1,65 @@
 """``zcode-acp demo``: the bridge on the simulated backend, driven by a tiny client.
 
 It starts the real bridge process (exactly what an editor would launch) with
-``ZCODE_BIN`` pointing at ``zcode-sim``, speaks ACP to it over pipes, and
-prints the conversation readably: text, thoughts, tool cards with their
-status, terminal output, the plan, and the stop reason.
+``ZCODE_BIN`` pointing at ``zcode-sim`` (always: an exported ``ZCODE_BIN`` is
+ignored, and the demo says so), in a temporary ``ZCODE_HOME`` that is removed
+afterwards, speaks ACP to it over pipes, and prints the conversation
+readably: text, thoughts, tool cards with their status, terminal output, the
+plan, permission dialogs (answered automatically, and shown) and the stop
+reason. With no prompt it plays a short tour; a prompt whose first line is
+``#sim <name>`` picks a simulator scenario (docs/simulator.md).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import queue
 import shutil
 import subprocess
 import sys
+import tempfile
+import threading
 from typing import Any
+from collections.abc import Iterator
 
 from zcode_acp.protocol import framing
+
+# The tour: what the simulator does with a prompt is chosen by its first line.
+TOUR = (
+    "#sim demo\nShow me around this project.",
+    "#sim permission\nClean up the build folder.",
+    "#sim plan\nPlan the next step before changing anything.",
+)
+# The bridge reads the todo list after a turn that ran tools and sends the plan
+# (only when it changed) just after the prompt's answer: the demo shows what
+# arrives until the plan does or the bridge is quiet this long. A later plan
+# is still shown, just further down.
+PLAN_WAIT = 0.5
+REQUEST_TIMEOUT = 60.0
+
+
+def find_simulator() -> str:
+    """``zcode-sim`` next to this interpreter (the install the demo belongs to), else on PATH."""
+    beside = os.path.join(os.path.dirname(sys.executable), "zcode-sim")
+    if os.path.exists(beside):
+        return beside
+    return shutil.which("zcode-sim") or beside
+
+
+def simulator_scenarios() -> list[str]:
+    """Every scenario name the simulator answers to: its built-ins and ``ZCODE_SIM_SCENARIOS``.
+
+    Read from the simulator's own scenario table, so the list follows it.
+    """
+    from zcode_acp.sim import scenarios
+
+    names = list(scenarios.BUILTIN)
+    try:
+        book = scenarios.ScenarioBook()
+    except (OSError, ValueError, KeyError, TypeError):  # a broken scenario file: the built-ins still work
+        return sorted(names)
+    return sorted(set(names) | set(book.named))
 
 
 class Style:
@@ -26,59 +70,97 @@ class Style:
         return f"\033[{code}m{text}\033[0m" if self.enabled else text
 
 
-def find_simulator() -> str:
-    beside = os.path.join(os.path.dirname(sys.executable), "zcode-sim")
-    return shutil.which("zcode-sim") or beside
-
-
 class DemoClient:
+    """A minimal ACP client: requests, one reader thread, readable output."""
+
     def __init__(self, proc: Any, out: Any) -> None:
         self.proc = proc
         self.out = out
         self.next_id = 0
-        self.style = Style(out.isatty())
+        self.style = Style(bool(getattr(out, "isatty", lambda: False)()))
         self.at_line_start = True
-        self.last_kind: Any = ""
+        self.last_shown = ""
         self.titles: dict[str, str] = {}
+        self.tools_this_turn = 0
+        self.frames: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        threading.Thread(target=self._read, name="demo-reader", daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            try:
+                self.frames.put(json.loads(line))
+            except ValueError:
+                self.frames.put({"method": "_demo/garbage", "params": {"line": line[:200]}})
+        self.frames.put(None)
+
+    def _incoming(self, timeout: float) -> Iterator[dict[str, Any]]:
+        """Frames as they come; stops quietly after ``timeout`` seconds without one."""
+        while True:
+            try:
+                frame = self.frames.get(timeout=timeout)
+            except queue.Empty:
+                return
+            if frame is None:
+                raise RuntimeError("the bridge closed its output")
+            yield frame
+
+    def send(self, frame: dict[str, Any]) -> None:
+        try:
+            self.proc.stdin.write(framing.encode({"jsonrpc": "2.0", **frame}))
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            raise RuntimeError("the bridge has exited (its stderr says why)") from None
 
     def request(self, method: str, params: dict[str, Any]) -> Any:
         self.next_id += 1
         request_id = self.next_id
-        self.proc.stdin.write(framing.encode({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}))
-        self.proc.stdin.flush()
-        while True:
-            line = self.proc.stdout.readline()
-            if not line:
-                raise RuntimeError("the bridge closed its output")
-            frame = json.loads(line)
+        self.send({"id": request_id, "method": method, "params": params})
+        for frame in self._incoming(REQUEST_TIMEOUT):
             if frame.get("id") == request_id and "method" not in frame:
                 if "error" in frame:
                     raise RuntimeError(f"{method} failed: {frame['error'].get('message')}")
                 return frame["result"]
-            if frame.get("method") == "session/update":
-                self.show(frame["params"]["update"])
-            elif "method" in frame and "id" in frame:
-                self.answer(frame)
+            self.handle(frame)
+        raise RuntimeError(f"{method}: no answer in {REQUEST_TIMEOUT:.0f} s")
+
+    def wait_for_plan(self) -> None:
+        """Show what arrives until the plan does, or until ``PLAN_WAIT`` seconds without a frame."""
+        for frame in self._incoming(PLAN_WAIT):
+            self.handle(frame)
+            if frame.get("method") == "session/update" and frame["params"]["update"].get("sessionUpdate") == "plan":
+                return
+
+    def handle(self, frame: dict[str, Any]) -> None:
+        if frame.get("method") == "session/update":
+            self.show(frame["params"]["update"])
+        elif "method" in frame and "id" in frame:
+            self.answer(frame)
 
     def answer(self, frame: dict[str, Any]) -> None:
-        """Say yes to whatever the agent asks, and say so."""
+        """Say yes to whatever the agent asks, and show it."""
         params = frame.get("params") or {}
         if frame["method"] == "session/request_permission":
             options = params.get("options") or []
-            choice = next((o for o in options if o.get("kind", "").startswith("allow")), options[0] if options else None)
-            self.print_block(self.style("33", f"? {params.get('toolCall', {}).get('title', 'permission')} → "
-                                              f"{choice.get('name') if choice else 'cancel'}"))
+            choice = next((o for o in options if str(o.get("kind", "")).startswith("allow")),
+                          options[0] if options else None)
+            tool_call = params.get("toolCall") or {}
+            self.print_block(self.style("33", f"? permission: {tool_call.get('title', 'the agent asks')}"))
+            for block in tool_call.get("content") or []:
+                text = (block.get("content") or {}).get("text") if block.get("type") == "content" else None
+                for line in (text or "").splitlines():
+                    self.print_block(self.style("33", f"  │ {line}"))
+            for option in options:
+                mark = "→" if option is choice else " "
+                self.print_block(self.style("33", f"  {mark} {option.get('name')} ({option.get('kind')})"))
+            self.print_block(self.style("2", "  (answered automatically by the demo)"))
             outcome = {"outcome": "selected", "optionId": choice["optionId"]} if choice else {"outcome": "cancelled"}
-            result: Any = {"outcome": outcome}
+            self.send({"id": frame["id"], "result": {"outcome": outcome}})
         elif frame["method"] == "elicitation/create":
-            result = {"action": "accept", "content": {}}
+            self.print_block(self.style("33", f"? question: {params.get('message', '')}"))
+            self.print_block(self.style("2", "  (accepted automatically by the demo)"))
+            self.send({"id": frame["id"], "result": {"action": "accept", "content": {}}})
         else:
-            self.proc.stdin.write(framing.encode({"jsonrpc": "2.0", "id": frame["id"],
-                                                  "error": {"code": -32601, "message": "not supported by the demo"}}))
-            self.proc.stdin.flush()
-            return
-        self.proc.stdin.write(framing.encode({"jsonrpc": "2.0", "id": frame["id"], "result": result}))
-        self.proc.stdin.flush()
+            self.send({"id": frame["id"], "error": {"code": -32601, "message": "not supported by the demo"}})
 
     def write(self, text: str) -> None:
         self.out.write(text)
@@ -95,11 +177,12 @@ class DemoClient:
         kind = update.get("sessionUpdate")
         if kind in ("agent_message_chunk", "agent_thought_chunk"):
             text = update.get("content", {}).get("text", "")
-            if kind != self.last_kind:
+            if kind != self.last_shown:
                 self.print_block(self.style("2", "thinking:") if kind == "agent_thought_chunk"
                                  else self.style("1", "ZCode:"))
             self.write(self.style("2;3", text) if kind == "agent_thought_chunk" else text)
         elif kind == "tool_call":
+            self.tools_this_turn += 1
             self.titles[update["toolCallId"]] = update.get("title", "tool")
             self.print_block(self.style("36", f"[{update.get('kind')}] {update.get('title')} ({update.get('status')})"))
         elif kind == "tool_call_update":
@@ -118,40 +201,76 @@ class DemoClient:
                 self.print_block(self.style("35", f"  {box} {entry.get('content')}"))
         elif kind == "usage_update":
             self.print_block(self.style("2", f"(context: {update.get('used')} of {update.get('size')} tokens)"))
-        self.last_kind = kind
+        else:
+            return  # not shown: the last shown kind stays, so a message goes on under one heading
+        self.last_shown = kind
 
 
-def run_demo(prompt: str, cwd: str | None = None, out: Any = None) -> int:
-    out = out or sys.stdout
+def demo_environment(home: str) -> tuple[dict[str, str], str | None]:
+    """The bridge's environment for the demo, and the ``ZCODE_BIN`` it overrides (if any)."""
     env = dict(os.environ)
-    env.setdefault("ZCODE_BIN", find_simulator())
-    bridge = subprocess.Popen(
-        [sys.executable, "-m", "zcode_acp", "--log-level", "warning"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
-    )
-    client = DemoClient(bridge, out)
-    try:
-        init = client.request("initialize", {
-            "protocolVersion": 1,
-            "clientCapabilities": {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False,
-                                   "_meta": {"terminal_output": True}},
-            "clientInfo": {"name": "zcode-acp-demo", "version": "1"},
-        })
-        info = init["agentInfo"]
-        client.print_block(client.style("2", f"connected to {info['title']} ({info['name']} {info['version']}), "
-                                             f"backend: {env['ZCODE_BIN']}"))
-        session = client.request("session/new", {"cwd": os.path.abspath(cwd or os.getcwd()), "mcpServers": []})
-        client.print_block(client.style("1", "you:") + f" {prompt}")
+    exported = env.get("ZCODE_BIN") or None
+    simulator = find_simulator()
+    env["ZCODE_BIN"] = simulator
+    env["ZCODE_HOME"] = os.path.join(home, "zcode-home")
+    env["ZCODE_SIM_DATA"] = os.path.join(home, "sim-data")
+    overridden = exported if exported and exported not in ("zcode-sim", simulator) else None
+    return env, overridden
+
+
+def run_demo(prompts: list[str] | None = None, cwd: str | None = None, out: Any = None) -> int:
+    out = out or sys.stdout
+    with tempfile.TemporaryDirectory(prefix="zcode-acp-demo-") as home:
+        env, overridden = demo_environment(home)
+        bridge = subprocess.Popen(
+            [sys.executable, "-m", "zcode_acp", "--log-level", "warning"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
+        )
+        client = DemoClient(bridge, out)
+        try:
+            return _converse(client, env, overridden, list(prompts or TOUR), cwd)
+        except RuntimeError as exc:
+            client.print_block(f"demo failed: {exc}")
+            return 1
+        finally:
+            try:
+                if bridge.stdin is not None:
+                    bridge.stdin.close()
+            except BrokenPipeError:
+                pass
+            try:
+                bridge.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                bridge.kill()
+                bridge.wait()
+
+
+def _converse(client: DemoClient, env: dict[str, str], overridden: str | None, prompts: list[str],
+              cwd: str | None) -> int:
+    dim = client.style
+    if overridden:
+        client.print_block(dim("33", f"note: ignoring ZCODE_BIN={overridden}: the demo always runs on the simulator"))
+    init = client.request("initialize", {
+        "protocolVersion": 1,
+        "clientCapabilities": {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False,
+                               "_meta": {"terminal_output": True}},
+        "clientInfo": {"name": "zcode-acp-demo", "version": "1"},
+    })
+    info = init["agentInfo"]
+    client.print_block(dim("2", f"connected to {info['title']} ({info['name']} {info['version']}) "
+                                f"on the simulated backend ({env['ZCODE_BIN']}); "
+                                f"temporary ZCODE_HOME {env['ZCODE_HOME']}"))
+    session = client.request("session/new", {"cwd": os.path.abspath(cwd or os.getcwd()), "mcpServers": []})
+    for prompt in prompts:
+        tag, _, rest = prompt.partition("\n")
+        shown = f"{rest.strip()}  {dim('2', '[' + tag + ']')}" if tag.startswith("#sim ") and rest.strip() else prompt
+        client.print_block(dim("1", "you:") + f" {shown}")
+        client.tools_this_turn = 0
         result = client.request("session/prompt", {
             "sessionId": session["sessionId"], "prompt": [{"type": "text", "text": prompt}]})
         usage = result.get("usage") or {}
-        client.print_block(client.style("2", f"— stop reason: {result['stopReason']}"
-                                             + (f", {usage.get('totalTokens')} tokens" if usage else "")))
-        return 0
-    except RuntimeError as exc:
-        client.print_block(f"demo failed: {exc}")
-        return 1
-    finally:
-        if bridge.stdin is not None:
-            bridge.stdin.close()
-        bridge.wait(timeout=5)
+        client.print_block(dim("2", f"— stop reason: {result['stopReason']}"
+                                    + (f", {usage.get('totalTokens')} tokens" if usage else "")))
+        if client.tools_this_turn:
+            client.wait_for_plan()
+    return 0

@@ -1,64 +1,47 @@
-"""``zcode-acp``: serve ACP on stdio (what an editor launches), or run a demo."""
+"""``zcode-acp``: serve ACP on stdio (what an editor launches), or run a command.
+
+An editor launches ``zcode-acp`` with no arguments and waits for the answer
+to ``initialize``: that path (and ``--version``) never imports typer, the
+help text or the other commands. Everything else goes through the typer app
+in ``app.py`` (docs/decisions.md, "Start-up").
+"""
 
 from __future__ import annotations
 
-from . import runtime
-
-import typer
-
-from zcode_acp.actors.cli.config import Config
-
-app = typer.Typer(add_completion=False, invoke_without_command=True, no_args_is_help=False,
-                  help="ACP bridge for the ZCode coding agent.")
+import sys
 
 
-def _version(value: bool) -> None:
-    if value:
-        from zcode_acp.actors.supervisor import version
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else list(argv)
+    if not args:
+        raise SystemExit(serve())
+    if args in (["--version"], ["-V"]):
+        from zcode_acp import version
 
-        typer.echo(f"zcode-acp {version()}")
-        raise typer.Exit()
+        print(f"zcode-acp {version()}")
+        return
+    from zcode_acp.actors.cli.app import app
 
-
-@app.callback()
-def main_callback(
-    ctx: typer.Context,
-    log_level: str = typer.Option("info", help="debug, info, warning or error"),
-    log_file: str = typer.Option(None, help="write logs here instead of stderr"),
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True),
-) -> None:
-    """With no command: serve ACP over stdin/stdout."""
-    runtime.setup_logging(log_level, log_file)
-    if ctx.invoked_subcommand is None:
-        raise typer.Exit(runtime.serve_stdio(Config.from_env()))
+    app(args=args, prog_name="zcode-acp")
 
 
-@app.command()
-def demo(
-    prompt: str = typer.Argument("Show me around this project.", help="what to ask"),
-    cwd: str = typer.Option(None, help="workspace folder (default: current directory)"),
-) -> None:
-    """Run the bridge on the simulated backend and print one conversation."""
-    from zcode_acp.actors.cli.demo import run_demo
+def serve(log_level: str = "info", log_file: str | None = None) -> int:
+    """Serve ACP on stdin/stdout until the editor goes away.
 
-    raise typer.Exit(run_demo(prompt, cwd))
+    A bad option or environment variable is one line on stderr and exit 2,
+    before anything starts.
+    """
+    from zcode_acp.actors.cli import runtime  # patches gevent first
 
+    from zcode_acp.actors.cli.config import Config, SettingError
+    from zcode_acp.actors.cli.logs import UsageError, fail, setup_logging
 
-@app.command()
-def hub(
-    stay: bool = typer.Option(False, "--stay", help="never exit when idle (under a supervisor)"),
-    host: str = typer.Option(None, help="listen address (default ZCODE_ACP_HUB_HOST or 127.0.0.1)"),
-    port: int = typer.Option(None, help="listen port (default ZCODE_ACP_HUB_PORT or 8377)"),
-    web_root: str = typer.Option(None, hidden=True, help="serve the page from this folder"),
-) -> None:
-    """Run the machine-level hub: remote clients' single entry (docs/hub.md)."""
-    from zcode_acp.hub.main import run_hub
-
-    raise typer.Exit(run_hub(stay=stay, host=host, port=port, web_root=web_root))
-
-
-def main() -> None:
-    app()
+    try:
+        setup_logging(log_level, log_file)
+        config = Config.from_env()
+    except (UsageError, SettingError) as exc:
+        fail(str(exc))
+    return runtime.serve_stdio(config)
 
 
 if __name__ == "__main__":

@@ -1,13 +1,55 @@
 """Process-level plumbing: gevent patching, logging, stdio serving, exit.
 
-``gevent.monkey.patch_all()`` runs when this module is imported, which entry
-points do first: afterwards every pykka actor is a greenlet on the main OS
-thread, ``queue.Queue`` is gevent's, and ``subprocess`` is cooperative.
+Importing this module patches the standard library for gevent (entry points
+import it first): afterwards every pykka actor is a greenlet on the main OS
+thread, ``queue.Queue`` is gevent's, and ``subprocess`` is cooperative. Only
+the modules the bridge uses are patched, with one scan for gevent's plugins
+instead of one per module: ``patch_all()`` cost ~50 ms of start-up here
+(docs/decisions.md, "Start-up").
 """
 
-from gevent import monkey
+from __future__ import annotations
 
-monkey.patch_all()
+
+def patch_for_the_bridge() -> None:
+    """Patch os, thread, time, socket, select, subprocess, signal and queue for gevent.
+
+    What stays unpatched is not used on a bridge's path: ``ssl`` (loopback
+    only), ``builtins`` and ``contextvars`` (no-ops on Python 3), ``sys``.
+    Every patch notifies gevent's plugins (``gevent.plugins.monkey.*`` entry
+    points); gevent looks them up with a fresh scan of every installed
+    distribution each time, so the scan is done once here and reused. Plugins
+    still see every event.
+    """
+    from importlib import metadata
+
+    from gevent import events, monkey
+
+    installed = metadata.entry_points()
+
+    def notify_once_scanned(event: object) -> None:
+        events.notify(event)
+        for plugin in installed.select(group=getattr(event, "ENTRY_POINT_NAME", "")):
+            plugin.load()(event)
+
+    scanning = events.notify_and_call_entry_points
+    events.notify_and_call_entry_points = notify_once_scanned
+    try:
+        # The order of patch_all(): thread before time, select before subprocess.
+        monkey.patch_os()
+        monkey.patch_thread()
+        monkey.patch_time()
+        monkey.patch_socket()
+        monkey.patch_select()
+        monkey.patch_selectors()
+        monkey.patch_subprocess()
+        monkey.patch_signal()
+        monkey.patch_queue()
+    finally:
+        events.notify_and_call_entry_points = scanning
+
+
+patch_for_the_bridge()
 
 import gc  # noqa: E402
 import logging  # noqa: E402
@@ -21,25 +63,12 @@ import pykka  # noqa: E402
 
 from zcode_acp.actors.transport.stdio import StdioTransport  # noqa: E402
 from zcode_acp.actors.cli.config import Config  # noqa: E402
+from zcode_acp.actors.cli.logs import setup_logging  # noqa: E402,F401  (re-exported for entry points)
 from zcode_acp.actors.messages import AttachClient, Shutdown  # noqa: E402
-from zcode_acp.actors.supervisor import Supervisor, version  # noqa: E402
+from zcode_acp import version  # noqa: E402
+from zcode_acp.actors.supervisor import Supervisor  # noqa: E402
 
 log = logging.getLogger("zcode_acp")
-
-
-def setup_logging(level: str = "info", log_file: str | None = None) -> None:
-    if log_file:
-        fd = os.open(log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        handler: logging.Handler = logging.StreamHandler(os.fdopen(fd, "a", buffering=1))
-    else:
-        handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(getattr(logging, level.upper(), logging.INFO))
-    # pykka logs every ask exception at INFO; the bridge reports those itself.
-    logging.getLogger("pykka").setLevel(logging.WARNING)
-
 
 def protect_stdout() -> int:
     """Keep fd 1 for protocol frames only.
@@ -66,7 +95,17 @@ def tune_gc() -> None:
     gc.set_threshold(100_000, 50, 100)
 
 
+def announce(config: Config) -> None:
+    """Say once, at start, what new sessions will do (the default mode runs tools unasked)."""
+    if config.default_mode == "yolo":
+        log.info("new sessions start in mode yolo: tools run without asking "
+                 "(ZCODE_ACP_MODE=build asks before risky actions)")
+    else:
+        log.info("new sessions start in mode %s (ZCODE_ACP_MODE)", config.default_mode)
+
+
 def serve_stdio(config: Config) -> int:
+    announce(config)
     tune_gc()
     protocol_out = protect_stdout()
     exited = gevent.event.Event()

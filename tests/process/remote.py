@@ -9,7 +9,8 @@ import itertools
 import json
 import re
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import websockets
 

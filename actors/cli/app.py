@@ -1,0 +1,168 @@
+"""The typer app: options, ``--help``, and every command but the bare stdio path.
+
+``main.main`` comes here only when there are arguments (the bare stdio path
+never imports typer). The help is plain text: what no command means, every
+command, every option, every environment variable with its default (from
+``config.SETTINGS``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import textwrap
+from typing import Any
+
+import typer
+from typer.core import TyperCommand, TyperGroup
+
+from zcode_acp.actors.cli.config import SETTINGS
+from zcode_acp.actors.cli.logs import LOG_LEVELS, UsageError, fail, setup_logging
+
+HELP_WIDTH = 100
+# typer labels every parameter with its Python type ("<str>", "<bool>"): noise in a help text.
+_TYPE_LABEL = re.compile(r" <[^>]*>")
+
+
+def _format_params(command: Any, ctx: Any, formatter: Any) -> None:
+    sections: dict[str, list[tuple[str, str]]] = {"Arguments": [], "Options": []}
+    for param in command.get_params(ctx):
+        record = param.get_help_record(ctx)
+        if record:
+            name = _TYPE_LABEL.sub("", record[0])
+            sections["Arguments" if param.param_type_name == "argument" else "Options"].append((name, record[1]))
+    for title, rows in sections.items():
+        if rows:
+            with formatter.section(title):
+                formatter.write_dl(rows)
+
+
+def _wrap(text: str, formatter: Any, indent: str) -> list[str]:
+    return textwrap.wrap(text, max(40, formatter.width - len(indent)), initial_indent=indent, subsequent_indent=indent)
+
+
+def _write_block(formatter: Any, title: str, lines: list[str]) -> None:
+    formatter.write_paragraph()
+    formatter.write_text(title)
+    for line in lines:
+        formatter.write(line + "\n")
+
+
+def environment_lines(formatter: Any) -> list[str]:
+    """Every variable, its default and meaning, wrapped under its name."""
+    lines = []
+    for setting in SETTINGS:
+        default = setting.default or "unset"
+        lines.append(f"  {setting.name} (default: {default})")
+        lines.extend(_wrap(setting.meaning.replace("`", ""), formatter, "      "))
+    return lines
+
+
+class BridgeGroup(TyperGroup):
+    def format_options(self, ctx: Any, formatter: Any) -> None:
+        _format_params(self, ctx, formatter)
+        self.format_commands(ctx, formatter)
+
+    def format_epilog(self, ctx: Any, formatter: Any) -> None:
+        _write_block(formatter, "Environment variables (an empty value means the default):", environment_lines(formatter))
+        formatter.write_paragraph()
+        formatter.write_text("Logs go to stderr (or --log-file), never to stdout: stdout carries protocol frames only. "
+                             "Editor set-up: zcode-acp doctor, or docs/editors.md.")
+
+
+class BridgeCommand(TyperCommand):
+    def format_options(self, ctx: Any, formatter: Any) -> None:
+        _format_params(self, ctx, formatter)
+
+
+class DemoCommand(BridgeCommand):
+    def format_epilog(self, ctx: Any, formatter: Any) -> None:
+        from zcode_acp.actors.cli.demo import TOUR, simulator_scenarios
+
+        _write_block(formatter, "Simulator scenarios (start a prompt with the line '#sim NAME [key=value ...]'):",
+                     _wrap(", ".join(simulator_scenarios()), formatter, "  "))
+        formatter.write_paragraph()
+        formatter.write_text("With no prompt, the demo plays a tour: "
+                             + "; then ".join(repr(p.replace("\n", " ")) for p in TOUR)
+                             + ". It always runs on the simulator (an exported ZCODE_BIN is ignored), in a "
+                               "temporary ZCODE_HOME removed afterwards, and answers permission dialogs itself.")
+
+
+app = typer.Typer(
+    cls=BridgeGroup,
+    add_completion=False,
+    invoke_without_command=True,
+    no_args_is_help=False,
+    subcommand_metavar="[COMMAND [ARGS]...]",
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": HELP_WIDTH},
+    help="ACP bridge for the ZCode coding agent.\n\n"
+         "With no command, zcode-acp serves the Agent Client Protocol on stdin/stdout: this is what an editor "
+         "launches. It starts the ZCode CLI (ZCODE_BIN app-server --stdio) when a session first needs it.",
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from zcode_acp import version
+
+        typer.echo(f"zcode-acp {version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_callback(
+    ctx: typer.Context,
+    log_level: str = typer.Option("info", "--log-level", metavar="LEVEL", help=", ".join(LOG_LEVELS)),
+    log_file: str | None = typer.Option(None, "--log-file", metavar="PATH",
+                                           help="append logs to this file (created 0600) instead of stderr"),
+    version: bool = typer.Option(False, "--version", "-V", callback=_version, is_eager=True,
+                                 help="print the version and exit"),
+) -> None:
+    """Serve ACP on stdio when no command is given."""
+    if ctx.invoked_subcommand is None:
+        from zcode_acp.actors.cli.main import serve
+
+        raise typer.Exit(serve(log_level, log_file))
+    try:
+        setup_logging(log_level, log_file)
+    except UsageError as exc:
+        fail(str(exc))
+
+
+@app.command(cls=DemoCommand)
+def demo(
+    prompt: str | None = typer.Argument(None, metavar="PROMPT",
+                                           help="what to ask (default: the tour below)", show_default=False),
+    cwd: str | None = typer.Option(None, "--cwd", metavar="DIR",
+                                      help="workspace folder (default: the current directory)"),
+) -> None:
+    """Run the bridge on the simulated backend and print a conversation."""
+    if cwd is not None and not os.path.isdir(cwd):
+        fail(f"--cwd {cwd!r} is not a directory")
+    from zcode_acp.actors.cli.demo import run_demo
+
+    raise typer.Exit(run_demo([prompt] if prompt else None, cwd))
+
+
+@app.command(cls=BridgeCommand, short_help="Check this installation and print editor configurations.")
+def doctor() -> None:
+    """Check this installation (one line per check, with the fix) and print editor configurations."""
+    from zcode_acp.actors.cli.doctor import run_doctor
+
+    raise typer.Exit(run_doctor())
+
+
+@app.command(cls=BridgeCommand, short_help="Run the machine-level hub (remote access).")
+def hub(
+    stay: bool = typer.Option(False, "--stay", help="never exit when idle (under a supervisor)"),
+    host: str | None = typer.Option(None, "--host", metavar="ADDRESS",
+                                       help="listen address (default ZCODE_ACP_HUB_HOST or 127.0.0.1)"),
+    port: int | None = typer.Option(None, "--port", metavar="PORT",
+                                       help="listen port (default ZCODE_ACP_HUB_PORT or 8377)"),
+    web_root: str | None = typer.Option(None, hidden=True, help="serve the page from this folder"),
+) -> None:
+    """Run the machine-level hub: remote clients' single entry (docs/hub.md)."""
+    from zcode_acp.hub.main import run_hub
+
+    raise typer.Exit(run_hub(stay=stay, host=host, port=port, web_root=web_root))

@@ -1,0 +1,45 @@
+"""Logging set-up for every command, and the one-line usage error.
+
+Kept apart from ``runtime`` so that commands which never start the actor tree
+(``demo``, ``doctor``) validate ``--log-level``/``--log-file`` without
+importing gevent or pykka.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from typing import NoReturn
+
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+class UsageError(ValueError):
+    """A command-line value the bridge cannot use: one line for the user, exit 2."""
+
+
+def setup_logging(level: str = "info", log_file: str | None = None) -> None:
+    """Send logs to stderr or ``log_file`` (created 0600); ``UsageError`` when either is unusable."""
+    if level.lower() not in LOG_LEVELS:
+        raise UsageError(f"--log-level {level!r} is not one of {', '.join(LOG_LEVELS)}")
+    if log_file:
+        try:
+            fd = os.open(log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        except OSError as exc:
+            raise UsageError(f"--log-file {log_file!r} cannot be opened for writing: {exc.strerror}") from None
+        handler: logging.Handler = logging.StreamHandler(os.fdopen(fd, "a", buffering=1))
+    else:
+        handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(getattr(logging, level.upper()))
+    # pykka logs every ask exception at INFO; the bridge reports those itself.
+    logging.getLogger("pykka").setLevel(logging.WARNING)
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    """Print one line on stderr and exit (2: the command line or environment is wrong)."""
+    print(f"zcode-acp: {message}", file=sys.stderr)
+    raise SystemExit(code)

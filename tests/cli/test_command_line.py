@@ -1,0 +1,103 @@
+"""The command line as a user meets it: errors are one line and exit 2, help says everything."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from typer.testing import CliRunner
+
+import zcode_acp
+from zcode_acp.actors.cli.app import app
+from zcode_acp.actors.cli.config import SETTINGS
+from zcode_acp.actors.cli.demo import simulator_scenarios
+from zcode_acp.sim.scenarios import BUILTIN
+from tests.cli.helpers import ZCODE_ACP, Bridge, INITIALIZE, clean_env, run
+
+BAD_INPUTS = [
+    (["--log-level", "bogus"], {}, "--log-level 'bogus' is not one of debug, info, warning, error"),
+    (["--log-level", "bogus", "demo"], {}, "--log-level 'bogus' is not one of"),
+    (["--log-file", "/nonexistent/folder/bridge.log"], {}, "--log-file '/nonexistent/folder/bridge.log' cannot be opened"),
+    (["demo", "--cwd", "/nonexistent"], {}, "--cwd '/nonexistent' is not a directory"),
+    ([], {"ZCODE_ACP_MODE": "bogus"}, "ZCODE_ACP_MODE='bogus' is not valid: expected one of plan, build, edit, yolo, auto"),
+    ([], {"ZCODE_ACP_CALL_TIMEOUT": "abc"}, "ZCODE_ACP_CALL_TIMEOUT='abc' is not valid"),
+    (["--log-level", "debug"], {"ZCODE_ACP_BUSY_LIMIT": "-1"}, "ZCODE_ACP_BUSY_LIMIT='-1' is not valid"),
+    ([], {"ZCODE_ACP_SILENCE_PROBE": "nan"}, "ZCODE_ACP_SILENCE_PROBE='nan' is not valid"),
+    ([], {"ZCODE_ACP_INTERACTION_TIMEOUT": "soon"}, "ZCODE_ACP_INTERACTION_TIMEOUT='soon' is not valid"),
+]
+
+
+@pytest.mark.parametrize("args, env, message", BAD_INPUTS)
+def test_a_bad_value_is_one_line_on_stderr_and_exit_2(tmp_path, args, env, message):
+    done = run([ZCODE_ACP, *args], clean_env(tmp_path, **env), timeout=30)
+    assert done.returncode == 2
+    assert done.stdout == ""  # stdout is the protocol's, even for errors
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("zcode-acp: ") and message in lines[0]
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(app, list(args), prog_name="zcode-acp")
+
+
+def test_help_says_what_no_command_means_and_lists_every_command_option_and_variable():
+    result = invoke("--help")
+    assert result.exit_code == 0
+    text = result.output
+    assert invoke("-h").output == text
+    assert "With no command, zcode-acp serves the Agent Client Protocol on stdin/stdout" in text
+    for command in ("demo", "doctor"):
+        assert re.search(rf"^  {command}\s+\S", text, re.M), command
+    for option in ("--log-level LEVEL", "--log-file PATH", "-V, --version", "-h, --help"):
+        assert option in text
+    for setting in SETTINGS:
+        assert f"  {setting.name} (default: {setting.default or 'unset'})" in text
+    assert not re.search(r"<(str|bool|int|float)>", text)
+
+
+def test_every_command_is_in_the_help():
+    registered = [command.name or command.callback.__name__ for command in app.registered_commands]
+    text = invoke("-h").output
+    assert registered and all(re.search(rf"^  {name}\s", text, re.M) for name in registered)
+
+
+def test_demo_help_lists_the_simulators_scenarios():
+    result = invoke("demo", "-h")
+    assert result.exit_code == 0
+    text = " ".join(result.output.split())
+    for name in BUILTIN:
+        assert name in text
+    assert set(BUILTIN) <= set(simulator_scenarios())
+    assert "#sim NAME" in text and "<str>" not in result.output
+
+
+def test_scenarios_from_a_scenario_file_are_listed_too(tmp_path, monkeypatch):
+    scenario_file = tmp_path / "scenarios.json"
+    scenario_file.write_text('{"scenarios": {"hello_there": {"steps": [{"type": "text", "text": "hi"}]}}}')
+    monkeypatch.setenv("ZCODE_SIM_SCENARIOS", str(scenario_file))
+    assert "hello_there" in simulator_scenarios()
+    scenario_file.write_text("not json")
+    assert simulator_scenarios() == sorted(BUILTIN)  # a broken file: the built-ins still listed
+
+
+@pytest.mark.parametrize("flag", ["--version", "-V"])
+def test_version_comes_from_the_distribution(tmp_path, flag):
+    done = run([ZCODE_ACP, flag], clean_env(tmp_path))
+    assert done.returncode == 0
+    assert done.stdout == f"zcode-acp {zcode_acp.version()}\n"
+    assert zcode_acp.version() != zcode_acp.SOURCE_VERSION  # the test venv has the distribution installed
+    assert zcode_acp.__version__ == zcode_acp.version()
+    assert invoke(flag).output == done.stdout
+
+
+@pytest.mark.parametrize("mode, expected", [
+    ("", "new sessions start in mode yolo: tools run without asking (ZCODE_ACP_MODE=build asks before risky actions)"),
+    ("build", "new sessions start in mode build"),
+])
+def test_the_default_mode_is_logged_once_at_start(tmp_path, mode, expected):
+    bridge = Bridge([ZCODE_ACP], clean_env(tmp_path, ZCODE_ACP_MODE=mode, ZCODE_BIN="zcode-sim"))
+    assert "result" in bridge.request("initialize", INITIALIZE)
+    assert bridge.close() == 0
+    lines = [line for line in bridge.stderr if "new sessions start in mode" in line]
+    assert len(lines) == 1 and expected in lines[0]
