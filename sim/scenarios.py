@@ -14,6 +14,8 @@ import os
 import shlex
 from typing import Any
 
+from . import faults
+
 
 def _num(params: dict[str, str], key: str, default: float) -> float:
     try:
@@ -151,6 +153,7 @@ BUILTIN = {
     "permission": permission, "plan": plan, "questions": questions, "ask_streaming": ask_streaming,
     "bg_bash": bg_bash, "bg_agent": bg_agent, "subagent": subagent, "history": history,
 }
+BUILTIN.update(faults.SCENARIOS)  # fail_mid_tool, die_mid_tool, spawn_child, close_stdout
 
 
 class ScenarioBook:
