@@ -50,7 +50,21 @@ def step_close_stdout(runner: "TurnRunner", step: dict[str, Any]) -> str:
         gevent.sleep(3600)
 
 
+def step_burst(runner: "TurnRunner", step: dict[str, Any]) -> None:
+    """``count`` text deltas, then a mode change, all in one write to stdout.
+
+    One write of less than PIPE_BUF bytes reaches the bridge in one read, so
+    the order the bridge delivers them in is its own, not the pipe's timing.
+    """
+    for _ in range(int(step.get("count", 8))):
+        runner.emit("model.streaming", {"kind": "text_delta", "delta": step.get("text", "x")}, flush=False)
+    runner.session.mode = step.get("mode", "plan")
+    runner.server.wire.send({"method": "state.updated", "params": {
+        "sessionId": runner.session.session_id, "reason": "tool_call", "patch": {"mode": {"current": runner.session.mode}}}})
+
+
 STEPS: dict[str, Callable[["TurnRunner", dict[str, Any]], Any]] = {
+    "burst": step_burst,
     "tool_open": step_tool_open,
     "spawn": step_spawn,
     "close_stdout": step_close_stdout,
@@ -76,7 +90,12 @@ def _close_stdout(params: dict[str, str]) -> list[dict[str, Any]]:
     return [{"type": "text", "text": "Closing stdout. "}, {"type": "close_stdout"}]
 
 
+def _text_then_mode(params: dict[str, str]) -> list[dict[str, Any]]:
+    return [{"type": "burst", "count": int(params.get("count", 8)), "mode": params.get("mode", "plan")}]
+
+
 SCENARIOS: dict[str, Callable[[dict[str, str]], list[dict[str, Any]]]] = {
+    "text_then_mode": _text_then_mode,
     "fail_mid_tool": _fail_mid_tool,
     "die_mid_tool": _die_mid_tool,
     "spawn_child": _spawn_child,

@@ -94,13 +94,9 @@ def test_a_backend_that_dies_at_start_is_retried_with_backoff_and_its_stderr_is_
 @pytest.mark.xfail(strict=True, reason="issue 9 item 10: state.updated/title/mode go through the Session while "
                                        "text goes through the Turn; one session's updates must keep pipe order")
 def test_a_mode_change_written_after_text_reaches_the_client_after_it(tmp_path):
-    # Eight unflushed deltas, then the mode change flushes them: all in one write, so in one read.
-    scenarios = tmp_path / "scenarios.json"
-    scenarios.write_text(json.dumps({"scenarios": {"text_then_mode": {"steps": [
-        {"type": "stream", "count": 8, "text": "x"}, {"type": "mode", "mode": "plan"}]}}}))
-    with running(tmp_path, env={"ZCODE_SIM_SCENARIOS": str(scenarios)}) as b:
+    with running(tmp_path) as b:
         sid = b.new_session()
-        b.prompt("p", sid, "#sim text_then_mode")
+        b.prompt("p", sid, "#sim text_then_mode count=8")  # eight deltas and the mode change in one write
         seen = []
         b.answer("p", seen=seen)
         seen += marker(b)
