@@ -78,28 +78,33 @@ def classify_acp(frame: dict[str, Any]) -> Kind:
     A request needs a string ``method`` and a string/number id; a response
     needs an id and exactly one of ``result``/``error`` (else -32600).
     ``$/cancel_request`` is a notification: sent with an id it is -32600.
-    Every value of the frame is checked too (``check_values``): nesting
-    deeper than ``MAX_DEPTH`` and strings with lone surrogates are -32602
-    naming the field (-32600 in the envelope), so no such value ever reaches
-    the rest of the bridge, where it would fail far from the client.
+    Every value of a request or response is checked too (``check_values``):
+    nesting deeper than ``MAX_DEPTH`` and strings with lone surrogates are
+    -32602 naming the field (-32600 in the envelope), so no such value ever
+    reaches the rest of the bridge, where it would fail far from the client.
+    A notification is never answered, so only its envelope is checked.
     """
     if frame.get("jsonrpc") != "2.0":
         raise RpcError(INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"')
-    check_values(frame)
     method = frame.get("method")
     if "method" in frame:
         if not isinstance(method, str):
             raise RpcError(INVALID_REQUEST, "Invalid Request: method must be a string")
+        if not encodable(method):
+            raise RpcError(INVALID_REQUEST, "Invalid Request: method contains a lone surrogate")
         if "params" in frame and not isinstance(frame["params"], (dict, list)):
             raise RpcError(INVALID_REQUEST, "Invalid Request: params must be an object")
         if "id" not in frame:
+            # Never answered, so never checked further: its handlers read typed fields only.
             return Kind.NOTIFICATION
         if not _valid_id(frame["id"]) or frame["id"] is None:
             raise RpcError(INVALID_REQUEST, "Invalid Request: id must be a string or a number")
         if method == CANCEL_REQUEST:
             raise RpcError(INVALID_REQUEST, f"Invalid Request: {CANCEL_REQUEST} is a notification; send it without an id")
+        check_values(frame)
         return Kind.REQUEST
     if "id" in frame and (("result" in frame) != ("error" in frame)):
+        check_values(frame)
         return Kind.RESPONSE
     raise RpcError(INVALID_REQUEST, "Invalid Request: not a request, notification or response")
 
