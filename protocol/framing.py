@@ -13,14 +13,26 @@ from typing import Any
 import ujson
 
 from .errors import INVALID_REQUEST, PARSE_ERROR, RpcError
+from .jsonrpc import request_id_or_none
 
 # 50 MiB: an image prompt is base64 inside one line; anything bigger is an
 # error, not a reason to grow memory without bound.
 DEFAULT_MAX_LINE = 50 * 1024 * 1024
 
-# ujson.loads accepts NaN, Infinity and overflowing exponents (which become
-# inf). Cheap byte scans decide whether the exact (walking) check is needed.
-_BIG_EXPONENT = re.compile(rb"[eE][+-]?[0-9]{3}")
+# ujson.loads accepts NaN, Infinity and numbers beyond double range (a big
+# exponent, or 309+ digits with a fraction), which all become inf. Cheap byte
+# scans decide whether the exact (walking) check is needed.
+_OUT_OF_RANGE = re.compile(rb"[eE][+-]?[0-9]{3}|[0-9]{309}")
+
+# What one client frame may cost (docs/reliability.md, item 14). Parsing makes
+# one Python object per JSON value, ~64 bytes or more each: 50 MB of
+# ``[{},{},…]`` would be 17 million dicts (1.3 GB). Every value but the first
+# of a container follows a ``,``, and every container opens with ``{`` or
+# ``[``, so counting those three bytes (a C loop each) bounds the object count
+# before anything is parsed. Strings never count as more than one value, so a
+# base64 image stays cheap whatever its size.
+MAX_FRAME_VALUES = 1_000_000
+_COUNT_FROM = 64 * 1024  # a shorter line cannot hold enough values to matter
 
 
 class FrameError(RpcError):
@@ -41,19 +53,28 @@ def dumps(obj: Any) -> str:
 def decode(line: bytes | str, strict: bool = True) -> Any:
     """One line → one JSON value, or FrameError(-32700).
 
-    ``strict`` also rejects numbers that overflow to infinity (``1e999``); the
-    backend's hot path turns it off, because scanning every event for them
-    costs more than decoding it, and ``encode`` refuses a non-finite number
-    anyway, so one can never reach a client.
+    ``strict`` is for input from a client, which the bridge does not trust: it
+    also rejects numbers beyond double range (``1e999``, ``999…9.5``), which
+    ujson would turn into infinity, and a frame of more than
+    ``MAX_FRAME_VALUES`` values (-32600, before parsing it). The backend's hot
+    path turns it off, because scanning every event costs more than decoding
+    it, and ``encode`` refuses a non-finite number anyway, so one can never
+    reach a client.
     """
+    raw = line if isinstance(line, bytes) else line.encode("utf-8", "surrogatepass")
+    if strict and len(raw) > _COUNT_FROM:
+        values = raw.count(b",") + raw.count(b"{") + raw.count(b"[")
+        if values > MAX_FRAME_VALUES:
+            raise FrameError(INVALID_REQUEST, f"Invalid Request: the frame holds too many JSON values (about "
+                                              f"{values:,}; the limit is {MAX_FRAME_VALUES:,})")
     try:
         value = ujson.loads(line)
     except (ValueError, TypeError) as exc:
         raise FrameError(PARSE_ERROR, f"Parse error: {exc}") from None
-    raw = line if isinstance(line, bytes) else line.encode("utf-8", "surrogatepass")
-    suspect = b"NaN" in raw or b"Infinity" in raw or (strict and _BIG_EXPONENT.search(raw) is not None)
+    suspect = b"NaN" in raw or b"Infinity" in raw or (strict and _OUT_OF_RANGE.search(raw) is not None)
     if suspect and _has_non_finite(value):
-        raise FrameError(PARSE_ERROR, "Parse error: NaN and Infinity are not JSON")
+        raise FrameError(PARSE_ERROR, "Parse error: NaN, Infinity and numbers out of double range are not JSON "
+                                      "the bridge can carry")
     return value
 
 
@@ -61,10 +82,16 @@ def decode_object(line: bytes | str, strict: bool = True) -> dict[str, Any]:
     """Decode a line that must hold one JSON object (a frame).
 
     A JSON array is a batch, which neither ACP nor this bridge supports:
-    ``-32600``. Any other non-object is also ``-32600``.
+    ``-32600``. Any other non-object is also ``-32600``, and so is an object
+    with neither a ``method`` nor a usable ``id``.
     """
     value = decode(line, strict)
     if isinstance(value, dict):
+        if "method" not in value and request_id_or_none(value) is None:
+            # Neither a request, a notification nor an answerable response
+            # (``{}``, ``{"jsonrpc":"2.0"}``, an id that is not a valid id):
+            # the only answer left is -32600 with a null id, which is this one.
+            raise FrameError(INVALID_REQUEST, "Invalid Request: not a JSON-RPC request, notification or response")
         return value
     if isinstance(value, list):
         raise FrameError(INVALID_REQUEST, "Invalid Request: batch requests are not supported")

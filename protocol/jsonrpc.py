@@ -7,11 +7,13 @@ do), so every builder here exists twice: ``acp_*`` and ``backend_*``.
 
 from __future__ import annotations
 
+import math
+import re
 from enum import Enum
 from typing import Any
 from collections.abc import Callable
 
-from .errors import INVALID_REQUEST, RpcError
+from .errors import INVALID_PARAMS, INVALID_REQUEST, RpcError
 
 
 class Kind(Enum):
@@ -41,15 +43,47 @@ def classify_backend(frame: dict[str, Any], is_pending: Callable[[Any], bool]) -
 
 
 def _valid_id(value: Any) -> bool:
-    # bool is an int subclass in Python but not a JSON-RPC id.
-    return (isinstance(value, (str, int)) and not isinstance(value, bool)) or value is None
+    """A JSON-RPC id we can echo unchanged: string, number or null.
+
+    bool is an int subclass in Python but not a JSON-RPC id. A float (``7.0``)
+    is a number: JSON-RPC only says it SHOULD NOT have a fraction, so it is
+    echoed as sent. A string holding a lone surrogate (``"\\ud800"``) could
+    never be written back, so it is no usable id.
+    """
+    if value is None:
+        return True
+    if isinstance(value, str):
+        return encodable(value)
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def encodable(text: str) -> bool:
+    """False when ``text`` holds a lone surrogate, which UTF-8 cannot carry."""
+    return text.isascii() or _SURROGATE.search(text) is None  # isascii() is O(1) in CPython
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+# Deeper than this, a client frame is refused (-32602 naming the field) before
+# any recursive code (capability merging, encoders) can run out of stack.
+MAX_DEPTH = 64
+
+CANCEL_REQUEST = "$/cancel_request"
 
 
 def classify_acp(frame: dict[str, Any]) -> Kind:
-    """Kind of an inbound ACP frame, or RpcError(-32600) when it is none.
+    """Kind of an inbound ACP frame, or RpcError when it is none.
 
     A request needs a string ``method`` and a string/number id; a response
-    needs an id and exactly one of ``result``/``error``.
+    needs an id and exactly one of ``result``/``error`` (else -32600).
+    ``$/cancel_request`` is a notification: sent with an id it is -32600.
+    Every value of a request or response is checked too (``check_values``):
+    nesting deeper than ``MAX_DEPTH`` and strings with lone surrogates are
+    -32602 naming the field (-32600 in the envelope), so no such value ever
+    reaches the rest of the bridge, where it would fail far from the client.
+    A notification is never answered, so only its envelope is checked.
     """
     if frame.get("jsonrpc") != "2.0":
         raise RpcError(INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"')
@@ -57,16 +91,71 @@ def classify_acp(frame: dict[str, Any]) -> Kind:
     if "method" in frame:
         if not isinstance(method, str):
             raise RpcError(INVALID_REQUEST, "Invalid Request: method must be a string")
+        if not encodable(method):
+            raise RpcError(INVALID_REQUEST, "Invalid Request: method contains a lone surrogate")
         if "params" in frame and not isinstance(frame["params"], (dict, list)):
             raise RpcError(INVALID_REQUEST, "Invalid Request: params must be an object")
         if "id" not in frame:
+            # Never answered, so never checked further: its handlers read typed fields only.
             return Kind.NOTIFICATION
         if not _valid_id(frame["id"]) or frame["id"] is None:
             raise RpcError(INVALID_REQUEST, "Invalid Request: id must be a string or a number")
+        if method == CANCEL_REQUEST:
+            raise RpcError(INVALID_REQUEST, f"Invalid Request: {CANCEL_REQUEST} is a notification; send it without an id")
+        check_values(frame)
         return Kind.REQUEST
     if "id" in frame and (("result" in frame) != ("error" in frame)):
+        check_values(frame)
         return Kind.RESPONSE
     raise RpcError(INVALID_REQUEST, "Invalid Request: not a request, notification or response")
+
+
+def check_values(frame: dict[str, Any]) -> None:
+    """RpcError for the first value the bridge cannot carry: too deep, or a lone surrogate.
+
+    Iterative (no recursion, whatever the depth). Paths are linked pairs
+    ``(key, parent)`` so walking costs no string work until something is wrong.
+    """
+    stack: list[tuple[Any, int, Any]] = [(frame, 0, None)]
+    while stack:
+        value, depth, path = stack.pop()
+        if isinstance(value, str):
+            if not encodable(value):
+                raise _value_error(path, "contains a lone surrogate, which is not valid Unicode")
+        elif isinstance(value, dict):
+            if depth >= MAX_DEPTH:
+                raise _value_error(path, f"is nested more than {MAX_DEPTH} levels deep")
+            for key, item in value.items():
+                if not encodable(key):
+                    raise _value_error(path, "has a key with a lone surrogate, which is not valid Unicode")
+                stack.append((item, depth + 1, (key, path)))
+        elif isinstance(value, list):
+            if depth >= MAX_DEPTH:
+                raise _value_error(path, f"is nested more than {MAX_DEPTH} levels deep")
+            stack.extend((item, depth + 1, (index, path)) for index, item in enumerate(value))
+
+
+def _value_error(path: Any, problem: str) -> RpcError:
+    keys: list[Any] = []
+    while path is not None:
+        key, path = path
+        keys.append(key)
+    keys.reverse()
+    if keys and keys[0] == "params":
+        return RpcError(INVALID_PARAMS, f"Invalid params: {_path_text(keys[1:]) or 'params'} {problem}")
+    return RpcError(INVALID_REQUEST, f"Invalid Request: {_path_text(keys) or 'the frame'} {problem}")
+
+
+def _path_text(keys: list[Any], limit: int = 6) -> str:
+    """``prompt[0].text``; long paths are cut (``a.b.c.d.e.f…``), keys made printable."""
+    text = ""
+    for index, key in enumerate(keys[:limit]):
+        if isinstance(key, int):
+            text += f"[{key}]"
+        else:
+            printable = key.encode("utf-8", "backslashreplace").decode("utf-8")
+            text += printable if index == 0 else "." + printable
+    return text + ("…" if len(keys) > limit else "")
 
 
 def request_id_or_none(frame: Any) -> Any:
@@ -74,6 +163,17 @@ def request_id_or_none(frame: Any) -> Any:
     if isinstance(frame, dict) and _valid_id(frame.get("id")):
         return frame.get("id")
     return None
+
+
+def cancel_target(params: Any) -> Any:
+    """The request a ``$/cancel_request`` names, or None when it names none we could hold.
+
+    Anything but a valid id (``{}``, a list, a lone surrogate) is None: the
+    caller can then look the id up in its tables without risking a TypeError
+    (an unhashable id) that would take the rest of its batch with it.
+    """
+    request_id = params.get("requestId") if isinstance(params, dict) else None
+    return request_id if _valid_id(request_id) else None
 
 
 # -- ACP (with "jsonrpc") ----------------------------------------------------

@@ -17,6 +17,9 @@ def main(argv: list[str] | None = None) -> None:
     server.add_argument("--stdio", action="store_true", required=True)
     server.add_argument("--disallowed-tools", default="")
     args = parser.parse_args(argv)
+    from .faults import die_at_start_if_asked
     from .server import serve
+
+    die_at_start_if_asked()
 
     sys.exit(serve(disallowed_tools=args.disallowed_tools.split()))

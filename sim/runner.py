@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import gevent
 import ujson
 
+from . import faults
 from .model import SimSession, SimTask, SimTurn
 
 if TYPE_CHECKING:
@@ -282,5 +283,9 @@ class TurnRunner:
         """After this turn the backend forgets the session until it is resumed."""
         self.evict = True
 
-    def step_unknown(self, step: dict[str, Any]) -> None:
+    def step_unknown(self, step: dict[str, Any]) -> Any:
+        fault = faults.STEPS.get(step.get("type", ""))
+        if fault is not None:  # the fault steps live in faults.py
+            return fault(self, step)
         self.step_text({"text": f"(zcode-sim: unknown step {step.get('type')!r})"})
+        return None

@@ -16,6 +16,8 @@ import re
 import shlex
 from typing import Any
 
+from . import faults
+
 # The prompt itself, handed to the scenarios that answer it (never a user's key=value).
 PROMPT = "_prompt"
 
@@ -211,6 +213,7 @@ BUILTIN = {
     "bg_bash": bg_bash, "bg_agent": bg_agent, "subagent": subagent, "history": history,
     "reply": reply, "help": help_text, "stubborn": stubborn, "steer_fk": steer_fk,
 }
+BUILTIN.update(faults.SCENARIOS)  # fail_mid_tool, die_mid_tool, spawn_child, close_stdout
 
 # One line per built-in scenario, for `#sim help` and the demo's --help.
 DESCRIPTIONS = {

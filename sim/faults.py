@@ -1,0 +1,121 @@
+"""Fault steps and scenarios: the ways a backend process can go wrong.
+
+The bridge's reliability tests (docs/reliability.md) need backends that fail
+in ways a well-behaved scenario never does: a tool card left open when the turn
+fails or the process dies, a child process that keeps the backend's stdout
+open after the backend itself is killed, a backend that closes its stdout but
+stays alive, and one that dies at start after printing to stderr. Each is a
+step type (played by ``TurnRunner``) and a built-in scenario; docs/simulator.md
+lists them.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from typing import TYPE_CHECKING, Any, Callable
+
+import gevent
+
+if TYPE_CHECKING:
+    from .runner import TurnRunner
+
+
+def step_tool_open(runner: "TurnRunner", step: dict[str, Any]) -> None:
+    """Declare and start a tool, and never finish it: its card stays open."""
+    name = step.get("name", "Bash")
+    tool_input = step.get("input") or {"command": "make test"}
+    tool_id = runner._declare(name, tool_input)
+    runner.emit("tool.updated", {"kind": "scheduled", "toolCallId": tool_id, "toolName": name, "input": tool_input})
+    runner.emit("tool.updated", {"kind": "started", "toolCallId": tool_id, "inputOmitted": True})
+
+
+def step_spawn(runner: "TurnRunner", step: dict[str, Any]) -> None:
+    """Start a child (a Bash tool's command) that inherits the backend's stdout.
+
+    The child's pid is streamed as text (``child <pid> ``) so a test can find it.
+    """
+    command = step.get("command") or ["sleep", "300"]
+    child = subprocess.Popen(command, stdin=subprocess.DEVNULL)  # stdout and stderr: inherited
+    runner.step_text({"text": f"child {child.pid} "})
+
+
+def step_close_stdout(runner: "TurnRunner", step: dict[str, Any]) -> str:
+    """Close stdout and stay alive, reading stdin and answering nothing."""
+    runner.server.wire.flush()
+    runner.server.frozen = True
+    os.close(runner.server.wire.fd)
+    while True:
+        gevent.sleep(3600)
+
+
+def step_burst(runner: "TurnRunner", step: dict[str, Any]) -> None:
+    """``count`` text deltas, then a mode change, all in one write to stdout.
+
+    One write of less than PIPE_BUF bytes reaches the bridge in one read, so
+    the order the bridge delivers them in is its own, not the pipe's timing.
+    """
+    for _ in range(int(step.get("count", 8))):
+        runner.emit("model.streaming", {"kind": "text_delta", "delta": step.get("text", "x")}, flush=False)
+    runner.session.mode = step.get("mode", "plan")
+    runner.server.wire.send({"method": "state.updated", "params": {
+        "sessionId": runner.session.session_id, "reason": "tool_call", "patch": {"mode": {"current": runner.session.mode}}}})
+
+
+STEPS: dict[str, Callable[["TurnRunner", dict[str, Any]], Any]] = {
+    "burst": step_burst,
+    "tool_open": step_tool_open,
+    "spawn": step_spawn,
+    "close_stdout": step_close_stdout,
+}
+
+
+def _fail_mid_tool(params: dict[str, str]) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": "Running the tests. "}, {"type": "tool_open"},
+            {"type": "fail", "code": params.get("code", "internal_error"),
+             "message": params.get("message", "the model gave up")}]
+
+
+def _die_mid_tool(params: dict[str, str]) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": "Running the tests. "}, {"type": "tool_open"},
+            {"type": "sleep", "seconds": float(params.get("after", 0.05))}, {"type": "die"}]
+
+
+def _spawn_child(params: dict[str, str]) -> list[dict[str, Any]]:
+    return [{"type": "tool_open"}, {"type": "spawn"}, {"type": "hang"}]
+
+
+def _close_stdout(params: dict[str, str]) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": "Closing stdout. "}, {"type": "close_stdout"}]
+
+
+def _text_then_mode(params: dict[str, str]) -> list[dict[str, Any]]:
+    return [{"type": "burst", "count": int(params.get("count", 8)), "mode": params.get("mode", "plan")}]
+
+
+SCENARIOS: dict[str, Callable[[dict[str, str]], list[dict[str, Any]]]] = {
+    "text_then_mode": _text_then_mode,
+    "fail_mid_tool": _fail_mid_tool,
+    "die_mid_tool": _die_mid_tool,
+    "spawn_child": _spawn_child,
+    "close_stdout": _close_stdout,
+}
+
+
+def die_at_start_if_asked() -> None:
+    """``ZCODE_SIM_DIE_AT_START=<text>``: print the text on stderr and exit 3 at once.
+
+    With ``ZCODE_SIM_TRACE`` set, each such start is recorded there first
+    (``{"diedAtStart": pid}``) so a test can count the bridge's restarts.
+    """
+    text = os.environ.get("ZCODE_SIM_DIE_AT_START")
+    if not text:
+        return
+    trace = os.environ.get("ZCODE_SIM_TRACE")
+    if trace:
+        with open(trace, "a", encoding="utf-8") as handle:
+            handle.write(f'{{"diedAtStart": {os.getpid()}}}\n')
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+    os._exit(3)

@@ -1,0 +1,21 @@
+"""Smoke test of the long random run (bench/adversarial.py): a few hundred frames, figures printed."""
+
+import io
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from bench import adversarial  # noqa: E402
+
+
+def test_the_random_run_prints_its_figures_and_keeps_stdout_pure():
+    out = io.StringIO()
+    stats = adversarial.run(frames=300, seed=1, sessions=2, out=out, settle=5.0)
+    text = out.getvalue()
+    for label in ("seed", "answered exactly once", "answered twice", "unanswered", "wrong code",
+                  "impure stdout lines", "RSS start / peak / end"):
+        assert label in text
+    assert stats["random_frames"] >= 300 and stats["requests"] > 100
+    assert stats["impure"] == 0 and stats["twice"] == 0 and stats["stray"] == 0
+    assert stats["exit_code"] == 0

@@ -1,0 +1,110 @@
+"""Issue 9, hangs and dead ends (items 1, 2, 6; item 3 is in tests/actors/test_reliability_actors.py).
+
+Each test plays one way a backend (or a neighbour process) goes wrong and asserts
+what the editor must see: an answer to every request within a bound, and a
+working backend again on the next use. docs/reliability.md lists them.
+"""
+
+import fcntl
+import os
+import re
+import signal
+import time
+
+import pytest
+
+from tests.process.reliability import alive, child_pid, running, text_of, wait_gone
+
+
+def until_text(b, session_id, pattern, timeout=5.0):
+    """Frames until the session's streamed text matches ``pattern``; the match."""
+    seen = []
+    deadline = time.monotonic() + timeout
+    while True:
+        match = re.search(pattern, text_of(seen, session_id))
+        if match:
+            return match
+        seen.append(b.next(max(0.01, deadline - time.monotonic())))
+
+
+@pytest.mark.xfail(strict=True, reason="issue 9 item 1: Backend writes must go through a writer greenlet with a "
+                                       "bounded queue so timeouts still fire while the backend stops reading")
+def test_a_backend_that_stops_reading_never_freezes_other_requests(tmp_path):
+    with running(tmp_path, env={"ZCODE_ACP_CALL_TIMEOUT": "1"}) as b:
+        sid = b.new_session()
+        b.prompt("warm", sid, "#sim stream count=1")
+        assert b.answer("warm")["result"]["stopReason"] == "end_turn"
+        os.kill(b.backend(), signal.SIGSTOP)
+        b.prompt("big", sid, "x" * (2 * 1024 * 1024))  # more than any pipe buffer holds
+        b.request("list", "session/list", {})
+        listed = b.answer("list", timeout=4)  # the call timeout is 1 s
+        assert listed["error"]["code"] == -32603
+        big = b.answer("big", timeout=4)
+        assert big["error"]["code"] == -32603
+
+
+@pytest.mark.xfail(strict=True, reason="issue 9 item 2: stdout EOF with the process still alive must count as "
+                                       "death (Backend._read_stdout waits on proc.wait() forever)")
+def test_a_backend_that_closes_stdout_but_stays_alive_is_replaced(tmp_path):
+    with running(tmp_path) as b:
+        sid = b.new_session()
+        b.prompt("p1", sid, "#sim close_stdout")
+        until_text(b, sid, "Closing")
+        first = b.backend()
+        assert b.answer("p1", timeout=4)["error"]["code"] == -32603
+        b.prompt("p2", sid, "#sim stream count=2")
+        assert b.answer("p2", timeout=8)["result"]["stopReason"] == "end_turn"
+        assert wait_gone(first, 2), "the old backend was left running"
+
+
+@pytest.mark.xfail(strict=True, reason="issue 9 item 2: watch the backend process itself (its exit), not only "
+                                       "stdout EOF, and kill its whole process group")
+def test_a_killed_backend_whose_child_holds_its_stdout_is_seen_dead(tmp_path):
+    with running(tmp_path) as b:
+        sid = b.new_session()
+        b.prompt("p1", sid, "#sim spawn_child")
+        child = child_pid(until_text(b, sid, r"child \d+ ").group(0))
+        b.others.add(child)
+        backend = b.backend()
+        os.kill(backend, signal.SIGKILL)
+        answer = b.answer("p1", timeout=4)
+        assert answer["error"]["code"] == -32603
+        b.prompt("p2", sid, "#sim stream count=2")
+        assert b.answer("p2", timeout=8)["result"]["stopReason"] == "end_turn"
+        assert wait_gone(child, 2), "the dead backend's child was left running"
+
+
+@pytest.mark.xfail(strict=True, reason="issue 9 item 2: a backend that stopped answering (request timeouts) must "
+                                       "be treated as dead: killed, and a new one started on the next use")
+def test_a_backend_that_stopped_answering_is_replaced_on_next_use(tmp_path):
+    with running(tmp_path, env={"ZCODE_ACP_CALL_TIMEOUT": "1"}) as b:
+        sid = b.new_session()
+        b.prompt("p1", sid, "#sim freeze")
+        until_text(b, sid, "…")
+        frozen = b.backend()
+        b.send({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": sid}})
+        assert b.answer("p1")["result"]["stopReason"] == "cancelled"
+        other = b.new_session(request_id="new-2")
+        b.prompt("p2", other, "#sim stream count=2")
+        b.answer("p2", timeout=4)  # may fail (the frozen backend times out) or already run on a new one
+        b.prompt("p3", other, "#sim stream count=2")
+        assert b.answer("p3", timeout=6)["result"]["stopReason"] == "end_turn"
+        assert not alive(frozen)
+
+
+@pytest.mark.xfail(strict=True, reason="issue 9 item 6 (= issue 8 item 6): the store's flock and fsync block the "
+                                       "only OS thread; take the lock off the loop, with a timeout")
+def test_another_process_holding_the_store_lock_never_freezes_the_bridge(tmp_path):
+    # Stands in for a second bridge on the same ZCODE_HOME, stopped while it holds the lock.
+    folder = tmp_path / "zcode-home" / "v2"
+    folder.mkdir(parents=True)
+    lock = os.open(folder / "acp-lazy-sessions.json.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    try:
+        with running(tmp_path) as b:
+            b.request("new", "session/new", {"cwd": "/tmp", "mcpServers": []})
+            assert "result" in b.call("init-2", "initialize", {"protocolVersion": 1}, timeout=3)
+            assert "result" in b.answer("new", timeout=5)
+    finally:
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        os.close(lock)
