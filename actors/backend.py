@@ -29,6 +29,7 @@ from zcode_acp.protocol.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, RpcError
 from zcode_acp.actors.transport import backend_process
 from zcode_acp.actors.transport import fdio
 from zcode_acp.actors.transport import flow
+from zcode_acp.actors.transport import trace  # [trace] docs/traces.md
 from zcode_acp.actors.transport.flow import Flow
 from zcode_acp.actors.base import BridgeActor, safe_tell
 from zcode_acp.actors.cli.config import Config
@@ -121,10 +122,12 @@ class Backend(BridgeActor):
         me = self.actor_ref
         fd = proc.stdout.fileno()
         splitter = framing.LineSplitter()
+        conn = f"backend-{generation}"  # [trace]
         while True:
             self.readable.wait()
             token = self.flow.take()
             chunk = fdio.read_chunk(fd)
+            trace.TRACER.record(trace.BACKEND_IN, conn, chunk)  # [trace] b"" = closed
             if not chunk:
                 break
             frames = []
@@ -155,7 +158,9 @@ class Backend(BridgeActor):
     def _write(self, frame: dict[str, Any]) -> bool:
         if self.proc is None:
             return False
-        return fdio.write_all(self.proc.stdin.fileno(), framing.encode(frame))
+        data = framing.encode(frame)
+        trace.TRACER.record(trace.BACKEND_OUT, f"backend-{self.generation}", data)  # [trace]
+        return fdio.write_all(self.proc.stdin.fileno(), data)
 
     # -- requests from the tree ------------------------------------------------------
 

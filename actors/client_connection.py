@@ -24,6 +24,7 @@ from zcode_acp.protocol import errors, framing, jsonrpc
 from zcode_acp.protocol.errors import RpcError
 
 from zcode_acp.actors.transport import fdio
+from zcode_acp.actors.transport import trace  # [trace] docs/traces.md
 from zcode_acp.actors.base import BridgeActor, safe_tell
 from zcode_acp.actors.transport.writer import Writer
 from zcode_acp.actors.messages import (
@@ -115,6 +116,7 @@ class ClientConnection(BridgeActor):
         me = self.actor_ref
         while True:
             chunk = self.transport.read()
+            trace.TRACER.record(trace.CLIENT_IN, self.transport.name, chunk)  # [trace] b"" = closed
             if not chunk:
                 break
             items: list[Any] = []
@@ -272,6 +274,7 @@ class ClientConnection(BridgeActor):
             return
         data = b"".join(self.out)
         self.out, self.out_size = [], 0
+        trace.TRACER.record(trace.CLIENT_OUT, self.transport.name, data)  # [trace]
         self.writer.put(data)
 
     def handle_Backlog(self, message: Any) -> None:

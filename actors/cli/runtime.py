@@ -22,7 +22,9 @@ import pykka  # noqa: E402
 from zcode_acp.actors.client_connection import FdTransport  # noqa: E402
 from zcode_acp.actors.cli.config import Config  # noqa: E402
 from zcode_acp.actors.messages import AttachClient, Shutdown  # noqa: E402
-from zcode_acp.actors.supervisor import Supervisor  # noqa: E402
+from zcode_acp.actors.supervisor import Supervisor, version  # noqa: E402
+from zcode_acp.actors.transport import trace  # noqa: E402  [trace]
+from zcode_acp.protocol import trace as trace_format  # noqa: E402  [trace]
 
 log = logging.getLogger("zcode_acp")
 
@@ -66,9 +68,20 @@ def tune_gc() -> None:
     gc.set_threshold(100_000, 50, 100)
 
 
-def serve_stdio(config: Config) -> int:
+def start_trace(path: str | None, redact_content: bool) -> None:
+    """``--trace FILE`` / ``ZCODE_ACP_TRACE``: record every frame (docs/traces.md)."""
+    if not path:
+        return
+    environ = dict(os.environ)
+    trace.start(path, redact_content, literals=trace_format.literals_from_env(environ), bridge_version=version(),
+                env=trace_format.replay_env(environ))
+    log.info("tracing to %s%s", path, " (content redacted)" if redact_content else "")
+
+
+def serve_stdio(config: Config, trace_file: str | None = None, trace_redact_content: bool = False) -> int:
     tune_gc()
     protocol_out = protect_stdout()
+    start_trace(trace_file, trace_redact_content)  # [trace]
     exited = gevent.event.Event()
     supervisor = Supervisor.start(config, exited.set)
     supervisor.ask(AttachClient(FdTransport(0, protocol_out), True))
@@ -81,6 +94,7 @@ def serve_stdio(config: Config) -> int:
     exited.wait()
     supervisor.stop(block=True, timeout=1)
     pykka.ActorRegistry.stop_all(block=False)
+    trace.stop()  # [trace] what is still queued is written before the exit
     logging.shutdown()
     # Greenlets parked on pipes must not hold the process: exit now, code 0.
     os._exit(0)

@@ -1,0 +1,273 @@
+"""Recording a trace: every frame on both sides, off the hot path.
+
+The hooks (client reads and flushes, backend reads and writes) call
+``TRACER.record(direction, conn, data)`` with the bytes they already hold: one
+``deque.append`` and a clock read. A greenlet that waits for the event loop to
+be idle does the rest — cuts lines, redacts (protocol/trace.py), formats and
+writes — so a saturated stream is not slowed by its own recording. Memory is
+bounded: past ``max_queued`` bytes waiting, chunks are dropped and counted,
+and the trace gets a ``dropped`` marker where they were. With tracing off,
+``TRACER`` is a ``NullTracer`` whose ``record`` does nothing.
+
+Files: created 0600 (a folder it has to make: 0700); an existing trace is
+rotated away first (``FILE`` → ``FILE.1`` …), and so is the live file once it
+reaches ``max_bytes``; ``keep`` old parts survive. docs/traces.md.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import time
+from collections import deque
+from datetime import datetime, timezone
+from typing import Any, Iterable
+
+import gevent
+import gevent.event
+
+from zcode_acp.protocol import trace as fmt
+from zcode_acp.protocol.trace import BACKEND_IN, BACKEND_OUT, CLIENT_IN, CLIENT_OUT  # noqa: F401  (for the hooks)
+
+log = logging.getLogger(__name__)
+
+MAX_BYTES = 256 * 1024 * 1024  # one file
+KEEP = 3  # rotated parts kept beside the live file
+MAX_QUEUED = 128 * 1024 * 1024  # bytes waiting to be written before chunks are dropped
+SLICE = 512  # lines processed between two waits for an idle loop
+
+
+class NullTracer:
+    """Tracing off: every hook is one call that does nothing."""
+
+    enabled = False
+
+    def record(self, direction: str, conn: str, data: bytes) -> None:
+        pass
+
+    def close(self, timeout: float = 2.0) -> None:
+        pass
+
+
+class _Stream:
+    """Per direction and connection: the partial last line, and drops not yet marked."""
+
+    __slots__ = ("partial", "resync", "dropped_chunks", "dropped_bytes", "prefix_t", "prefix")
+
+    def __init__(self) -> None:
+        self.partial = b""
+        self.resync = False  # after a drop: skip to the next newline
+        self.dropped_chunks = 0
+        self.dropped_bytes = 0
+        self.prefix_t = -1.0
+        self.prefix = b""
+
+
+class TraceWriter:
+    enabled = True
+
+    def __init__(self, path: str, redactor: fmt.Redactor, bridge_version: str, env: dict[str, str],
+                 max_bytes: int = MAX_BYTES, keep: int = KEEP, max_queued: int = MAX_QUEUED) -> None:
+        self.path = os.path.abspath(os.path.expanduser(path))
+        self.redactor = redactor
+        self.bridge_version = bridge_version
+        self.env = env
+        self.max_bytes = max_bytes
+        self.keep = keep
+        self.max_queued = max_queued
+        self.started = time.monotonic()
+        self.queue: deque[tuple[float, str, str, bytes]] = deque()
+        self.queued = 0
+        self.dropped_chunks = 0
+        self.dropped_bytes = 0
+        self.streams: dict[tuple[str, str], _Stream] = {}
+        self.part = 0
+        self.size = 0
+        self.fd = -1
+        self.closed = False
+        self.wake = gevent.event.Event()
+        self._open(rotate_existing=True)
+        self.greenlet = gevent.spawn(self._run)
+
+    # -- the hot path ---------------------------------------------------------------------
+
+    def record(self, direction: str, conn: str, data: bytes) -> None:
+        """Hand over bytes as read or written (b"" means: this side closed). Never blocks."""
+        if self.queued > self.max_queued:
+            stream = self._stream(direction, conn)
+            stream.dropped_chunks += 1
+            stream.dropped_bytes += len(data)
+            self.dropped_chunks += 1
+            self.dropped_bytes += len(data)
+            return
+        self.queue.append((time.monotonic(), direction, conn, data))
+        self.queued += len(data)
+        self.wake.set()
+
+    # -- the drain -------------------------------------------------------------------------
+
+    def _stream(self, direction: str, conn: str) -> _Stream:
+        key = (direction, conn)
+        stream = self.streams.get(key)
+        if stream is None:
+            stream = self.streams[key] = _Stream()
+        return stream
+
+    def _run(self) -> None:
+        while not self.closed:
+            self.wake.wait()
+            self.wake.clear()
+            while self.queue:
+                gevent.idle()  # only when nothing else wants the loop: the bridge goes first
+                self._drain(SLICE)
+
+    def _drain(self, budget: int) -> None:
+        """Format and write queued chunks until about ``budget`` lines were done."""
+        out: list[bytes] = []
+        done = 0
+        while self.queue and done < budget:
+            t, direction, conn, data = self.queue.popleft()
+            self.queued -= len(data)
+            done += self._format(t - self.started, direction, conn, data, out)
+        self._write(b"".join(out))
+
+    def _format(self, t: float, direction: str, conn: str, data: bytes, out: list[bytes]) -> int:
+        stream = self._stream(direction, conn)
+        if stream.dropped_chunks:
+            out.append(fmt.dropped_record(t, direction, conn, stream.dropped_chunks, stream.dropped_bytes))
+            stream.dropped_chunks = stream.dropped_bytes = 0
+            stream.partial, stream.resync = b"", True
+        if not data:
+            if stream.partial.strip():
+                self._lines(t, direction, conn, stream, [stream.partial], stream.partial, out)
+            stream.partial = b""
+            out.append(fmt.closed_record(t, direction, conn))
+            return 1
+        lines = data.split(b"\n")
+        screen = data
+        if stream.resync:
+            if len(lines) == 1:
+                return 0  # still inside the line cut by the drop
+            lines = lines[1:]
+            stream.resync = False
+        elif stream.partial:
+            lines[0] = stream.partial + lines[0]
+            screen = stream.partial + data  # a secret's name may straddle two chunks
+        stream.partial = lines.pop()
+        lines = [line for line in lines if line.strip()]
+        self._lines(t, direction, conn, stream, lines, screen, out)
+        return len(lines)
+
+    def _lines(self, t: float, direction: str, conn: str, stream: _Stream, lines: list[bytes], screen: bytes,
+               out: list[bytes]) -> None:
+        if not lines:
+            return
+        if stream.prefix_t != t:
+            stream.prefix_t, stream.prefix = t, fmt.record_prefix(t, direction, conn)
+        prefix = stream.prefix
+        redactor = self.redactor
+        # Fast path: nothing in the whole batch could be a secret and every line is
+        # an object: splice the lines in as they are, no parsing.
+        if direction not in fmt.INBOUND or all(fmt.looks_like_object(line) for line in lines):
+            if not redactor.needs_look(screen):
+                out.append(fmt.frame_records(prefix, lines))
+                return
+        for line in lines:
+            if not redactor.needs_look(line) and (direction not in fmt.INBOUND or fmt.looks_like_object(line)):
+                out.append(prefix + line + b"}\n")
+                continue
+            redacted = redactor.line(line)
+            if redacted is None:
+                out.append(fmt.raw_record(t, direction, conn, redactor.raw(line)))
+            else:
+                out.append(prefix + redacted + b"}\n")
+
+    # -- the file ----------------------------------------------------------------------------
+
+    def _open(self, rotate_existing: bool) -> None:
+        folder = os.path.dirname(self.path)
+        if not os.path.isdir(folder):
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+            os.chmod(folder, 0o700)  # makedirs' mode is filtered by the umask
+        if rotate_existing and os.path.exists(self.path):
+            self._rotate_files()
+        self.fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o600)
+        os.fchmod(self.fd, 0o600)  # even if the file existed with a wider mode
+        self.part += 1
+        self.size = 0
+        started = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        self._write_raw(fmt.header(self.bridge_version, started, self.redactor.content, self.env, self.part))
+
+    def _rotate_files(self) -> None:
+        for index in range(self.keep, 0, -1):
+            older = f"{self.path}.{index}"
+            newer = self.path if index == 1 else f"{self.path}.{index - 1}"
+            if os.path.exists(newer):
+                if index == self.keep and os.path.exists(older):
+                    os.unlink(older)
+                os.replace(newer, older)
+        if self.keep == 0 and os.path.exists(self.path):
+            os.unlink(self.path)
+
+    def _write(self, data: bytes) -> None:
+        if not data or self.fd < 0:
+            return
+        if self.size + len(data) > self.max_bytes and self.size > 0:
+            os.close(self.fd)
+            self._rotate_files()
+            self._open(rotate_existing=False)
+        self._write_raw(data)
+
+    def _write_raw(self, data: bytes) -> None:
+        view = memoryview(data)
+        try:
+            while view:
+                view = view[os.write(self.fd, view):]
+        except OSError as exc:
+            log.warning("trace: cannot write %s (%s); tracing stops", self.path, exc)
+            os.close(self.fd)
+            self.fd = -1
+            return
+        self.size += len(data)
+
+    def close(self, timeout: float = 2.0) -> None:
+        """Write what is queued (bounded by ``timeout``), an end line, and close the file."""
+        if self.closed:
+            return
+        self.closed = True
+        self.greenlet.kill(block=False)
+        deadline = time.monotonic() + timeout
+        while self.queue and time.monotonic() < deadline:
+            self._drain(SLICE * 8)
+        for _, _, _, data in self.queue:
+            self.dropped_chunks += 1
+            self.dropped_bytes += len(data)
+        self.queue.clear()
+        t = time.monotonic() - self.started
+        for (direction, conn), stream in self.streams.items():
+            if stream.dropped_chunks:
+                self._write_raw(fmt.dropped_record(t, direction, conn, stream.dropped_chunks, stream.dropped_bytes))
+        self._write_raw(fmt.end_record(t, self.dropped_chunks, self.dropped_bytes))
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+TRACER: Any = NullTracer()
+
+
+def start(path: str, redact_content: bool = False, literals: Iterable[str] = (), bridge_version: str = "",
+          env: dict[str, str] | None = None, **limits: int) -> TraceWriter:
+    """Start tracing to ``path``: the hooks see it through ``TRACER`` from now on."""
+    global TRACER
+    redactor = fmt.Redactor(literals, content=redact_content, salt=secrets.token_bytes(16))
+    writer = TraceWriter(path, redactor, bridge_version, env or {}, **limits)
+    TRACER = writer
+    return writer
+
+
+def stop(timeout: float = 2.0) -> None:
+    global TRACER
+    tracer, TRACER = TRACER, NullTracer()
+    tracer.close(timeout)
