@@ -141,6 +141,7 @@ class Backend(BridgeActor):
             elif not safe_tell(me, BackendFrames(generation, frames, token)):
                 return
         returncode = proc.wait()
+        trace.TRACER.exited(conn, returncode)  # [trace]
         safe_tell(me, BackendExited(generation, returncode))
 
     @staticmethod

@@ -11,6 +11,7 @@ A trace file is a header line, then records::
     {"t": 0.0131, "dir": "bridge>backend", "conn": "backend-1", "frame": {...}}
     {"t": 0.0200, "dir": "backend>bridge", "conn": "backend-1", "raw": "not json"}
     {"t": 0.9000, "dir": "client>bridge", "conn": "stdio", "closed": true}
+    {"t": 0.9050, "dir": "backend>bridge", "conn": "backend-1", "exit": 0}
     {"t": 0.9100, "dir": "backend>bridge", "conn": "backend-1", "dropped": {"chunks": 2, "bytes": 81920}}
     {"t": 0.9500, "end": {"droppedChunks": 2, "droppedBytes": 81920}}
 
@@ -81,6 +82,10 @@ def raw_record(t: float, direction: str, conn: str, line: bytes) -> bytes:
 
 def closed_record(t: float, direction: str, conn: str) -> bytes:
     return dumps({"t": round(t, 6), "dir": direction, "conn": conn, "closed": True}) + b"\n"
+
+
+def exit_record(t: float, direction: str, conn: str, code: int | None) -> bytes:
+    return dumps({"t": round(t, 6), "dir": direction, "conn": conn, "exit": code}) + b"\n"
 
 
 def dropped_record(t: float, direction: str, conn: str, chunks: int, size: int) -> bytes:
@@ -444,3 +449,28 @@ def replay_env(environ: dict[str, str]) -> dict[str, str]:
     return {name: value for name, value in sorted(environ.items())
             if (name.startswith("ZCODE_ACP_") or name == "ZCODE_DISALLOWED_TOOLS")
             and not name.startswith("ZCODE_ACP_TRACE") and not SECRET_KEY.search(name)}
+
+
+def session_of(frame: dict[str, Any]) -> str | None:
+    """The ``params.sessionId`` of a frame, if it has one."""
+    params = frame.get("params")
+    if isinstance(params, dict) and isinstance(params.get("sessionId"), str):
+        return params["sessionId"]
+    return None
+
+
+# Updates whose place among a session's other updates is not deterministic in this
+# build: the title (``session_info_update``) comes from a backend notification the
+# Session handles itself, while the turn's events take one more actor hop, so it can
+# overtake them. A replay compares these as a set (docs/traces.md, "what is compared").
+UNORDERED_UPDATES = frozenset({"session_info_update"})
+
+
+def split_unordered(frames: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(frames whose order counts, the others sorted canonically)."""
+    ordered, loose = [], []
+    for frame in frames:
+        params = frame.get("params") if isinstance(frame.get("params"), dict) else {}
+        update = params.get("update") if isinstance(params.get("update"), dict) else {}
+        (loose if update.get("sessionUpdate") in UNORDERED_UPDATES else ordered).append(frame)
+    return ordered, sorted(loose, key=canonical)

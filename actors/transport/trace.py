@@ -46,6 +46,9 @@ class NullTracer:
     def record(self, direction: str, conn: str, data: bytes) -> None:
         pass
 
+    def exited(self, conn: str, code: int | None) -> None:
+        pass
+
     def close(self, timeout: float = 2.0) -> None:
         pass
 
@@ -77,7 +80,7 @@ class TraceWriter:
         self.keep = keep
         self.max_queued = max_queued
         self.started = time.monotonic()
-        self.queue: deque[tuple[float, str, str, bytes]] = deque()
+        self.queue: deque[tuple[float, str, str, bytes | int | None]] = deque()  # int/None: an exit code
         self.queued = 0
         self.dropped_chunks = 0
         self.dropped_bytes = 0
@@ -105,6 +108,11 @@ class TraceWriter:
         self.queued += len(data)
         self.wake.set()
 
+    def exited(self, conn: str, code: int | None) -> None:
+        """The backend process ``conn`` ended with ``code`` (a replay exits alike)."""
+        self.queue.append((time.monotonic(), fmt.BACKEND_IN, conn, code))  # type: ignore[arg-type]
+        self.wake.set()
+
     # -- the drain -------------------------------------------------------------------------
 
     def _stream(self, direction: str, conn: str) -> _Stream:
@@ -128,6 +136,9 @@ class TraceWriter:
         done = 0
         while self.queue and done < budget:
             t, direction, conn, data = self.queue.popleft()
+            if not isinstance(data, bytes):
+                out.append(fmt.exit_record(t - self.started, direction, conn, data))
+                continue
             self.queued -= len(data)
             done += self._format(t - self.started, direction, conn, data, out)
         self._write(b"".join(out))
@@ -241,8 +252,9 @@ class TraceWriter:
         while self.queue and time.monotonic() < deadline:
             self._drain(SLICE * 8)
         for _, _, _, data in self.queue:
-            self.dropped_chunks += 1
-            self.dropped_bytes += len(data)
+            if isinstance(data, bytes):
+                self.dropped_chunks += 1
+                self.dropped_bytes += len(data)
         self.queue.clear()
         t = time.monotonic() - self.started
         for (direction, conn), stream in self.streams.items():
