@@ -97,6 +97,15 @@ def end_record(t: float, dropped_chunks: int, dropped_bytes: int) -> bytes:
     return dumps({"t": round(t, 6), "end": {"droppedChunks": dropped_chunks, "droppedBytes": dropped_bytes}}) + b"\n"
 
 
+def all_objects(blob: bytes, count: int) -> bool:
+    """``count`` newline-joined lines each start with ``{`` (one C-level count) and the last ends with ``}``.
+
+    A JSON line holds no raw newline, so ``\\n{`` occurs only where lines meet. A line that
+    starts like an object but is cut short still gets through: the reader skips it (``corrupt``).
+    """
+    return blob[:1] == b"{" and blob[-1:] == b"}" and blob.count(b"\n{") == count - 1
+
+
 def looks_like_object(line: bytes) -> bool:
     """Cheap shape check before a line is spliced into a record unparsed."""
     return line[:1] == b"{" and line.rstrip()[-1:] == b"}"
@@ -105,15 +114,16 @@ def looks_like_object(line: bytes) -> bool:
 # -- redaction -------------------------------------------------------------------------
 
 # Keys whose string values are secrets. Numbers under them stay (``outputTokens``: 42 is a count).
+# Each alternative contains one of SCREEN_WORDS (lower-cased): the screen must never miss what this matches.
 SECRET_KEY = re.compile(
-    r"token|api[-_]?key|secret|passw(?:or)?d|^pwd$|cookie|credential|authoriz|^auth$|bearer|signature"
-    r"|private[-_]?key|access[-_]?key|session[-_]?key|client[-_]?key",
+    r"token|secret|passw(?:or)?d|cookie|credential|authoriz|^(?:x-)?auth$"
+    r"|(?:api|private|access|client|session)[-_]?key$",
     re.IGNORECASE)
 # Keys whose every value is a secret: MCP server environments and HTTP headers.
 SECRET_MAPS = frozenset({"env", "headers", "httpHeaders", "environment"})
-# A line that contains none of these (lower-cased) cannot hold a secret key: it is written as it came.
-SCREEN_WORDS = (b"token", b"key", b"secret", b"passw", b"pwd", b"cookie", b"credential", b"auth", b"bearer",
-                b"signature", b'"env"', b'"headers"', b'"httpheaders"', b'"environment"')
+# A line that contains none of these (lower-cased) holds no secret key and no secret map:
+# it is written as it came, unparsed. Few and long needles: each is one pass over the bytes.
+SCREEN_WORDS = (b"token", b"secret", b"passw", b"cookie", b"credential", b"auth", b'key"', b'"env', b'headers"')
 # Inside strings we look at (MCP args and URLs): ``--api-key=abc``, ``?token=abc``, ``user:pass@``.
 INLINE_SECRET = re.compile(
     r"((?:token|api[-_]?key|secret|passw(?:or)?d|auth\w*|key|sig\w*)[\"']?\s*[=:]\s*)([^&\s\"',;]+)", re.IGNORECASE)
@@ -126,32 +136,12 @@ STRUCTURAL = frozenset({
     "protocolVersion", "reason", "source", "category", "current", "value", "thoughtLevel", "format", "encoding",
     "mimeType", "language", "level", "state", "phase", "event",
 })
-MIN_LITERAL = 8  # literal secret values shorter than this are not searched for (too many false hits)
+MIN_LITERAL = 8  # secret values shorter than this are not searched for elsewhere (too many false hits)
+MAX_LEARNED = 64  # values learned from redactions; past this the caller screens everything in full
 
 
 def _inline_scrub(text: str) -> str:
     return URL_USERINFO.sub(r"\1" + REDACTED + r"\3", INLINE_SECRET.sub(r"\1" + REDACTED, text))
-
-
-def _scrub_all(value: Any) -> Any:
-    """Every string leaf of ``value`` becomes REDACTED (numbers, booleans and null stay)."""
-    if isinstance(value, str):
-        return REDACTED
-    if isinstance(value, dict):
-        return {k: _scrub_all(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_scrub_all(v) for v in value]
-    return value
-
-
-def _scrub_map(value: Any) -> Any:
-    """``env`` / ``headers``: a dict of name → value, or a list of ``{name, value}``; names stay."""
-    if isinstance(value, dict):
-        return {k: _scrub_all(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [{k: (v if k == "name" else _scrub_all(v)) for k, v in item.items()} if isinstance(item, dict)
-                else _scrub_all(item) for item in value]
-    return _scrub_all(value)
 
 
 class Redactor:
@@ -159,24 +149,47 @@ class Redactor:
 
     ``literals`` are secret values known to the bridge (the remote token, its
     own secret-looking environment variables): they are replaced wherever they
-    appear, in any string. ``salt`` keys the content hashes, so equal texts in
-    one trace hash alike and nothing can be looked up across traces.
+    appear, in any string. Every value redacted under a secret key is learned
+    as a literal too, so the same secret is caught wherever it shows up again
+    (the bridge relays what it reads: docs/traces.md). ``salt`` keys the
+    content hashes, so equal texts in one trace hash alike and nothing can be
+    looked up across traces.
     """
 
     def __init__(self, literals: Iterable[str] = (), content: bool = False, salt: bytes = b"") -> None:
-        self.literals = sorted({s for s in literals if isinstance(s, str) and len(s) >= MIN_LITERAL},
-                               key=len, reverse=True)
-        self.literal_bytes = [s.encode("utf-8") for s in self.literals]
+        self.literals: list[str] = []
+        self.literal_bytes: list[bytes] = []
+        self.learned = 0
+        self.redactions = 0  # values replaced so far (secrets only)
         self.content = content
         self.salt = salt
+        for literal in literals:
+            self._add_literal(literal)
 
-    def needs_look(self, data: bytes) -> bool:
-        """False when ``data`` certainly holds nothing to redact (it may then be written as it is)."""
-        if self.content:
-            return True
+    def _add_literal(self, value: str) -> None:
+        if len(value) < MIN_LITERAL or value == REDACTED or value in self.literals:
+            return
+        self.literals.append(value)
+        self.literals.sort(key=len, reverse=True)
+        self.literal_bytes = [s.encode("utf-8") for s in self.literals]
+
+    def _secret(self, value: str) -> str:
+        self.redactions += 1
+        if self.learned < MAX_LEARNED and len(value) >= MIN_LITERAL and value not in self.literals:
+            self.learned += 1
+            self._add_literal(value)
+        return REDACTED
+
+    def has_literal(self, data: bytes) -> bool:
         for literal in self.literal_bytes:
             if literal in data:
                 return True
+        return False
+
+    def needs_look(self, data: bytes) -> bool:
+        """False when ``data`` certainly holds nothing to redact (it may then be written as it is)."""
+        if self.content or self.has_literal(data):
+            return True
         low = data.lower()
         for word in SCREEN_WORDS:
             if word in low:
@@ -186,6 +199,7 @@ class Redactor:
     def text(self, text: str) -> str:
         for literal in self.literals:
             if literal in text:
+                self.redactions += 1
                 text = text.replace(literal, REDACTED)
         return text
 
@@ -193,13 +207,33 @@ class Redactor:
         digest = hmac.new(self.salt, text.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()[:12]
         return f"<{len(text)} chars, hash {digest}>"
 
+    def scrub_all(self, value: Any) -> Any:
+        """Every string leaf of ``value`` is a secret (numbers, booleans and null stay)."""
+        if isinstance(value, str):
+            return self._secret(value)
+        if isinstance(value, dict):
+            return {k: self.scrub_all(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.scrub_all(v) for v in value]
+        return value
+
+    def scrub_map(self, value: Any) -> Any:
+        """``env`` / ``headers``: a dict of name → value, or a list of ``{name, value}``; names stay."""
+        if isinstance(value, dict):
+            return {k: self.scrub_all(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [{k: (v if k == "name" else self.scrub_all(v)) for k, v in item.items()}
+                    if isinstance(item, dict) else self.scrub_all(item) for item in value]
+        return self.scrub_all(value)
+
     def redact(self, value: Any, key: str | None = None, in_mcp: bool = False) -> Any:
         if isinstance(value, str):
-            if key is not None and SECRET_KEY.search(key):
-                return REDACTED
             text = self.text(value)
             if in_mcp and key in ("args", "url", "command"):
-                text = _inline_scrub(text)
+                scrubbed = _inline_scrub(text)
+                if scrubbed != text:
+                    self.redactions += 1
+                    text = scrubbed
             if self.content and not _structural(key):
                 return self._content(text)
             return text
@@ -208,11 +242,11 @@ class Redactor:
             pair_secret = isinstance(value.get("name"), str) and SECRET_KEY.search(value["name"]) is not None
             for k, v in value.items():
                 if k in SECRET_MAPS:
-                    out[k] = _scrub_map(v)
+                    out[k] = self.scrub_map(v)
                 elif SECRET_KEY.search(k) and not isinstance(v, (int, float, bool)) and v is not None:
-                    out[k] = _scrub_all(v)
+                    out[k] = self.scrub_all(v)
                 elif pair_secret and k == "value":
-                    out[k] = _scrub_all(v)
+                    out[k] = self.scrub_all(v)
                 else:
                     out[k] = self.redact(v, k, in_mcp or k == "mcpServers")
             return out

@@ -224,7 +224,11 @@ class Replay:
     # -- --update ----------------------------------------------------------------------------------
 
     def updated(self, redactor: fmt.Redactor) -> fmt.Trace:
-        """The trace with this run's ``bridge>client`` frames in place of the recorded ones."""
+        """The trace with this run's ``bridge>client`` frames in place of the recorded ones.
+
+        Ids made up in this run are written back as the recording's, so the
+        recorded client and backend sides still fit them.
+        """
         def when(real: float) -> float:
             index = max((i for i, (_, at) in enumerate(self.sent) if at <= real), default=None)
             if index is None:
@@ -236,7 +240,7 @@ class Replay:
 
         kept = [r for r in self.trace.records if not (r.get("conn") == self.conn and r.get("dir") == fmt.CLIENT_OUT)]
         fresh = [{"t": round(when(real), 6), "dir": fmt.CLIENT_OUT, "conn": self.conn,
-                  "frame": redactor.redact(frame)} for real, frame in self.actual]
+                  "frame": redactor.redact(self._untranslate(frame))} for real, frame in self.actual]
         # Stable: at equal times the client's frame stays before what answered it.
         merged = sorted(kept + fresh, key=lambda r: float(r.get("t", 0.0)))
         return fmt.Trace(header=self.trace.header, records=merged)

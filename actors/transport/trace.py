@@ -85,6 +85,7 @@ class TraceWriter:
         self.dropped_chunks = 0
         self.dropped_bytes = 0
         self.streams: dict[tuple[str, str], _Stream] = {}
+        self.screen_all = redactor.content  # bridge>client lines screened for secret keys too
         self.part = 0
         self.size = 0
         self.fd = -1
@@ -151,12 +152,11 @@ class TraceWriter:
             stream.partial, stream.resync = b"", True
         if not data:
             if stream.partial.strip():
-                self._lines(t, direction, conn, stream, [stream.partial], stream.partial, out)
+                self._lines(t, direction, conn, stream, [stream.partial], out)
             stream.partial = b""
             out.append(fmt.closed_record(t, direction, conn))
             return 1
         lines = data.split(b"\n")
-        screen = data
         if stream.resync:
             if len(lines) == 1:
                 return 0  # still inside the line cut by the drop
@@ -164,13 +164,13 @@ class TraceWriter:
             stream.resync = False
         elif stream.partial:
             lines[0] = stream.partial + lines[0]
-            screen = stream.partial + data  # a secret's name may straddle two chunks
         stream.partial = lines.pop()
-        lines = [line for line in lines if line.strip()]
-        self._lines(t, direction, conn, stream, lines, screen, out)
+        if b"" in lines:
+            lines = [line for line in lines if line]
+        self._lines(t, direction, conn, stream, lines, out)
         return len(lines)
 
-    def _lines(self, t: float, direction: str, conn: str, stream: _Stream, lines: list[bytes], screen: bytes,
+    def _lines(self, t: float, direction: str, conn: str, stream: _Stream, lines: list[bytes],
                out: list[bytes]) -> None:
         if not lines:
             return
@@ -178,21 +178,28 @@ class TraceWriter:
             stream.prefix_t, stream.prefix = t, fmt.record_prefix(t, direction, conn)
         prefix = stream.prefix
         redactor = self.redactor
-        # Fast path: nothing in the whole batch could be a secret and every line is
+        # What the bridge sends the client is what it read, re-shaped: once a
+        # secret was found in what the backend sent, it is screened in full;
+        # until then, for the values already redacted elsewhere (learned) only.
+        look = redactor.needs_look if direction != CLIENT_OUT or self.screen_all else redactor.has_literal
+        # Fast path: nothing in the whole batch can be a secret and every line is
         # an object: splice the lines in as they are, no parsing.
-        if direction not in fmt.INBOUND or all(fmt.looks_like_object(line) for line in lines):
-            if not redactor.needs_look(screen):
-                out.append(fmt.frame_records(prefix, lines))
-                return
+        blob = b"\n".join(lines) if len(lines) > 1 else lines[0]
+        if (direction not in fmt.INBOUND or fmt.all_objects(blob, len(lines))) and not look(blob):
+            out.append(fmt.frame_records(prefix, lines))
+            return
         for line in lines:
-            if not redactor.needs_look(line) and (direction not in fmt.INBOUND or fmt.looks_like_object(line)):
+            if not look(line) and (direction not in fmt.INBOUND or fmt.looks_like_object(line)):
                 out.append(prefix + line + b"}\n")
                 continue
+            before = redactor.redactions
             redacted = redactor.line(line)
             if redacted is None:
                 out.append(fmt.raw_record(t, direction, conn, redactor.raw(line)))
             else:
                 out.append(prefix + redacted + b"}\n")
+            if redactor.redactions != before and direction == BACKEND_IN or redactor.learned >= fmt.MAX_LEARNED:
+                self.screen_all = True
 
     # -- the file ----------------------------------------------------------------------------
 

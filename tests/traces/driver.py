@@ -26,15 +26,16 @@ FORMS = {"elicitation": {"form": {}}, "_meta": {"terminal_output": True}}
 class Client:
     """A line-level ACP client that answers the bridge's dialogs by policy."""
 
-    def __init__(self, trace: Path, scratch: Path, env: dict[str, str] | None = None,
+    def __init__(self, trace: Path | None, scratch: Path, env: dict[str, str] | None = None,
                  args: tuple[str, ...] = ()) -> None:
         environment = {k: v for k, v in os.environ.items() if not k.startswith(("ZCODE_ACP_", "ZCODE_SIM_"))}
         environment.update(ZCODE_BIN=SIM, ZCODE_HOME=str(scratch / "home"), ZCODE_SIM_DATA=str(scratch / "sim"))
         environment.update(env or {})
         self.log = open(scratch / "bridge.log", "ab")
-        self.proc = subprocess.Popen([sys.executable, "-m", "zcode_acp", "--log-level", "debug", "--trace",
-                                      str(trace), *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=self.log, env=environment)
+        flag = ("--trace", str(trace)) if trace is not None else ()  # None: ZCODE_ACP_TRACE in env
+        self.proc = subprocess.Popen([sys.executable, "-m", "zcode_acp", "--log-level", "debug", *flag, *args],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
+                                     env=environment)
         self.frames: list[dict[str, Any]] = []
         self.changed = threading.Condition()
         self.next_id = 0
@@ -210,7 +211,7 @@ SCENARIOS: dict[str, Callable[[Client], None]] = {
 }
 
 
-def record(scenario: Callable[[Client], None], trace: Path, env: dict[str, str] | None = None,
+def record(scenario: Callable[[Client], None], trace: Path | None, env: dict[str, str] | None = None,
            args: tuple[str, ...] = ()) -> Client:
     with tempfile.TemporaryDirectory(prefix="zcode-trace-") as scratch:
         client = Client(trace, Path(scratch), env, args)
