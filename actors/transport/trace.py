@@ -80,7 +80,9 @@ class TraceWriter:
         self.keep = keep
         self.max_queued = max_queued
         self.started = time.monotonic()
-        self.queue: deque[tuple[float, str, str, bytes | int | None]] = deque()  # int/None: an exit code
+        # bytes as read or written, or a marker: ("exit", code) or ("dropped", chunks, bytes)
+        self.queue: deque[tuple[float, str, str, bytes | tuple[Any, ...]]] = deque()
+        self.gaps = False  # some stream has drops not yet marked
         self.queued = 0
         self.dropped_chunks = 0
         self.dropped_bytes = 0
@@ -104,14 +106,26 @@ class TraceWriter:
             stream.dropped_bytes += len(data)
             self.dropped_chunks += 1
             self.dropped_bytes += len(data)
+            self.gaps = True
             return
+        if self.gaps:
+            self._mark_gap(direction, conn)
         self.queue.append((time.monotonic(), direction, conn, data))
         self.queued += len(data)
         self.wake.set()
 
+    def _mark_gap(self, direction: str, conn: str) -> None:
+        """Chunks of this stream were dropped before this one: the marker goes where the gap is."""
+        stream = self._stream(direction, conn)
+        if stream.dropped_chunks:
+            self.queue.append((time.monotonic(), direction, conn, ("dropped", stream.dropped_chunks,
+                                                                   stream.dropped_bytes)))
+            stream.dropped_chunks = stream.dropped_bytes = 0
+            self.gaps = any(s.dropped_chunks for s in self.streams.values())
+
     def exited(self, conn: str, code: int | None) -> None:
         """The backend process ``conn`` ended with ``code`` (a replay exits alike)."""
-        self.queue.append((time.monotonic(), fmt.BACKEND_IN, conn, code))  # type: ignore[arg-type]
+        self.queue.append((time.monotonic(), fmt.BACKEND_IN, conn, ("exit", code)))
         self.wake.set()
 
     # -- the drain -------------------------------------------------------------------------
@@ -137,19 +151,23 @@ class TraceWriter:
         done = 0
         while self.queue and done < budget:
             t, direction, conn, data = self.queue.popleft()
-            if not isinstance(data, bytes):
-                out.append(fmt.exit_record(t - self.started, direction, conn, data))
+            if isinstance(data, tuple):
+                self._marker(t - self.started, direction, conn, data, out)
                 continue
             self.queued -= len(data)
             done += self._format(t - self.started, direction, conn, data, out)
         self._write(b"".join(out))
 
+    def _marker(self, t: float, direction: str, conn: str, marker: tuple[Any, ...], out: list[bytes]) -> None:
+        if marker[0] == "exit":
+            out.append(fmt.exit_record(t, direction, conn, marker[1]))
+        else:
+            out.append(fmt.dropped_record(t, direction, conn, marker[1], marker[2]))
+            stream = self._stream(direction, conn)
+            stream.partial, stream.resync = b"", True  # where the next line starts is unknown
+
     def _format(self, t: float, direction: str, conn: str, data: bytes, out: list[bytes]) -> int:
         stream = self._stream(direction, conn)
-        if stream.dropped_chunks:
-            out.append(fmt.dropped_record(t, direction, conn, stream.dropped_chunks, stream.dropped_bytes))
-            stream.dropped_chunks = stream.dropped_bytes = 0
-            stream.partial, stream.resync = b"", True
         if not data:
             if stream.partial.strip():
                 self._lines(t, direction, conn, stream, [stream.partial], out)
@@ -158,9 +176,12 @@ class TraceWriter:
             return 1
         lines = data.split(b"\n")
         if stream.resync:
-            if len(lines) == 1:
-                return 0  # still inside the line cut by the drop
-            lines = lines[1:]
+            # After a gap: a piece that starts like a frame is taken as one (a chunk
+            # usually ends at a line's end); anything else is the rest of a cut line.
+            if not lines[0].startswith(b"{"):
+                if len(lines) == 1:
+                    return 0  # still inside the line cut by the drop
+                lines = lines[1:]
             stream.resync = False
         elif stream.partial:
             lines[0] = stream.partial + lines[0]
@@ -229,13 +250,21 @@ class TraceWriter:
             os.unlink(self.path)
 
     def _write(self, data: bytes) -> None:
-        if not data or self.fd < 0:
-            return
-        if self.size + len(data) > self.max_bytes and self.size > 0:
+        """Append whole lines; a part that would pass ``max_bytes`` goes on in a new file."""
+        while data and self.fd >= 0:
+            room = self.max_bytes - self.size
+            if len(data) <= room:
+                self._write_raw(data)
+                return
+            cut = data.rfind(b"\n", 0, max(room, 0)) + 1
+            if cut == 0 and self.size <= len(fmt.header("", "", False, self.env)) + 64:
+                cut = data.find(b"\n") + 1 or len(data)  # one line longer than a whole file: it goes alone
+            if cut:
+                self._write_raw(data[:cut])
+                data = data[cut:]
             os.close(self.fd)
             self._rotate_files()
             self._open(rotate_existing=False)
-        self._write_raw(data)
 
     def _write_raw(self, data: bytes) -> None:
         view = memoryview(data)
@@ -258,8 +287,11 @@ class TraceWriter:
         deadline = time.monotonic() + timeout
         while self.queue and time.monotonic() < deadline:
             self._drain(SLICE * 8)
-        for _, _, _, data in self.queue:
+        for _, direction, conn, data in self.queue:
             if isinstance(data, bytes):
+                stream = self._stream(direction, conn)
+                stream.dropped_chunks += 1
+                stream.dropped_bytes += len(data)
                 self.dropped_chunks += 1
                 self.dropped_bytes += len(data)
         self.queue.clear()
