@@ -36,6 +36,9 @@ MAX_BYTES = 256 * 1024 * 1024  # one file
 KEEP = 3  # rotated parts kept beside the live file
 MAX_QUEUED = 128 * 1024 * 1024  # bytes waiting to be written before chunks are dropped
 SLICE = 512  # lines processed between two waits for an idle loop
+QUIET = 0.1  # seconds without a new chunk: the burst is over, write it
+MAX_AGE = 2.0  # seconds a chunk may wait while a burst goes on (what a crash can lose)
+BATCH_BYTES = 32 * 1024 * 1024  # or this much waiting: write now
 
 
 class NullTracer:
@@ -83,6 +86,7 @@ class TraceWriter:
         # bytes as read or written, or a marker: ("exit", code) or ("dropped", chunks, bytes)
         self.queue: deque[tuple[float, str, str, bytes | tuple[Any, ...]]] = deque()
         self.gaps = False  # some stream has drops not yet marked
+        self.last = 0.0  # when the last chunk came
         self.queued = 0
         self.dropped_chunks = 0
         self.dropped_bytes = 0
@@ -110,7 +114,8 @@ class TraceWriter:
             return
         if self.gaps:
             self._mark_gap(direction, conn)
-        self.queue.append((time.monotonic(), direction, conn, data))
+        self.last = now = time.monotonic()
+        self.queue.append((now, direction, conn, data))
         self.queued += len(data)
         self.wake.set()
 
@@ -142,8 +147,22 @@ class TraceWriter:
             self.wake.wait()
             self.wake.clear()
             while self.queue:
+                self._let_burst_pass()
                 gevent.idle()  # only when nothing else wants the loop: the bridge goes first
                 self._drain(SLICE)
+
+    def _let_burst_pass(self) -> None:
+        """While frames stream, wait: until a quiet spell, or the oldest waited MAX_AGE, or BATCH_BYTES queued.
+
+        Trace work done in one go after a burst costs less than the same work
+        slipped into every pause of it, and the bridge's CPU goes to the stream.
+        """
+        while self.queue and self.queued < BATCH_BYTES:
+            now = time.monotonic()
+            wait = min(self.last + QUIET - now, self.queue[0][0] + MAX_AGE - now)
+            if wait <= 0:
+                return
+            gevent.sleep(wait)
 
     def _drain(self, budget: int) -> None:
         """Format and write queued chunks until about ``budget`` lines were done."""
