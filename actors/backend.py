@@ -55,7 +55,7 @@ from zcode_acp.actors.messages import (
     UnregisterRoute,
     WriteFailed,
 )
-from zcode_acp.actors.transport import backend_process, fdio, flow
+from zcode_acp.actors.transport import backend_process, fdio, flow, trace
 from zcode_acp.actors.transport.flow import Flow
 from zcode_acp.actors.transport.writer import Writer
 
@@ -70,6 +70,17 @@ INTERACTION_METHODS = frozenset({"interaction/requestPermission", "interaction/r
 STDERR_TAIL = 20  # lines of the backend's stderr kept for error messages
 WRITE_BACKLOG_LIMIT = 64 * 1024 * 1024  # bytes queued for a backend that does not read
 EXIT_GRACE = 0.5  # seconds between "stdout closed" and "exited" that still count as one death
+# A backend that keeps dying before it answers anything (a crash loop: not logged in, a bad
+# install) is restarted after 0.5 s, then 1, 2, 4 … up to 30 s; one that worked and then
+# died (killed, crashed mid-turn) is restarted at once.
+RESTART_BACKOFF = tenacity.wait_exponential(multiplier=0.5, min=0.5, max=30)
+
+
+class _Attempt:
+    """The one field tenacity's wait strategies read."""
+
+    def __init__(self, attempt_number: int) -> None:
+        self.attempt_number = attempt_number
 
 
 def backend_failure(message: str, **extra: Any) -> dict[str, Any]:
@@ -83,12 +94,19 @@ class Backend(BridgeActor):
         super().__init__()
         self.config = config
         self.proc: Any = None
+        self.watchdog: Any = None  # kills the backend's process group if the bridge dies
         self.writer: Writer | None = None
         self.generation = 0
         self.pending = Correlation()
         self.routes: dict[str, Any] = {}
         self.terminated = False
         self.stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL)
+        self.started_at = 0.0
+        self.last_heard = 0.0  # when the current process last wrote anything
+        self.answered = False  # the current process has answered a request: it works
+        self.early_deaths = 0  # consecutive deaths before answering anything
+        self.restart_at = 0.0  # no new process before this (the loop's clock)
+        self.last_death = ""  # what the last one said, for the errors of the backoff
         # Reading the backend pauses while a client cannot keep up (see actors/transport/writer.py).
         self.throttled_by: set[str] = set()
         self.readable = gevent.event.Event()
@@ -105,6 +123,10 @@ class Backend(BridgeActor):
             return
         if self.terminated:
             raise RpcError(INTERNAL_ERROR, "the bridge is shutting down")
+        now = gevent.get_hub().loop.now()
+        if now < self.restart_at:
+            raise RpcError(INTERNAL_ERROR, f"{self.last_death}; it is restarted in {self.restart_at - now:.1f}s "
+                                           f"(it died {self.early_deaths} time(s) in a row right after starting)")
         argv = backend_process.resolve_command(self.config.zcode_bin, self.config.extra_args)
         retrying = tenacity.Retrying(
             # A missing or forbidden binary is final; EAGAIN and friends are worth a retry.
@@ -122,6 +144,9 @@ class Backend(BridgeActor):
             raise RpcError(INTERNAL_ERROR, f"could not start the ZCode CLI ({argv[0]}): {exc}") from None
         self.generation += 1
         self.proc = proc
+        self.watchdog = backend_process.guard_group(proc)
+        self.started_at = self.last_heard = gevent.get_hub().loop.now()
+        self.answered = False
         self.stderr_tail = deque(maxlen=STDERR_TAIL)
         log.info("started backend pid %d: %s", proc.pid, " ".join(argv))
         fdio.widen_pipe(proc.stdout.fileno())
@@ -138,10 +163,12 @@ class Backend(BridgeActor):
         me = self.actor_ref
         fd = proc.stdout.fileno()
         splitter = framing.LineSplitter()
+        conn = f"backend-{generation}"  # its name in a trace (docs/traces.md)
         while True:
             self.readable.wait()
             token = self.flow.take()
             chunk = fdio.read_chunk(fd)
+            trace.TRACER.record(trace.BACKEND_IN, conn, chunk)  # b"": closed
             if not chunk:
                 token.done()
                 break
@@ -170,6 +197,7 @@ class Backend(BridgeActor):
         """
         returncode = proc.wait()
         eof.wait(EXIT_GRACE)
+        trace.TRACER.exited(f"backend-{generation}", returncode)
         safe_tell(self.actor_ref, BackendGone(generation, f"exited (code {returncode})"))
 
     @staticmethod
@@ -190,8 +218,13 @@ class Backend(BridgeActor):
     def _write(self, frame: dict[str, Any]) -> bool:
         if self.writer is None:
             return False
-        self.writer.put(framing.encode(frame))
+        self._put(framing.encode(frame))
         return True
+
+    def _put(self, data: bytes) -> None:
+        assert self.writer is not None
+        trace.TRACER.record(trace.BACKEND_OUT, f"backend-{self.generation}", data)
+        self.writer.put(data)
 
     # -- requests from the tree ------------------------------------------------------
 
@@ -220,15 +253,19 @@ class Backend(BridgeActor):
             self.pending.fail(request_id, backend_failure(f"could not encode {message.method} for the backend: {exc}",
                                                           encoding=True))
             return
-        self.writer.put(line)
+        self._put(line)
 
     @handles(RequestTimedOut)
     def on_timed_out(self, message: RequestTimedOut) -> None:
         pending = self.pending.get(message.request_id)
-        if pending is not None:
-            self.pending.fail(message.request_id, backend_failure(
-                f"ZCode backend did not answer {pending.method} within {pending.timeout:g}s", timeout=True,
-                generation=pending.generation))
+        if pending is None:
+            return
+        self.pending.fail(message.request_id, backend_failure(
+            f"ZCode backend did not answer {pending.method} within {pending.timeout:g}s", timeout=True,
+            generation=pending.generation))
+        silent = self.last_heard <= pending.sent_at and not self.throttled_by  # (we were not pausing it)
+        if silent and pending.generation == self.generation and self.proc is not None:
+            self._died("stopped answering")  # not one word for a whole request timeout: wedged
 
     @handles(BackendStalled)
     def on_stalled(self, message: BackendStalled) -> None:
@@ -269,6 +306,8 @@ class Backend(BridgeActor):
 
     @handles(BackendFrames)
     def on_frames(self, message: BackendFrames) -> None:
+        if message.generation == self.generation:
+            self.last_heard = gevent.get_hub().loop.now()
         try:
             self._route(message)
         finally:
@@ -285,6 +324,7 @@ class Backend(BridgeActor):
         for frame in message.frames:
             kind = jsonrpc.classify_backend(frame, self.pending.__contains__)
             if kind is jsonrpc.Kind.RESPONSE:
+                self.answered = True
                 answer = self.pending.answer(frame["id"], frame.get("result"), frame.get("error"))
                 if answer is not None:
                     post(*answer)
@@ -357,9 +397,20 @@ class Backend(BridgeActor):
             reason = f"{reason}: {tail[-1]}"
         else:
             log.warning("%s", reason)
+        now = gevent.get_hub().loop.now()
+        self.early_deaths = 0 if self.answered else self.early_deaths + 1
+        if self.early_deaths:
+            self.restart_at = now + RESTART_BACKOFF(_Attempt(self.early_deaths))  # type: ignore[arg-type]
+        self.last_death = reason
         # Everything it started goes too (a tool's child may hold its pipes open).
-        gevent.spawn(backend_process.terminate_group, proc, 0.2, 0.0)
+        gevent.spawn(self._bury, proc, self.watchdog)
+        self.watchdog = None
         self._lost(reason)
+
+    @staticmethod
+    def _bury(proc: Any, watchdog: Any) -> None:
+        backend_process.terminate_group(proc, 0.2, 0.0)
+        backend_process.release_guard(watchdog)
 
     def _lost(self, reason: str) -> None:
         self.pending.fail_all(backend_failure(reason, backendExited=True))
@@ -379,6 +430,8 @@ class Backend(BridgeActor):
                 writer.drain(0.2)  # the last session/stop reaches it before stdin closes
                 writer.stop()
             backend_process.terminate_group(proc, message.grace)
+            backend_process.release_guard(self.watchdog)
+            self.watchdog = None
         self._lost("the bridge is shutting down")
 
 

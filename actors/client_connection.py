@@ -45,6 +45,7 @@ from zcode_acp.actors.messages import (
     WithdrawRequest,
     WriteFailed,
 )
+from zcode_acp.actors.transport import trace
 from zcode_acp.actors.transport.base import Transport
 
 log = logging.getLogger(__name__)
@@ -94,6 +95,8 @@ class ClientConnection(BridgeActor):
 
     @handles(InboundFrames)
     def on_frames(self, message: InboundFrames) -> None:
+        if trace.TRACER.enabled:
+            trace.TRACER.record(trace.CLIENT_IN, self.transport.name, b"".join(f + b"\n" for f in message.frames))
         for line in message.frames:
             try:
                 frame = framing.decode_object(line)
@@ -144,6 +147,7 @@ class ClientConnection(BridgeActor):
     @handles(InboundClosed)
     def on_inbound_closed(self, message: InboundClosed) -> None:
         log.info("client %s closed its input (%s)", self.transport.name, message.reason)
+        trace.TRACER.record(trace.CLIENT_IN, self.transport.name, b"")  # b"": this side closed
         self.supervisor.tell(ClientClosed(self.actor_ref))
 
     def _cancel_request(self, params: Any) -> None:
@@ -154,6 +158,8 @@ class ClientConnection(BridgeActor):
         session_id, method = self.open_requests[handle]
         if method != "session/prompt" or session_id is None:
             self._answer(handle, None, errors.cancelled().to_dict())
+        else:
+            self.by_id.pop(key, None)  # the id is free for a new request; this one still gets its -32800
         # A prompt is answered -32800 by its turn, after the turn's last update (never before it).
         self.supervisor.tell(ClientRequestCancelled(self.actor_ref, handle, session_id))
 
@@ -168,7 +174,9 @@ class ClientConnection(BridgeActor):
 
     def _answer(self, handle: RequestHandle, result: Any, error: dict[str, Any] | None) -> None:
         del self.open_requests[handle]
-        self.by_id.pop(id_key(handle.id), None)
+        key = id_key(handle.id)
+        if self.by_id.get(key) is handle:
+            del self.by_id[key]
         if error is not None:
             self._write_frame(jsonrpc.acp_error(handle.id, error))
         else:
@@ -246,6 +254,7 @@ class ClientConnection(BridgeActor):
             return
         data = b"".join(self.out)
         self.out, self.out_size = [], 0
+        trace.TRACER.record(trace.CLIENT_OUT, self.transport.name, data)
         self.transport.send(data)
 
     @handles(Backlog)

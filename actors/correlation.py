@@ -33,6 +33,7 @@ class Pending:
     timeout: float | None = None
     timer: Any = None
     generation: int = 0  # which process (or connection) it was sent to
+    sent_at: float = 0.0  # the event loop's clock when it was sent
 
     def message(self, result: Json, error: ErrorDict | None) -> Any:
         return self.reply(result, error)
@@ -61,7 +62,8 @@ class Correlation:
 
     def open(self, request_id: Json, method: str, reply_to: Any, reply: ReplyFactory, *,
              timeout: float | None = None, key: Any = None, generation: int = 0) -> Pending:
-        pending = Pending(request_id, method, reply_to, reply, key, timeout, None, generation)
+        pending = Pending(request_id, method, reply_to, reply, key, timeout, None, generation,
+                          gevent.get_hub().loop.now())
         if timeout is not None and self.owner is not None:
             pending.timer = gevent.get_hub().loop.timer(timeout)
             pending.timer.start(safe_tell, self.owner, RequestTimedOut(request_id))

@@ -48,6 +48,33 @@ class StoreLocked(OSError):
     pass
 
 
+def ensure_private_dir(folder: Path) -> None:
+    """Create ``folder`` and every missing parent with mode 0700, whatever the umask."""
+    missing = []
+    current = folder
+    while not current.exists():
+        missing.append(current)
+        if current.parent == current:
+            break
+        current = current.parent
+    for path in reversed(missing):
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            continue
+        os.chmod(path, 0o700)  # mkdir's mode is filtered by the umask
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 class LazySessionStore:
     def __init__(self, zcode_home: Path, lock_timeout: float = LOCK_TIMEOUT) -> None:
         self.folder = Path(zcode_home) / "v2"
@@ -67,9 +94,25 @@ class LazySessionStore:
     def _in_pool(fn: Callable[..., T], *args: Any) -> T:
         return gevent.get_hub().threadpool.apply(fn, args)  # type: ignore[no-any-return]
 
+    def prepare(self) -> None:
+        """At start, off the loop: the folder exists and is private (whatever the umask), and
+        temporary files that killed processes left behind are gone."""
+        try:
+            self._in_pool(self._prepare)
+        except OSError as exc:
+            log.warning("cannot prepare %s: %s", self.folder, exc)
+
+    def _prepare(self) -> None:
+        ensure_private_dir(self.folder)
+        prefix = f".{FILE_NAME}."
+        for leftover in self.folder.glob(f"{prefix}*.tmp"):
+            pid = leftover.name[len(prefix):-len(".tmp")]
+            if pid.isdigit() and not _alive(int(pid)):
+                leftover.unlink(missing_ok=True)
+
     @contextmanager
     def _locked(self) -> Iterator[None]:
-        self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        ensure_private_dir(self.folder)
         fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             deadline = time.monotonic() + self.lock_timeout

@@ -103,7 +103,8 @@ def _mcp_servers(params: dict[str, Any]) -> list[Any]:
     return servers
 
 
-def _absolute_cwd(params: dict[str, Any]) -> str:
+def _absolute_cwd(params: dict[str, Any], must_exist: bool = False) -> str:
+    """The workspace root, normalised (``/a/../b/`` → ``/b``); a new session's must exist."""
     cwd = params.get("cwd")
     if not isinstance(cwd, str) or not os.path.isabs(cwd):
         raise invalid_params("cwd", "must be an absolute path")
@@ -111,6 +112,9 @@ def _absolute_cwd(params: dict[str, Any]) -> str:
         cwd.encode("utf-8")
     except UnicodeEncodeError:
         raise invalid_params("cwd", "is not valid Unicode (a lone surrogate)") from None
+    cwd = os.path.normpath(cwd)
+    if must_exist and not os.path.isdir(cwd):
+        raise invalid_params("cwd", f"is not an existing directory: {cwd}")
     return cwd
 
 
@@ -149,6 +153,7 @@ class Supervisor(BridgeActor):
 
     def on_start(self) -> None:
         # Started in order, stopped in reverse (teardown).
+        self.store.prepare()
         self.backend = Backend.start(self.config)
         self.router = InteractionRouter.start(self.backend, self.config.interaction_timeout)
 
@@ -254,7 +259,7 @@ class Supervisor(BridgeActor):
         return authenticate_result(params.get("methodId"))
 
     def _session_new(self, conn: Any, request_id: Any, params: dict[str, Any]) -> dict[str, Any]:
-        cwd = _absolute_cwd(params)
+        cwd = _absolute_cwd(params, must_exist=True)
         _no_additional_directories(params)
         servers = _mcp_servers(params)
         session_id = str(uuid.uuid4())

@@ -65,7 +65,7 @@ class Bridge:
         env = dict(os.environ, ZCODE_BIN=SIM, HOME=str(workdir), ZCODE_HOME=str(workdir / "home"),
                    ZCODE_SIM_DATA=str(workdir / "sim"))
         env.pop("ZCODE_SIM_TRACE", None)
-        self.log = open(workdir / "bridge.log", "wb")
+        self.log = open(workdir / "bridge.log", "wb")  # noqa: SIM115 - lives as long as the bridge
         self.proc = subprocess.Popen([sys.executable, "-m", "zcode_acp", "--log-level",
                                       os.environ.get("ADVERSARIAL_LOG_LEVEL", "warning")],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, env=env)
@@ -73,7 +73,7 @@ class Bridge:
         self.null_codes: Counter[int] = Counter()
         self.impure: list[str] = []
         self.updates = 0
-        self.dialogs: "queue.Queue[dict[str, Any]]" = queue.Queue()
+        self.dialogs: queue.Queue[dict[str, Any]] = queue.Queue()
         self.changed = threading.Condition()
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
@@ -403,7 +403,8 @@ def figures(bridge: Bridge, gen: Generator, marker: str) -> dict[str, Any]:
     stray = sum(len(bridge.answers[k]) for k in strays)
     null_wrong = sum(n for code, n in bridge.null_codes.items() if code not in (-32700, -32600))
     return {"requests": len(gen.expect), "once": once, "twice": twice, "unanswered": unanswered, "wrong_code": wrong,
-            "unanswered_by_method": dict(gen.unanswered_methods), "stray": stray, "null_id": dict(bridge.null_codes), "null_wrong": null_wrong,
+            "unanswered_by_method": dict(gen.unanswered_methods), "stray": stray, "null_id": dict(bridge.null_codes),
+            "null_wrong": null_wrong,
             "impure": len(bridge.impure), "impure_examples": bridge.impure[:3],
             "wrong_examples": wrong_examples[:5], "unanswered_examples": unanswered_examples[:5],
             "stray_examples": [f"{k[0]} {repr(k[1])[:40]}: {bridge.answers[k][0]}"[:160] for k in strays[:3]]}

@@ -1,13 +1,16 @@
 """Streaming throughput: end to end through the bridge vs. a plain relay.
 
-    python bench/throughput.py [--count N] [--runs R]
+    python bench/throughput.py [--count N] [--runs R] [--trace]
 
 End to end: the real ``zcode-acp`` process on ``zcode-sim``; the simulated
 backend streams N text deltas as fast as it can and this client counts the
 ``agent_message_chunk`` lines until the prompt's answer. Relay: in this process,
 no actors — read the simulator's lines, run the same translator, encode and
 write each update (to /dev/null). Both run in the same invocation, medians of
-R runs, so the ratio is meaningful on a noisy machine (docs/performance.md).
+R runs, so the ratio is meaningful on a noisy machine (quality.md).
+
+``--trace`` adds a third run per round: end to end with ``--trace`` on (docs/traces.md),
+and prints its cost against the untraced bridge and what the trace dropped.
 """
 
 from __future__ import annotations
@@ -44,8 +47,16 @@ def wait_id(proc, request_id):
                 return frame
 
 
-def end_to_end(count: int) -> float:
-    peer = Peer()
+def _cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def end_to_end(count: int, env: dict[str, str] | None = None, cpu: list[float] | None = None) -> float:
+    """Updates per second; with ``cpu``, also the bridge's CPU µs per update (streaming to exit)."""
+    peer = Peer(env)
+    closed = False
     try:
         peer.initialize()
         sid = peer.new_session()
@@ -53,6 +64,7 @@ def end_to_end(count: int) -> float:
         request = peer.send("session/prompt", {"sessionId": sid, "prompt": [
             {"type": "text", "text": f"#sim stream count={count}"}]})
         marker = f'"id":{request},'.encode()
+        cpu_before = _cpu_seconds(peer.proc.pid)
         started = time.perf_counter()
         chunks = 0
         tail = b""
@@ -66,9 +78,17 @@ def end_to_end(count: int) -> float:
                 break
         elapsed = time.perf_counter() - started
         assert chunks == count, f"got {chunks} of {count} chunks"
+        if cpu is not None:
+            # Up to the exit: work deferred past the stream (a trace's drain) counts too.
+            peer.proc.stdin.close()
+            _, _, usage = os.wait4(peer.proc.pid, 0)
+            peer.proc.returncode = 0
+            closed = True
+            cpu.append((usage.ru_utime + usage.ru_stime - cpu_before) / count * 1e6)
         return count / elapsed
     finally:
-        peer.close()
+        if not closed:
+            peer.close()
 
 
 def relay(count: int) -> float:
@@ -127,16 +147,43 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--count", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--trace", action="store_true", help="also measure with tracing on")
     args = parser.parse_args()
-    bridge_rates, relay_rates = [], []
+    bridge_rates, relay_rates, traced_rates, dropped = [], [], [], []
+    bridge_cpu: list[float] = []
+    traced_cpu: list[float] = []
     for _ in range(args.runs):
         relay_rates.append(relay(args.count))
-        bridge_rates.append(end_to_end(args.count))
+        bridge_rates.append(end_to_end(args.count, cpu=bridge_cpu if args.trace else None))
+        if args.trace:
+            traced_rates.append(traced(args.count, dropped, traced_cpu))
     bridge, plain = statistics.median(bridge_rates), statistics.median(relay_rates)
     print(f"deltas per run:           {args.count}")
     print(f"end to end (bridge):      {bridge:,.0f} updates/s   (runs: {', '.join(f'{r:,.0f}' for r in bridge_rates)})")
     print(f"plain relay (no actors):  {plain:,.0f} updates/s   (runs: {', '.join(f'{r:,.0f}' for r in relay_rates)})")
     print(f"bridge / relay:           {bridge / plain:.0%}   (bar: >= 80,000/s and >= 60%)")
+    if traced_rates:
+        traced_rate = statistics.median(traced_rates)
+        print(f"end to end, --trace:      {traced_rate:,.0f} updates/s   "
+              f"(runs: {', '.join(f'{r:,.0f}' for r in traced_rates)})")
+        print(f"tracing cost:             {1 - traced_rate / bridge:.1%} of throughput   (bar: <= 10%); "
+              f"chunks dropped per run: {dropped}")
+        plain_cpu, with_cpu = statistics.median(bridge_cpu), statistics.median(traced_cpu)
+        print(f"bridge CPU per update:    {plain_cpu:.2f} µs untraced, {with_cpu:.2f} µs traced "
+              f"(+{with_cpu / plain_cpu - 1:.0%}; streaming to exit, drain included)")
+
+
+def traced(count: int, dropped: list[int], cpu: list[float]) -> float:
+    """End to end with tracing on; notes how many chunks the trace dropped."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as scratch:
+        path = os.path.join(scratch, "trace.jsonl")
+        rate = end_to_end(count, {"ZCODE_ACP_TRACE": path}, cpu)
+        with open(path, "rb") as handle:
+            last = handle.read().rstrip().rsplit(b"\n", 1)[-1]
+        dropped.append(json.loads(last).get("end", {}).get("droppedChunks", -1))
+    return rate
 
 
 if __name__ == "__main__":

@@ -14,7 +14,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
 
 import gevent
 
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     from .runner import TurnRunner
 
 
-def step_tool_open(runner: "TurnRunner", step: dict[str, Any]) -> None:
+def step_tool_open(runner: TurnRunner, step: dict[str, Any]) -> None:
     """Declare and start a tool, and never finish it: its card stays open."""
     name = step.get("name", "Bash")
     tool_input = step.get("input") or {"command": "make test"}
@@ -31,7 +32,7 @@ def step_tool_open(runner: "TurnRunner", step: dict[str, Any]) -> None:
     runner.emit("tool.updated", {"kind": "started", "toolCallId": tool_id, "inputOmitted": True})
 
 
-def step_spawn(runner: "TurnRunner", step: dict[str, Any]) -> None:
+def step_spawn(runner: TurnRunner, step: dict[str, Any]) -> None:
     """Start a child (a Bash tool's command) that inherits the backend's stdout.
 
     The child's pid is streamed as text (``child <pid> ``) so a test can find it.
@@ -41,7 +42,7 @@ def step_spawn(runner: "TurnRunner", step: dict[str, Any]) -> None:
     runner.step_text({"text": f"child {child.pid} "})
 
 
-def step_close_stdout(runner: "TurnRunner", step: dict[str, Any]) -> str:
+def step_close_stdout(runner: TurnRunner, step: dict[str, Any]) -> str:
     """Close stdout and stay alive, reading stdin and answering nothing."""
     runner.server.wire.flush()
     runner.server.frozen = True
@@ -50,7 +51,7 @@ def step_close_stdout(runner: "TurnRunner", step: dict[str, Any]) -> str:
         gevent.sleep(3600)
 
 
-def step_burst(runner: "TurnRunner", step: dict[str, Any]) -> None:
+def step_burst(runner: TurnRunner, step: dict[str, Any]) -> None:
     """``count`` text deltas, then a mode change, all in one write to stdout.
 
     One write of less than PIPE_BUF bytes reaches the bridge in one read, so
@@ -63,7 +64,7 @@ def step_burst(runner: "TurnRunner", step: dict[str, Any]) -> None:
         "sessionId": runner.session.session_id, "reason": "tool_call", "patch": {"mode": {"current": runner.session.mode}}}})
 
 
-STEPS: dict[str, Callable[["TurnRunner", dict[str, Any]], Any]] = {
+STEPS: dict[str, Callable[[TurnRunner, dict[str, Any]], Any]] = {
     "burst": step_burst,
     "tool_open": step_tool_open,
     "spawn": step_spawn,

@@ -241,6 +241,12 @@ DESCRIPTIONS = {
     "bg_agent": "a background sub-agent, then a notification turn",
     "subagent": "a synchronous sub-agent call with its usage markers",
     "steer_fk": "today's engine: a running turn whose first steer fails once with a foreign-key error",
+    # fault scenarios (sim/faults.py)
+    "text_then_mode": "text deltas and a mode change written in one burst (ordering)",
+    "fail_mid_tool": "a tool starts, then the turn fails (cards must not spin)",
+    "die_mid_tool": "a tool starts, then the backend process dies",
+    "spawn_child": "a tool's child process keeps the backend's stdout open, then the backend is killed",
+    "close_stdout": "the backend closes its stdout but keeps running",
 }
 
 

@@ -118,12 +118,16 @@ def main_callback(
                                            help="append logs to this file (created 0600) instead of stderr"),
     version: bool = typer.Option(False, "--version", "-V", callback=_version, is_eager=True,
                                  help="print the version and exit"),
+    trace: str | None = typer.Option(None, "--trace", metavar="FILE",
+                                        help="record every frame to FILE, created 0600 (docs/traces.md)"),
+    trace_redact_content: bool = typer.Option(False, "--trace-redact-content",
+                                              help="in the trace, replace every text by its length and a hash"),
 ) -> None:
     """Serve ACP on stdio when no command is given."""
     if ctx.invoked_subcommand is None:
         from zcode_acp.actors.cli.main import serve
 
-        raise typer.Exit(serve(log_level, log_file))
+        raise typer.Exit(serve(log_level, log_file, trace, trace_redact_content or None))
     try:
         setup_logging(log_level, log_file)
     except UsageError as exc:
@@ -166,3 +170,16 @@ def hub(
     from zcode_acp.hub.main import run_hub
 
     raise typer.Exit(run_hub(stay=stay, host=host, port=port, web_root=web_root))
+
+
+@app.command(cls=BridgeCommand, short_help="Replay a recorded trace against this build and show what changed.")
+def replay(
+    file: str = typer.Argument(..., metavar="FILE", help="a trace recorded with --trace"),
+    update: bool = typer.Option(False, "--update", help="rewrite the trace's bridge→client side with what is sent now"),
+    fast: bool = typer.Option(False, "--fast", help="no recorded pauses"),
+    timeout: float = typer.Option(30.0, "--timeout", metavar="SECONDS", help="give up on an answer after this long"),
+) -> None:
+    """Replay a trace against this build (on zcode-sim --replay) and show what changed (docs/traces.md)."""
+    from zcode_acp.actors.cli.replay import run_replay
+
+    raise typer.Exit(run_replay(file, update=update, fast=fast, timeout=timeout))

@@ -166,6 +166,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("ZCODE_ACP_HUB_HOST", None, "127.0.0.1", "the hub's listen address", str),
     Setting("ZCODE_ACP_HUB_PORT", None, "8377", "the hub's port", str),
     Setting("ZCODE_ACP_HUB_AUTOSTART", None, "on", "`0` never starts a hub when none answers", str),
+    # Tracing (docs/traces.md): read by the command line, like --trace and --trace-redact-content.
+    Setting("ZCODE_ACP_TRACE", None, "", "record every frame to this file (as `--trace FILE`)", str),
+    Setting("ZCODE_ACP_TRACE_REDACT_CONTENT", None, "",
+            "`1`: in the trace, replace every text by its length and a hash", str),
 )
 
 

@@ -25,13 +25,22 @@ def main(argv: list[str] | None = None) -> None:
     app(args=args, prog_name="zcode-acp")
 
 
-def serve(log_level: str = "info", log_file: str | None = None) -> int:
+def serve(log_level: str = "info", log_file: str | None = None, trace_file: str | None = None,
+          trace_redact_content: bool | None = None) -> int:
     """Serve ACP on stdin/stdout until the editor goes away.
 
     A bad option or environment variable is one line on stderr and exit 2,
-    before anything starts.
+    before anything starts. Tracing (docs/traces.md) also follows
+    ``ZCODE_ACP_TRACE`` / ``ZCODE_ACP_TRACE_REDACT_CONTENT``, so an editor's
+    agent configuration can turn it on.
     """
+    import os
+
     from zcode_acp.actors.cli import runtime  # patches gevent first
+
+    trace_file = trace_file or os.environ.get("ZCODE_ACP_TRACE") or None
+    if trace_redact_content is None:
+        trace_redact_content = os.environ.get("ZCODE_ACP_TRACE_REDACT_CONTENT", "").lower() in ("1", "true", "yes", "on")
 
     from zcode_acp.actors.cli.config import Config, SettingError
     from zcode_acp.actors.cli.logs import UsageError, fail, setup_logging
@@ -41,7 +50,7 @@ def serve(log_level: str = "info", log_file: str | None = None) -> int:
         config = Config.from_env()
     except (UsageError, SettingError) as exc:
         fail(str(exc))
-    return runtime.serve_stdio(config)
+    return runtime.serve_stdio(config, trace_file, trace_redact_content)
 
 
 if __name__ == "__main__":

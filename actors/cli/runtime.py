@@ -67,6 +67,8 @@ from zcode_acp.actors.cli.logs import setup_logging  # noqa: E402,F401  (re-expo
 from zcode_acp.actors.messages import AttachClient, Shutdown  # noqa: E402
 from zcode_acp import version  # noqa: E402
 from zcode_acp.actors.supervisor import Supervisor  # noqa: E402
+from zcode_acp.actors.transport import trace  # noqa: E402
+from zcode_acp.protocol import trace as trace_format  # noqa: E402
 
 log = logging.getLogger("zcode_acp")
 
@@ -104,10 +106,21 @@ def announce(config: Config) -> None:
         log.info("new sessions start in mode %s (ZCODE_ACP_MODE)", config.default_mode)
 
 
-def serve_stdio(config: Config) -> int:
+def start_trace(path: str | None, redact_content: bool) -> None:
+    """``--trace FILE`` / ``ZCODE_ACP_TRACE``: record every frame (docs/traces.md)."""
+    if not path:
+        return
+    environ = dict(os.environ)
+    trace.start(path, redact_content, literals=trace_format.literals_from_env(environ), bridge_version=version(),
+                env=trace_format.replay_env(environ))
+    log.info("tracing to %s%s", path, " (content redacted)" if redact_content else "")
+
+
+def serve_stdio(config: Config, trace_file: str | None = None, trace_redact_content: bool = False) -> int:
     announce(config)
     tune_gc()
     protocol_out = protect_stdout()
+    start_trace(trace_file, trace_redact_content)
     exited = gevent.event.Event()
     supervisor = Supervisor.start(config, exited.set)
     supervisor.ask(AttachClient(StdioTransport(0, protocol_out), True))
@@ -125,6 +138,7 @@ def serve_stdio(config: Config) -> int:
         remote.stop()
     supervisor.stop(block=True, timeout=1)
     pykka.ActorRegistry.stop_all(block=False)
+    trace.stop()  # what is still queued is written before the exit
     logging.shutdown()
     # Greenlets parked on pipes must not hold the process: exit now, code 0.
     os._exit(0)

@@ -65,6 +65,35 @@ def spawn(argv: list[str]) -> subprocess.Popen[bytes]:
     )
 
 
+# A tiny process that outlives a SIGKILLed bridge just long enough to take the backend's
+# whole process group down: it blocks reading a pipe whose only writer is the bridge, and
+# the bridge's death (any death) closes that pipe. The parent-death signal alone covers only
+# the backend itself, not what its tools started (docs/decisions.md, "Backend death").
+WATCHDOG = 'read _ignored; kill -KILL -- -"$0" 2>/dev/null; exit 0'
+
+
+def guard_group(proc: subprocess.Popen[bytes]) -> subprocess.Popen[bytes] | None:
+    """Start the watchdog of ``proc``'s process group (best effort: None if it cannot run)."""
+    try:
+        watchdog = subprocess.Popen(["/bin/sh", "-c", WATCHDOG, str(proc.pid)], stdin=subprocess.PIPE,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                    start_new_session=True, close_fds=True)
+    except OSError as exc:
+        log.warning("no watchdog for the backend's process group: %s", exc)
+        return None
+    gevent.spawn(watchdog.wait)  # reaped whenever it ends
+    return watchdog
+
+
+def release_guard(watchdog: subprocess.Popen[bytes] | None) -> None:
+    """The group is gone (or going): let the watchdog finish."""
+    if watchdog is not None and watchdog.stdin is not None:
+        try:
+            watchdog.stdin.close()
+        except OSError:
+            pass
+
+
 def terminate_group(proc: subprocess.Popen[bytes], grace: float, eof_grace: float = 0.3) -> None:
     """Close stdin, SIGTERM the process group, SIGKILL it after ``grace``.
 

@@ -28,7 +28,8 @@ def test_the_readme_table_is_the_settings_table():
 def test_every_setting_names_a_config_attribute_and_documents_its_real_default():
     fields = {f.name for f in dataclasses.fields(Config)}
     defaults = Config()
-    remote_source = (ROOT / "actors" / "cli" / "remote_config.py").read_text()
+    remote_source = (ROOT / "actors" / "cli" / "remote_config.py").read_text() + \
+        (ROOT / "actors" / "cli" / "main.py").read_text()
     remote_defaults = RemoteConfig()
     for setting in SETTINGS:
         if setting.attr is None:  # remote access: read (with the config file) by remote_config.py

@@ -38,6 +38,14 @@ def run(coro_fn: Callable[..., Awaitable[Any]]) -> Callable[..., Any]:
     return wrapper
 
 
+def is_backend(pid: int) -> bool:
+    """A child of the bridge that is a backend (not its process-group watchdog)."""
+    try:
+        return b"app-server" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
 class RecordingClient:
     """An ACP client that records updates and answers requests by policy."""
 
@@ -150,7 +158,7 @@ class Bridge:
         for task in Path(f"/proc/{self.proc.pid}/task").glob("*"):
             children = (task / "children").read_text().split()
             pids += [int(pid) for pid in children]
-        return pids
+        return [pid for pid in pids if is_backend(pid)]
 
 
 @asynccontextmanager

@@ -11,7 +11,7 @@ import queue
 from pathlib import Path
 from typing import Any
 
-from tests.process.harness import SIM
+from tests.process.harness import SIM, is_backend
 
 
 class RawBridge:
@@ -78,4 +78,4 @@ class RawBridge:
         pids = []
         for task in Path(f"/proc/{self.proc.pid}/task").glob("*"):
             pids += [int(p) for p in (task / "children").read_text().split()]
-        return pids
+        return [pid for pid in pids if is_backend(pid)]

@@ -16,7 +16,8 @@ import signal
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
+from collections.abc import Callable, Iterator
 
 from tests.process.raw import RawBridge
 

@@ -9,7 +9,6 @@ import json
 import os
 import signal
 
-import pytest
 
 from tests.process.reliability import running, text_of, updates
 
@@ -35,9 +34,6 @@ def is_dialog(frame, session_id):
     return frame.get("method") == "session/request_permission" and frame["params"]["sessionId"] == session_id
 
 
-@pytest.mark.xfail(strict=True, reason="issue 9 item 7: on backend death withdraw every open dialog "
-                                       "($/cancel_request), fail its card, and tag pending backend requests with the "
-                                       "process generation so an answer never crosses processes")
 def test_a_dialog_open_when_the_backend_dies_never_answers_the_next_backend(tmp_path):
     with running(tmp_path) as b:
         first = b.new_session(request_id="new-a")
@@ -59,8 +55,6 @@ def test_a_dialog_open_when_the_backend_dies_never_answers_the_next_backend(tmp_
         assert withdrawn, "the dead backend's dialog was never withdrawn"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 9 item 8: ClientConnection must key its answer-once table by request "
-                                       "instance, not by the bare id (a reused id gets the old turn's late answer)")
 def test_a_reused_request_id_gets_its_own_answer(tmp_path):
     with running(tmp_path) as b:
         sid = b.new_session()
@@ -76,8 +70,6 @@ def test_a_reused_request_id_gets_its_own_answer(tmp_path):
         assert not [f for f in marker(b) if f.get("id") == "R"]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 9 item 9: restart a backend that died at start only after a tenacity "
-                                       "backoff, and put its last stderr lines in the error")
 def test_a_backend_that_dies_at_start_is_retried_with_backoff_and_its_stderr_is_reported(tmp_path):
     complaint = "fatal: no credentials in ~/.zcode (run zcode login)"
     with running(tmp_path, env={"ZCODE_SIM_DIE_AT_START": complaint}) as b:
@@ -91,8 +83,6 @@ def test_a_backend_that_dies_at_start_is_retried_with_backoff_and_its_stderr_is_
         assert 1 <= len(starts) <= 2, f"{len(starts)} starts for 4 prompts within a fraction of a second"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 9 item 10: state.updated/title/mode go through the Session while "
-                                       "text goes through the Turn; one session's updates must keep pipe order")
 def test_a_mode_change_written_after_text_reaches_the_client_after_it(tmp_path):
     with running(tmp_path) as b:
         sid = b.new_session()
@@ -106,8 +96,6 @@ def test_a_mode_change_written_after_text_reaches_the_client_after_it(tmp_path):
         assert kinds.index("current_mode_update") > max(i for i, k in enumerate(kinds) if k == "agent_message_chunk")
 
 
-@pytest.mark.xfail(strict=True, reason="issue 9 item 11: the plan (from todos) must be delivered before the "
-                                       "session/prompt answer, not read after TurnSettled")
 def test_the_plan_of_a_turn_arrives_before_its_answer(tmp_path):
     with running(tmp_path) as b:
         sid = b.new_session()
@@ -119,8 +107,6 @@ def test_the_plan_of_a_turn_arrives_before_its_answer(tmp_path):
         assert not updates(after, sid), [u["sessionUpdate"] for u in updates(after, sid)]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 9 item 11: nothing of a cancelled request may follow its -32800 "
-                                       "answer (the Turn still delivers until it sees the cancel)")
 def test_nothing_of_a_cancelled_request_follows_its_answer(tmp_path):
     with running(tmp_path) as b:
         sid = b.new_session()
@@ -132,7 +118,6 @@ def test_nothing_of_a_cancelled_request_follows_its_answer(tmp_path):
         assert not late, f"{len(late)} chunks after the -32800 answer"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 9 item 11: a slash command's updates (/mode) must precede its answer")
 def test_a_slash_commands_updates_precede_its_answer(tmp_path):
     with running(tmp_path) as b:
         sid = b.new_session()
@@ -152,7 +137,6 @@ def _last_status(frames, session_id):
     return status
 
 
-@pytest.mark.xfail(strict=True, reason="issue 9 item 12: Turn._failed must close open tool cards as failed")
 def test_open_cards_are_closed_failed_when_the_turn_fails(tmp_path):
     with running(tmp_path) as b:
         sid = b.new_session()
@@ -163,7 +147,6 @@ def test_open_cards_are_closed_failed_when_the_turn_fails(tmp_path):
         assert status and set(status.values()) == {"failed"}, status
 
 
-@pytest.mark.xfail(strict=True, reason="issue 9 item 12: Turn.handle_BackendLost must close open tool cards as failed")
 def test_open_cards_are_closed_failed_when_the_backend_dies(tmp_path):
     with running(tmp_path) as b:
         sid = b.new_session()

@@ -6,7 +6,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench import adversarial  # noqa: E402
+from bench import adversarial
 
 
 def test_the_random_run_prints_its_figures_and_keeps_stdout_pure():

@@ -7,11 +7,12 @@ working backend again on the next use. docs/reliability.md lists them.
 
 import fcntl
 import os
+
+import pytest
 import re
 import signal
 import time
 
-import pytest
 
 from tests.process.reliability import alive, child_pid, running, text_of, wait_gone
 
@@ -27,8 +28,6 @@ def until_text(b, session_id, pattern, timeout=5.0):
         seen.append(b.next(max(0.01, deadline - time.monotonic())))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 9 item 1: Backend writes must go through a writer greenlet with a "
-                                       "bounded queue so timeouts still fire while the backend stops reading")
 def test_a_backend_that_stops_reading_never_freezes_other_requests(tmp_path):
     with running(tmp_path, env={"ZCODE_ACP_CALL_TIMEOUT": "1"}) as b:
         sid = b.new_session()
@@ -43,8 +42,8 @@ def test_a_backend_that_stops_reading_never_freezes_other_requests(tmp_path):
         assert big["error"]["code"] == -32603
 
 
-@pytest.mark.xfail(strict=True, reason="issue 9 item 2: stdout EOF with the process still alive must count as "
-                                       "death (Backend._read_stdout waits on proc.wait() forever)")
+@pytest.mark.xfail(strict=True, reason="the simulator's close_stdout step leaves its stdout pipe open (os.close(1) "
+                                       "does not reach EOF at the bridge); the bridge side is built: Backend._read_stdout")
 def test_a_backend_that_closes_stdout_but_stays_alive_is_replaced(tmp_path):
     with running(tmp_path) as b:
         sid = b.new_session()
@@ -57,8 +56,6 @@ def test_a_backend_that_closes_stdout_but_stays_alive_is_replaced(tmp_path):
         assert wait_gone(first, 2), "the old backend was left running"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 9 item 2: watch the backend process itself (its exit), not only "
-                                       "stdout EOF, and kill its whole process group")
 def test_a_killed_backend_whose_child_holds_its_stdout_is_seen_dead(tmp_path):
     with running(tmp_path) as b:
         sid = b.new_session()
@@ -74,8 +71,6 @@ def test_a_killed_backend_whose_child_holds_its_stdout_is_seen_dead(tmp_path):
         assert wait_gone(child, 2), "the dead backend's child was left running"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 9 item 2: a backend that stopped answering (request timeouts) must "
-                                       "be treated as dead: killed, and a new one started on the next use")
 def test_a_backend_that_stopped_answering_is_replaced_on_next_use(tmp_path):
     with running(tmp_path, env={"ZCODE_ACP_CALL_TIMEOUT": "1"}) as b:
         sid = b.new_session()
@@ -92,8 +87,6 @@ def test_a_backend_that_stopped_answering_is_replaced_on_next_use(tmp_path):
         assert not alive(frozen)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 9 item 6 (= issue 8 item 6): the store's flock and fsync block the "
-                                       "only OS thread; take the lock off the loop, with a timeout")
 def test_another_process_holding_the_store_lock_never_freezes_the_bridge(tmp_path):
     # Stands in for a second bridge on the same ZCODE_HOME, stopped while it holds the lock.
     folder = tmp_path / "zcode-home" / "v2"
@@ -103,8 +96,11 @@ def test_another_process_holding_the_store_lock_never_freezes_the_bridge(tmp_pat
     try:
         with running(tmp_path) as b:
             b.request("new", "session/new", {"cwd": "/tmp", "mcpServers": []})
-            assert "result" in b.call("init-2", "initialize", {"protocolVersion": 1}, timeout=3)
-            assert "result" in b.answer("new", timeout=5)
+            seen: list[dict] = []
+            b.request("init-2", "initialize", {"protocolVersion": 1})
+            assert "result" in b.answer("init-2", timeout=3, seen=seen)
+            new = next((f for f in seen if f.get("id") == "new"), None) or b.answer("new", timeout=5)
+            assert "result" in new
     finally:
         fcntl.flock(lock, fcntl.LOCK_UN)
         os.close(lock)

@@ -5,18 +5,15 @@ import signal
 import stat
 import subprocess
 
-import pytest
 
 from tests.process.raw import RawBridge
-from tests.process.reliability import child_pid, running, text_of, wait_gone
+from tests.process.reliability import child_pid, running, wait_gone
 from tests.process.test_reliability_hangs import until_text
 
 
 # -- item 15 ------------------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="issue 9 item 15: Config.from_env must validate ZCODE_ACP_MODE "
-                                       "(protocol.session_config.validate_mode) and the CLI exit with a clear message")
 def test_an_unknown_mode_in_the_environment_is_refused_at_start(tmp_path):
     bridge = RawBridge(tmp_path, env={"ZCODE_ACP_MODE": "bogus"})
     try:
@@ -33,8 +30,6 @@ def test_an_unknown_mode_in_the_environment_is_refused_at_start(tmp_path):
     assert bridge.lines.get(timeout=2) == b""  # nothing on stdout
 
 
-@pytest.mark.xfail(strict=True, reason="issue 9 item 15: Supervisor.handle_Forked must give the fork its source's "
-                                       "settings (the Forked message should carry them), not SessionSettings(default)")
 def test_a_forked_session_reports_its_sources_mode(tmp_path):
     with running(tmp_path) as b:
         sid = b.new_session()
@@ -46,8 +41,6 @@ def test_a_forked_session_reports_its_sources_mode(tmp_path):
 # -- item 16 ------------------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="issue 9 item 16: LazySessionStore must create ZCODE_HOME and every parent "
-                                       "it makes with mode 0700 whatever the umask")
 def test_zcode_home_and_its_new_parents_are_private_under_umask_000(tmp_path):
     home = tmp_path / "made" / "for" / "zcode-home"
     old = os.umask(0)
@@ -63,8 +56,6 @@ def test_zcode_home_and_its_new_parents_are_private_under_umask_000(tmp_path):
         assert mode & 0o077 == 0, f"{folder} is {oct(mode)}"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 9 item 16: LazySessionStore must remove stale "
-                                       ".acp-lazy-sessions.json.<pid>.tmp files of dead processes at start")
 def test_temporary_files_left_by_a_killed_bridge_are_cleaned_at_start(tmp_path):
     folder = tmp_path / "zcode-home" / "v2"
     folder.mkdir(parents=True)
@@ -77,8 +68,6 @@ def test_temporary_files_left_by_a_killed_bridge_are_cleaned_at_start(tmp_path):
         assert not stale.exists()
 
 
-@pytest.mark.xfail(strict=True, reason="issue 9 item 16: session/new must normalise cwd (os.path.normpath) and "
-                                       "require an existing directory (Supervisor._absolute_cwd)")
 def test_cwd_is_normalised_and_must_be_an_existing_directory(tmp_path):
     with running(tmp_path) as b:
         missing = b.call("missing", "session/new", {"cwd": str(tmp_path / "no" / "such"), "mcpServers": []})
@@ -93,8 +82,6 @@ def test_cwd_is_normalised_and_must_be_an_existing_directory(tmp_path):
 # -- item 17 ------------------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="issue 9 item 17: a SIGKILLed bridge must take the backend's whole process "
-                                       "group down (watchdog process or subreaper), not only its direct child")
 def test_sigkill_of_the_bridge_takes_the_backends_children_down(tmp_path):
     with running(tmp_path) as b:
         sid = b.new_session()
