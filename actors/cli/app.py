@@ -167,6 +167,7 @@ def hub(
     web_root: str | None = typer.Option(None, hidden=True, help="serve the page from this folder"),
 ) -> None:
     """Run the machine-level hub: remote clients' single entry (docs/hub.md)."""
+    from zcode_acp.actors.cli import runtime  # noqa: F401  (patches for gevent first)
     from zcode_acp.hub.main import run_hub
 
     raise typer.Exit(run_hub(stay=stay, host=host, port=port, web_root=web_root))
@@ -180,6 +181,7 @@ def replay(
     timeout: float = typer.Option(30.0, "--timeout", metavar="SECONDS", help="give up on an answer after this long"),
 ) -> None:
     """Replay a trace against this build (on zcode-sim --replay) and show what changed (docs/traces.md)."""
+    from zcode_acp.actors.cli import runtime  # noqa: F401  (patches for gevent first: it reads pipes in greenlets)
     from zcode_acp.actors.cli.replay import run_replay
 
     raise typer.Exit(run_replay(file, update=update, fast=fast, timeout=timeout))
