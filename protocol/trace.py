@@ -491,7 +491,7 @@ def session_of(frame: dict[str, Any]) -> str | None:
 # build: the title (``session_info_update``) comes from a backend notification the
 # Session handles itself, while the turn's events take one more actor hop, so it can
 # overtake them. A replay compares these as a set (docs/traces.md, "what is compared").
-UNORDERED_UPDATES = frozenset({"session_info_update"})
+UNORDERED_UPDATES: frozenset[str] = frozenset()  # none since the title keeps pipe order (docs/traces.md)
 
 
 def split_unordered(frames: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

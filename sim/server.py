@@ -488,13 +488,14 @@ class SimServer:
             self.emit(session, "model.streaming", {"kind": "text_delta", "delta": "(leftover)"}, tid)
             self.emit(session, "turn.completed", {"resultType": "cancelled"}, tid)
             return
+        # The first turn names the session before it ends (so the title is part of the turn, in pipe order).
+        self.announce_title(session, runner)
         if outcome.startswith("failed:"):
             code, _, message = outcome[7:].partition(":")
             self.emit(session, "turn.failed", {"error": {"code": code, "message": message}}, tid)
         elif outcome == "completed":
             usage = self.account(session, runner)
             self.emit(session, "turn.completed", {"resultType": "success", "usage": usage}, tid)
-        self.announce_title(session, runner)
         self.save(session)
         if runner.evict:
             session.active = False
