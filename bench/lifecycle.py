@@ -102,19 +102,21 @@ def store_new(entries: int, runs: int, interval: float = 0.001) -> tuple[float, 
         session_id = peer.new_session()
         peer.prompt(session_id, "bulk 10")
         gap = 0.4
-        count = int((runs + 1) * gap / interval) + 200
+        count = int((runs + 2) * gap / interval)
         stream = peer.send_prompt(session_id, f"paced {count} {interval}")
         done = threading.Event()
 
         def read() -> None:
             marker = f'"id":{stream},'.encode()
+            ended = False
             for line in peer.lines():
                 now = time.perf_counter()
                 if CHUNK in line:
                     arrivals.append(now)
                 elif b'"sessionId"' in line and b'"result"' in line:
                     answers[json.loads(line)["id"]] = now
-                if marker in line:
+                ended = ended or marker in line
+                if ended and len(answers) == runs:
                     break
             done.set()
 
