@@ -39,7 +39,7 @@ class Sizes:
     idle_many: int
 
 
-FULL = Sizes(runs=5, count=100_000, startups=10, bursts=5, burst=50_000, paced=3000, busy_runs=5, messages=10_000,
+FULL = Sizes(runs=5, count=100_000, startups=10, bursts=9, burst=50_000, paced=3000, busy_runs=5, messages=10_000,
              store_entries=100_000, store_runs=5, many_sessions=200, idle_many=10_000)
 QUICK = Sizes(runs=1, count=20_000, startups=3, bursts=2, burst=20_000, paced=500, busy_runs=2, messages=2_000,
               store_entries=10_000, store_runs=2, many_sessions=50, idle_many=1_000)

@@ -75,6 +75,12 @@ RULES: list[Rule] = [
         or f.endswith(("actors/base.py", "actors/messages.py")) or f.startswith("gevent/")
         or f in ("threading.py", "queue.py")),
 ]
+# How the table lists them: the order a delta travels.
+PATH_ORDER = ["backend pipe read (syscall)", "reader loop (Backend._read_stdout)", "flow tokens",
+              "parse (split lines, decode JSON)", "Backend actor (route per session)", "Session actor (seq, routing)",
+              "Turn actor (attribution, batching)", "translate (event → update dict)", "encode (update dict → bytes)",
+              "actor hops (tell, mailbox, dispatch, greenlet switch)", "ClientConnection actor (coalesce)",
+              "client writer + write (syscall)", FREEING, "other"]
 FRAME = re.compile(r"^(?P<fn>.*) \((?P<file>[^:()]+)(?::(?P<line>\d+))?\)$")
 
 
@@ -203,8 +209,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n## The bridge, hop by hop (py-spy, {total:,} samples; {per_delta:.2f} µs CPU per delta "
               f"while sampled, {rate:,.0f} updates/s)\n")
         print("| hop | share of samples | µs per delta |\n|---|---|---|")
-        order = [hop for hop, _ in RULES] + [FREEING, "other"]
-        for hop in sorted(shares, key=order.index):
+        order = [hop for hop in PATH_ORDER if hop in shares] + [hop for hop in shares if hop not in PATH_ORDER]
+        for hop in order:
             print(f"| {hop} | {shares[hop] / total:.1%} | {shares[hop] / total * per_delta:.2f} |")
         print(f"| **total** | 100 % | {per_delta:.2f} |")
         if unattributed:
