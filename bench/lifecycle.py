@@ -18,7 +18,7 @@ import time
 import uuid
 from pathlib import Path
 
-from bench.peer import BRIDGE, Peer, fake_backend
+from bench.peer import Peer, fake_backend
 from bench.streaming import CHUNK, pipelined
 
 
