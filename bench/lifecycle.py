@@ -1,0 +1,162 @@
+"""The figures around the stream: start-up, history replay, the lazy-session store, memory.
+
+Start-up and memory use the fake backend (``bench/fake_backend.py``);
+history replay needs a backend that persists and resumes sessions, so it runs
+on ``zcode-sim``. The store figure writes a lazy-session file of the size
+wanted before the bridge starts (its format: ``docs/sessions.md``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import shutil
+import statistics
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+
+from bench.peer import Peer, fake_backend
+from bench.streaming import CHUNK, pipelined
+
+
+def startup(runs: int) -> float:
+    """Median ms from spawning the bridge to its ``initialize`` answer."""
+    times = []
+    for _ in range(runs):
+        with Peer(backend=fake_backend()) as peer:
+            peer.initialize()
+            times.append(time.perf_counter() - peer.started)
+    return statistics.median(times) * 1000
+
+
+def history_load(messages: int, fill: float = 0.0) -> tuple[float, float, int, int]:
+    """(ms from ``session/load`` to its answer on a new bridge — the backend's spawn and resume included —
+    and again on the same bridge once warm, updates replayed, bytes of the ``session/messages`` answer).
+
+    ``fill``: the simulator's history fill-up time after a resume (a real
+    backend's quirk, ``docs/simulator.md``); 0 takes it out of the figure.
+    """
+    home = tempfile.mkdtemp(prefix="bench-load-")
+    env = {"ZCODE_HOME": home, "ZCODE_SIM_DATA": home + "/sim", "ZCODE_SIM_HISTORY_FILL": str(fill)}
+    with Peer(env) as peer:
+        peer.initialize()
+        session_id = peer.new_session()
+        peer.prompt(session_id, f"#sim history count={messages}")
+    # The simulator keeps the history in its session file: the answer is that list, encoded.
+    (saved,) = [p for p in Path(home, "sim").iterdir() if p.suffix == ".json"]
+    answer_size = len(json.dumps({"messages": json.loads(saved.read_bytes())["messages"]},
+                                 separators=(",", ":")).encode())
+    replayed = 0
+
+    def count(line: bytes) -> None:
+        nonlocal replayed
+        replayed += b"message_chunk" in line
+
+    load = {"sessionId": session_id, "cwd": "/tmp", "mcpServers": []}
+    with Peer(env) as peer:  # a new bridge and backend: the editor reopened
+        peer.initialize()
+        started = time.perf_counter()
+        peer.call("session/load", load, count)
+        cold = time.perf_counter() - started
+        warm = []
+        for _ in range(3):
+            started = time.perf_counter()
+            peer.call("session/load", load)
+            warm.append(time.perf_counter() - started)
+    shutil.rmtree(home, ignore_errors=True)
+    return cold * 1000, statistics.median(warm) * 1000, replayed, answer_size
+
+
+def write_store(home: str, entries: int) -> None:
+    """A lazy-session file with ``entries`` sessions, half of them used (they never expire)."""
+    folder = Path(home, "v2")
+    folder.mkdir(parents=True, mode=0o700)
+    now = int(time.time() * 1000)
+    data = {}
+    for index in range(entries):
+        entry: dict[str, object] = {"cwd": f"/work/project{index % 50}", "createdAt": now - index}
+        if index % 2:
+            entry["zcodeSid"] = f"sess_{uuid.uuid4().hex[:12]}"
+        data[str(uuid.uuid4())] = entry
+    path = folder / "acp-lazy-sessions.json"
+    path.write_text(json.dumps(data, indent=2))
+    os.chmod(path, 0o600)
+
+
+def store_new(entries: int, runs: int, interval: float = 0.001) -> tuple[float, float, float]:
+    """(median ms of ``session/new``, median worst gap in a concurrent paced stream around it, the gap without it).
+
+    One session streams a delta every ``interval`` seconds; ``session/new`` is
+    asked ``runs`` times meanwhile. A reader thread stamps every line as it
+    arrives, so the stall shows as the longest gap between two updates.
+    """
+    home = tempfile.mkdtemp(prefix="bench-store-")
+    write_store(home, entries)
+    arrivals: list[float] = []
+    answers: dict[int, float] = {}
+    with Peer({"ZCODE_HOME": home}, backend=fake_backend()) as peer:
+        peer.initialize()
+        session_id = peer.new_session()
+        peer.prompt(session_id, "bulk 10")
+        gap = 0.4
+        count = int((runs + 2) * gap / interval)
+        stream = peer.send_prompt(session_id, f"paced {count} {interval}")
+        done = threading.Event()
+
+        def read() -> None:
+            marker = f'"id":{stream},'.encode()
+            ended = False
+            for line in peer.lines():
+                now = time.perf_counter()
+                if CHUNK in line:
+                    arrivals.append(now)
+                elif b'"sessionId"' in line and b'"result"' in line:
+                    answers[json.loads(line)["id"]] = now
+                ended = ended or marker in line
+                if ended and len(answers) == runs:
+                    break
+            done.set()
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        asked: list[tuple[int, float]] = []
+        time.sleep(gap)
+        for _ in range(runs):
+            asked.append((peer.send("session/new", {"cwd": "/tmp", "mcpServers": []}), time.perf_counter()))
+            time.sleep(gap)
+        if not done.wait(60):
+            raise RuntimeError("the stream did not end")
+    times, stalls = [], []
+    for request, sent in asked:
+        answered = answers[request]
+        times.append(answered - sent)
+        around = [t for t in arrivals if sent - 0.05 <= t <= answered + 0.05]
+        stalls.append(max((b - a for a, b in itertools.pairwise(around)), default=0.0))
+    quiet = [t for t in arrivals if t < asked[0][1] - 0.01]
+    normal = max((b - a for a, b in itertools.pairwise(quiet)), default=0.0)
+    return statistics.median(times) * 1000, statistics.median(stalls) * 1000, normal * 1000
+
+
+def idle_rss(sessions: int) -> tuple[float, float]:
+    """(MiB RSS of the bridge holding ``sessions`` idle sessions, each used once; seconds making them took).
+
+    The sessions are opened with ``session/resume`` of backend session ids (the
+    fake backend resumes any id), then each runs one short prompt: the same
+    live Session, backend subscription and finished Turn as a session made with
+    ``session/new`` and used, without ``session/new``'s lazy-store write, whose
+    cost grows with the store (the ``store`` row) and would make 10,000 of
+    them take many minutes.
+    """
+    with Peer(backend=fake_backend()) as peer:
+        peer.initialize()
+        started = time.perf_counter()
+        ids = [f"sess_idle{index}" for index in range(sessions)]
+        pipelined(peer, [("session/resume", {"sessionId": sid, "cwd": "/tmp", "mcpServers": []}) for sid in ids])
+        pipelined(peer, [("session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "bulk 1"}]})
+                         for sid in ids])
+        elapsed = time.perf_counter() - started
+        return peer.rss_kib() / 1024, elapsed
