@@ -115,7 +115,8 @@ class Backend(BridgeActor):
             reraise=True,
         )
         try:
-            proc: Any = retrying(backend_process.spawn, argv)
+            env = backend_process.child_environment(argv, self.config.zcode_home)
+            proc: Any = retrying(backend_process.spawn, argv, env)
         except OSError as exc:
             raise RpcError(INTERNAL_ERROR, f"could not start the ZCode CLI ({argv[0]}): {exc}") from None
         self.generation += 1
