@@ -25,6 +25,7 @@ from zcode_acp.protocol import commands, errors, updates
 from zcode_acp.protocol.content import convert_prompt
 from zcode_acp.protocol.errors import RpcError, invalid_params
 from zcode_acp.protocol.handshake import authenticate_result, initialize_result, merge_capabilities
+from zcode_acp.protocol.mcp_servers import normalize_mcp_servers
 from zcode_acp.protocol.session_config import SessionSettings, session_state, validate_config_value, validate_mode
 from zcode_acp.protocol.sessions import list_sessions
 from zcode_acp.protocol.translator import agent_text
@@ -100,10 +101,8 @@ def _no_additional_directories(params: dict[str, Any]) -> None:
 
 
 def _mcp_servers(params: dict[str, Any]) -> list[Any]:
-    servers = params.get("mcpServers") or []
-    if not isinstance(servers, list):
-        raise invalid_params("mcpServers", "must be an array")
-    return servers
+    """The engine's strict MCP entries (``-32602`` naming one it cannot take, before any backend call)."""
+    return normalize_mcp_servers(params.get("mcpServers"))
 
 
 def _absolute_cwd(params: dict[str, Any]) -> str:
