@@ -25,7 +25,9 @@ class Config:
     subscribe_timeout: float = 5.0
     read_timeout: float = 8.0
     messages_timeout: float = 45.0
-    compact_timeout: float = 30.0
+    compact_timeout: float = 600.0  # today's engine compacts for minutes
+    # A stopped turn still running after this long: close and resume its session (docs/backend-protocol.md §11).
+    stop_fallback: float = 5.0
     # A preempting prompt retries the backend's busy lock this often, this long.
     busy_retry_interval: float = 0.5
     busy_retry_limit: float = 60.0
@@ -55,4 +57,5 @@ class Config:
             call_timeout=_float("ZCODE_ACP_CALL_TIMEOUT", 15.0),
             busy_retry_limit=_float("ZCODE_ACP_BUSY_LIMIT", 60.0),
             interaction_timeout=_float("ZCODE_ACP_INTERACTION_TIMEOUT", 0.0),
+            stop_fallback=_float("ZCODE_ACP_STOP_FALLBACK", 5.0),
         )

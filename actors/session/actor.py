@@ -8,6 +8,8 @@ interface (docs/architecture.md, "The Session"):
 * ``Sequencer`` — ``seq`` order, duplicates dropped, gaps fetched or skipped;
 * ``EventRouter`` — each applied event to the current Turn, BackgroundTasks or
   the Session's own updates, and the card-reuse registry;
+* ``Attribution`` — which backend turn each Turn's send started (in pipe order,
+  whether ``turn.started`` precedes the send's answer or follows it);
 * ``HistoryRead`` — the history read behind ``session/load``;
 * ``Settings`` and ``Controls`` — mode/model/thought, extension methods, slash
   commands, compaction holding prompts back.
@@ -53,6 +55,7 @@ from zcode_acp.actors.base import BridgeActor, handles, safe_tell
 from zcode_acp.actors.cli.config import Config
 from zcode_acp.actors.delivery import deliver, encode_cooperatively
 from zcode_acp.actors.messages import (
+    Adopt,
     Announce,
     Answered,
     Attach,
@@ -94,6 +97,7 @@ from zcode_acp.actors.messages import (
     SetSetting,
     ShowInteraction,
     StartTurn,
+    StopFailed,
     Subscribed,
     TaskCancelled,
     TaskEvents,
@@ -103,6 +107,7 @@ from zcode_acp.actors.messages import (
     TurnSettled,
     UnregisterRoute,
 )
+from zcode_acp.actors.session.attribution import Attribution
 from zcode_acp.actors.session.extensions import Controls
 from zcode_acp.actors.session.history import POLL_INTERVAL, HistoryRead
 from zcode_acp.actors.session.lifecycle import Lifecycle, Step
@@ -149,6 +154,7 @@ class Session(BridgeActor):
         self.lifecycle = Lifecycle(session_id, materialized=backend_session_id is not None)
         self.sequencer = Sequencer()
         self.events = EventRouter()
+        self.attribution = Attribution()
         self.history = HistoryRead()
         self.settings = Settings(settings)
         self.controls = Controls(self)
@@ -398,6 +404,7 @@ class Session(BridgeActor):
 
     @handles(TurnDone)
     def on_turn_done(self, message: TurnDone) -> None:
+        self.attribution.forget(message.key)
         turn = self.turns.pop(message.key, None)
         self.turn_requests.pop(message.key, None)
         if turn is not None:
@@ -407,8 +414,33 @@ class Session(BridgeActor):
     def on_turn_answer(self, message: SendAnswered | ProbeAnswered | PlanRead) -> None:
         """A Turn's backend answers travel through here, in pipe order with its events."""
         turn = self.turns.get(message.key)
+        claim = None
+        if isinstance(message, SendAnswered):
+            if message.error is None:
+                claim = self.attribution.accepted(message.key)
+            else:
+                self.attribution.refused()
         if turn is not None:
             turn.tell(message)
+            if claim is not None:
+                turn.tell(Adopt(claim))  # its turn.started came before the send's answer
+
+    @handles(StopFailed)
+    def on_stop_failed(self, message: StopFailed) -> None:
+        """A stopped turn runs on: close the backend session and resume it, so the next prompt can run."""
+        if not self.lifecycle.live or not self.backend_session_id:
+            return
+        backend_id = self.backend_session_id
+        self._lost()  # uses from now on wait for the resume
+
+        def closed(result: Any, error: ErrorDict | None) -> None:
+            if error is not None:
+                log.warning("session/close of %s failed (%s); the stopped turn may still hold it",
+                            backend_id, error.get("message"))
+            if not self.lifecycle.closed:
+                self.when_live(lambda: None, lambda exc: log.warning("resume after close failed: %s", exc.message))
+
+        self._call("session/close", {"sessionId": backend_id}, functools.partial(Answered, closed))
 
     def deliver_in_order(self, session_updates: list[dict[str, Any]]) -> None:
         """Session-level updates while a turn streams go through it: pipe order, end to end."""
@@ -441,9 +473,13 @@ class Session(BridgeActor):
             has_turn = self.current is not None
             terminal = supports_terminal_output(self.capabilities)
             for event in ready.events:
+                claim = self.attribution.event(event)
+                if claim is not None and claim.key in self.turns:
+                    self.turns[claim.key].tell(Adopt(claim))
                 self.events.route(event, routed, has_turn, terminal)
-            if routed.turn and self.current is not None:
-                self.turns[self.current].tell(TurnEvents(routed.turn, flow.share(token)))
+            if routed.turn:
+                for key, turn in self.turns.items():  # the current Turn, and stopped ones watching for their end
+                    turn.tell(TurnEvents(routed.turn, flow.share(token) if key == self.current else None))
             if routed.tasks:
                 self.tasks.tell(TaskEvents(routed.tasks, flow.share(token)))
             self.deliver_in_order(routed.session)

@@ -4,6 +4,7 @@ Everything else in tests/process runs against both dialects; these tests
 concern the newer engine's habits only.
 """
 
+import asyncio
 import json
 
 import pytest
@@ -55,3 +56,75 @@ async def test_provider_files_the_user_set_are_never_overridden(tmp_path):
         sid = await b.new_session()
         assert (await b.prompt(sid, "hello")).stop_reason == "end_turn"
         assert trace_start(b)["env"] == env
+
+
+# -- rows 5 and 10: stopping a turn, preemption, turn.started before the send's answer ------------
+
+LONG = "#sim slow count=400 interval=0.05 text=old"  # 20 s unless really stopped
+QUICK = 8.0  # a prompt after a stop must not wait for the stopped turn (busy retries would take 20 s)
+
+
+def v4_stops(b) -> list[dict]:
+    return [c["params"] for c in b.backend_calls("v4/command") if c["params"]["type"] == "stop"]
+
+
+@run
+async def test_cancel_of_a_long_turn_then_a_prompt_runs_at_once(tmp_path):
+    async with bridge(tmp_path) as b:
+        sid = await b.new_session()
+        first = asyncio.ensure_future(b.prompt(sid, LONG))
+        await b.client.wait_for(lambda: "old" in b.client.texts(sid))
+        await b.conn.cancel(session_id=sid)
+        assert (await first).stop_reason == "cancelled"
+        second = await b.prompt(sid, "#sim stream count=3 text=new", timeout=QUICK)
+        assert second.stop_reason == "end_turn"
+        [stop] = v4_stops(b)
+        assert stop["payload"]["expectedForegroundExecutionId"].startswith("exec_")
+        assert stop["clientId"] and stop["commandId"] and isinstance(stop["issuedAt"], int)
+        assert b.backend_calls("session/stop")  # sent too: it recovers the stream
+        assert not b.backend_calls("session/close")  # the v4 stop was enough
+
+
+@run
+async def test_preemption_stops_the_running_turn_the_same_way(tmp_path):
+    async with bridge(tmp_path) as b:
+        sid = await b.new_session()
+        first = asyncio.ensure_future(b.prompt(sid, LONG))
+        await b.client.wait_for(lambda: "old" in b.client.texts(sid))
+        second = await b.prompt(sid, "#sim stream count=3 text=new", timeout=QUICK)
+        assert (await first).stop_reason == "cancelled"
+        assert second.stop_reason == "end_turn"
+        assert b.client.texts(sid).endswith("new" * 3)
+        assert len(v4_stops(b)) == 1
+
+
+@run
+async def test_a_turn_that_ignores_the_stop_is_closed_and_the_session_resumed(tmp_path):
+    async with bridge(tmp_path, env={"ZCODE_ACP_STOP_FALLBACK": "1"}) as b:
+        sid = await b.new_session()
+        first = asyncio.ensure_future(b.prompt(sid, "#sim stubborn"))
+        await b.client.wait_for(lambda: "will not stop" in b.client.texts(sid))
+        await b.conn.cancel(session_id=sid)
+        assert (await first).stop_reason == "cancelled"
+        second = await b.prompt(sid, "#sim stream count=3 text=new", timeout=QUICK)
+        assert second.stop_reason == "end_turn"
+        methods = [c["method"] for c in b.backend_calls()]
+        close = methods.index("session/close")
+        assert "session/resume" in methods[close:] and "session/subscribe" in methods[close:]
+        # Resumed with the session's own workspace: the model selection survived (row 15).
+        assert "Select a model" not in b.client.texts(sid)
+
+
+@run
+async def test_turn_started_before_the_send_answer_is_still_this_prompts_turn(tmp_path):
+    async with bridge(tmp_path, env={"ZCODE_SIM_EARLY_START": "1"}) as b:
+        sid = await b.new_session()
+        for text in ("one", "two"):
+            response = await b.prompt(sid, f"#sim stream count=4 text={text}")
+            assert response.stop_reason == "end_turn"
+            assert b.client.texts(sid).endswith(text * 4)
+        first = asyncio.ensure_future(b.prompt(sid, LONG))
+        await b.client.wait_for(lambda: "old" in b.client.texts(sid))
+        third = await b.prompt(sid, "#sim stream count=2 text=three", timeout=QUICK)  # preempts
+        assert (await first).stop_reason == "cancelled" and third.stop_reason == "end_turn"
+        assert b.client.texts(sid).endswith("three" * 2)
