@@ -40,7 +40,7 @@ from zcode_acp.protocol import interactions
 from zcode_acp.protocol.content import BackendPrompt
 from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError, from_backend_error, is_busy, is_not_active
 from zcode_acp.protocol.translator import TurnTranslator
-from zcode_acp.protocol.usage import prompt_result
+from zcode_acp.protocol.usage import prompt_result, read_usage_update
 
 from zcode_acp.actors.base import BridgeActor, handles, safe_tell
 from zcode_acp.actors.cli.config import Config
@@ -304,6 +304,9 @@ class Turn(BridgeActor):
             return
         if isinstance(message.result, dict):
             self._emit(self.translator.plan_from_todos(message.result.get("todos")))
+            usage = read_usage_update(message.result)  # the context meter: occupancy after the turn
+            if usage:
+                self._emit([usage])
         self._settle(self.finishing)
 
     @handles(RelayUpdates)

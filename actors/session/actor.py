@@ -48,7 +48,7 @@ from zcode_acp.protocol.history import replay_updates
 from zcode_acp.protocol.session_config import SessionSettings, session_state
 from zcode_acp.protocol.sessions import workspace
 from zcode_acp.protocol.translator import TurnTranslator
-from zcode_acp.protocol.usage import projection_usage_update
+from zcode_acp.protocol.usage import read_usage_update
 
 from zcode_acp.actors.background_tasks import BackgroundTasks
 from zcode_acp.actors.base import BridgeActor, handles, safe_tell
@@ -568,7 +568,7 @@ class Session(BridgeActor):
                 self.plan = entries
                 replay.append(updates.plan(entries))
             self.settings.current = self.settings.current.with_backend_settings(result.get("settings"))
-            usage = projection_usage_update(result.get("projection"))
+            usage = read_usage_update(result)
             if usage:
                 replay.append(usage)
         for message in self.history.finish():

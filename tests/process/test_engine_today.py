@@ -128,3 +128,59 @@ async def test_turn_started_before_the_send_answer_is_still_this_prompts_turn(tm
         third = await b.prompt(sid, "#sim stream count=2 text=three", timeout=QUICK)  # preempts
         assert (await first).stop_reason == "cancelled" and third.stop_reason == "end_turn"
         assert b.client.texts(sid).endswith("three" * 2)
+
+
+# -- row 9: the model catalog, reasoning levels per model ---------------------------------------------
+
+
+def option(options, config_id):
+    found = [o for o in options if o["id"] == config_id]
+    return found[0] if found else None
+
+
+async def config(b, sid, config_id, value):
+    response = await b.conn.set_config_option(session_id=sid, config_id=config_id, value=value)
+    return [o.model_dump(by_alias=True, exclude_none=True, mode="json") for o in response.config_options]
+
+
+@run
+async def test_switching_model_and_reasoning_level_from_the_ref_catalog(tmp_path):
+    from acp import RequestError
+
+    async with bridge(tmp_path) as b:
+        sid = await b.new_session()
+        options = await config(b, sid, "thought", "max")  # creates the session: glm-5, levels low/high/max
+        models = option(options, "model")
+        assert models["currentValue"] == "glm-5"
+        labels = {o["value"]: (o["name"], o.get("description")) for o in models["options"]}
+        assert labels["glm-5"] == ("GLM-5", "200K context · reasoning: low, high, max")
+        assert labels["glm-4.6-flash"][1] == "128K context"
+        assert option(options, "thought")["currentValue"] == "max"
+        # glm-5-air has no "max": it is selected with its default level, and the selector follows it.
+        options = await config(b, sid, "model", "glm-5-air")
+        assert b.backend_calls("session/setModel")[-1]["params"]["model"] == {
+            "modelId": "glm-5-air", "providerId": "zhipu", "options": {"reasoningLevel": "high"}}
+        thought = option(options, "thought")
+        assert [o["value"] for o in thought["options"]] == ["low", "high"] and thought["currentValue"] == "high"
+        with pytest.raises(RequestError) as refused:
+            await config(b, sid, "thought", "max")
+        assert refused.value.code == -32602
+        # A model without reasoning levels: no level sent, no thought selector.
+        options = await config(b, sid, "model", "glm-4.6-flash")
+        assert b.backend_calls("session/setModel")[-1]["params"]["model"] == {
+            "modelId": "glm-4.6-flash", "providerId": "zhipu"}
+        assert option(options, "thought") is None
+        assert (await b.prompt(sid, "hello")).stop_reason == "end_turn"
+
+
+# -- row 7: the title as an event type ---------------------------------------------------------------------
+
+
+@run
+async def test_the_title_event_becomes_a_session_info_update(tmp_path):
+    async with bridge(tmp_path) as b:
+        sid = await b.new_session()
+        await b.prompt(sid, "Fix the login form validation please now")
+        await b.client.wait_for(lambda: b.client.of_kind(sid, "session_info_update"))
+        [info] = b.client.of_kind(sid, "session_info_update")
+        assert info["title"] == "Fix the login form validation please"
