@@ -328,7 +328,7 @@ class Supervisor(BridgeActor):
             raise errors.session_not_found(session_id)
         self.backend_ids.pop(session_id, None)
         try:
-            session.ask(Teardown(), timeout=2)
+            session.ask(Teardown(close_backend=True), timeout=2)
         finally:
             session.stop(block=False)
         return {}

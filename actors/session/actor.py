@@ -34,19 +34,21 @@ from zcode_acp.protocol import commands, interactions, updates
 from zcode_acp.protocol.content import BackendPrompt
 from zcode_acp.protocol.errors import (
     INTERNAL_ERROR,
+    METHOD_NOT_FOUND,
     SESSION_NOT_FOUND,
     RpcError,
     cancelled,
+    cli_too_old,
     from_backend_error,
     invalid_params,
     is_not_active,
     session_not_found,
 )
-from zcode_acp.protocol.events import STATE_UPDATED, TITLE_UPDATED
+from zcode_acp.protocol.events import STATE_UPDATED, TITLE_UPDATED, TURN_STEER_QUEUED, payload
 from zcode_acp.protocol.handshake import supports_terminal_output
 from zcode_acp.protocol.history import replay_updates
 from zcode_acp.protocol.session_config import SessionSettings, session_state
-from zcode_acp.protocol.sessions import workspace
+from zcode_acp.protocol.sessions import own_workspace, workspace
 from zcode_acp.protocol.translator import TurnTranslator
 from zcode_acp.protocol.usage import read_usage_update
 
@@ -107,7 +109,7 @@ from zcode_acp.actors.messages import (
     TurnSettled,
     UnregisterRoute,
 )
-from zcode_acp.actors.session.attribution import Attribution
+from zcode_acp.actors.session.attribution import Attribution, Claim
 from zcode_acp.actors.session.extensions import Controls
 from zcode_acp.actors.session.history import POLL_INTERVAL, HistoryRead
 from zcode_acp.actors.session.lifecycle import Lifecycle, Step
@@ -155,6 +157,10 @@ class Session(BridgeActor):
         self.sequencer = Sequencer()
         self.events = EventRouter()
         self.attribution = Attribution()
+        self.adopted: set[int] = set()  # Turns whose backend turn is known (steering needs one running)
+        self.speaks_v4 = False  # today's engine: a turn.started named its foreground execution
+        self.steer_deliveries: dict[str, str] = {}  # v4 sendText commandId → the delivery the engine admitted
+        self.workspace_ref: dict[str, str] | None = None  # the engine's own {workspacePath, workspaceKey}
         self.history = HistoryRead()
         self.settings = Settings(settings)
         self.controls = Controls(self)
@@ -212,10 +218,23 @@ class Session(BridgeActor):
                 params["mcpServers"] = self.mcp_servers
             self._call("session/create", params, Created)
         elif step is Step.RESUME:
-            params = {"sessionId": self.backend_session_id, "workspace": workspace(self.cwd)}
-            if self.mcp_servers:
-                params["mcpServers"] = self.mcp_servers
-            self._call("session/resume", params, Resumed)
+            if self.workspace_ref is None and not self.root_known:
+                # A session made elsewhere: resume it under its own workspace key, which session/list names.
+                self._call("session/list", {}, functools.partial(Answered, self._listed_for_resume))
+                return
+            self._resume()
+
+    def _listed_for_resume(self, result: Any, error: ErrorDict | None) -> None:
+        self.workspace_ref = own_workspace(result, self.backend_session_id)
+        self._resume()
+
+    def _resume(self) -> None:
+        """``session/resume`` under the session's own workspace (its key is not always the folder)."""
+        params: dict[str, Any] = {"sessionId": self.backend_session_id,
+                                  "workspace": self.workspace_ref or workspace(self.cwd)}
+        if self.mcp_servers:
+            params["mcpServers"] = self.mcp_servers
+        self._call("session/resume", params, Resumed)
 
     def fork_made(self, backend_session_id: str, reply_to: Any, request_id: Any, as_command: bool) -> None:
         self.supervisor.tell(Forked(reply_to, request_id, self.session_id, backend_session_id, self.cwd,
@@ -267,6 +286,7 @@ class Session(BridgeActor):
             root = (session.get("workspace") or {}).get("workspacePath") if isinstance(session, dict) else None
             if not self.root_known and isinstance(root, str):
                 self.cwd, self.root_known = root, True
+            self.workspace_ref = own_workspace({"sessions": [session]}, backend_id) or self.workspace_ref
         self.backend.tell(RegisterRoute(backend_id, self.actor_ref))
         self.lifecycle.materialized()
         self._subscribe()
@@ -293,6 +313,9 @@ class Session(BridgeActor):
                 self._subscribe()  # a real backend sometimes needs a second ask
                 return
             self.backend.tell(UnregisterRoute(self.backend_session_id, self.actor_ref))  # type: ignore[arg-type]
+            if message.error.get("code") == METHOD_NOT_FOUND:
+                self.lifecycle.subscribe_failed(cli_too_old(message.error))
+                return
             self.lifecycle.subscribe_failed(from_backend_error(message.error, "session/subscribe"))
             return
         event_seq = message.result.get("eventSeq") if isinstance(message.result, dict) else None
@@ -405,6 +428,7 @@ class Session(BridgeActor):
     @handles(TurnDone)
     def on_turn_done(self, message: TurnDone) -> None:
         self.attribution.forget(message.key)
+        self.adopted.discard(message.key)
         turn = self.turns.pop(message.key, None)
         self.turn_requests.pop(message.key, None)
         if turn is not None:
@@ -423,7 +447,30 @@ class Session(BridgeActor):
         if turn is not None:
             turn.tell(message)
             if claim is not None:
-                turn.tell(Adopt(claim))  # its turn.started came before the send's answer
+                self._adopt(claim)  # its turn.started came before the send's answer
+
+    def _adopt(self, claim: Claim) -> None:
+        if claim.execution_id is not None:
+            self.speaks_v4 = True  # today's engine: stop and steer through v4/command
+        if claim.key in self.turns:
+            self.adopted.add(claim.key)
+            self.turns[claim.key].tell(Adopt(claim))
+
+    def _steer_admitted(self, event: dict[str, Any]) -> None:
+        body = payload(event)
+        intent = body.get("intent")
+        intent = intent if isinstance(intent, dict) else {}
+        command_id, admitted = intent.get("sourceCommandId"), intent.get("admittedDelivery") or body.get("delivery")
+        if isinstance(command_id, str) and isinstance(admitted, str):
+            if len(self.steer_deliveries) > 100:
+                self.steer_deliveries.clear()
+            self.steer_deliveries[command_id] = admitted
+
+    def steer_delivery(self, command_id: str) -> str | None:
+        return self.steer_deliveries.pop(command_id, None)
+
+    def turn_running(self) -> bool:
+        return self.current is not None and self.current in self.adopted
 
     @handles(StopFailed)
     def on_stop_failed(self, message: StopFailed) -> None:
@@ -474,8 +521,10 @@ class Session(BridgeActor):
             terminal = supports_terminal_output(self.capabilities)
             for event in ready.events:
                 claim = self.attribution.event(event)
-                if claim is not None and claim.key in self.turns:
-                    self.turns[claim.key].tell(Adopt(claim))
+                if claim is not None:
+                    self._adopt(claim)
+                if event.get("type") == TURN_STEER_QUEUED:
+                    self._steer_admitted(event)
                 self.events.route(event, routed, has_turn, terminal)
             if routed.turn:
                 for key, turn in self.turns.items():  # the current Turn, and stopped ones watching for their end
@@ -620,6 +669,7 @@ class Session(BridgeActor):
     @handles(Teardown)
     def on_teardown(self, message: Teardown) -> None:
         """Cancel every turn (each stops its backend turn) before the backend goes away."""
+        was_live = self.lifecycle.live
         self.lifecycle.close()
         self.router.tell(CancelInteractions(self.session_id, message.reason))
         futures = [turn.ask(CancelTurn("teardown"), block=False) for turn in self.turns.values()]
@@ -635,6 +685,9 @@ class Session(BridgeActor):
         except Exception:
             pass
         if self.backend_session_id:
+            if message.close_backend and was_live:
+                # ACP session/close: the engine closes its session too (an engine without the method says -32601).
+                self._call("session/close", {"sessionId": self.backend_session_id})
             self.backend.tell(UnregisterRoute(self.backend_session_id, self.actor_ref))
 
     def on_stop(self) -> None:

@@ -184,3 +184,88 @@ async def test_the_title_event_becomes_a_session_info_update(tmp_path):
         await b.client.wait_for(lambda: b.client.of_kind(sid, "session_info_update"))
         [info] = b.client.of_kind(sid, "session_info_update")
         assert info["title"] == "Fix the login form validation please"
+
+
+# -- rows 11-15: goal, compaction, usage, close, resume -----------------------------------------------------
+
+
+@run
+async def test_goal_set_is_sent_as_replace_and_compaction_waits_out_a_busy_engine(tmp_path):
+    async with bridge(tmp_path, env={"ZCODE_SIM_COMPACT_SECONDS": "0.5"}) as b:
+        sid = await b.new_session()
+        goal = await b.conn.ext_method("session/goal", {"sessionId": sid, "action": "set", "objective": "Ship"})
+        assert goal["response"] == "Goal: Ship (active)"
+        actions = [c["params"]["action"] for c in b.backend_calls("session/goal")]
+        assert actions == ["set", "replace"]  # refused once, then remembered
+        await b.conn.ext_method("session/goal", {"sessionId": sid, "action": "set", "objective": "Ship v2"})
+        assert [c["params"]["action"] for c in b.backend_calls("session/goal")][2:] == ["replace"]
+        # Compaction while a turn holds the session: -32010, retried until it is free; its summary is the answer.
+        turn = asyncio.ensure_future(b.prompt(sid, "#sim slow count=20 interval=0.05 text=."))
+        await b.client.wait_for(lambda: "." in b.client.texts(sid))
+        compaction = await b.conn.ext_method("session/compact", {"sessionId": sid})
+        assert compaction["response"].startswith("Compacted ")
+        assert (await turn).stop_reason == "end_turn"
+        assert len(b.backend_calls("session/compact")) >= 2
+
+
+@run
+async def test_the_context_meter_shows_occupancy_not_cumulative_tokens(tmp_path):
+    async with bridge(tmp_path) as b:
+        sid = await b.new_session()
+        for _ in range(3):
+            await b.prompt(sid, "Show me around")  # tools: the turn reads session/read before answering
+        meters = b.client.of_kind(sid, "usage_update")
+        assert meters and meters[-1]["size"] == 200_000
+        # Three turns each re-send the whole context: the cumulative count is far above what the context holds.
+        assert meters[-1]["used"] < 2 * meters[0]["used"] + 2000
+
+
+@run
+async def test_acp_close_closes_the_engine_session(tmp_path):
+    async with bridge(tmp_path) as b:
+        sid = await b.new_session()
+        await b.prompt(sid, "hello")
+        backend_id = b.backend_calls("session/send")[0]["params"]["sessionId"]
+        await b.conn.close_session(session_id=sid)
+        for _ in range(100):
+            if b.backend_calls("session/close"):
+                break
+            await asyncio.sleep(0.02)  # polling a file the simulator appends to
+        assert [c["params"] for c in b.backend_calls("session/close")] == [{"sessionId": backend_id}]
+
+
+@run
+async def test_a_session_made_elsewhere_is_resumed_under_its_own_workspace_key(tmp_path):
+    async with bridge(tmp_path) as first:
+        sid = await first.new_session()
+        await first.prompt(sid, "hello")
+        backend_id = first.backend_calls("session/send")[0]["params"]["sessionId"]
+    # As the desktop app made it: the same folder under a key of its own.
+    stored = tmp_path / "sim-data" / f"{backend_id}.json"
+    data = json.loads(stored.read_text())
+    data["workspace"] = {"workspacePath": "/tmp", "workspaceKey": "desktop-ws-7f3a"}
+    stored.write_text(json.dumps(data))
+    async with bridge(tmp_path, env={"ZCODE_HOME": str(tmp_path / "other-home")}) as second:
+        await second.conn.resume_session(session_id=backend_id, cwd="/tmp", mcp_servers=[])
+        response = await second.prompt(backend_id, "hello again")
+        assert response.stop_reason == "end_turn"  # a resume under /tmp as its key would have lost the model
+        [resume] = second.backend_calls("session/resume")[-1:]
+        assert resume["params"]["workspace"]["workspaceKey"] == "desktop-ws-7f3a"
+
+
+# -- row 17: the version floor --------------------------------------------------------------------------------
+
+
+@run
+@pytest.mark.dialects("classic", "today")
+async def test_a_cli_without_session_subscribe_is_refused_naming_the_version_floor(tmp_path):
+    from acp import RequestError
+
+    async with bridge(tmp_path, env={"ZCODE_SIM_VERSION": "0.14.6"}) as b:
+        sid = await b.new_session()
+        with pytest.raises(RequestError) as refused:
+            await b.prompt(sid, "hello", timeout=5)
+        message = str(refused.value)
+        assert refused.value.code != -32601
+        assert "0.14.8" in message and "0.15.0" in message and "session/subscribe" in message
+        assert len(b.backend_calls("session/subscribe")) == 1  # at once: no retry
