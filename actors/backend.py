@@ -3,8 +3,10 @@
 Owns the process (started on first need, restarted on the next need after it
 died), the correlation table of requests sent to it (ids, deadlines, who gets
 the typed reply), the routing table backend session id → Session actor, and
-the automatic answers the backend must get (``session/requestRuntimePreferences``;
-``-32601`` for requests nobody handles).
+the automatic answers the backend must get (runtime preferences and the
+header requests of today's engine, ``protocol/host_requests.py``; ``-32601``
+for requests nobody handles). Request ids are echoed as they came (integers or
+strings such as ``"server-17"``).
 
 Never blocked: frames to the backend go through a writer greenlet, so a
 backend that stops reading parks only that greenlet, and every deadline still
@@ -32,6 +34,7 @@ import tenacity
 
 from zcode_acp.protocol import framing, jsonrpc
 from zcode_acp.protocol.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, RpcError
+from zcode_acp.protocol.host_requests import host_answer
 
 from zcode_acp.actors.base import BridgeActor, handles, safe_tell
 from zcode_acp.actors.cli.config import Config
@@ -61,11 +64,6 @@ from zcode_acp.actors.transport.writer import Writer
 
 log = logging.getLogger(__name__)
 
-RUNTIME_PREFERENCES = {
-    "nativeSearchEnhancementsEnabled": False,
-    "memoryEnabled": False,
-    "askUserQuestionAutoResolutionEnabled": False,
-}
 INTERACTION_METHODS = frozenset({"interaction/requestPermission", "interaction/requestUserInput"})
 STDERR_TAIL = 20  # lines of the backend's stderr kept for error messages
 WRITE_BACKLOG_LIMIT = 64 * 1024 * 1024  # bytes queued for a backend that does not read
@@ -139,7 +137,8 @@ class Backend(BridgeActor):
             reraise=True,
         )
         try:
-            proc: Any = retrying(backend_process.spawn, argv)
+            env = backend_process.child_environment(argv, self.config.zcode_home)
+            proc: Any = retrying(backend_process.spawn, argv, env)
         except OSError as exc:
             raise RpcError(INTERNAL_ERROR, f"could not start the ZCode CLI ({argv[0]}): {exc}") from None
         self.generation += 1
@@ -360,8 +359,10 @@ class Backend(BridgeActor):
 
     def _backend_request(self, frame: dict[str, Any]) -> None:
         method = frame["method"]
-        if method == "session/requestRuntimePreferences":
-            self._write(jsonrpc.backend_result(frame["id"], RUNTIME_PREFERENCES))
+        answer = host_answer(method, frame.get("params"))
+        if answer is not None:
+            log.debug("answering the engine's %s (id %r)", method, frame["id"])
+            self._write(jsonrpc.backend_result(frame["id"], answer))
         elif method in INTERACTION_METHODS:
             # No session of ours asked (unknown or closed): nobody can answer, so decline.
             self._write(jsonrpc.backend_result(frame["id"], decline_unroutable(method)))

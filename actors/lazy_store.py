@@ -84,6 +84,7 @@ class LazySessionStore:
         self.ours: dict[str, dict[str, Any]] = {}
         self._warned = False
         self._dirty = False
+        self._made = False
         self._writer: gevent.Greenlet | None = None
         self.idle = gevent.event.Event()  # set when nothing waits to be written
         self.idle.set()
@@ -95,15 +96,15 @@ class LazySessionStore:
         return gevent.get_hub().threadpool.apply(fn, args)  # type: ignore[no-any-return]
 
     def prepare(self) -> None:
-        """At start, off the loop: the folder exists and is private (whatever the umask), and
-        temporary files that killed processes left behind are gone."""
+        """At start, off the loop: temporary files that killed processes left behind are gone."""
         try:
             self._in_pool(self._prepare)
         except OSError as exc:
             log.warning("cannot prepare %s: %s", self.folder, exc)
 
     def _prepare(self) -> None:
-        ensure_private_dir(self.folder)
+        if not self.folder.is_dir():
+            return  # made private on first use (an editor's auth check leaves no folder behind)
         prefix = f".{FILE_NAME}."
         for leftover in self.folder.glob(f"{prefix}*.tmp"):
             pid = leftover.name[len(prefix):-len(".tmp")]
@@ -172,6 +173,12 @@ class LazySessionStore:
         if backend_session_id:
             entry["zcodeSid"] = backend_session_id
         lazy_sessions.dumps({placeholder: entry})  # refuse, here and now, what could never be written
+        if not self._made:  # the folder exists (private) once the first session is answered
+            try:
+                self._in_pool(ensure_private_dir, self.folder)
+                self._made = True
+            except OSError as exc:
+                log.warning("cannot create %s: %s", self.folder, exc)
         self.ours[placeholder] = entry
         self._dirty = True
         self.idle.clear()

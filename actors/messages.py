@@ -26,6 +26,7 @@ from zcode_acp.protocol.errors import RpcError
 from zcode_acp.protocol.session_config import SessionSettings
 
 if TYPE_CHECKING:
+    from zcode_acp.actors.session.attribution import Claim
     from zcode_acp.actors.transport.flow import Token
     from zcode_acp.actors.transport.base import Transport
 
@@ -401,6 +402,14 @@ class TurnDone:
 @dataclass(frozen=True, slots=True)
 class Teardown:
     reason: str = "the session was closed"
+    close_backend: bool = False  # ACP session/close: the engine's session is closed too
+
+
+@dataclass(frozen=True, slots=True)
+class StopFailed:
+    """A stopped turn was still running after the grace: close and resume the backend session."""
+
+    key: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -618,6 +627,18 @@ class StartTurn:
 class TurnEvents:
     events: list[dict[str, Any]]
     token: Token | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Adopt:
+    """The backend turn this Turn's send started (the Session's ``Attribution`` decided)."""
+
+    claim: Claim
+
+
+@dataclass(frozen=True, slots=True)
+class StopDeadline:
+    """The grace a stopped backend turn had to end is over."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ from zcode_acp.protocol import commands, errors, updates
 from zcode_acp.protocol.content import convert_prompt, echo_text
 from zcode_acp.protocol.errors import RpcError, invalid_params
 from zcode_acp.protocol.handshake import authenticate_result, initialize_result, merge_capabilities
+from zcode_acp.protocol.mcp_servers import normalize_mcp_servers
 from zcode_acp.protocol.session_config import SessionSettings, session_state, validate_config_value, validate_mode
 from zcode_acp.protocol.sessions import list_sessions
 from zcode_acp.protocol.translator import agent_text
@@ -97,10 +98,8 @@ def _no_additional_directories(params: dict[str, Any]) -> None:
 
 
 def _mcp_servers(params: dict[str, Any]) -> list[Any]:
-    servers = params.get("mcpServers") or []
-    if not isinstance(servers, list):
-        raise invalid_params("mcpServers", "must be an array")
-    return servers
+    """The engine's strict MCP entries (``-32602`` naming one it cannot take, before any backend call)."""
+    return normalize_mcp_servers(params.get("mcpServers"))
 
 
 def _absolute_cwd(params: dict[str, Any], must_exist: bool = False) -> str:
@@ -343,7 +342,7 @@ class Supervisor(BridgeActor):
             raise errors.session_not_found(session_id)
         self.backend_ids.pop(session_id, None)
         try:
-            session.ask(Teardown(), timeout=2)
+            session.ask(Teardown(close_backend=True), timeout=2)
         finally:
             session.stop(block=False)
         return {}

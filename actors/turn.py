@@ -9,9 +9,16 @@ State machine (docs/state-machines.md, "The Turn"):
   later event is ignored (a cancelled turn's leftovers never reach the client).
 * Cancel is immediate. If the send is still in flight, the Turn stays alive
   until the backend answers it, and stops that turn if it was accepted.
-* Attribution: the first non-background ``turn.started`` after the send was
-  accepted names this Turn's ``turnId``; afterwards only events with that id
-  (or none) belong to it.
+* Attribution: the Session's ``Attribution`` (``session/attribution.py``)
+  tells the Turn which backend turn its send started (``Adopt``), whether
+  ``turn.started`` came after the send's answer or before it (today's engine);
+  afterwards only events with that id (or none) belong to it.
+* Stopping (cancel, preemption, teardown): ``session/stop`` and, when the
+  turn's ``turn.started`` named a ``foregroundExecutionId`` (today's engine),
+  ``v4/command {type: "stop"}`` quoting it. A stopped Turn stays alive,
+  watching for its backend turn's end; still running after
+  ``config.stop_fallback`` seconds, it asks the Session to close and resume
+  the backend session (``StopFailed``), so the next prompt never waits for it.
 
 The Session forwards this Turn's events *and* the replies to its backend calls,
 in pipe order, so a stale ``turn.started`` that the backend wrote before
@@ -22,6 +29,8 @@ from __future__ import annotations
 
 import functools
 import logging
+import time
+import uuid
 from typing import Any
 
 import gevent
@@ -31,12 +40,13 @@ from zcode_acp.protocol import interactions
 from zcode_acp.protocol.content import BackendPrompt
 from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError, from_backend_error, is_busy, is_not_active
 from zcode_acp.protocol.translator import TurnTranslator
-from zcode_acp.protocol.usage import prompt_result
+from zcode_acp.protocol.usage import prompt_result, read_usage_update
 
 from zcode_acp.actors.base import BridgeActor, handles, safe_tell
 from zcode_acp.actors.cli.config import Config
 from zcode_acp.actors.delivery import deliver
 from zcode_acp.actors.messages import (
+    Adopt,
     BackendCall,
     BackendLost,
     BackendStalled,
@@ -55,6 +65,8 @@ from zcode_acp.actors.messages import (
     ShowInteraction,
     SilenceCheck,
     StartTurn,
+    StopDeadline,
+    StopFailed,
     TurnDone,
     TurnEvents,
     TurnSettled,
@@ -63,6 +75,8 @@ from zcode_acp.actors.transport import flow
 
 log = logging.getLogger(__name__)
 
+CLIENT_ID = "zcode-acp"
+SESSION_CLOSED = "session.closed"  # today's engine: the last event of a closed session
 TRANSIENT_FAILURES = frozenset(
     {"model_request_failed", "model_rate_limited", "timeout", "ECONNRESET", "rate_limited", "overloaded"}
 )
@@ -104,6 +118,9 @@ class Turn(BridgeActor):
         self.accepted = False
         self.backend_session_id: str | None = None
         self.turn_id: str | None = None
+        self.execution_id: str | None = None  # today's engine: the foreground execution to stop
+        self.stopping = False  # settled, stop sent, the backend turn not seen ending yet
+        self.v4_stop_sent = False
         self.busy_deadline: float | None = None
         self.transient_failures = 0
         self.events_since_check = 0
@@ -139,7 +156,7 @@ class Turn(BridgeActor):
         self._maybe_done()
 
     def _maybe_done(self) -> None:
-        if self.settled and not self.send_in_flight and not self.done_told:
+        if self.settled and not self.send_in_flight and not self.stopping and not self.done_told:
             self.done_told = True
             self.session.tell(TurnDone(self.key))
 
@@ -205,8 +222,63 @@ class Turn(BridgeActor):
         self._settle(error=from_backend_error(error, "session/send"))
 
     def _stop_backend_turn(self) -> None:
-        if self.accepted and self.backend_session_id:
-            self._call("session/stop", {"sessionId": self.backend_session_id})
+        """Both stops, then watch for the turn's end (a few seconds at most)."""
+        if not (self.accepted and self.backend_session_id) or self.stopping:
+            return
+        self._call("session/stop", {"sessionId": self.backend_session_id})
+        self._send_v4_stop()
+        self.stopping = True
+        gevent.spawn_later(self.config.stop_fallback, safe_tell, self.actor_ref, StopDeadline())
+
+    def _send_v4_stop(self) -> None:
+        """Today's engine: ``session/stop`` only recovers the stream; this stops the turn."""
+        if self.execution_id is None or self.v4_stop_sent:
+            return  # the seed's engine (no execution id), or not known yet: sent on Adopt
+        self.v4_stop_sent = True
+        self._call("v4/command", {
+            "commandId": str(uuid.uuid4()), "clientId": CLIENT_ID, "sessionId": self.backend_session_id,
+            "type": "stop", "payload": {"expectedForegroundExecutionId": self.execution_id},
+            "issuedAt": int(time.time() * 1000)})
+
+    @handles(Adopt)
+    def on_adopt(self, message: Adopt) -> None:
+        claim = message.claim
+        if self.turn_id is not None:
+            return
+        self.turn_id, self.execution_id = claim.turn_id, claim.execution_id
+        if self.stopping:
+            self._send_v4_stop()  # cancelled before its turn.started arrived
+            self._watch_end(claim.held)
+            return
+        if self.settled or self.state != "waiting":
+            return
+        self.state = "running"
+        if claim.merged:
+            self._emit([self.translator.notice("Your message was merged into the turn that was still running.")])
+        self._events(claim.held)  # what came before our send's answer (an early turn.started)
+
+    def _watch_end(self, events: list[dict[str, Any]]) -> None:
+        """A stopped Turn: done once its backend turn ended (or the session was closed)."""
+        for event in events:
+            kind = event.get("type")
+            if kind == SESSION_CLOSED or (kind in ev.TURN_END_TYPES and ev.turn_id(event) == self.turn_id):
+                self._stopped()
+                return
+
+    def _stopped(self) -> None:
+        if self.stopping:
+            self.stopping = False
+            self._maybe_done()
+
+    @handles(StopDeadline)
+    def on_stop_deadline(self, message: StopDeadline) -> None:
+        if not self.stopping:
+            return
+        if self.turn_id is not None:
+            log.warning("turn %s on %s still runs %gs after its stop; closing and resuming the session",
+                        self.turn_id, self.session_id, self.config.stop_fallback)
+            self.session.tell(StopFailed(self.key))
+        self._stopped()
 
     # -- events ----------------------------------------------------------------------------
 
@@ -232,6 +304,9 @@ class Turn(BridgeActor):
             return
         if isinstance(message.result, dict):
             self._emit(self.translator.plan_from_todos(message.result.get("todos")))
+            usage = read_usage_update(message.result)  # the context meter: occupancy after the turn
+            if usage:
+                self._emit([usage])
         self._settle(self.finishing)
 
     @handles(RelayUpdates)
@@ -239,26 +314,18 @@ class Turn(BridgeActor):
         self._emit(message.updates)
 
     def _events(self, events: list[dict[str, Any]]) -> None:
+        if self.stopping:
+            self._watch_end(events)
+            return
         if self.settled or self.finishing is not None:
             return
         self.events_since_check += len(events)
+        if self.state != "running":
+            return  # nothing is ours before the Session says which turn is (Adopt)
         updates: list[dict[str, Any]] = []
         for event in events:
             kind = event.get("type")
             event_turn = ev.turn_id(event)
-            if self.state in ("sending", "created"):
-                continue  # before our send was accepted nothing is ours
-            if self.state == "waiting":
-                if kind == ev.TURN_STARTED and not ev.is_background_start(event):
-                    self.turn_id = event_turn
-                    self.state = "running"
-                elif kind == ev.TURN_STEER_QUEUED:
-                    # Merged into a turn that was still running: that turn is ours now.
-                    self.turn_id = event_turn
-                    self.state = "running"
-                    updates.append(self.translator.notice(
-                        "Your message was merged into the turn that was still running."))
-                continue
             if event_turn is not None and self.turn_id is not None and event_turn != self.turn_id:
                 continue
             if kind == ev.TURN_COMPLETED:
@@ -302,11 +369,11 @@ class Turn(BridgeActor):
         if self.settled:
             return
         self._close_open_cards()
+        self._stop_backend_turn()  # first: a stopped Turn stays alive to watch its backend turn end
         if message.error is not None:
             self._settle(error=message.error)  # $/cancel_request: -32800, after every update of the turn
         else:
             self._settle(prompt_result("cancelled"))
-        self._stop_backend_turn()
 
     @handles(ClientsChanged)
     def on_clients_changed(self, message: ClientsChanged) -> None:
@@ -331,6 +398,7 @@ class Turn(BridgeActor):
     @handles(BackendLost)
     def on_backend_lost(self, message: BackendLost) -> None:
         self.send_in_flight = False
+        self.stopping = False  # the process and its turn are gone
         self._settle(error=RpcError(INTERNAL_ERROR, f"{message.reason} during the turn"))
         self._maybe_done()
 

@@ -36,6 +36,7 @@ class ExtensionCall:
     fork: bool = False  # answered with the new session once the Supervisor has given it an id
     long_running: bool = False  # compaction: minutes, and prompts wait for it
     cancels_task: str | None = None  # the background task whose card is cancelled on success
+    steer: str | None = None  # text for the running turn (session/steer or v4 sendText, whichever the engine has)
 
 
 def _passed_through(params: dict[str, Any]) -> dict[str, Any]:
@@ -56,8 +57,18 @@ def _fork(params: dict[str, Any]) -> ExtensionCall:
 
 
 def _steer(params: dict[str, Any]) -> ExtensionCall:
-    _required_string(params, "content")
-    return ExtensionCall("session/steer", _passed_through(params))
+    return ExtensionCall("session/steer", _passed_through(params), steer=_required_string(params, "content"))
+
+
+def _steering(params: dict[str, Any]) -> ExtensionCall:
+    """``_session/steering {sessionId, prompt}`` (claude-agent-acp, codex-acp): text or ACP content blocks."""
+    prompt = params.get("prompt")
+    if isinstance(prompt, list):
+        texts = [block.get("text") for block in prompt if isinstance(block, dict) and block.get("type") == "text"]
+        prompt = "\n".join(text for text in texts if isinstance(text, str))
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise invalid_params("prompt", "must be text (a string or text content blocks)")
+    return ExtensionCall("session/steer", {"content": prompt}, steer=prompt)
 
 
 def _cancel_task(params: dict[str, Any]) -> ExtensionCall:
@@ -71,6 +82,7 @@ EXTENSIONS: dict[str, Callable[[dict[str, Any]], ExtensionCall]] = {
     "session/goal": lambda params: ExtensionCall("session/goal", goal_params(params)),
     "session/compact": lambda params: ExtensionCall("session/compact", _passed_through(params), long_running=True),
     "session/steer": _steer,
+    "session/steering": _steering,
     "session/rewind": lambda params: ExtensionCall("session/rewind", _passed_through(params)),
     "session/setMode": lambda params: ExtensionCall(
         "session/setMode", setting=("mode", validate_mode(params.get("mode")))),
@@ -134,6 +146,11 @@ def goal_params(params: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def goal_as_replace(params: dict[str, Any]) -> dict[str, Any] | None:
+    """Today's engine has no ``set``: the same goal as ``replace`` (None if it is not a ``set``)."""
+    return {**params, "action": "replace"} if params.get("action") == "set" else None
+
+
 def goal_from_command(argument: str) -> dict[str, Any]:
     if not argument:
         return {"action": "show"}
@@ -145,6 +162,8 @@ def goal_from_command(argument: str) -> dict[str, Any]:
 def describe(result: Any) -> str:
     """A short readable line for a backend result shown as an agent message."""
     if isinstance(result, dict):
+        if isinstance(result.get("response"), str) and result["response"]:
+            return str(result["response"])  # today's engine words it for the user
         goal = result.get("goal")
         if isinstance(goal, dict):
             objective = goal.get("objective")

@@ -87,6 +87,23 @@ def from_backend_error(error: Any, method: str) -> RpcError:
     return RpcError(INTERNAL_ERROR, text, data)
 
 
+SUBSCRIBE_FLOOR = "0.14.8"
+EXTENSIONS_FLOOR = "0.15.0"
+
+
+def cli_too_old(error: Any) -> RpcError:
+    """``session/subscribe`` does not exist (CLI 0.14.5–0.14.7): say which version is needed, not just -32601."""
+    message = error.get("message") if isinstance(error, dict) else str(error)
+    return RpcError(
+        INTERNAL_ERROR,
+        f"The installed ZCode CLI is too old for zcode-acp: it has no session/subscribe, so it cannot stream a "
+        f"turn. Install ZCode CLI {SUBSCRIBE_FLOOR} or newer (the extension methods — fork, goal, compact, "
+        f"steer, mode, model, thought level — need {EXTENSIONS_FLOOR} or newer).",
+        {"backendCode": METHOD_NOT_FOUND, "backendMessage": message, "minimumVersion": SUBSCRIBE_FLOOR,
+         "extensionsMinimumVersion": EXTENSIONS_FLOOR},
+    )
+
+
 def is_busy(error: Any) -> bool:
     """True for the backend's "a turn holds the lock" answers (docs/backend-protocol.md §8)."""
     if not isinstance(error, dict):

@@ -4,6 +4,12 @@ User text → ``user_message_chunk``, assistant text → ``agent_message_chunk``
 reasoning → ``agent_thought_chunk``, tool parts → one completed (or failed)
 ``tool_call`` card with its input and output. ``patch`` and ``step-start``
 parts are skipped. Each message keeps its own ``messageId``.
+
+Both engines' spellings are read (docs/backend-protocol.md §11): the message id
+is ``info.messageId`` or ``info.id``; the role is ``info.role`` or, failing
+that, ``info.semantics.kind`` (``user_input`` / ``assistant_response``); a tool
+part's call id is ``callId``, ``callID`` or ``id`` (``partId`` names the part,
+and is used only when nothing else does).
 """
 
 from __future__ import annotations
@@ -14,8 +20,25 @@ from . import tools
 from .shapes import obj
 
 
+SEMANTIC_ROLES = {"user_input": "user", "assistant_response": "assistant"}
+
+
+def _first_string(value: dict[str, Any], *keys: str) -> str | None:
+    for key in keys:
+        if isinstance(value.get(key), str) and value[key]:
+            return str(value[key])
+    return None
+
+
+def _role(info: dict[str, Any]) -> Any:
+    role = info.get("role")
+    if role is None:
+        role = SEMANTIC_ROLES.get(str(obj(info.get("semantics")).get("kind")))
+    return role
+
+
 def _tool_card(part: dict[str, Any]) -> dict[str, Any] | None:
-    tool_call_id = part.get("id") or part.get("callID")
+    tool_call_id = _first_string(part, "callId", "callID", "id", "partId")
     if not isinstance(tool_call_id, str):
         return None
     name = str(part.get("tool") or "Tool")
@@ -52,8 +75,8 @@ def replay_updates(messages: Any) -> list[dict[str, Any]]:
         if not isinstance(message, dict):
             continue
         info = obj(message.get("info"))
-        role = info.get("role")
-        message_id = str(info.get("id") or "")
+        role = _role(info)
+        message_id = _first_string(info, "messageId", "id") or ""
         if role not in ("user", "assistant"):
             continue
         for part in message.get("parts") or []:

@@ -1,4 +1,12 @@
-"""Session modes and config options (docs/sessions.md, "Modes, model, thought level")."""
+"""Session modes and config options (docs/sessions.md, "Modes, model, thought level").
+
+Two model catalogs are read (docs/backend-protocol.md §11): the seed's
+``available: [{providerId, modelId, name}]`` with one list of thought levels,
+and today's ``available: [{ref: {providerId, modelId}, label, contextWindow,
+reasoning: {levels: [{value, label}], defaultLevel}}]``, where each model has
+its own reasoning levels (or none) and ``session/setModel`` wants
+``options.reasoningLevel`` valid for the model it selects.
+"""
 
 from __future__ import annotations
 
@@ -20,6 +28,14 @@ DEFAULT_MODEL = "default"
 
 
 @dataclass(frozen=True)
+class ModelLevels:
+    """One model's reasoning levels in today's catalog (empty: the model has none)."""
+
+    levels: tuple[tuple[str, str], ...] = ()
+    default: str | None = None
+
+
+@dataclass(frozen=True)
 class SessionSettings:
     """What the session's mode/model/thought selectors currently show."""
 
@@ -29,6 +45,9 @@ class SessionSettings:
     models: tuple[tuple[str, str], ...] = ((DEFAULT_MODEL, "Default model"),)
     providers: tuple[tuple[str, str], ...] = ()  # model id → provider id, as the backend named them
     thought_levels: tuple[tuple[str, str], ...] = THOUGHT_LEVELS
+    # Today's catalog: model id → a short description (context size, levels), and its own reasoning levels.
+    model_descriptions: tuple[tuple[str, str], ...] = ()
+    model_levels: tuple[tuple[str, ModelLevels], ...] = ()
 
     def with_backend_settings(self, settings: Any) -> SessionSettings:
         """Fold a backend ``settings`` object (create/resume/read) into these."""
@@ -43,22 +62,26 @@ class SessionSettings:
             current = _model_id(model.get("current"))
             available = model.get("available")
             if isinstance(available, list):
-                models = tuple(
-                    (_model_id(item), str(item.get("name") or item.get("label") or _model_id(item)))
-                    for item in available
-                    if isinstance(item, dict) and _model_id(item)
-                )
+                items = [item for item in available if isinstance(item, dict) and _model_id(item)]
+                models = tuple((_model_id(item), str(item.get("name") or item.get("label") or _model_id(item)))
+                               for item in items)
                 if models:
-                    providers = tuple(
-                        (_model_id(item), str(item["providerId"]))
-                        for item in available
-                        if isinstance(item, dict) and _model_id(item) and item.get("providerId")
-                    )
-                    updated = replace(updated, models=models, providers=providers)
+                    providers = tuple((_model_id(item), _provider_id(item)) for item in items if _provider_id(item))
+                    descriptions = tuple((_model_id(item), _describe_model(item)) for item in items
+                                         if _describe_model(item))
+                    per_model = tuple((_model_id(item), _levels(item["reasoning"] if isinstance(
+                        item.get("reasoning"), dict) else {})) for item in items if _has_catalog_levels(item))
+                    updated = replace(updated, models=models, providers=providers, model_descriptions=descriptions,
+                                      model_levels=per_model)
             if current:
                 updated = replace(updated, model=current)
                 if current not in {value for value, _ in updated.models}:
                     updated = replace(updated, models=updated.models + ((current, current),))
+                updated = updated._levels_of(current)
+                options = model.get("current", {}).get("options") if isinstance(model.get("current"), dict) else None
+                level = options.get("reasoningLevel") if isinstance(options, dict) else None
+                if isinstance(level, str) and level:
+                    updated = replace(updated, thought=level)
         thought = settings.get("thoughtLevel")
         if isinstance(thought, dict):
             available = thought.get("available")
@@ -80,15 +103,36 @@ class SessionSettings:
         if config_id == "mode":
             return replace(self, mode=value)
         if config_id == "model":
-            return replace(self, model=value)
+            return replace(self, model=value)._levels_of(value, self.level_for(value))
         return replace(self, thought=value)
 
-    def model_ref(self, model_id: str) -> dict[str, str]:
-        """``{providerId, modelId}`` for ``session/setModel``."""
-        ref = {"modelId": model_id}
+    def _levels_of(self, model_id: str, level: str | None = None) -> SessionSettings:
+        """With today's catalog, the thought selector offers the model's own levels."""
+        known = dict(self.model_levels).get(model_id)
+        if known is None:
+            return self
+        thought = level or (self.thought if self.thought in {v for v, _ in known.levels} else known.default) or ""
+        return replace(self, thought_levels=known.levels, thought=thought if known.levels else "")
+
+    def level_for(self, model_id: str) -> str | None:
+        """The reasoning level to select ``model_id`` with: the current one if it has it, else its default."""
+        known = dict(self.model_levels).get(model_id)
+        if known is None or not known.levels:
+            return None
+        values = [value for value, _ in known.levels]
+        if self.thought in values:
+            return self.thought
+        return known.default if known.default in values else values[0]
+
+    def model_ref(self, model_id: str) -> dict[str, Any]:
+        """``{providerId, modelId, options?: {reasoningLevel}}`` for ``session/setModel``."""
+        ref: dict[str, Any] = {"modelId": model_id}
         provider = dict(self.providers).get(model_id)
         if provider:
             ref["providerId"] = provider
+        level = self.level_for(model_id)
+        if level is not None:
+            ref["options"] = {"reasoningLevel": level}
         return ref
 
     def with_patch(self, patch: Any) -> SessionSettings:
@@ -102,8 +146,48 @@ def _current(value: Any) -> Any:
 
 def _model_id(value: Any) -> str:
     if isinstance(value, dict):
+        ref = value.get("ref")
+        if isinstance(ref, dict) and ref.get("modelId"):
+            return str(ref["modelId"])
         return str(value.get("modelId") or value.get("id") or "")
     return value if isinstance(value, str) else ""
+
+
+def _provider_id(item: dict[str, Any]) -> str:
+    ref = item.get("ref")
+    provider = ref.get("providerId") if isinstance(ref, dict) else item.get("providerId")
+    return str(provider) if provider else ""
+
+
+def _has_catalog_levels(item: dict[str, Any]) -> bool:
+    """Today's catalog entries (keyed by ``ref``) say per model whether it reasons."""
+    return isinstance(item.get("ref"), dict)
+
+
+def _levels(reasoning: dict[str, Any]) -> ModelLevels:
+    raw = reasoning.get("levels")
+    levels = tuple(
+        (str(level["value"]), str(level.get("label") or level["value"])) if isinstance(level, dict)
+        else (str(level), str(level).title())
+        for level in (raw if isinstance(raw, list) else [])
+        if (isinstance(level, dict) and level.get("value")) or (isinstance(level, str) and level)
+    )
+    default = reasoning.get("defaultLevel")
+    return ModelLevels(levels, str(default) if isinstance(default, str) else None)
+
+
+def _describe_model(item: dict[str, Any]) -> str:
+    """"200K context · reasoning: low, high" from a catalog entry (empty for the seed's entries)."""
+    parts = []
+    window = item.get("contextWindow")
+    if isinstance(window, int) and not isinstance(window, bool) and window > 0:
+        parts.append(f"{window // 1000}K context" if window % 1000 == 0 else f"{window} tokens of context")
+    reasoning = item.get("reasoning")
+    if isinstance(reasoning, dict):
+        levels = _levels(reasoning).levels
+        if levels:
+            parts.append("reasoning: " + ", ".join(value for value, _ in levels))
+    return " · ".join(parts)
 
 
 def modes_state(settings: SessionSettings) -> dict[str, Any]:
@@ -115,8 +199,19 @@ def modes_state(settings: SessionSettings) -> dict[str, Any]:
     }
 
 
+def _model_options(settings: SessionSettings) -> list[dict[str, Any]]:
+    descriptions = dict(settings.model_descriptions)
+    options = []
+    for value, name in settings.models:
+        option = {"value": value, "name": name}
+        if descriptions.get(value):
+            option["description"] = descriptions[value]
+        options.append(option)
+    return options
+
+
 def config_options(settings: SessionSettings) -> list[dict[str, Any]]:
-    return [
+    options = [
         {
             "id": "mode",
             "name": "Mode",
@@ -131,17 +226,19 @@ def config_options(settings: SessionSettings) -> list[dict[str, Any]]:
             "category": "model",
             "type": "select",
             "currentValue": settings.model,
-            "options": [{"value": value, "name": name} for value, name in settings.models],
+            "options": _model_options(settings),
         },
-        {
+    ]
+    if settings.thought_levels:  # a model without reasoning levels has no thought selector
+        options.append({
             "id": "thought",
             "name": "Thought level",
             "category": "thought_level",
             "type": "select",
             "currentValue": settings.thought,
             "options": [{"value": value, "name": name} for value, name in settings.thought_levels],
-        },
-    ]
+        })
+    return options
 
 
 def session_state(settings: SessionSettings) -> dict[str, Any]:

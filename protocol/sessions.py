@@ -11,6 +11,22 @@ def workspace(cwd: str) -> dict[str, str]:
     return {"workspacePath": cwd, "workspaceKey": cwd}
 
 
+def own_workspace(listing: Any, backend_session_id: Any) -> dict[str, str] | None:
+    """The engine's own ``{workspacePath, workspaceKey}`` for a session, from ``session/list`` (or a resume answer).
+
+    Today's engine keys a workspace by more than its folder; resuming a session
+    under another key loses its model selection (docs/backend-protocol.md §11).
+    """
+    sessions = listing.get("sessions") if isinstance(listing, dict) else None
+    for item in sessions if isinstance(sessions, list) else []:
+        if isinstance(item, dict) and item.get("sessionId") == backend_session_id:
+            found = item.get("workspace")
+            if isinstance(found, dict) and isinstance(found.get("workspaceKey"), str) and found["workspaceKey"]:
+                path = found.get("workspacePath")
+                return {"workspacePath": str(path) if isinstance(path, str) else "", "workspaceKey": found["workspaceKey"]}
+    return None
+
+
 def iso_time(milliseconds: float) -> str:
     return datetime.fromtimestamp(milliseconds / 1000, tz=UTC).isoformat().replace("+00:00", "Z")
 

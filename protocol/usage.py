@@ -60,6 +60,22 @@ def context_usage_update(payload: Any) -> dict[str, Any] | None:
     return {"sessionUpdate": "usage_update", "used": _int(used), "size": _int(window)}
 
 
+def read_usage_update(result: Any) -> dict[str, Any] | None:
+    """``session/read`` → the context meter: what the context holds now, never cumulative tokens.
+
+    Today's engine reports the occupancy as ``runtime.contextUsage {used, size}``
+    (its ``projection.totalTokenCount`` and ``session/usage`` count every
+    request's input again); the seed's engine as ``projection.contextUsed``.
+    """
+    if not isinstance(result, dict):
+        return None
+    runtime = result.get("runtime")
+    context = runtime.get("contextUsage") if isinstance(runtime, dict) else None
+    if isinstance(context, dict) and isinstance(context.get("size"), int) and "used" in context:
+        return {"sessionUpdate": "usage_update", "used": _int(context.get("used")), "size": _int(context.get("size"))}
+    return projection_usage_update(result.get("projection"))
+
+
 def projection_usage_update(projection: Any) -> dict[str, Any] | None:
     """``session/read`` projection → ``usage_update`` (used after a history replay)."""
     if not isinstance(projection, dict):

@@ -40,7 +40,9 @@ class Config:
     subscribe_timeout: float = 5.0
     read_timeout: float = 8.0
     messages_timeout: float = 45.0
-    compact_timeout: float = 30.0
+    compact_timeout: float = 600.0  # today's engine compacts for minutes
+    # A stopped turn still running after this long: its session is closed and resumed.
+    stop_fallback: float = 5.0
     # A preempting prompt retries the backend's busy lock this often, this long.
     busy_retry_interval: float = 0.5
     busy_retry_limit: float = 60.0
@@ -156,6 +158,8 @@ SETTINGS: tuple[Setting, ...] = (
             "seconds a prompt keeps retrying a busy backend before failing", seconds),
     Setting("ZCODE_ACP_INTERACTION_TIMEOUT", "interaction_timeout", "0",
             "seconds after which an unanswered permission/question dialog is declined (0: never)", seconds),
+    Setting("ZCODE_ACP_STOP_FALLBACK", "stop_fallback", "5",
+            "seconds a stopped turn may run on before its session is closed and resumed", positive_seconds),
     # Remote access (docs/remote.md): read with the config file by remote_config.py, which they override.
     Setting("ZCODE_ACP_REMOTE", None, "off",
             "`1`/`true`/`yes`/`on` opens a loopback WebSocket endpoint for remote ACP clients (needs a token)", str),

@@ -8,6 +8,8 @@ interface (docs/architecture.md, "The Session"):
 * ``Sequencer`` — ``seq`` order, duplicates dropped, gaps fetched or skipped;
 * ``EventRouter`` — each applied event to the current Turn, BackgroundTasks or
   the Session's own updates, and the card-reuse registry;
+* ``Attribution`` — which backend turn each Turn's send started (in pipe order,
+  whether ``turn.started`` precedes the send's answer or follows it);
 * ``HistoryRead`` — the history read behind ``session/load``;
 * ``Settings`` and ``Controls`` — mode/model/thought, extension methods, slash
   commands, compaction holding prompts back.
@@ -32,27 +34,30 @@ from zcode_acp.protocol import commands, interactions, updates
 from zcode_acp.protocol.content import BackendPrompt
 from zcode_acp.protocol.errors import (
     INTERNAL_ERROR,
+    METHOD_NOT_FOUND,
     SESSION_NOT_FOUND,
     RpcError,
     cancelled,
+    cli_too_old,
     from_backend_error,
     invalid_params,
     is_not_active,
     session_not_found,
 )
-from zcode_acp.protocol.events import STATE_UPDATED, TITLE_UPDATED
+from zcode_acp.protocol.events import STATE_UPDATED, TITLE_UPDATED, TURN_STEER_QUEUED, payload
 from zcode_acp.protocol.handshake import supports_terminal_output
 from zcode_acp.protocol.history import replay_updates
 from zcode_acp.protocol.session_config import SessionSettings, session_state
-from zcode_acp.protocol.sessions import workspace
+from zcode_acp.protocol.sessions import own_workspace, workspace
 from zcode_acp.protocol.translator import TurnTranslator
-from zcode_acp.protocol.usage import projection_usage_update
+from zcode_acp.protocol.usage import read_usage_update
 
 from zcode_acp.actors.background_tasks import BackgroundTasks
 from zcode_acp.actors.base import BridgeActor, handles, safe_tell
 from zcode_acp.actors.cli.config import Config
 from zcode_acp.actors.delivery import deliver, encode_cooperatively
 from zcode_acp.actors.messages import (
+    Adopt,
     Announce,
     Answered,
     Attach,
@@ -95,6 +100,7 @@ from zcode_acp.actors.messages import (
     SetSetting,
     ShowInteraction,
     StartTurn,
+    StopFailed,
     Subscribed,
     TaskCancelled,
     TaskEvents,
@@ -104,6 +110,7 @@ from zcode_acp.actors.messages import (
     TurnSettled,
     UnregisterRoute,
 )
+from zcode_acp.actors.session.attribution import Attribution, Claim
 from zcode_acp.actors.session.extensions import Controls
 from zcode_acp.actors.session.history import POLL_INTERVAL, HistoryRead
 from zcode_acp.actors.session.lifecycle import Lifecycle, Step
@@ -150,6 +157,11 @@ class Session(BridgeActor):
         self.lifecycle = Lifecycle(session_id, materialized=backend_session_id is not None)
         self.sequencer = Sequencer()
         self.events = EventRouter()
+        self.attribution = Attribution()
+        self.adopted: set[int] = set()  # Turns whose backend turn is known (steering needs one running)
+        self.speaks_v4 = False  # today's engine: a turn.started named its foreground execution
+        self.steer_deliveries: dict[str, str] = {}  # v4 sendText commandId → the delivery the engine admitted
+        self.workspace_ref: dict[str, str] | None = None  # the engine's own {workspacePath, workspaceKey}
         self.history = HistoryRead()
         self.settings = Settings(settings)
         self.controls = Controls(self)
@@ -207,10 +219,23 @@ class Session(BridgeActor):
                 params["mcpServers"] = self.mcp_servers
             self._call("session/create", params, Created)
         elif step is Step.RESUME:
-            params = {"sessionId": self.backend_session_id, "workspace": workspace(self.cwd)}
-            if self.mcp_servers:
-                params["mcpServers"] = self.mcp_servers
-            self._call("session/resume", params, Resumed)
+            if self.workspace_ref is None and not self.root_known:
+                # A session made elsewhere: resume it under its own workspace key, which session/list names.
+                self._call("session/list", {}, functools.partial(Answered, self._listed_for_resume))
+                return
+            self._resume()
+
+    def _listed_for_resume(self, result: Any, error: ErrorDict | None) -> None:
+        self.workspace_ref = own_workspace(result, self.backend_session_id)
+        self._resume()
+
+    def _resume(self) -> None:
+        """``session/resume`` under the session's own workspace (its key is not always the folder)."""
+        params: dict[str, Any] = {"sessionId": self.backend_session_id,
+                                  "workspace": self.workspace_ref or workspace(self.cwd)}
+        if self.mcp_servers:
+            params["mcpServers"] = self.mcp_servers
+        self._call("session/resume", params, Resumed)
 
     def fork_made(self, backend_session_id: str, reply_to: Any, request_id: Any, as_command: bool) -> None:
         self.supervisor.tell(Forked(reply_to, request_id, self.session_id, backend_session_id, self.cwd,
@@ -262,6 +287,7 @@ class Session(BridgeActor):
             root = (session.get("workspace") or {}).get("workspacePath") if isinstance(session, dict) else None
             if not self.root_known and isinstance(root, str):
                 self.cwd, self.root_known = root, True
+            self.workspace_ref = own_workspace({"sessions": [session]}, backend_id) or self.workspace_ref
         self.backend.tell(RegisterRoute(backend_id, self.actor_ref))
         self.lifecycle.materialized()
         self._subscribe()
@@ -288,6 +314,9 @@ class Session(BridgeActor):
                 self._subscribe()  # a real backend sometimes needs a second ask
                 return
             self.backend.tell(UnregisterRoute(self.backend_session_id, self.actor_ref))  # type: ignore[arg-type]
+            if message.error.get("code") == METHOD_NOT_FOUND:
+                self.lifecycle.subscribe_failed(cli_too_old(message.error))
+                return
             self.lifecycle.subscribe_failed(from_backend_error(message.error, "session/subscribe"))
             return
         event_seq = message.result.get("eventSeq") if isinstance(message.result, dict) else None
@@ -404,6 +433,8 @@ class Session(BridgeActor):
 
     @handles(TurnDone)
     def on_turn_done(self, message: TurnDone) -> None:
+        self.attribution.forget(message.key)
+        self.adopted.discard(message.key)
         turn = self.turns.pop(message.key, None)
         self.turn_requests.pop(message.key, None)
         if turn is not None:
@@ -413,8 +444,56 @@ class Session(BridgeActor):
     def on_turn_answer(self, message: SendAnswered | ProbeAnswered | PlanRead) -> None:
         """A Turn's backend answers travel through here, in pipe order with its events."""
         turn = self.turns.get(message.key)
+        claim = None
+        if isinstance(message, SendAnswered):
+            if message.error is None:
+                claim = self.attribution.accepted(message.key)
+            else:
+                self.attribution.refused()
         if turn is not None:
             turn.tell(message)
+            if claim is not None:
+                self._adopt(claim)  # its turn.started came before the send's answer
+
+    def _adopt(self, claim: Claim) -> None:
+        if claim.execution_id is not None:
+            self.speaks_v4 = True  # today's engine: stop and steer through v4/command
+        if claim.key in self.turns:
+            self.adopted.add(claim.key)
+            self.turns[claim.key].tell(Adopt(claim))
+
+    def _steer_admitted(self, event: dict[str, Any]) -> None:
+        body = payload(event)
+        intent = body.get("intent")
+        intent = intent if isinstance(intent, dict) else {}
+        command_id, admitted = intent.get("sourceCommandId"), intent.get("admittedDelivery") or body.get("delivery")
+        if isinstance(command_id, str) and isinstance(admitted, str):
+            if len(self.steer_deliveries) > 100:
+                self.steer_deliveries.clear()
+            self.steer_deliveries[command_id] = admitted
+
+    def steer_delivery(self, command_id: str) -> str | None:
+        return self.steer_deliveries.pop(command_id, None)
+
+    def turn_running(self) -> bool:
+        return self.current is not None and self.current in self.adopted
+
+    @handles(StopFailed)
+    def on_stop_failed(self, message: StopFailed) -> None:
+        """A stopped turn runs on: close the backend session and resume it, so the next prompt can run."""
+        if not self.lifecycle.live or not self.backend_session_id:
+            return
+        backend_id = self.backend_session_id
+        self._lost()  # uses from now on wait for the resume
+
+        def closed(result: Any, error: ErrorDict | None) -> None:
+            if error is not None:
+                log.warning("session/close of %s failed (%s); the stopped turn may still hold it",
+                            backend_id, error.get("message"))
+            if not self.lifecycle.closed:
+                self.when_live(lambda: None, lambda exc: log.warning("resume after close failed: %s", exc.message))
+
+        self._call("session/close", {"sessionId": backend_id}, functools.partial(Answered, closed))
 
     def deliver_in_order(self, session_updates: list[dict[str, Any]]) -> None:
         """Session-level updates while a turn streams go through it: pipe order, end to end."""
@@ -447,9 +526,15 @@ class Session(BridgeActor):
             has_turn = self.current is not None
             terminal = supports_terminal_output(self.capabilities)
             for event in ready.events:
+                claim = self.attribution.event(event)
+                if claim is not None:
+                    self._adopt(claim)
+                if event.get("type") == TURN_STEER_QUEUED:
+                    self._steer_admitted(event)
                 self.events.route(event, routed, has_turn, terminal)
-            if routed.turn and self.current is not None:
-                self.turns[self.current].tell(TurnEvents(routed.turn, flow.share(token)))
+            if routed.turn:
+                for key, turn in self.turns.items():  # the current Turn, and stopped ones watching for their end
+                    turn.tell(TurnEvents(routed.turn, flow.share(token) if key == self.current else None))
             if routed.tasks:
                 self.tasks.tell(TaskEvents(routed.tasks, flow.share(token)))
             self.deliver_in_order(routed.session)
@@ -539,7 +624,7 @@ class Session(BridgeActor):
                 self.plan = entries
                 replay.append(updates.plan(entries))
             self.settings.current = self.settings.current.with_backend_settings(result.get("settings"))
-            usage = projection_usage_update(result.get("projection"))
+            usage = read_usage_update(result)
             if usage:
                 replay.append(usage)
         for message in self.history.finish():
@@ -591,6 +676,7 @@ class Session(BridgeActor):
     @handles(Teardown)
     def on_teardown(self, message: Teardown) -> None:
         """Cancel every turn (each stops its backend turn) before the backend goes away."""
+        was_live = self.lifecycle.live
         self.lifecycle.close()
         self.router.tell(CancelInteractions(self.session_id, message.reason))
         futures = [turn.ask(CancelTurn("teardown"), block=False) for turn in self.turns.values()]
@@ -606,6 +692,9 @@ class Session(BridgeActor):
         except Exception:
             pass
         if self.backend_session_id:
+            if message.close_backend and was_live:
+                # ACP session/close: the engine closes its session too (an engine without the method says -32601).
+                self._call("session/close", {"sessionId": self.backend_session_id})
             self.backend.tell(UnregisterRoute(self.backend_session_id, self.actor_ref))
 
     def on_stop(self) -> None:

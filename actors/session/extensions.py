@@ -5,18 +5,29 @@ methods (one table in ``protocol/commands.py``), and the slash commands the
 bridge runs itself (``/compact``, ``/goal``, ``/fork``, ``/mode``, …). A
 compaction holds the session: prompts that arrive meanwhile start after it.
 
+Both engines (docs/backend-protocol.md §11), detected by what they answer:
+steering goes to ``session/steer`` or, on an engine that named a foreground
+execution in ``turn.started`` (or said ``session/steer`` does not exist), to
+``v4/command sendText`` with ``requestedDelivery: "guide"``; a goal ``set``
+refused with ``-32602`` is sent again as ``replace`` (and from then on as
+``replace``); a compaction waits minutes, retries while the engine is busy, and
+its ``response`` is what the user sees.
+
 It works through a narrow port (``SessionPort``), which the Session actor
 implements; tests give it a fake one.
 """
 
 from __future__ import annotations
 
+import time
 import uuid
 from typing import Any, Protocol
 from collections.abc import Callable
 
+import gevent
+
 from zcode_acp.protocol import commands
-from zcode_acp.protocol.errors import RpcError, from_backend_error
+from zcode_acp.protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RpcError, from_backend_error, is_busy
 from zcode_acp.protocol.session_config import config_options, validate_config_value
 from zcode_acp.protocol.translator import agent_text
 
@@ -24,11 +35,19 @@ from zcode_acp.actors.session.settings import Settings
 
 OnResult = Callable[[Any], None]
 OnError = Callable[[Any], None]
+COMPACT_BUSY_RETRY = 1.0  # seconds between compaction attempts while a turn holds the session
+COMPACT_BUSY_LIMIT = 60.0
+CLIENT_ID = "zcode-acp"
 
 
 class SessionPort(Protocol):
     settings: Settings
     compact_timeout: float
+    speaks_v4: bool  # today's engine: learned from turn.started's foregroundExecutionId
+
+    def turn_running(self) -> bool: ...
+
+    def steer_delivery(self, command_id: str) -> str | None: ...
 
     def when_live(self, action: Callable[[], None], on_error: Callable[[RpcError], None]) -> None: ...
 
@@ -44,6 +63,12 @@ class SessionPort(Protocol):
     def start_turns(self, keys: list[int]) -> None: ...
 
 
+def compacted(result: Any) -> str:
+    """What the user sees after ``/compact``: today's engine's own summary, when it gives one."""
+    response = result.get("response") if isinstance(result, dict) else None
+    return response if isinstance(response, str) and response else "Conversation compacted."
+
+
 def as_rpc_error(error: Any, method: str) -> RpcError:
     return error if isinstance(error, RpcError) else from_backend_error(error, method)
 
@@ -53,6 +78,7 @@ class Controls:
         self.port = port
         self.compacting = False  # a compaction's internal turn holds the session
         self.deferred: list[int] = []  # turns that start when it is over
+        self.goal_replace = False  # the engine refused a goal "set": send "replace"
 
     def hold_turn(self, key: int) -> bool:
         """True if a compaction is running: the turn starts after it."""
@@ -97,6 +123,8 @@ class Controls:
         fail = lambda error: on_error(as_rpc_error(error, name))  # noqa: E731
         if call.setting is not None:
             self.set_setting(call.setting[0], call.setting[1], on_result, fail)
+        elif call.steer is not None:
+            self.steer(call.steer, on_result, fail)
         elif call.fork:
             self._fork(call, reply_to, request_id, as_command=False, on_error=fail)
         else:
@@ -104,10 +132,14 @@ class Controls:
 
     def _call(self, call: commands.ExtensionCall, on_result: OnResult, on_error: OnError) -> None:
         timeout = None
+        if call.method == "session/goal":
+            self._goal(call.params, on_result, on_error)
+            return
         if call.long_running:
             timeout = self.port.compact_timeout
             self.compacting = True  # prompts wait for the compaction's internal turn
             on_result, on_error = self._after_compaction(on_result), self._after_compaction(on_error)
+            on_error = self._retry_while_busy(call, on_result, on_error, time.monotonic() + COMPACT_BUSY_LIMIT)
         elif call.cancels_task is not None:
             task_id, answer = call.cancels_task, on_result
 
@@ -117,6 +149,80 @@ class Controls:
 
         self.port.when_live(lambda: self.port.request(call.method, call.params, on_result, on_error,
                                                       timeout=timeout), on_error)
+
+    def _retry_while_busy(self, call: commands.ExtensionCall, on_result: OnResult, on_error: OnError,
+                          deadline: float) -> OnError:
+        """Today's engine answers a compaction -32010 while a turn holds the session: try again."""
+        def failed(error: Any) -> None:
+            if isinstance(error, dict) and is_busy(error) and time.monotonic() < deadline:
+                retry = self._retry_while_busy(call, on_result, on_error, deadline)
+                gevent.spawn_later(COMPACT_BUSY_RETRY, lambda: self.port.when_live(
+                    lambda: self.port.request(call.method, call.params, on_result, retry,
+                                              timeout=self.port.compact_timeout), retry))
+                return
+            on_error(error)
+
+        return failed
+
+    def _goal(self, params: dict[str, Any], on_result: OnResult, on_error: OnError) -> None:
+        replaced = commands.goal_as_replace(params)
+        if replaced is not None and self.goal_replace:
+            params, replaced = replaced, None
+
+        def failed(error: Any) -> None:
+            if replaced is not None and isinstance(error, dict) and error.get("code") == INVALID_PARAMS:
+                self.goal_replace = True  # today's engine: goal actions without "set"
+                self._goal(replaced, on_result, on_error)
+                return
+            on_error(error)
+
+        self.port.when_live(lambda: self.port.request("session/goal", params, on_result, failed), on_error)
+
+    # -- steering ------------------------------------------------------------------------------
+
+    def steer(self, text: str, on_result: OnResult, on_error: OnError) -> None:
+        """Text into the running turn; answered ``{applied, queued, delivery}``."""
+        if not self.port.turn_running():
+            on_error(RpcError(INVALID_PARAMS, "No turn is running in this session: there is nothing to steer "
+                                              "(send the text as a prompt instead)", {"reason": "noRunningTurn"}))
+            return
+        if self.port.speaks_v4:
+            self._steer_v4(text, on_result, on_error, retries=1)
+            return
+
+        def steered(result: Any) -> None:
+            queued = isinstance(result, dict) and result.get("queued") is False
+            on_result({"applied": not queued, "queued": False, "delivery": "steer"})
+
+        def failed(error: Any) -> None:
+            if isinstance(error, dict) and error.get("code") == METHOD_NOT_FOUND:
+                self.port.speaks_v4 = True  # session/steer is gone (0.16+): today's command instead
+                self._steer_v4(text, on_result, on_error, retries=1)
+                return
+            on_error(error)
+
+        self.port.request("session/steer", {"content": text}, steered, failed)
+
+    def _steer_v4(self, text: str, on_result: OnResult, on_error: OnError, retries: int) -> None:
+        command_id = str(uuid.uuid4())
+        params = {"commandId": command_id, "clientId": CLIENT_ID, "type": "sendText",
+                  "payload": {"text": text, "requestedDelivery": "guide"}, "issuedAt": int(time.time() * 1000)}
+
+        def decided(result: Any) -> None:
+            result = result if isinstance(result, dict) else {}
+            status = result.get("status")
+            if status == "accepted":
+                # The answer says "queue" even for guided text: the steerQueued event says what was admitted.
+                delivery = self.port.steer_delivery(command_id) or (result.get("result") or {}).get("delivery")
+                applied = delivery == "guide"
+                on_result({"applied": applied, "queued": not applied, "delivery": delivery})
+            elif status == "failed" and retries and "FOREIGN KEY" in str(result.get("message")):
+                self._steer_v4(text, on_result, on_error, retries - 1)  # transient: the turn's row was not written yet
+            else:
+                on_error({"message": f"the engine did not take the text ({status}: "
+                                     f"{result.get('reasonCode') or result.get('message')})"})
+
+        self.port.request("v4/command", params, decided, on_error)
 
     def _after_compaction(self, then: Callable[[Any], None]) -> Callable[[Any], None]:
         def finished(value: Any) -> None:
@@ -155,8 +261,7 @@ class Controls:
 
         name, argument = command.name, command.argument
         if name == "compact":
-            self._call(commands.extension_call("session/compact", {}), lambda result: say("Conversation compacted."),
-                       failed)
+            self._call(commands.extension_call("session/compact", {}), lambda result: say(compacted(result)), failed)
         elif name == "goal":
             self._call(commands.ExtensionCall("session/goal", commands.goal_from_command(argument)),
                        lambda result: say(commands.describe(result)), failed)

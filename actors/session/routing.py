@@ -5,7 +5,8 @@ An event in ``seq`` order goes to exactly one place:
 * the current Turn (its prompt's text, reasoning, tools, usage while it runs);
 * BackgroundTasks (task status, and the events of background-notification
   turns, which run beside or between prompts);
-* the Session itself (usage between turns), as ready-made updates;
+* the Session itself (usage between turns; the title, which today's engine
+  sends as a ``session.titleUpdated`` event), as ready-made updates;
 * nowhere (``turn.terminal``, ``turn.steerDrained``: bookkeeping only).
 
 Card reuse (docs/background-tasks.md): a background Bash call's card stays
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from zcode_acp.protocol import events as ev
-from zcode_acp.protocol import tools
+from zcode_acp.protocol import tools, updates
 from zcode_acp.protocol.usage import context_usage_update
 
 Event = dict[str, Any]
@@ -55,6 +56,11 @@ class EventRouter:
                 update = context_usage_update(body)
                 if update:
                     routed.session.append(update)
+            return
+        if kind == ev.TITLE_UPDATED:
+            title = body.get("title")
+            if isinstance(title, str) and title:
+                routed.session.append(updates.session_title(title))
             return
         turn_id = ev.turn_id(event)
         if ev.is_background_start(event):

@@ -9,13 +9,15 @@ is what PR_SET_PDEATHSIG is tied to (docs/architecture.md, "Startup and lifetime
 from __future__ import annotations
 
 import ctypes
+import glob
 import logging
 import os
 import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import gevent
 
@@ -24,6 +26,10 @@ from zcode_acp.protocol.errors import RpcError, internal
 log = logging.getLogger(__name__)
 
 _PR_SET_PDEATHSIG = 1
+
+BUILTIN_PROVIDER_CONFIG = "ZCODE_BUILTIN_PROVIDER_CONFIG_FILE"
+PERSONAL_PROVIDER_CONFIG = "ZCODE_PERSONAL_PROVIDER_CONFIG_FILE"
+BUILTIN_FILE_NAME = "zcode-builtin.json"
 
 
 def resolve_command(zcode_bin: str, extra_args: Sequence[str] = ()) -> list[str]:
@@ -44,6 +50,50 @@ def resolve_command(zcode_bin: str, extra_args: Sequence[str] = ()) -> list[str]
     return argv
 
 
+def entry_point(argv: Sequence[str]) -> str:
+    """The ZCode program itself: the script ``node`` runs, or the binary."""
+    return argv[1] if len(argv) > 1 and argv[1].endswith((".js", ".cjs", ".mjs")) else argv[0]
+
+
+def builtin_provider_candidates(entry: str, zcode_home: Path) -> list[Path]:
+    """Where a desktop bundle keeps its built-in provider table, most specific first.
+
+    Beside the entry script; in the bundle's ``config/provider/`` (the script
+    lives in ``<resources>/glm/``); else the newest copy the desktop app
+    unpacked under ``<ZCODE_HOME>/v2/runtime/provider/`` (docs/backend-protocol.md §11).
+    """
+    folder = Path(os.path.realpath(entry)).parent
+    unpacked = sorted(glob.glob(str(zcode_home / "v2" / "runtime" / "provider" / "*" / "*" / "*" / BUILTIN_FILE_NAME)))
+    return [folder / BUILTIN_FILE_NAME, folder.parent / "config" / "provider" / BUILTIN_FILE_NAME,
+            *[Path(path) for path in reversed(unpacked)]]
+
+
+def provider_environment(entry: str, zcode_home: Path, environ: Mapping[str, str]) -> dict[str, str]:
+    """The provider-configuration variables to add for the child (never one the user set).
+
+    Today's desktop engines (3.12.3+) exit, or hang on ``session/create``,
+    without them. Only files that exist are named.
+    """
+    derived: dict[str, str] = {}
+    if not environ.get(BUILTIN_PROVIDER_CONFIG):
+        builtin = next((path for path in builtin_provider_candidates(entry, zcode_home) if path.is_file()), None)
+        if builtin is not None:
+            derived[BUILTIN_PROVIDER_CONFIG] = str(builtin)
+    if not environ.get(PERSONAL_PROVIDER_CONFIG):
+        personal = zcode_home / "v2" / "provider_config.json"
+        if personal.is_file():
+            derived[PERSONAL_PROVIDER_CONFIG] = str(personal)
+    return derived
+
+
+def child_environment(argv: Sequence[str], zcode_home: Path) -> dict[str, str]:
+    """The bridge's environment plus what ``provider_environment`` derives (logged at info)."""
+    derived = provider_environment(entry_point(argv), zcode_home, os.environ)
+    for name, value in derived.items():
+        log.info("backend environment: %s=%s (derived; it was not set)", name, value)
+    return {**os.environ, **derived}
+
+
 def _child_setup() -> None:  # runs in the child between fork and exec
     if sys.platform.startswith("linux"):
         try:
@@ -53,9 +103,10 @@ def _child_setup() -> None:  # runs in the child between fork and exec
             pass
 
 
-def spawn(argv: list[str]) -> subprocess.Popen[bytes]:
+def spawn(argv: list[str], env: Mapping[str, str] | None = None) -> subprocess.Popen[bytes]:
     return subprocess.Popen(  # gevent's cooperative Popen once patched
         argv,
+        env=env,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -69,13 +120,15 @@ def spawn(argv: list[str]) -> subprocess.Popen[bytes]:
 # whole process group down: it blocks reading a pipe whose only writer is the bridge, and
 # the bridge's death (any death) closes that pipe. The parent-death signal alone covers only
 # the backend itself, not what its tools started (docs/decisions.md, "Backend death").
-WATCHDOG = 'read _ignored; kill -KILL -- -"$0" 2>/dev/null; exit 0'
+# (Python without site packages starts in ~10 ms and kills a group the same way everywhere;
+# /bin/sh's kill cannot name a process group portably.)
+WATCHDOG = "import os, sys\nsys.stdin.buffer.read()\ntry:\n    os.killpg(int(sys.argv[1]), 9)\nexcept OSError:\n    pass\n"
 
 
 def guard_group(proc: subprocess.Popen[bytes]) -> subprocess.Popen[bytes] | None:
     """Start the watchdog of ``proc``'s process group (best effort: None if it cannot run)."""
     try:
-        watchdog = subprocess.Popen(["/bin/sh", "-c", WATCHDOG, str(proc.pid)], stdin=subprocess.PIPE,
+        watchdog = subprocess.Popen([sys.executable, "-I", "-S", "-c", WATCHDOG, str(proc.pid)], stdin=subprocess.PIPE,
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                     start_new_session=True, close_fds=True)
     except OSError as exc:

@@ -88,3 +88,33 @@ def test_a_missing_binary_is_a_clear_error_naming_zcode_bin(tmp_path):
     assert "ZCODE_BIN" in reply.error["message"]
     assert not os.path.exists(tmp_path / "nope")
     backend.stop()
+
+
+def test_todays_host_requests_with_string_ids_are_answered_at_arrival(tmp_path):
+    # Today's engine: string ids, two header requests and the scoped runtime preferences (engine-today.md rows 1-2).
+    out = tmp_path / "answers"
+    body = (
+        'echo \'{"id": "server-1", "method": "interaction/requestProviderRuntimeHeaders", '
+        '"params": {"sessionId": "s", "providerId": "zhipu", "reason": "session_create"}}\'\n'
+        'echo \'{"id": "server-2", "method": "interaction/requestOfficialMcpAuthHeaders", '
+        '"params": {"sessionId": "s", "servers": []}}\'\n'
+        'echo \'{"id": "server-3", "method": "session/requestRuntimePreferences", '
+        '"params": {"scope": "runtime-materialization", "sessionId": "s"}}\'\n'
+        'echo \'{"id": "server-4", "method": "workspace/unknownThing", "params": {}}\'\n'
+        f'head -n 5 > {out}\n'
+        "sleep 30"
+    )
+    backend = Backend.start(replace(Config(), zcode_bin=script(tmp_path, body)))
+    asker = Probe()
+    backend.tell(call("session/list", {}, asker, "spawn-me", 0.5))
+    asker.wait_for(lambda: asker.of("Answer"), timeout=3)
+    import json
+
+    answers = {frame["id"]: frame for frame in map(json.loads, out.read_text().splitlines()) if "method" not in frame}
+    assert answers["server-1"]["result"]["headersApplied"] is False
+    assert answers["server-1"]["result"]["errorMessage"]
+    assert answers["server-2"]["result"] == {"headersApplied": False}
+    assert answers["server-3"]["result"]["memoryEnabled"] is False
+    assert answers["server-4"]["error"]["code"] == -32601
+    backend.ask(TerminateBackend(0.5))
+    backend.stop()

@@ -28,6 +28,11 @@ SIM = str(BIN / "zcode-sim")
 TIMEOUT = 15.0
 
 
+def dialect() -> str:
+    """The simulator dialect this run plays (``tests/process/conftest.py`` sets it per test)."""
+    return os.environ.get("ZCODE_SIM_DIALECT", "classic")
+
+
 def run(coro_fn: Callable[..., Awaitable[Any]]) -> Callable[..., Any]:
     """Run an async test body in a fresh event loop."""
 
@@ -174,6 +179,7 @@ async def bridge(tmp_path: Path, capabilities: dict[str, Any] | None = None, env
         "ZCODE_BIN": SIM,
         "ZCODE_SIM_TRACE": str(trace),
         "ZCODE_SIM_DATA": str(tmp_path / "sim-data"),
+        "ZCODE_SIM_DIALECT": dialect(),
     }
     environment.update(env or {})
     with open(log, "wb") as log_file:

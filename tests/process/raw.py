@@ -11,13 +11,14 @@ import queue
 from pathlib import Path
 from typing import Any
 
-from tests.process.harness import SIM, is_backend
+from tests.process.harness import SIM, dialect, is_backend
 
 
 class RawBridge:
     def __init__(self, tmp_path: Path, env: dict[str, str] | None = None) -> None:
         environment = dict(os.environ, ZCODE_BIN=SIM, ZCODE_HOME=str(tmp_path / "zcode-home"),
-                           ZCODE_SIM_TRACE=str(tmp_path / "trace.jsonl"), ZCODE_SIM_DATA=str(tmp_path / "sim"))
+                           ZCODE_SIM_TRACE=str(tmp_path / "trace.jsonl"), ZCODE_SIM_DATA=str(tmp_path / "sim"),
+                           ZCODE_SIM_DIALECT=dialect())
         environment.update(env or {})
         self.log = open(tmp_path / "bridge.log", "wb")
         self.proc = subprocess.Popen([sys.executable, "-m", "zcode_acp", "--log-level", "debug"],

@@ -1,0 +1,271 @@
+"""Today's engine (docs/backend-protocol.md §11): one test per difference, against the ``today`` simulator.
+
+Everything else in tests/process runs against both dialects; these tests
+concern the newer engine's habits only.
+"""
+
+import asyncio
+import json
+
+import pytest
+
+from tests.process.harness import bridge, run
+
+pytestmark = pytest.mark.dialects("today")
+
+
+def trace_start(b) -> dict:
+    """The simulator's first trace line: the dialect and the provider variables it was given."""
+    for line in b.trace.read_text().splitlines():
+        entry = json.loads(line)
+        if "start" in entry:
+            return entry["start"]
+    raise AssertionError("the simulator never started")
+
+
+# -- row 3: provider configuration ------------------------------------------------------------
+
+
+@run
+async def test_provider_files_are_derived_for_the_child_when_absent(tmp_path):
+    home = tmp_path / "zcode-home"
+    builtin = home / "v2" / "runtime" / "provider" / "zhipu" / "3.15.0" / "abc" / "zcode-builtin.json"
+    builtin.parent.mkdir(parents=True)
+    builtin.write_text("{}")
+    personal = home / "v2" / "provider_config.json"
+    personal.write_text("{}")
+    # Without both files a desktop engine exits at start: the prompt only works if the bridge named them.
+    async with bridge(tmp_path, env={"ZCODE_SIM_PROVIDER_CONFIG": "exit"}) as b:
+        sid = await b.new_session()
+        assert (await b.prompt(sid, "hello")).stop_reason == "end_turn"
+        assert trace_start(b)["env"] == {"ZCODE_BUILTIN_PROVIDER_CONFIG_FILE": str(builtin),
+                                         "ZCODE_PERSONAL_PROVIDER_CONFIG_FILE": str(personal)}
+    log = b.log.read_text()
+    assert f"ZCODE_BUILTIN_PROVIDER_CONFIG_FILE={builtin} (derived" in log
+
+
+@run
+async def test_provider_files_the_user_set_are_never_overridden(tmp_path):
+    home = tmp_path / "zcode-home"
+    (home / "v2").mkdir(parents=True)
+    (home / "v2" / "provider_config.json").write_text("{}")
+    mine = tmp_path / "my-builtin.json"
+    mine.write_text("{}")
+    env = {"ZCODE_BUILTIN_PROVIDER_CONFIG_FILE": str(mine), "ZCODE_PERSONAL_PROVIDER_CONFIG_FILE": str(mine)}
+    async with bridge(tmp_path, env=env) as b:
+        sid = await b.new_session()
+        assert (await b.prompt(sid, "hello")).stop_reason == "end_turn"
+        assert trace_start(b)["env"] == env
+
+
+# -- rows 5 and 10: stopping a turn, preemption, turn.started before the send's answer ------------
+
+LONG = "#sim slow count=400 interval=0.05 text=old"  # 20 s unless really stopped
+QUICK = 8.0  # a prompt after a stop must not wait for the stopped turn (busy retries would take 20 s)
+
+
+def v4_stops(b) -> list[dict]:
+    return [c["params"] for c in b.backend_calls("v4/command") if c["params"]["type"] == "stop"]
+
+
+@run
+async def test_cancel_of_a_long_turn_then_a_prompt_runs_at_once(tmp_path):
+    async with bridge(tmp_path) as b:
+        sid = await b.new_session()
+        first = asyncio.ensure_future(b.prompt(sid, LONG))
+        await b.client.wait_for(lambda: "old" in b.client.texts(sid))
+        await b.conn.cancel(session_id=sid)
+        assert (await first).stop_reason == "cancelled"
+        second = await b.prompt(sid, "#sim stream count=3 text=new", timeout=QUICK)
+        assert second.stop_reason == "end_turn"
+        [stop] = v4_stops(b)
+        assert stop["payload"]["expectedForegroundExecutionId"].startswith("exec_")
+        assert stop["clientId"] and stop["commandId"] and isinstance(stop["issuedAt"], int)
+        assert b.backend_calls("session/stop")  # sent too: it recovers the stream
+        assert not b.backend_calls("session/close")  # the v4 stop was enough
+
+
+@run
+async def test_preemption_stops_the_running_turn_the_same_way(tmp_path):
+    async with bridge(tmp_path) as b:
+        sid = await b.new_session()
+        first = asyncio.ensure_future(b.prompt(sid, LONG))
+        await b.client.wait_for(lambda: "old" in b.client.texts(sid))
+        second = await b.prompt(sid, "#sim stream count=3 text=new", timeout=QUICK)
+        assert (await first).stop_reason == "cancelled"
+        assert second.stop_reason == "end_turn"
+        assert b.client.texts(sid).endswith("new" * 3)
+        assert len(v4_stops(b)) == 1
+
+
+@run
+async def test_a_turn_that_ignores_the_stop_is_closed_and_the_session_resumed(tmp_path):
+    async with bridge(tmp_path, env={"ZCODE_ACP_STOP_FALLBACK": "1"}) as b:
+        sid = await b.new_session()
+        first = asyncio.ensure_future(b.prompt(sid, "#sim stubborn"))
+        await b.client.wait_for(lambda: "will not stop" in b.client.texts(sid))
+        await b.conn.cancel(session_id=sid)
+        assert (await first).stop_reason == "cancelled"
+        second = await b.prompt(sid, "#sim stream count=3 text=new", timeout=QUICK)
+        assert second.stop_reason == "end_turn"
+        methods = [c["method"] for c in b.backend_calls()]
+        close = methods.index("session/close")
+        assert "session/resume" in methods[close:] and "session/subscribe" in methods[close:]
+        # Resumed with the session's own workspace: the model selection survived (row 15).
+        assert "Select a model" not in b.client.texts(sid)
+
+
+@run
+async def test_turn_started_before_the_send_answer_is_still_this_prompts_turn(tmp_path):
+    async with bridge(tmp_path, env={"ZCODE_SIM_EARLY_START": "1"}) as b:
+        sid = await b.new_session()
+        for text in ("one", "two"):
+            response = await b.prompt(sid, f"#sim stream count=4 text={text}")
+            assert response.stop_reason == "end_turn"
+            assert b.client.texts(sid).endswith(text * 4)
+        first = asyncio.ensure_future(b.prompt(sid, LONG))
+        await b.client.wait_for(lambda: "old" in b.client.texts(sid))
+        third = await b.prompt(sid, "#sim stream count=2 text=three", timeout=QUICK)  # preempts
+        assert (await first).stop_reason == "cancelled" and third.stop_reason == "end_turn"
+        assert b.client.texts(sid).endswith("three" * 2)
+
+
+# -- row 9: the model catalog, reasoning levels per model ---------------------------------------------
+
+
+def option(options, config_id):
+    found = [o for o in options if o["id"] == config_id]
+    return found[0] if found else None
+
+
+async def config(b, sid, config_id, value):
+    response = await b.conn.set_config_option(session_id=sid, config_id=config_id, value=value)
+    return [o.model_dump(by_alias=True, exclude_none=True, mode="json") for o in response.config_options]
+
+
+@run
+async def test_switching_model_and_reasoning_level_from_the_ref_catalog(tmp_path):
+    from acp import RequestError
+
+    async with bridge(tmp_path) as b:
+        sid = await b.new_session()
+        options = await config(b, sid, "thought", "max")  # creates the session: glm-5, levels low/high/max
+        models = option(options, "model")
+        assert models["currentValue"] == "glm-5"
+        labels = {o["value"]: (o["name"], o.get("description")) for o in models["options"]}
+        assert labels["glm-5"] == ("GLM-5", "200K context · reasoning: low, high, max")
+        assert labels["glm-4.6-flash"][1] == "128K context"
+        assert option(options, "thought")["currentValue"] == "max"
+        # glm-5-air has no "max": it is selected with its default level, and the selector follows it.
+        options = await config(b, sid, "model", "glm-5-air")
+        assert b.backend_calls("session/setModel")[-1]["params"]["model"] == {
+            "modelId": "glm-5-air", "providerId": "zhipu", "options": {"reasoningLevel": "high"}}
+        thought = option(options, "thought")
+        assert [o["value"] for o in thought["options"]] == ["low", "high"] and thought["currentValue"] == "high"
+        with pytest.raises(RequestError) as refused:
+            await config(b, sid, "thought", "max")
+        assert refused.value.code == -32602
+        # A model without reasoning levels: no level sent, no thought selector.
+        options = await config(b, sid, "model", "glm-4.6-flash")
+        assert b.backend_calls("session/setModel")[-1]["params"]["model"] == {
+            "modelId": "glm-4.6-flash", "providerId": "zhipu"}
+        assert option(options, "thought") is None
+        assert (await b.prompt(sid, "hello")).stop_reason == "end_turn"
+
+
+# -- row 7: the title as an event type ---------------------------------------------------------------------
+
+
+@run
+async def test_the_title_event_becomes_a_session_info_update(tmp_path):
+    async with bridge(tmp_path) as b:
+        sid = await b.new_session()
+        await b.prompt(sid, "Fix the login form validation please now")
+        await b.client.wait_for(lambda: b.client.of_kind(sid, "session_info_update"))
+        [info] = b.client.of_kind(sid, "session_info_update")
+        assert info["title"] == "Fix the login form validation please"
+
+
+# -- rows 11-15: goal, compaction, usage, close, resume -----------------------------------------------------
+
+
+@run
+async def test_goal_set_is_sent_as_replace_and_compaction_waits_out_a_busy_engine(tmp_path):
+    async with bridge(tmp_path, env={"ZCODE_SIM_COMPACT_SECONDS": "0.5"}) as b:
+        sid = await b.new_session()
+        goal = await b.conn.ext_method("session/goal", {"sessionId": sid, "action": "set", "objective": "Ship"})
+        assert goal["response"] == "Goal: Ship (active)"
+        actions = [c["params"]["action"] for c in b.backend_calls("session/goal")]
+        assert actions == ["set", "replace"]  # refused once, then remembered
+        await b.conn.ext_method("session/goal", {"sessionId": sid, "action": "set", "objective": "Ship v2"})
+        assert [c["params"]["action"] for c in b.backend_calls("session/goal")][2:] == ["replace"]
+        # Compaction while a turn holds the session: -32010, retried until it is free; its summary is the answer.
+        turn = asyncio.ensure_future(b.prompt(sid, "#sim slow count=20 interval=0.05 text=."))
+        await b.client.wait_for(lambda: "." in b.client.texts(sid))
+        compaction = await b.conn.ext_method("session/compact", {"sessionId": sid})
+        assert compaction["response"].startswith("Compacted ")
+        assert (await turn).stop_reason == "end_turn"
+        assert len(b.backend_calls("session/compact")) >= 2
+
+
+@run
+async def test_the_context_meter_shows_occupancy_not_cumulative_tokens(tmp_path):
+    async with bridge(tmp_path) as b:
+        sid = await b.new_session()
+        for _ in range(3):
+            await b.prompt(sid, "Show me around")  # tools: the turn reads session/read before answering
+        meters = b.client.of_kind(sid, "usage_update")
+        assert meters and meters[-1]["size"] == 200_000
+        # Three turns each re-send the whole context: the cumulative count is far above what the context holds.
+        assert meters[-1]["used"] < 2 * meters[0]["used"] + 2000
+
+
+@run
+async def test_acp_close_closes_the_engine_session(tmp_path):
+    async with bridge(tmp_path) as b:
+        sid = await b.new_session()
+        await b.prompt(sid, "hello")
+        backend_id = b.backend_calls("session/send")[0]["params"]["sessionId"]
+        await b.conn.close_session(session_id=sid)
+        for _ in range(100):
+            if b.backend_calls("session/close"):
+                break
+            await asyncio.sleep(0.02)  # polling a file the simulator appends to
+        assert [c["params"] for c in b.backend_calls("session/close")] == [{"sessionId": backend_id}]
+
+
+@run
+async def test_a_session_made_elsewhere_is_resumed_under_its_own_workspace_key(tmp_path):
+    async with bridge(tmp_path) as first:
+        sid = await first.new_session()
+        await first.prompt(sid, "hello")
+        backend_id = first.backend_calls("session/send")[0]["params"]["sessionId"]
+    # As the desktop app made it: the same folder under a key of its own.
+    stored = tmp_path / "sim-data" / f"{backend_id}.json"
+    data = json.loads(stored.read_text())
+    data["workspace"] = {"workspacePath": "/tmp", "workspaceKey": "desktop-ws-7f3a"}
+    stored.write_text(json.dumps(data))
+    async with bridge(tmp_path, env={"ZCODE_HOME": str(tmp_path / "other-home")}) as second:
+        await second.conn.resume_session(session_id=backend_id, cwd="/tmp", mcp_servers=[])
+        response = await second.prompt(backend_id, "hello again")
+        assert response.stop_reason == "end_turn"  # a resume under /tmp as its key would have lost the model
+        [resume] = second.backend_calls("session/resume")[-1:]
+        assert resume["params"]["workspace"]["workspaceKey"] == "desktop-ws-7f3a"
+
+
+# -- row 17: the version floor --------------------------------------------------------------------------------
+
+
+@run
+@pytest.mark.dialects("classic", "today")
+async def test_a_cli_without_session_subscribe_is_refused_naming_the_version_floor(tmp_path):
+    from acp import RequestError
+
+    async with bridge(tmp_path, env={"ZCODE_SIM_VERSION": "0.14.6"}) as b:
+        sid = await b.new_session()
+        with pytest.raises(RequestError) as refused:
+            await b.prompt(sid, "hello", timeout=5)
+        message = str(refused.value)
+        assert refused.value.code != -32601
+        assert "0.14.8" in message and "0.15.0" in message and "session/subscribe" in message
+        assert len(b.backend_calls("session/subscribe")) == 1  # at once: no retry
