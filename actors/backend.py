@@ -47,6 +47,7 @@ from zcode_acp.actors.messages import (
     BackendLost,
     BackendRequest,
     BackendStalled,
+    NonProtocolOutput,
     Backlog,
     Batch,
     RegisterRoute,
@@ -154,15 +155,17 @@ class Backend(BridgeActor):
             fdio.make_nonblocking(pipe.fileno())
         self.writer = Writer(fdio.FdSink(proc.stdin.fileno()), self.actor_ref, source=self.generation)
         eof = gevent.event.Event()
+        stderr_eof = gevent.event.Event()
         gevent.spawn(self._read_stdout, self.generation, proc, eof)
-        gevent.spawn(self._drain_stderr, proc, self.stderr_tail)
-        gevent.spawn(self._watch_exit, self.generation, proc, eof)
+        gevent.spawn(self._drain_stderr, proc, self.stderr_tail, stderr_eof)
+        gevent.spawn(self._watch_exit, self.generation, proc, eof, stderr_eof)
 
     def _read_stdout(self, generation: int, proc: Any, eof: gevent.event.Event) -> None:
         me = self.actor_ref
         fd = proc.stdout.fileno()
         splitter = framing.LineSplitter()
         conn = f"backend-{generation}"  # its name in a trace (docs/traces.md)
+        told_garbage = False
         while True:
             self.readable.wait()
             token = self.flow.take()
@@ -176,7 +179,9 @@ class Backend(BridgeActor):
                 try:
                     frames.append(framing.decode_object(line, strict=False))
                 except RpcError:
-                    log.debug("skipping an unparseable backend line (%d bytes)", len(line))
+                    if not told_garbage:  # once per process: a CLI that prints prose is named at once
+                        told_garbage = True
+                        safe_tell(me, NonProtocolOutput(generation, line[:300].decode("utf-8", "replace")))
             if not frames:
                 token.done()
             elif not safe_tell(me, BackendFrames(generation, frames, token)):
@@ -187,7 +192,8 @@ class Backend(BridgeActor):
         if proc.poll() is None:  # alive but mute: as good as dead
             safe_tell(me, BackendGone(generation, "closed its output but kept running"))
 
-    def _watch_exit(self, generation: int, proc: Any, eof: gevent.event.Event) -> None:
+    def _watch_exit(self, generation: int, proc: Any, eof: gevent.event.Event,
+                    stderr_eof: gevent.event.Event) -> None:
         """The process itself, not just its pipes: a child may hold stdout open after it died.
 
         Its last frames are read first (bounded), so answers written just
@@ -196,16 +202,18 @@ class Backend(BridgeActor):
         """
         returncode = proc.wait()
         eof.wait(EXIT_GRACE)
+        stderr_eof.wait(EXIT_GRACE)  # its last words are in the tail before its death is told
         trace.TRACER.exited(f"backend-{generation}", returncode)
         safe_tell(self.actor_ref, BackendGone(generation, f"exited (code {returncode})"))
 
     @staticmethod
-    def _drain_stderr(proc: Any, tail: deque[str]) -> None:
+    def _drain_stderr(proc: Any, tail: deque[str], done: gevent.event.Event) -> None:
         fd = proc.stderr.fileno()
         splitter = framing.LineSplitter(1024 * 1024)
         while True:
             chunk = fdio.read_chunk(fd)
             if not chunk:
+                done.set()
                 return
             for line in splitter.feed(chunk):
                 text = line.decode("utf-8", "replace").rstrip()
@@ -371,6 +379,17 @@ class Backend(BridgeActor):
 
     # -- death ---------------------------------------------------------------------------------
 
+    @handles(NonProtocolOutput)
+    def on_non_protocol_output(self, message: NonProtocolOutput) -> None:
+        if message.generation != self.generation or self.proc is None:
+            return
+        if self.answered:  # it works: a stray line is logged, not fatal
+            log.warning("the ZCode CLI wrote a line that is not a protocol frame: %s", message.line)
+            return
+        # Before its first answer: it is not speaking the protocol at all (wrong binary, a login
+        # prompt…). Say so now instead of after the create's timeout.
+        self._died(f"is printing non-protocol output (first line: {message.line!r})", subject="the ZCode CLI")
+
     @handles(BackendGone)
     def on_gone(self, message: BackendGone) -> None:
         if message.generation == self.generation and self.proc is not None:
@@ -378,20 +397,28 @@ class Backend(BridgeActor):
 
     @handles(WriteFailed)
     def on_write_failed(self, message: WriteFailed) -> None:
+        """Its stdin refused a write: usually because it exited (then the exit watcher tells,
+        with the exit code: the same words every time); otherwise it closed stdin and lives on."""
         if message.source == self.generation and self.proc is not None:
-            self._died("stopped reading its input")
+            gevent.spawn(self._confirm_write_failure, self.generation, self.proc)
+
+    def _confirm_write_failure(self, generation: int, proc: Any) -> None:
+        with gevent.Timeout(EXIT_GRACE, False):
+            proc.wait()
+        if proc.poll() is None:
+            safe_tell(self.actor_ref, BackendGone(generation, "stopped reading its input"))
 
     @handles(Backlog)
     def on_backlog(self, message: Backlog) -> None:
         if message.backlogged and message.source == self.generation:
             log.warning("the ZCode backend reads its input slowly; requests are queueing")
 
-    def _died(self, how: str) -> None:
+    def _died(self, how: str, subject: str = "ZCode backend") -> None:
         proc, self.proc = self.proc, None
         writer, self.writer = self.writer, None
         if writer is not None:
             writer.stop()
-        reason = f"ZCode backend {how}"
+        reason = f"{subject} {how}"
         tail = list(self.stderr_tail)
         if tail:
             log.warning("%s; its last words on stderr:\n  %s", reason, "\n  ".join(tail))

@@ -293,6 +293,14 @@ class BackendGone:
 
 
 @dataclass(frozen=True, slots=True)
+class NonProtocolOutput:
+    """The backend wrote a line that is not a frame (a CLI printing a login prompt, say)."""
+
+    generation: int
+    line: str
+
+
+@dataclass(frozen=True, slots=True)
 class RequestTimedOut:
     request_id: Json
 
