@@ -304,9 +304,8 @@ class Turn(BridgeActor):
             return
         if isinstance(message.result, dict):
             self._emit(self.translator.plan_from_todos(message.result.get("todos")))
-            usage = read_usage_update(message.result)  # the context meter: occupancy after the turn
-            if usage:
-                self._emit([usage])
+            # the context meter: occupancy after the turn (unless the turn already showed it)
+            self._emit(self.translator.usage(read_usage_update(message.result)))
         self._settle(self.finishing)
 
     @handles(RelayUpdates)

@@ -73,6 +73,7 @@ class TurnTranslator:
     saw_tool_result: bool = False
     saw_todo_write: bool = False
     plan: list[dict[str, str]] | None = None  # the last plan this turn showed (or was given)
+    last_usage: dict[str, Any] | None = None  # the last context meter this turn showed
     _declared: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
     _segment: int = 0
 
@@ -100,9 +101,15 @@ class TurnTranslator:
                 return self._batch(body)
             return self._tool(body)
         if kind == SESSION_UPDATED:
-            update = context_usage_update(body)
-            return [update] if update else []
+            return self.usage(context_usage_update(body))
         return []
+
+    def usage(self, update: dict[str, Any] | None) -> list[dict[str, Any]]:
+        """A ``usage_update`` unless it repeats the last one this turn showed."""
+        if not update or update == self.last_usage:
+            return []
+        self.last_usage = update
+        return [update]
 
     def _streaming(self, body: dict[str, Any]) -> list[dict[str, Any]]:
         kind = body.get("kind")
