@@ -1,0 +1,120 @@
+"""The 2026 ACP surface: session/delete, logout, session/fork (standard and extension),
+additionalDirectories, advertised capabilities (docs/protocol-mapping.md)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from acp import RequestError
+
+from tests.process.harness import bridge, file_contains, run
+
+
+@run
+async def test_initialize_advertises_delete_and_fork_but_not_logout_or_extra_roots(tmp_path):
+    async with bridge(tmp_path) as b:
+        answer = next(f["result"] for f in b.frames if b.methods.get(f.get("id")) == "initialize")
+        capabilities = answer["agentCapabilities"]
+        assert capabilities["sessionCapabilities"] == {"list": {}, "resume": {}, "close": {}, "delete": {}, "fork": {}}
+        assert capabilities["auth"] == {}  # no "logout": the CLI keeps its own account
+
+
+@run
+async def test_logout_is_refused_by_name_not_silently_accepted(tmp_path):
+    async with bridge(tmp_path) as b:
+        with pytest.raises(RequestError) as err:
+            await b.conn._conn.send_request("logout", {})
+        assert err.value.code == -32601 and "logout" in str(err.value)
+        # authenticate with the advertised method still works.
+        await b.conn.authenticate(method_id="zcode-credentials")
+
+
+@run
+async def test_delete_removes_a_session_from_list_the_store_and_the_engine(tmp_path):
+    async with bridge(tmp_path) as b:
+        kept, doomed = await b.new_session(), await b.new_session()
+        await b.prompt(kept, "#sim stream count=1")
+        await b.prompt(doomed, "#sim stream count=1")
+        backend_id = b.backend_calls("session/send")[-1]["params"]["sessionId"]
+        listed = await b.conn.list_sessions(cwd="/tmp")
+        assert {kept, doomed} <= {s.session_id for s in listed.sessions}
+
+        assert await b.conn._conn.send_request("session/delete", {"sessionId": doomed}) == {}
+
+        await file_contains(b.trace, '"session/close"')  # sent as the session is torn down
+        closes = [c["params"]["sessionId"] for c in b.backend_calls("session/close")]
+        assert closes == [backend_id]  # the engine's session is closed (classic: -32601, ignored)
+        listed = await b.conn.list_sessions(cwd="/tmp")
+        ids = {s.session_id for s in listed.sessions}
+        assert kept in ids and doomed not in ids and backend_id not in ids
+        with pytest.raises(RequestError) as err:
+            await b.prompt(doomed, "again")
+        assert err.value.code == -32002
+        with pytest.raises(RequestError) as err:
+            await b.conn.load_session(session_id=doomed, cwd="/tmp", mcp_servers=[])
+        assert err.value.code == -32002
+        store = tmp_path / "zcode-home" / "v2" / "acp-lazy-sessions.json"
+        text = await file_contains(store, '"deleted"')
+        assert json.loads(text)[doomed]["deleted"] is True
+        # Deleting again is harmless (idempotent), and a bad id is -32602.
+        assert await b.conn._conn.send_request("session/delete", {"sessionId": doomed}) == {}
+        with pytest.raises(RequestError) as err:
+            await b.conn._conn.send_request("session/delete", {})
+        assert err.value.code == -32602 and "sessionId" in str(err.value.data or err.value)
+    async with bridge(tmp_path) as again:  # another bridge on the same store: still gone
+        listed = await again.conn.list_sessions(cwd="/tmp")
+        ids = {s.session_id for s in listed.sessions}
+        assert kept in ids and doomed not in ids and backend_id not in ids
+        with pytest.raises(RequestError) as err:
+            await again.conn.resume_session(session_id=doomed, cwd="/tmp", mcp_servers=[])
+        assert err.value.code == -32002
+
+
+@run
+async def test_delete_of_a_listed_backend_session_hides_it(tmp_path):
+    async with bridge(tmp_path) as first:
+        sid = await first.new_session()
+        await first.prompt(sid, "#sim stream count=1")
+        backend_id = first.backend_calls("session/send")[-1]["params"]["sessionId"]
+    async with bridge(tmp_path, env={"ZCODE_HOME": str(tmp_path / "other-home")}) as b:
+        listed = await b.conn.list_sessions(cwd="/tmp")
+        assert backend_id in {s.session_id for s in listed.sessions}  # not ours: listed by its backend id
+        await b.conn._conn.send_request("session/delete", {"sessionId": backend_id})
+        listed = await b.conn.list_sessions(cwd="/tmp")
+        assert backend_id not in {s.session_id for s in listed.sessions}
+
+
+@run
+async def test_standard_and_extension_fork_both_answer_a_new_usable_session(tmp_path):
+    async with bridge(tmp_path) as b:
+        sid = await b.new_session()
+        await b.prompt(sid, "#sim stream count=1 text=S")
+        standard = await b.conn.fork_session(session_id=sid, cwd="/tmp")
+        extension = await b.conn.ext_method("session/fork", {"sessionId": sid})
+        assert standard.session_id not in (sid, extension["sessionId"])
+        assert standard.config_options and extension["configOptions"]
+        for forked in (standard.session_id, extension["sessionId"]):
+            response = await b.prompt(forked, "#sim stream count=2 text=F")
+            assert response.stop_reason == "end_turn" and b.client.texts(forked) == "FF"
+        assert len(b.backend_calls("session/fork")) == 2
+
+
+@run
+async def test_additional_directories_are_refused_naming_the_field_everywhere(tmp_path):
+    async with bridge(tmp_path) as b:
+        sid = await b.new_session()
+        extra = {"cwd": "/tmp", "additional_directories": ["/srv"]}
+        calls = [
+            lambda: b.conn.new_session(mcp_servers=[], **extra),
+            lambda: b.conn.load_session(session_id=sid, mcp_servers=[], **extra),
+            lambda: b.conn.resume_session(session_id=sid, mcp_servers=[], **extra),
+            lambda: b.conn.fork_session(session_id=sid, **extra),
+        ]
+        for call in calls:
+            with pytest.raises(RequestError) as err:
+                await call()
+            assert err.value.code == -32602 and "additionalDirectories" in str(err.value)
+        assert not b.backend_calls("session/fork")
+        # An empty list is no extra root at all: accepted.
+        await b.conn.new_session(cwd="/tmp", mcp_servers=[], additional_directories=[])
