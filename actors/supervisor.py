@@ -30,6 +30,7 @@ from zcode_acp.protocol.handshake import (
     initialize_result,
     logout_unsupported,
     merge_capabilities,
+    supports_boolean_options,
 )
 from zcode_acp.protocol.mcp_servers import normalize_mcp_servers
 from zcode_acp.protocol.session_config import SessionSettings, session_state, validate_config_value, validate_mode
@@ -279,7 +280,8 @@ class Supervisor(BridgeActor):
 
     def _spawn(self, session_id: str, cwd: str, mcp_servers: list[Any], backend_session_id: str | None = None,
                root_known: bool = True, settings: SessionSettings | None = None) -> tuple[Any, SessionSettings]:
-        settings = settings or SessionSettings(mode=self.config.default_mode)
+        settings = settings or SessionSettings(mode=self.config.default_mode,
+                                               plan_toggle=supports_boolean_options(self.capabilities))
         ref = Session.start(
             session_id=session_id,
             cwd=cwd,

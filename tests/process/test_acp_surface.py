@@ -118,3 +118,48 @@ async def test_additional_directories_are_refused_naming_the_field_everywhere(tm
         assert not b.backend_calls("session/fork")
         # An empty list is no extra root at all: accepted.
         await b.conn.new_session(cwd="/tmp", mcp_servers=[], additional_directories=[])
+
+
+BOOLEANS = {"_meta": {"terminal_output": True}, "session": {"configOptions": {"boolean": {}}}}
+
+
+def plan_first(options: list[dict]) -> dict | None:
+    return next((o for o in options if o["id"] == "planFirst"), None)
+
+
+@run
+async def test_the_plan_toggle_is_a_boolean_option_for_clients_that_opt_in(tmp_path):
+    async with bridge(tmp_path, capabilities=BOOLEANS) as b:
+        response = await b.conn.new_session(cwd="/tmp", mcp_servers=[])
+        sid = response.session_id
+        options = [o.model_dump(by_alias=True) for o in response.config_options]
+        assert plan_first(options)["type"] == "boolean" and plan_first(options)["currentValue"] is False
+        answer = await b.conn.set_config_option(config_id="planFirst", session_id=sid, value=True)
+        options = [o.model_dump(by_alias=True) for o in answer.config_options]
+        assert plan_first(options)["currentValue"] is True
+        assert next(o for o in options if o["id"] == "mode")["currentValue"] == "plan"
+        assert b.backend_calls("session/setMode")[-1]["params"]["mode"] == "plan"
+        update = b.client.of_kind(sid, "config_option_update")[-1]
+        assert plan_first(update["configOptions"])["currentValue"] is True
+        # Off goes back to the mode the session had (yolo), on the engine too.
+        await b.conn.set_config_option(config_id="planFirst", session_id=sid, value=False)
+        assert b.backend_calls("session/setMode")[-1]["params"]["mode"] == "yolo"
+        with pytest.raises(RequestError) as err:
+            await b.conn._conn.send_request("session/set_config_option", {
+                "sessionId": sid, "configId": "planFirst", "type": "boolean", "value": "yes"})
+        assert err.value.code == -32602 and "value" in str(err.value)
+        # The engine switching to plan mode itself turns the toggle on: config_option_update.
+        await b.prompt(sid, "#sim plan_mode")
+        await b.client.wait_for(lambda: plan_first(b.client.of_kind(sid, "config_option_update")[-1][
+            "configOptions"])["currentValue"] is True)
+
+
+@run
+async def test_without_the_capability_there_is_no_boolean_option(tmp_path):
+    async with bridge(tmp_path) as b:
+        response = await b.conn.new_session(cwd="/tmp", mcp_servers=[])
+        assert all(o.model_dump(by_alias=True)["type"] == "select" for o in response.config_options)
+        with pytest.raises(RequestError) as err:
+            await b.conn.set_config_option(config_id="planFirst", session_id=response.session_id, value=True)
+        assert err.value.code == -32602 and "session.configOptions.boolean" in str(err.value)
+        assert not b.backend_calls("session/setMode")
