@@ -4,6 +4,7 @@ additionalDirectories, advertised capabilities (docs/protocol-mapping.md)."""
 from __future__ import annotations
 
 import json
+from datetime import datetime
 
 import pytest
 from acp import RequestError
@@ -163,3 +164,17 @@ async def test_without_the_capability_there_is_no_boolean_option(tmp_path):
             await b.conn.set_config_option(config_id="planFirst", session_id=response.session_id, value=True)
         assert err.value.code == -32602 and "session.configOptions.boolean" in str(err.value)
         assert not b.backend_calls("session/setMode")
+
+
+@run
+async def test_the_title_update_carries_the_time_of_the_activity_and_usage_the_occupancy(tmp_path):
+    async with bridge(tmp_path) as b:
+        sid = await b.new_session()
+        await b.prompt(sid, "Name this session please")
+        await b.client.wait_for(lambda: b.client.of_kind(sid, "session_info_update"))
+        info = b.client.of_kind(sid, "session_info_update")[-1]
+        assert info["title"] == "Name this session please"
+        assert datetime.fromisoformat(info["updatedAt"].replace("Z", "+00:00")).tzinfo is not None
+        usage = b.client.of_kind(sid, "usage_update")[-1]
+        assert 0 < usage["used"] < usage["size"]  # what the context holds now, out of its window
+        assert "cost" not in usage  # neither engine reports a cost
