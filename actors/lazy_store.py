@@ -160,10 +160,22 @@ class LazySessionStore:
         return lazy_sessions.merge(entries, self.ours)
 
     def get(self, placeholder: str) -> dict[str, Any] | None:
-        if placeholder in self.ours:
-            return self.ours[placeholder]
-        entries, _ = self._in_pool(self._read)
-        return entries.get(placeholder)
+        """The live entry for ``placeholder`` (None when unknown or deleted)."""
+        entry = self.ours.get(placeholder)
+        if entry is None:
+            entries, _ = self._in_pool(self._read)
+            entry = entries.get(placeholder)
+        return None if entry is None or lazy_sessions.is_deleted(entry) else entry
+
+    def deleted_backend_ids(self) -> set[str]:
+        return lazy_sessions.deleted_backend_ids(self.load())
+
+    def is_deleted(self, session_id: str) -> bool:
+        """``session_id`` (an editor id or a backend id) was deleted here or by another bridge."""
+        entries = self.load()
+        entry = entries.get(session_id)
+        return bool(entry and lazy_sessions.is_deleted(entry)) or session_id in lazy_sessions.deleted_backend_ids(
+            entries)
 
     # -- writing -------------------------------------------------------------------------
 
@@ -184,6 +196,27 @@ class LazySessionStore:
         self.idle.clear()
         if self._writer is None:
             self._writer = gevent.spawn(self._write_loop)
+
+    def delete(self, session_id: str, backend_session_id: str | None = None) -> dict[str, Any]:
+        """Forget a session (``session/delete``): a tombstone, persisted like ``record``.
+
+        The entry stays on disk marked deleted (with its backend id) so that other
+        bridges sharing the file, and ``session/list`` of the backend, drop it too.
+        Returns the tombstone.
+        """
+        known = self.ours.get(session_id)
+        if known is None:
+            entries, _ = self._in_pool(self._read)
+            known = entries.get(session_id)
+        entry = lazy_sessions.tombstone(known, session_id, time.time() * 1000)
+        if backend_session_id:
+            entry["zcodeSid"] = backend_session_id
+        self.ours[session_id] = entry
+        self._dirty = True
+        self.idle.clear()
+        if self._writer is None:
+            self._writer = gevent.spawn(self._write_loop)
+        return entry
 
     def _write_loop(self) -> None:
         try:

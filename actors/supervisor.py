@@ -25,10 +25,17 @@ import gevent
 from zcode_acp.protocol import commands, errors, updates
 from zcode_acp.protocol.content import convert_prompt, echo_text
 from zcode_acp.protocol.errors import RpcError, invalid_params
-from zcode_acp.protocol.handshake import authenticate_result, initialize_result, merge_capabilities
+from zcode_acp.protocol.handshake import (
+    authenticate_result,
+    initialize_result,
+    logout_unsupported,
+    merge_capabilities,
+    supports_boolean_options,
+)
 from zcode_acp.protocol.mcp_servers import normalize_mcp_servers
 from zcode_acp.protocol.session_config import SessionSettings, session_state, validate_config_value, validate_mode
-from zcode_acp.protocol.sessions import list_sessions
+from zcode_acp.protocol import lazy_sessions
+from zcode_acp.protocol.sessions import list_sessions, without_deleted
 from zcode_acp.protocol.translator import agent_text
 
 from zcode_acp import version
@@ -142,6 +149,8 @@ class Supervisor(BridgeActor):
             "session/resume": self._session_resume,
             "session/list": self._session_list,
             "session/close": self._session_close,
+            "session/delete": self._session_delete,
+            "logout": self._logout,
             "session/set_mode": self._session_set_mode,
             "session/set_config_option": self._session_set_config_option,
         }
@@ -257,6 +266,9 @@ class Supervisor(BridgeActor):
     def _authenticate(self, conn: Any, request_id: Any, params: dict[str, Any]) -> dict[str, Any]:
         return authenticate_result(params.get("methodId"))
 
+    def _logout(self, conn: Any, request_id: Any, params: dict[str, Any]) -> dict[str, Any]:
+        raise logout_unsupported()
+
     def _session_new(self, conn: Any, request_id: Any, params: dict[str, Any]) -> dict[str, Any]:
         cwd = _absolute_cwd(params, must_exist=True)
         _no_additional_directories(params)
@@ -268,7 +280,8 @@ class Supervisor(BridgeActor):
 
     def _spawn(self, session_id: str, cwd: str, mcp_servers: list[Any], backend_session_id: str | None = None,
                root_known: bool = True, settings: SessionSettings | None = None) -> tuple[Any, SessionSettings]:
-        settings = settings or SessionSettings(mode=self.config.default_mode)
+        settings = settings or SessionSettings(mode=self.config.default_mode,
+                                               plan_toggle=supports_boolean_options(self.capabilities))
         ref = Session.start(
             session_id=session_id,
             cwd=cwd,
@@ -305,6 +318,8 @@ class Supervisor(BridgeActor):
         session_id = _session_id(params)
         cwd = _absolute_cwd(params)
         _no_additional_directories(params)
+        if session_id not in self.sessions and self.store.is_deleted(session_id):
+            raise errors.session_not_found(session_id)  # session/delete is final
         session = self._resolve(session_id, cwd, _mcp_servers(params))
         session.tell(Attach(conn, request_id, cwd, replay))
         return _DEFERRED
@@ -330,10 +345,11 @@ class Supervisor(BridgeActor):
             message.fail(errors.from_backend_error(message.error, "session/list"))
             return
         # Sessions made through this bridge are listed under the id the editor knows.
+        stored = self.store.load()
         known = {backend_id: acp_id for acp_id, backend_id in self.backend_ids.items()}
-        known.update({entry["zcodeSid"]: acp_id for acp_id, entry in self.store.load().items()
-                      if entry.get("zcodeSid")})
-        message.conn.tell(Reply(message.request_id, {"sessions": list_sessions(message.result, known)}, None))
+        known.update({entry["zcodeSid"]: acp_id for acp_id, entry in stored.items() if entry.get("zcodeSid")})
+        result = without_deleted(message.result, lazy_sessions.deleted_backend_ids(stored))
+        message.conn.tell(Reply(message.request_id, {"sessions": list_sessions(result, known)}, None))
 
     def _session_close(self, conn: Any, request_id: Any, params: dict[str, Any]) -> dict[str, Any]:
         session_id = _session_id(params)
@@ -347,8 +363,31 @@ class Supervisor(BridgeActor):
             session.stop(block=False)
         return {}
 
+    def _session_delete(self, conn: Any, request_id: Any, params: dict[str, Any]) -> dict[str, Any]:
+        """Gone from ``session/list``, the lazy store and this bridge; the engine's session closed if open.
+
+        An id this bridge has not opened (a backend id from ``session/list``) has
+        nothing open in the engine; it is only tombstoned, so deleting is
+        idempotent (docs/protocol-mapping.md, "Sessions").
+        """
+        session_id = _session_id(params)
+        session = self.sessions.pop(session_id, None)
+        backend_id = self.backend_ids.pop(session_id, None)
+        if session is not None:
+            try:
+                session.ask(Teardown(reason="session deleted", close_backend=True), timeout=2)
+            finally:
+                session.stop(block=False)
+        self.store.delete(session_id, backend_id)
+        self.activity.pop(session_id, None)
+        return {}
+
     def _extension(self, name: str, conn: Any, request_id: Any, params: dict[str, Any]) -> Any:
         session = self._session(params)
+        if name == "session/fork":  # the standard method's fields (ForkSessionRequest), checked before any call
+            _no_additional_directories(params)
+            if "cwd" in params:
+                _absolute_cwd(params)
         commands.extension_call(name, params)  # refuse bad params here, before any backend call
         session.tell(Extension(conn, request_id, name, params))
         return _DEFERRED

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import invalid_params
+from .errors import METHOD_NOT_FOUND, RpcError, invalid_params
 from .shapes import obj
 
 PROTOCOL_VERSION = 1
@@ -22,7 +22,10 @@ def initialize_result(requested_version: Any, version: str) -> dict[str, Any]:
             "loadSession": True,
             "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
             "mcpCapabilities": {"http": True, "sse": False},
-            "sessionCapabilities": {"list": {}, "resume": {}, "close": {}},
+            # No "additionalDirectories": a ZCode workspace has one root (docs/protocol-mapping.md).
+            "sessionCapabilities": {"list": {}, "resume": {}, "close": {}, "delete": {}, "fork": {}},
+            # No "logout": the CLI keeps its own account; the bridge holds no credentials to drop.
+            "auth": {},
         },
         "authMethods": [
             {
@@ -38,6 +41,25 @@ def authenticate_result(method_id: Any) -> dict[str, Any]:
     if method_id != AUTH_METHOD_ID:
         raise invalid_params("methodId", f"is unknown (supported: {AUTH_METHOD_ID})")
     return {}
+
+
+def logout_unsupported() -> RpcError:
+    """``logout`` is not advertised (``agentCapabilities.auth.logout`` absent): refuse it by name.
+
+    The ZCode CLI reads and keeps its own credentials; the bridge has no account
+    state it could clear, so accepting ``logout`` would claim a sign-out that
+    never happened.
+    """
+    return RpcError(METHOD_NOT_FOUND, "Method not found: logout (the ZCode CLI keeps its own credentials; "
+                                      "sign out with the ZCode CLI itself)")
+
+
+def supports_boolean_options(capabilities: dict[str, Any]) -> bool:
+    """``clientCapabilities.session.configOptions.boolean`` (``{}`` opts in)."""
+    session = capabilities.get("session")
+    options = session.get("configOptions") if isinstance(session, dict) else None
+    boolean = options.get("boolean") if isinstance(options, dict) else None
+    return boolean is True or isinstance(boolean, dict)
 
 
 def merge_capabilities(merged: dict[str, Any], new: Any) -> dict[str, Any]:

@@ -1,8 +1,10 @@
 """The lazy-session file: ACP placeholder id → backend session (docs/sessions.md, "What is stored where").
 
 ``<ZCODE_HOME>/v2/acp-lazy-sessions.json`` holds
-``{"<placeholder>": {"cwd": str, "zcodeSid"?: str, "createdAt": ms}}``. These
-are the pure rules: parsing (a corrupt file is an error the caller turns into
+``{"<placeholder>": {"cwd": str, "zcodeSid"?: str, "createdAt": ms, "deleted"?: true}}``.
+A ``session/delete`` leaves a tombstone (``deleted: true``, keyed by the editor's
+id, keeping the backend id) so that every bridge sharing the file stops
+listing, loading and resuming it. These are the pure rules: parsing (a corrupt file is an error the caller turns into
 "empty"), merging what is on disk with what this process knows, and pruning
 entries never used for 30 days. Used entries never expire.
 """
@@ -48,8 +50,26 @@ def merge(on_disk: dict[str, dict[str, Any]], ours: dict[str, dict[str, Any]]) -
         previous = merged.get(key)
         if previous and previous.get("zcodeSid") and not entry.get("zcodeSid"):
             entry = {**entry, "zcodeSid": previous["zcodeSid"]}
+        if previous and is_deleted(previous) and not is_deleted(entry):
+            entry = {**entry, "deleted": True}  # another bridge deleted it: that stands
         merged[key] = entry
     return merged
+
+
+def is_deleted(entry: dict[str, Any]) -> bool:
+    return entry.get("deleted") is True
+
+
+def tombstone(entry: dict[str, Any] | None, session_id: str, now_ms: float) -> dict[str, Any]:
+    """The entry that records ``session_id`` as deleted (a backend id deleted directly keys itself)."""
+    base = dict(entry) if entry else {"cwd": "/", "createdAt": int(now_ms), "zcodeSid": session_id}
+    base["deleted"] = True
+    return base
+
+
+def deleted_backend_ids(entries: dict[str, dict[str, Any]]) -> set[str]:
+    """Backend session ids that ``session/list`` must no longer show."""
+    return {str(entry["zcodeSid"]) for entry in entries.values() if is_deleted(entry) and entry.get("zcodeSid")}
 
 
 def prune(entries: dict[str, dict[str, Any]], now_ms: float) -> dict[str, dict[str, Any]]:

@@ -25,6 +25,9 @@ MODES = (
 MODE_IDS = tuple(mode_id for mode_id, _, _ in MODES)
 THOUGHT_LEVELS = (("low", "Low"), ("high", "High"), ("max", "Max"))
 DEFAULT_MODEL = "default"
+# The boolean option (offered to clients that declare session.configOptions.boolean):
+# on is the engine's plan mode; off returns to the mode the session had before it.
+PLAN_FIRST = "planFirst"
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,12 @@ class SessionSettings:
     # Today's catalog: model id → a short description (context size, levels), and its own reasoning levels.
     model_descriptions: tuple[tuple[str, str], ...] = ()
     model_levels: tuple[tuple[str, ModelLevels], ...] = ()
+    plan_toggle: bool = False  # offer the boolean "plan before editing" option (the client opted in)
+    mode_before_plan: str = "build"  # where turning the toggle off goes back to
+
+    def _with_mode(self, mode: str) -> SessionSettings:
+        before = self.mode if mode == "plan" and self.mode != "plan" else self.mode_before_plan
+        return replace(self, mode=mode, mode_before_plan=before)
 
     def with_backend_settings(self, settings: Any) -> SessionSettings:
         """Fold a backend ``settings`` object (create/resume/read) into these."""
@@ -56,7 +65,7 @@ class SessionSettings:
         updated = self
         mode = _current(settings.get("mode"))
         if isinstance(mode, str) and mode in MODE_IDS:
-            updated = replace(updated, mode=mode)
+            updated = updated._with_mode(mode)
         model = settings.get("model")
         if isinstance(model, dict):
             current = _model_id(model.get("current"))
@@ -101,7 +110,7 @@ class SessionSettings:
     def with_setting(self, config_id: str, value: str) -> SessionSettings:
         """The selectors after a successful mode/model/thought change."""
         if config_id == "mode":
-            return replace(self, mode=value)
+            return self._with_mode(value)
         if config_id == "model":
             return replace(self, model=value)._levels_of(value, self.level_for(value))
         return replace(self, thought=value)
@@ -211,7 +220,7 @@ def _model_options(settings: SessionSettings) -> list[dict[str, Any]]:
 
 
 def config_options(settings: SessionSettings) -> list[dict[str, Any]]:
-    options = [
+    options: list[dict[str, Any]] = [
         {
             "id": "mode",
             "name": "Mode",
@@ -238,6 +247,15 @@ def config_options(settings: SessionSettings) -> list[dict[str, Any]]:
             "currentValue": settings.thought,
             "options": [{"value": value, "name": name} for value, name in settings.thought_levels],
         })
+    if settings.plan_toggle:
+        options.append({
+            "id": PLAN_FIRST,
+            "name": "Plan before editing",
+            "description": "Explore read-only and propose a plan first (the Plan mode); off returns to the "
+                           "previous mode",
+            "type": "boolean",
+            "currentValue": settings.mode == "plan",
+        })
     return options
 
 
@@ -252,16 +270,26 @@ def validate_mode(mode: Any) -> str:
     return mode
 
 
-def validate_config_value(settings: SessionSettings | None, config_id: Any, value: Any) -> tuple[str, str]:
+def validate_config_value(settings: SessionSettings | None, config_id: Any, value: Any) -> tuple[str, Any]:
     """Check a ``session/set_config_option``; returns ``(config_id, value)``.
 
     Without ``settings`` only the shape is checked (the id is known, the value
-    a string); with them, the value must be one the selector offers.
+    a string, or a boolean for ``planFirst``); with them, the value must be one
+    the selector offers, and ``planFirst`` becomes the mode it selects.
     """
+    if config_id == PLAN_FIRST:
+        if not isinstance(value, bool):
+            raise invalid_params("value", f"must be a boolean for {PLAN_FIRST}")
+        if settings is None:
+            return PLAN_FIRST, value
+        if not settings.plan_toggle:
+            raise invalid_params("configId", f"is not offered: {PLAN_FIRST} needs the client capability "
+                                             "session.configOptions.boolean")
+        return "mode", "plan" if value else (settings.mode_before_plan if settings.mode == "plan" else settings.mode)
     if config_id == "mode":
         return "mode", validate_mode(value)
     if config_id not in ("model", "thought"):
-        raise invalid_params("configId", f"is unknown: {config_id!r} (mode, model, thought)")
+        raise invalid_params("configId", f"is unknown: {config_id!r} (mode, model, thought, {PLAN_FIRST})")
     if not isinstance(value, str):
         raise invalid_params("value", "must be a string")
     if settings is not None:

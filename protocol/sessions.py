@@ -52,3 +52,11 @@ def list_sessions(result: Any, known: dict[str, str]) -> list[dict[str, Any]]:
             info["updatedAt"] = iso_time(updated)
         out.append(info)
     return out
+
+
+def without_deleted(result: Any, deleted: set[str]) -> Any:
+    """A backend ``session/list`` result without the sessions ``session/delete`` removed."""
+    if not deleted or not isinstance(result, dict) or not isinstance(result.get("sessions"), list):
+        return result
+    kept = [item for item in result["sessions"] if not (isinstance(item, dict) and item.get("sessionId") in deleted)]
+    return {**result, "sessions": kept}

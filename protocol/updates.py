@@ -42,8 +42,12 @@ def plan(entries: list[dict[str, str]]) -> Update:
     return {"sessionUpdate": "plan", "entries": entries}
 
 
-def session_title(title: str) -> Update:
-    return {"sessionUpdate": "session_info_update", "title": title}
+def session_title(title: str, updated_at: str | None = None) -> Update:
+    """``session_info_update``: the new title and, when given, the time of the activity (ISO 8601)."""
+    update: Update = {"sessionUpdate": "session_info_update", "title": title}
+    if updated_at:
+        update["updatedAt"] = updated_at
+    return update
 
 
 def current_mode(mode: str) -> Update:

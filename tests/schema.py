@@ -35,6 +35,9 @@ _RESULT_MODELS = {
     "session/set_mode": schema.SetSessionModeResponse,
     "session/set_config_option": schema.SetSessionConfigOptionResponse,
     "session/close": schema.CloseSessionResponse,
+    "session/delete": schema.DeleteSessionResponse,
+    "session/fork": schema.ForkSessionResponse,
+    "logout": schema.LogoutResponse,
     "authenticate": schema.AuthenticateResponse,
 }
 

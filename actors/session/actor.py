@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import time
 import uuid
 from typing import Any
 from collections.abc import Callable
@@ -48,7 +49,7 @@ from zcode_acp.protocol.events import STATE_UPDATED, TITLE_UPDATED, TURN_STEER_Q
 from zcode_acp.protocol.handshake import supports_terminal_output
 from zcode_acp.protocol.history import replay_updates
 from zcode_acp.protocol.session_config import SessionSettings, session_state
-from zcode_acp.protocol.sessions import own_workspace, workspace
+from zcode_acp.protocol.sessions import iso_time, own_workspace, workspace
 from zcode_acp.protocol.translator import TurnTranslator
 from zcode_acp.protocol.usage import read_usage_update
 
@@ -560,7 +561,7 @@ class Session(BridgeActor):
         if message.method == STATE_UPDATED:
             self.deliver_in_order(self.settings.change(self.settings.current.with_patch(params.get("patch"))))
         elif message.method == TITLE_UPDATED and isinstance(params.get("title"), str):
-            self.deliver_in_order([updates.session_title(params["title"])])
+            self.deliver_in_order([updates.session_title(params["title"], iso_time(time.time() * 1000))])
             self.supervisor.tell(SessionActivity(self.session_id, self.current is not None, params["title"]))
 
     # -- load and resume ---------------------------------------------------------------------------

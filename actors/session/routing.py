@@ -17,11 +17,13 @@ why it lives here and not in the Turn or BackgroundTasks.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from zcode_acp.protocol import events as ev
 from zcode_acp.protocol import tools, updates
+from zcode_acp.protocol.sessions import iso_time
 from zcode_acp.protocol.usage import context_usage_update
 
 Event = dict[str, Any]
@@ -60,7 +62,7 @@ class EventRouter:
         if kind == ev.TITLE_UPDATED:
             title = body.get("title")
             if isinstance(title, str) and title:
-                routed.session.append(updates.session_title(title))
+                routed.session.append(updates.session_title(title, iso_time(time.time() * 1000)))
             return
         turn_id = ev.turn_id(event)
         if ev.is_background_start(event):

@@ -94,3 +94,22 @@ def test_merge_never_loses_a_backend_id_already_on_disk():
 def test_parse_rejects_what_is_not_a_map(text):
     with pytest.raises(lazy_sessions.CorruptStore):
         lazy_sessions.parse(text)
+
+
+def test_delete_persists_a_tombstone_other_bridges_honour(tmp_path):
+    store = LazySessionStore(tmp_path)
+    store.record("p1", "/w", "sess_1")
+    store.record("p2", "/w", "sess_2")
+    store.delete("p1")
+    store.delete("sess_9")  # a backend id this bridge never opened
+    store.flush(5)
+    assert store.get("p1") is None and store.get("p2")["zcodeSid"] == "sess_2"
+    other = LazySessionStore(tmp_path)
+    assert other.get("p1") is None and other.is_deleted("p1") and other.is_deleted("sess_1")
+    assert other.is_deleted("sess_9") and not other.is_deleted("p2")
+    assert other.deleted_backend_ids() == {"sess_1", "sess_9"}
+    # A bridge that still holds the old entry in memory cannot bring it back.
+    other.ours["p1"] = {"cwd": "/w", "createdAt": 1, "zcodeSid": "sess_1"}
+    other.record("p3", "/w")
+    other.flush(5)
+    assert json.loads(store.path.read_text())["p1"]["deleted"] is True

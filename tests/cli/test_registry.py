@@ -70,6 +70,12 @@ def test_the_registry_auth_check_passes_with_an_empty_home_and_no_cli(tmp_path):
     methods = answer["result"]["authMethods"]
     kinds = [method.get("type") or "agent" for method in methods]  # no type means "agent" to the registry
     assert any(kind in ("agent", "terminal") for kind in kinds)
+    # The answer is the schema's, and it names the version the manifest installs.
+    from acp.schema import InitializeResponse
+
+    InitializeResponse.model_validate(answer["result"])
+    assert answer["result"]["agentInfo"]["version"] == MANIFEST["version"]
+    assert answer["result"]["agentInfo"]["title"] == MANIFEST["name"]
     assert not (tmp_path / ".zcode").exists()  # initialize alone starts nothing and writes nothing
 
 
