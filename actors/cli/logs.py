@@ -7,11 +7,12 @@ importing gevent or pykka.
 
 from __future__ import annotations
 
+import io
 import logging
 import logging.handlers
 import os
 import sys
-from typing import IO, Any, NoReturn
+from typing import NoReturn
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 
@@ -23,9 +24,9 @@ class UsageError(ValueError):
 class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
     """A RotatingFileHandler whose files (the first and every one a rollover makes) are 0600."""
 
-    def _open(self) -> IO[Any]:
+    def _open(self) -> io.TextIOWrapper:
         fd = os.open(self.baseFilename, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        return os.fdopen(fd, "a", encoding=self.encoding or "utf-8")
+        return open(fd, "a", encoding=self.encoding or "utf-8")
 
 
 def setup_logging(level: str = "info", log_file: str | None = None, rotate_bytes: int = 0,
