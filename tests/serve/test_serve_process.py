@@ -7,6 +7,7 @@ import re
 import signal
 import socket
 import stat
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -166,6 +167,6 @@ def test_systemd_notify_ready_watchdog_stopping(tmp_path: Path, project: Path, s
 def test_without_a_token_serve_refuses_with_exit_2(tmp_path: Path, project: Path) -> None:
     env = serve_env(tmp_path, None)
     del env["ZCODE_ACP_REMOTE_TOKEN"]
-    process = Process([os.sys.executable, "-m", "zcode_acp", "serve", "--cwd", str(project)], env)
+    process = Process([sys.executable, "-m", "zcode_acp", "serve", "--cwd", str(project)], env)
     assert process.proc.wait(20) == 2
     process.wait_line(r"needs a token: set ZCODE_ACP_REMOTE_TOKEN")
