@@ -314,6 +314,9 @@ class Supervisor(BridgeActor):
         session_id = _session_id(params)
         cwd = self._pinned(_absolute_cwd(params))
         _no_additional_directories(params)
+        stored = self.store.get(session_id) if self.root and session_id not in self.sessions else None
+        if stored is not None:  # made in another project (a shared ZCODE_HOME): not this bridge's
+            self._pinned(stored["cwd"])
         session = self._resolve(session_id, cwd, _mcp_servers(params))
         log.info("session=%s %s by a client", session_id, "loaded" if replay else "resumed")
         session.tell(Attach(conn, request_id, cwd, replay))
