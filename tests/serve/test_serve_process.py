@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -15,7 +16,7 @@ from pathlib import Path
 import gevent
 import pytest
 
-from tests.hub.harness import HubProcess, Process, get_json
+from tests.hub.harness import HubProcess, Process, get_json, http
 from tests.serve.harness import AcpClient, ServeProcess, open_session, prompt, serve_env
 
 EXIT_DEADLINE = 3.0  # SIGTERM → exit 0, running turns answered (docs/service.md)
@@ -170,3 +171,31 @@ def test_without_a_token_serve_refuses_with_exit_2(tmp_path: Path, project: Path
     process = Process([sys.executable, "-m", "zcode_acp", "serve", "--cwd", str(project)], env)
     assert process.proc.wait(20) == 2
     process.wait_line(r"needs a token: set ZCODE_ACP_REMOTE_TOKEN")
+
+
+def test_the_hub_starts_a_serve_bridge_for_a_project(tmp_path: Path, project: Path) -> None:
+    """``POST /api/instances {cwd}`` runs this very command (with ``--idle-exit 10``), detached."""
+    hub = HubProcess(tmp_path, "--stay", **{k: v for k, v in serve_env(tmp_path, None).items()
+                                            if k.startswith(("ZCODE_BIN", "ZCODE_HOME", "ZCODE_SIM", "PATH"))},
+                     ZCODE_ACP_PROJECT_ROOTS=str(project.parent))
+    pid = 0
+    try:
+        status, _, body = http("POST", f"{hub.url}/api/instances", {"cwd": str(project)}, timeout=30)
+        assert status == 201, body
+        instance_id = json.loads(body)["id"]
+        (listed,) = [i for i in instances(hub) if i["id"] == instance_id]
+        assert listed["origin"] == "serve" and listed["workspace"] == str(project)
+        pid = listed["pid"]
+        client = AcpClient.through_hub(hub.port, instance_id)
+        session_id = open_session(client, project)
+        assert client.answer(prompt(client, session_id, "hello"))["result"]["stopReason"] == "end_turn"
+        client.close()
+        os.kill(pid, signal.SIGTERM)
+        hub.wait_line(rf"instance {instance_id} unregistered")
+    finally:
+        if pid:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        assert hub.stop() == 0
