@@ -231,6 +231,11 @@ class ListSessions:
 
 
 @dataclass(frozen=True, slots=True)
+class Occupancy:
+    """Asked (by ``zcode-acp serve``'s idle timer): ``(clients attached, turns running)``."""
+
+
+@dataclass(frozen=True, slots=True)
 class AttachClient:
     transport: Transport
     primary: bool

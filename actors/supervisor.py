@@ -66,6 +66,7 @@ from zcode_acp.actors.messages import (
     Listed,
     ListSessions,
     Materialized,
+    Occupancy,
     Prompt,
     Reply,
     SessionActivity,
@@ -125,10 +126,12 @@ def _absolute_cwd(params: dict[str, Any], must_exist: bool = False) -> str:
 
 
 class Supervisor(BridgeActor):
-    def __init__(self, config: Config, on_exit: Callable[[], None]) -> None:
+    def __init__(self, config: Config, on_exit: Callable[[], None], root: str | None = None) -> None:
         super().__init__()
         self.config = config
         self.on_exit = on_exit
+        # ``zcode-acp serve`` pins every session to its project directory (docs/service.md).
+        self.root = os.path.normpath(root) if root else None
         self.backend: Any = None
         self.router: Any = None
         self.clients: list[Any] = []
@@ -269,13 +272,19 @@ class Supervisor(BridgeActor):
     def _logout(self, conn: Any, request_id: Any, params: dict[str, Any]) -> dict[str, Any]:
         raise logout_unsupported()
 
+    def _pinned(self, cwd: str) -> str:
+        if self.root is not None and cwd != self.root:
+            raise invalid_params("cwd", f"must be this bridge's project directory {self.root} (it serves no other)")
+        return cwd
+
     def _session_new(self, conn: Any, request_id: Any, params: dict[str, Any]) -> dict[str, Any]:
-        cwd = _absolute_cwd(params, must_exist=True)
+        cwd = self._pinned(_absolute_cwd(params, must_exist=True))
         _no_additional_directories(params)
         servers = _mcp_servers(params)
         session_id = str(uuid.uuid4())
         self.store.record(session_id, cwd)  # first: a session the store refuses is never made
         _, settings = self._spawn(session_id, cwd, servers)
+        log.info("session=%s new in %s", session_id, cwd)
         return {"sessionId": session_id, **session_state(settings)}
 
     def _spawn(self, session_id: str, cwd: str, mcp_servers: list[Any], backend_session_id: str | None = None,
@@ -316,11 +325,15 @@ class Supervisor(BridgeActor):
 
     def _attach(self, conn: Any, request_id: Any, params: dict[str, Any], replay: bool) -> Any:
         session_id = _session_id(params)
-        cwd = _absolute_cwd(params)
+        cwd = self._pinned(_absolute_cwd(params))
         _no_additional_directories(params)
         if session_id not in self.sessions and self.store.is_deleted(session_id):
             raise errors.session_not_found(session_id)  # session/delete is final
+        stored = self.store.get(session_id) if self.root and session_id not in self.sessions else None
+        if stored is not None:  # made in another project (a shared ZCODE_HOME): not this bridge's
+            self._pinned(stored["cwd"])
         session = self._resolve(session_id, cwd, _mcp_servers(params))
+        log.info("session=%s %s by a client", session_id, "loaded" if replay else "resumed")
         session.tell(Attach(conn, request_id, cwd, replay))
         return _DEFERRED
 
@@ -452,6 +465,9 @@ class Supervisor(BridgeActor):
         if message.session_id not in self.sessions:
             return
         entry = self.activity.setdefault(message.session_id, {})
+        status = "running" if message.running else "idle"
+        if entry.get("status", "idle") != status:
+            log.info("session=%s turn %s", message.session_id, "started" if message.running else "ended")
         entry["updatedAt"] = int(time.time() * 1000)
         entry["status"] = "running" if message.running else "idle"
         if message.title:
@@ -469,6 +485,13 @@ class Supervisor(BridgeActor):
                 item["title"] = entry["title"]
             listed.append(item)
         return listed
+
+    @handles(Occupancy)
+    def on_occupancy(self, message: Occupancy) -> tuple[int, int]:
+        """How many clients are attached and how many turns run (an idle ``serve`` exits)."""
+        running = sum(1 for session_id, entry in self.activity.items()
+                      if session_id in self.sessions and entry.get("status") == "running")
+        return len(self.clients), running
 
     @handles(Materialized)
     def on_materialized(self, message: Materialized) -> None:

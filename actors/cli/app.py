@@ -8,6 +8,7 @@ command, every option, every environment variable with its default (from
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import textwrap
@@ -171,6 +172,28 @@ def hub(
     from zcode_acp.hub.main import run_hub
 
     raise typer.Exit(run_hub(stay=stay, host=host, port=port, web_root=web_root))
+
+
+@app.command("serve", cls=BridgeCommand, short_help="Serve one project headless: WebSocket clients only (a service).")
+def serve_command(
+    cwd: str = typer.Option(..., "--cwd", metavar="DIR", help="the project directory every session is pinned to"),
+    idle_exit: float | None = typer.Option(None, "--idle-exit", metavar="MINUTES",
+                                           help="exit after this long with no client and no running turn "
+                                                "(default: never; the hub passes 10)"),
+    log_file: str | None = typer.Option(None, "--log-file", metavar="PATH",
+                                           help="log to this file (0600), rotated at 10 MiB, 5 kept"),
+) -> None:
+    """Serve one project headless, for the hub and remote clients, until SIGTERM (docs/service.md)."""
+    from zcode_acp.actors.cli import runtime  # noqa: F401  (patches for gevent first)
+    from zcode_acp.actors.cli.serve import LOG_BACKUPS, LOG_ROTATE_BYTES, run_serve
+
+    if log_file:
+        level = logging.getLevelName(logging.getLogger().level).lower()
+        try:
+            setup_logging(level, log_file, rotate_bytes=LOG_ROTATE_BYTES, backups=LOG_BACKUPS)
+        except UsageError as exc:
+            fail(str(exc))
+    raise typer.Exit(run_serve(cwd, idle_exit))
 
 
 @app.command(cls=BridgeCommand, short_help="Replay a recorded trace against this build and show what changed.")

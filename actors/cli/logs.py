@@ -7,7 +7,9 @@ importing gevent or pykka.
 
 from __future__ import annotations
 
+import io
 import logging
+import logging.handlers
 import os
 import sys
 from typing import NoReturn
@@ -19,16 +21,35 @@ class UsageError(ValueError):
     """A command-line value the bridge cannot use: one line for the user, exit 2."""
 
 
-def setup_logging(level: str = "info", log_file: str | None = None) -> None:
-    """Send logs to stderr or ``log_file`` (created 0600); ``UsageError`` when either is unusable."""
+class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
+    """A RotatingFileHandler whose files (the first and every one a rollover makes) are 0600."""
+
+    def _open(self) -> io.TextIOWrapper:
+        fd = os.open(self.baseFilename, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        return open(fd, "a", encoding=self.encoding or "utf-8")
+
+
+def setup_logging(level: str = "info", log_file: str | None = None, rotate_bytes: int = 0,
+                  backups: int = 5) -> None:
+    """Send logs to stderr or ``log_file`` (created 0600); ``UsageError`` when either is unusable.
+
+    With ``rotate_bytes`` the file is rotated at that size, keeping ``backups`` old files
+    (``zcode-acp serve``, a long-running service).
+    """
     if level.lower() not in LOG_LEVELS:
         raise UsageError(f"--log-level {level!r} is not one of {', '.join(LOG_LEVELS)}")
-    if log_file:
+    if log_file and rotate_bytes > 0:
+        try:
+            handler: logging.Handler = PrivateRotatingFileHandler(log_file, maxBytes=rotate_bytes,
+                                                                  backupCount=backups, encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"--log-file {log_file!r} cannot be opened for writing: {exc.strerror}") from None
+    elif log_file:
         try:
             fd = os.open(log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         except OSError as exc:
             raise UsageError(f"--log-file {log_file!r} cannot be opened for writing: {exc.strerror}") from None
-        handler: logging.Handler = logging.StreamHandler(os.fdopen(fd, "a", buffering=1))
+        handler = logging.StreamHandler(os.fdopen(fd, "a", buffering=1))
     else:
         handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))

@@ -142,7 +142,7 @@ class FakeHub:
         self.http.append(("GET", request.path, status))
         if status == 401:
             return web.json_response({"error": "wrong or missing token"}, status=401)
-        return web.json_response({"instances": self.instances})
+        return web.json_response(self.instances)  # a bare array, as the real hub answers (docs/hub.md)
 
     async def _start_instance(self, request: web.Request) -> web.Response:
         status = 200 if self._authorized(request) else 401

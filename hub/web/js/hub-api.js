@@ -41,9 +41,10 @@ async function call(token, method, path, body) {
   return payload;
 }
 
-/** Every live bridge and its sessions. */
+/** Every live bridge and its sessions (the hub answers a bare JSON array: docs/hub.md). */
 export async function listInstances(token) {
   const payload = await call(token, "GET", "/api/instances");
+  if (Array.isArray(payload)) return payload;
   return Array.isArray(payload && payload.instances) ? payload.instances : [];
 }
 
