@@ -337,6 +337,9 @@ def serialise(trace: Trace) -> bytes:
 GENERATED = re.compile(
     r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|(?<![0-9a-zA-Z])[0-9a-f]{32}(?![0-9a-zA-Z])")
 TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?")
+# Numbers that are wall-clock times (today's engine: ``issuedAt``, ``timestamp`` in epoch milliseconds).
+TIME_KEY = re.compile(r"(?:At|[Tt]imestamp|[Tt]ime)$")
+EPOCH_FLOOR = 10**9  # seconds since 1970 are past this since 2001; milliseconds far past it
 
 
 class Normaliser:
@@ -344,7 +347,8 @@ class Normaliser:
 
     Generated ids (UUIDs, 32-hex message ids, also inside longer strings such
     as ``<id>-thought``) become ``<id-N>`` in order of first appearance, so the
-    same id stays the same name throughout; timestamps become ``<time>``; the
+    same id stays the same name throughout; timestamps become ``<time>`` (text
+    ones anywhere, epoch numbers under a ``…At`` / ``…time`` key); the
     ids of requests the bridge sends (and the ``requestId`` that withdraws one)
     become ``<req-N>``.
     """
@@ -360,13 +364,16 @@ class Normaliser:
             name = self.ids[value] = f"<id-{len(self.ids) + 1}>"
         return name
 
-    def value(self, value: Any) -> Any:
+    def value(self, value: Any, key: str | None = None) -> Any:
         if isinstance(value, str):
             return TIMESTAMP.sub("<time>", GENERATED.sub(self._id, value))
+        if isinstance(value, int) and not isinstance(value, bool) and value >= EPOCH_FLOOR \
+                and key is not None and TIME_KEY.search(key):
+            return "<time>"
         if isinstance(value, dict):
-            return {k: self.value(v) for k, v in value.items()}
+            return {k: self.value(v, k) for k, v in value.items()}
         if isinstance(value, list):
-            return [self.value(v) for v in value]
+            return [self.value(v, key) for v in value]
         return value
 
     def request_id(self, value: Any) -> str:

@@ -198,6 +198,15 @@ def load_history(c: Client) -> None:
     c.call("session/load", {"sessionId": sid, "cwd": "/tmp", "mcpServers": []})
 
 
+def streaming_titled(c: Client) -> None:
+    # Today's engine names the session with an event at the start of the first turn; that turn
+    # is one burst (the title's place in it is the bridge's batch order), the stream is the second.
+    c.initialize()
+    sid = c.new_session()
+    c.answer(c.prompt(sid, "#sim stream count=3 text=hello"))
+    c.answer(c.prompt(sid, "#sim slow count=30 interval=0.005 text=tick"))
+
+
 def backend_restart(c: Client) -> None:
     c.initialize()
     sid = c.new_session()
@@ -209,6 +218,14 @@ SCENARIOS: dict[str, Callable[[Client], None]] = {
     "streaming": streaming, "tools-terminal": tools_terminal, "permission": permission, "plan": plan,
     "questions": questions, "cancel": cancel, "preempt": preempt, "background": background,
     "load-history": load_history, "backend-restart": backend_restart,
+}
+TODAY = {"ZCODE_SIM_DIALECT": "today"}
+# The corpus: file name → (scenario, environment of the recording). Most run on the simulator's
+# default dialect; the ``-today`` ones on today's engine (string server-request ids, v4/command).
+CORPUS: dict[str, tuple[Callable[[Client], None], dict[str, str]]] = {
+    **{name: (scenario, {}) for name, scenario in SCENARIOS.items()},
+    "streaming-today": (streaming_titled, TODAY), "cancel-today": (cancel, TODAY),
+    "permission-today": (permission, TODAY),
 }
 
 
@@ -224,9 +241,10 @@ def record(scenario: Callable[[Client], None], trace: Path | None, env: dict[str
 
 
 def main(names: list[str]) -> None:
-    for name in names or list(SCENARIOS):
+    for name in names or list(CORPUS):
         path = HERE / f"{name}.jsonl"
-        record(SCENARIOS[name], path)
+        scenario, env = CORPUS[name]
+        record(scenario, path, env)
         for rotated in HERE.glob(f"{name}.jsonl.*"):
             rotated.unlink()  # re-recording keeps no older part
         print(f"recorded {path.name}: {sum(1 for _ in path.open())} lines")
