@@ -149,7 +149,7 @@ class Remote(Client):
     def __init__(self, url: str) -> None:  # not Client's: the bridge process is the editor's, not ours
         from websockets.sync.client import connect
 
-        self.socket = connect(url, max_size=None)
+        self.socket = connect(url, max_size=None).__enter__()  # closed in close(); used as a context manager
         self.frames = []
         self.changed = threading.Condition()
         self.next_id = 0
