@@ -114,6 +114,8 @@ class Replay:
                     conn.recorded_requests.setdefault(frame["method"], []).append(frame["id"])
                 elif "id" in frame:
                     conn.recorded_answers.setdefault(frame["id"], []).append(frame)
+        self.content = fmt.is_content_redacted(trace.header)  # texts are placeholders: send stand-ins
+        self.known: dict[str, str] = {}  # hash → chosen stand-in (real workspace folders)
         self.values: dict[str, str] = {}  # recorded generated id → the one made up now (shared: one bridge)
         self.sent: list[tuple[float, float]] = []  # (recorded t, actual time) per client step sent
         self.changed = gevent.event.Event()
@@ -223,14 +225,14 @@ class Replay:
                     break
                 continue
             if isinstance(frame, dict):
-                frame = self.translate(frame)
+                frame = self.translate(fmt.fill_content(frame, None, self.known) if self.content else frame)
                 if answers_us and record["frame"]["id"] in conn.requests:
                     frame["id"] = conn.requests[record["frame"]["id"]]
                 assert conn.write is not None
                 conn.write(ujson.dumps(frame, ensure_ascii=False, escape_forward_slashes=False))
             elif "raw" in record:
                 assert conn.write is not None
-                conn.write(record["raw"])
+                conn.write(fmt.fill_content(record["raw"]) if self.content else record["raw"])
         if not editor_left:
             self._wait(lambda: self.actual_count >= self.recorded_count, self.timeout)
         self._settle()
@@ -290,7 +292,7 @@ class Replay:
             recorded = self._groups(conn, [r["frame"] for r in conn.recorded_out])
             actual = self._groups(conn, [self._untranslate(conn, f) for _, f in conn.actual])
             for index, key in enumerate(list(recorded) + [k for k in actual if k not in recorded]):
-                left, right = fmt.Normaliser(), fmt.Normaliser()
+                left, right = fmt.Normaliser(self.content, self.known), fmt.Normaliser(self.content, self.known)
                 expected, expected_loose = fmt.split_unordered([left.frame(f) for f in recorded.get(key, [])])
                 got, got_loose = fmt.split_unordered([right.frame(f) for f in actual.get(key, [])])
                 title = "frames of no session" if key == GLOBAL else f"session {index}"
@@ -350,6 +352,12 @@ def run_replay(path: str, update: bool = False, fast: bool = False, timeout: flo
         if any(name != STDIO for name in conns):  # remote clients: the endpoint on, with a token of ours
             env.update(ZCODE_ACP_REMOTE="1", ZCODE_ACP_REMOTE_TOKEN=remote_token)
             env.setdefault("ZCODE_ACP_HUB_AUTOSTART", "0")
+        if replay.content:  # redacted workspace roots: real folders here, the same ones on the backend side
+            replay.known = _workspaces(trace, scratch)
+            standins = os.path.join(scratch, "standins.json")
+            with open(standins, "wb") as handle:
+                handle.write(fmt.dumps(replay.known))
+            env["ZCODE_SIM_REPLAY_STANDINS"] = standins
         if fast:
             env["ZCODE_SIM_REPLAY_FAST"] = "1"
         with open(log_path, "wb") as log_file:
@@ -402,7 +410,8 @@ def run_replay(path: str, update: bool = False, fast: bool = False, timeout: flo
                 tail = log_reader.read().decode("utf-8", "replace").splitlines()[-15:]
             out("bridge log (last lines):\n  " + "\n  ".join(tail))
     if update:
-        fresh = replay.updated(fmt.Redactor())
+        # A content-redacted trace stays so: today's texts (built from stand-ins) go in as lengths and hashes.
+        fresh = replay.updated(fmt.Redactor(content=replay.content, salt=secrets.token_bytes(16)))
         temporary = path + ".tmp"
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "wb") as written:
@@ -411,6 +420,16 @@ def run_replay(path: str, update: bool = False, fast: bool = False, timeout: flo
         out(f"{path}: bridge>client side rewritten ({replay.actual_count} frames)")
         return 1 if divergences else 0
     return 1 if differences or divergences else 0
+
+
+def _workspaces(trace: fmt.Trace, scratch: str) -> dict[str, str]:
+    """A folder for each redacted ``cwd`` the client sent: a new session's root must exist."""
+    known: dict[str, str] = {}
+    for number, digest in enumerate(fmt.workspace_placeholders(r["frame"] for r in trace.frames(fmt.CLIENT_IN)), 1):
+        folder = os.path.join(scratch, "workspaces", f"w{number}")
+        os.makedirs(folder, exist_ok=True)
+        known[digest] = folder
+    return known
 
 
 def _remote_url(log_path: str, timeout: float) -> str:
