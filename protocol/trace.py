@@ -136,8 +136,10 @@ STRUCTURAL = frozenset({
     "stopReason", "mode", "modeId", "currentModeId", "providerId", "modelId", "currentModelId", "configId",
     "resultType", "inputSource", "inputVisibility", "code", "name", "toolName", "action", "decision", "priority",
     "protocolVersion", "reason", "source", "category", "current", "value", "thoughtLevel", "format", "encoding",
-    "mimeType", "language", "level", "state", "phase", "event", "tool",
+    "mimeType", "language", "level", "state", "phase", "event", "tool", "interaction",
 })
+# Under these keys a dict's keys are content too (a question's answers are keyed by its text).
+CONTENT_KEYED = frozenset({"answers"})
 MIN_LITERAL = 8  # secret values shorter than this are not searched for elsewhere (too many false hits)
 MAX_LEARNED = 64  # values learned from redactions; past this the caller screens everything in full
 
@@ -241,6 +243,8 @@ class Redactor:
             for k, v in value.items():
                 if choice and k == "label":
                     out[k] = self.redact(v, "name", in_mcp)
+                elif self.content and k in CONTENT_KEYED and isinstance(v, dict):
+                    out[k] = {self._content(self.text(name)): self.redact(item, name, in_mcp) for name, item in v.items()}
                 elif k in SECRET_MAPS:
                     out[k] = self.scrub_map(v)
                 elif (SECRET_KEY.search(k) and not isinstance(v, (int, float, bool)) and v is not None) \
@@ -459,6 +463,8 @@ class Normaliser:
                 and key is not None and TIME_KEY.search(key):
             return "<time>"
         if isinstance(value, dict):
+            if self.content and key in CONTENT_KEYED:
+                return {self._text(k, None) or k: self.value(v, k) for k, v in value.items()}
             return {k: self.value(v, k) for k, v in value.items()}
         if isinstance(value, list):
             return [self.value(v, key) for v in value]

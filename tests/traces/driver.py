@@ -296,12 +296,15 @@ SCENARIOS: dict[str, Callable[[Client], None]] = {
     "load-history": load_history, "backend-restart": backend_restart,
 }
 TODAY = {"ZCODE_SIM_DIALECT": "today"}
+REDACT_CONTENT = {"ZCODE_ACP_TRACE_REDACT_CONTENT": "1"}
 # The corpus: file name → (scenario, environment of the recording). Most run on the simulator's
 # default dialect; the ``-today`` ones on today's engine (string server-request ids, v4/command).
 CORPUS: dict[str, tuple[Callable[[Client], None], dict[str, str]]] = {
     **{name: (scenario, {}) for name, scenario in SCENARIOS.items()},
     "streaming-today": (streaming_titled, TODAY), "cancel-today": (cancel, TODAY),
     "permission-today": (permission, TODAY), "two-clients": (two_clients, REMOTE_ENV),
+    # Recorded with --trace-redact-content (its variable form): texts are lengths and hashes.
+    "questions-redacted": (questions, REDACT_CONTENT), "load-history-redacted": (load_history, REDACT_CONTENT),
 }
 
 

@@ -2,8 +2,9 @@
 
 The corpus is recorded from the simulator (``python -m tests.traces.driver``);
 a trace a user sends in joins it the same way (docs/traces.md). It holds both
-simulator dialects (the ``-today`` traces are today's engine) and a session of
-two clients (the editor and a remote one).
+simulator dialects (the ``-today`` traces are today's engine), a session of
+two clients (the editor and a remote one), and traces recorded with
+``--trace-redact-content`` (``-redacted``).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ def test_the_corpus_covers_the_scenarios_it_promises():
     names = {p.stem for p in CORPUS}
     assert {"streaming", "tools-terminal", "permission", "plan", "questions", "cancel", "preempt", "background",
             "load-history", "backend-restart", "streaming-today", "cancel-today", "permission-today",
-            "two-clients"} <= names
+            "two-clients", "questions-redacted", "load-history-redacted"} <= names
 
 
 @pytest.mark.parametrize("path", CORPUS, ids=[p.stem for p in CORPUS])
