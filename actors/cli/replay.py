@@ -355,8 +355,8 @@ def run_replay(path: str, update: bool = False, fast: bool = False, timeout: flo
         if replay.content:  # redacted workspace roots: real folders here, the same ones on the backend side
             replay.known = _workspaces(trace, scratch)
             standins = os.path.join(scratch, "standins.json")
-            with open(standins, "wb") as handle:
-                handle.write(fmt.dumps(replay.known))
+            with open(standins, "wb") as known_file:
+                known_file.write(fmt.dumps(replay.known))
             env["ZCODE_SIM_REPLAY_STANDINS"] = standins
         if fast:
             env["ZCODE_SIM_REPLAY_FAST"] = "1"
