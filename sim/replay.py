@@ -14,6 +14,12 @@ recorded order:
   pause since the lane's last step (none with ``--fast``);
 * the backend's end (``closed``) ends the process once every lane is done.
 
+The script is the recorded frames, so either engine dialect replays alike
+(today's string server-request ids, ``v4/command``). A content-redacted trace
+gets stand-ins of the recorded lengths in place of its texts, the ones the
+replaying client chose for workspace folders among them, and the bridge's
+texts are matched by length (protocol/trace.py ``fill_content``).
+
 Every divergence — a request the trace does not have (it is answered with an
 error), a request it expected and never got, different parameters, a different
 answer to the backend's own requests — is printed on stderr and appended to
