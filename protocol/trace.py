@@ -136,8 +136,10 @@ STRUCTURAL = frozenset({
     "stopReason", "mode", "modeId", "currentModeId", "providerId", "modelId", "currentModelId", "configId",
     "resultType", "inputSource", "inputVisibility", "code", "name", "toolName", "action", "decision", "priority",
     "protocolVersion", "reason", "source", "category", "current", "value", "thoughtLevel", "format", "encoding",
-    "mimeType", "language", "level", "state", "phase", "event",
+    "mimeType", "language", "level", "state", "phase", "event", "tool", "interaction",
 })
+# Under these keys a dict's keys are content too (a question's answers are keyed by its text).
+CONTENT_KEYED = frozenset({"answers"})
 MIN_LITERAL = 8  # secret values shorter than this are not searched for elsewhere (too many false hits)
 MAX_LEARNED = 64  # values learned from redactions; past this the caller screens everything in full
 
@@ -236,8 +238,14 @@ class Redactor:
         if isinstance(value, dict):
             out: dict[str, Any] = {}
             pair_secret = isinstance(value.get("name"), str) and SECRET_KEY.search(value["name"]) is not None
+            # A setting's choice ({"value", "label"}: a thought level, a mode) is named like a model: kept.
+            choice = isinstance(value.get("value"), str) and isinstance(value.get("label"), str)
             for k, v in value.items():
-                if k in SECRET_MAPS:
+                if choice and k == "label":
+                    out[k] = self.redact(v, "name", in_mcp)
+                elif self.content and k in CONTENT_KEYED and isinstance(v, dict):
+                    out[k] = {self._content(self.text(name)): self.redact(item, name, in_mcp) for name, item in v.items()}
+                elif k in SECRET_MAPS:
                     out[k] = self.scrub_map(v)
                 elif (SECRET_KEY.search(k) and not isinstance(v, (int, float, bool)) and v is not None) \
                         or (pair_secret and k == "value"):
@@ -269,6 +277,68 @@ class Redactor:
 
 def _structural(key: str | None) -> bool:
     return key is not None and (key in STRUCTURAL or key.endswith(("Id", "_id", "Ids")))
+
+
+# -- replaying a content-redacted trace ------------------------------------------------------
+
+CONTENT = re.compile(r"<(\d+) chars, hash ([0-9a-f]{12})>")
+# Keys whose text must look like an absolute path for the bridge to take it (``cwd`` above all).
+PATH_KEYS = frozenset({"cwd", "path", "paths", "workspacePath", "workspaceKey", "filePath", "file_path", "root",
+                       "additionalDirectories"})
+_LETTERS = str.maketrans("0123456789abcdef", "ghijklmnopqrstuv")  # no hex, digit or date: nothing to normalise
+
+
+def stand_in(length: int, digest: str, key: str | None = None) -> str:
+    """The text a replay puts where a redacted one was: same length, one per hash, under a path key a path."""
+    letters = digest.translate(_LETTERS)
+    body = (letters * (length // len(letters) + 1))[:length]
+    return "/" + body[1:] if key in PATH_KEYS and length else body
+
+
+def fill_content(value: Any, key: str | None = None, known: dict[str, str] | None = None) -> Any:
+    """Every ``<N chars, hash H>`` of a content-redacted frame replaced by its stand-in.
+
+    ``known`` maps hashes to chosen stand-ins (a workspace folder must exist:
+    the replay makes one, of another length, and both of its sides use it).
+    """
+    if isinstance(value, str):
+        match = CONTENT.fullmatch(value)
+        if match is None:
+            return value
+        if known and match.group(2) in known:
+            return known[match.group(2)]
+        return stand_in(int(match.group(1)), match.group(2), key)
+    if isinstance(value, dict):
+        return {k: fill_content(v, k, known) for k, v in value.items()}
+    if isinstance(value, list):
+        return [fill_content(v, key, known) for v in value]
+    return value
+
+
+def workspace_placeholders(frames: Iterable[dict[str, Any]]) -> list[str]:
+    """The hashes of redacted ``cwd`` values in these frames (the bridge needs them to be real folders)."""
+    found: dict[str, None] = {}
+
+    def walk(value: Any, key: str | None) -> None:
+        if isinstance(value, str) and key == "cwd":
+            match = CONTENT.fullmatch(value)
+            if match:
+                found.setdefault(match.group(2), None)
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                walk(v, k)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v, key)
+
+    for frame in frames:
+        walk(frame, None)
+    return list(found)
+
+
+def is_content_redacted(header: dict[str, Any]) -> bool:
+    redacted = header.get("redacted")
+    return isinstance(redacted, list) and "content" in redacted
 
 
 # -- reading ---------------------------------------------------------------------------
@@ -337,6 +407,9 @@ def serialise(trace: Trace) -> bytes:
 GENERATED = re.compile(
     r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|(?<![0-9a-zA-Z])[0-9a-f]{32}(?![0-9a-zA-Z])")
 TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?")
+# Numbers that are wall-clock times (today's engine: ``issuedAt``, ``timestamp`` in epoch milliseconds).
+TIME_KEY = re.compile(r"(?:At|[Tt]imestamp|[Tt]ime)$")
+EPOCH_FLOOR = 10**9  # seconds since 1970 are past this since 2001; milliseconds far past it
 
 
 class Normaliser:
@@ -344,14 +417,33 @@ class Normaliser:
 
     Generated ids (UUIDs, 32-hex message ids, also inside longer strings such
     as ``<id>-thought``) become ``<id-N>`` in order of first appearance, so the
-    same id stays the same name throughout; timestamps become ``<time>``; the
+    same id stays the same name throughout; timestamps become ``<time>`` (text
+    ones anywhere, epoch numbers under a ``…At`` / ``…time`` key); the
     ids of requests the bridge sends (and the ``requestId`` that withdraws one)
     become ``<req-N>``.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, content: bool = False, known: dict[str, str] | None = None) -> None:
         self.ids: dict[str, str] = {}
         self.requests: dict[Any, str] = {}
+        self.content = content  # the trace's texts are ``<N chars, hash H>``: compare lengths
+        self.known = known or {}  # hash → the stand-in a replay chose for it (see fill_content)
+
+    def _text(self, value: str, key: str | None) -> str | None:
+        """Content mode: a text, or a recorded placeholder, → ``<N chars>``.
+
+        Only the length is compared: which texts were equal is not (one text
+        built differently — ``\n`` made ``\r\n`` — would renumber every later
+        one and bury the real difference). A placeholder the replay chose a
+        stand-in for counts with the stand-in's length (docs/traces.md).
+        """
+        match = CONTENT.fullmatch(value)
+        if match is not None:
+            chosen = self.known.get(match.group(2))
+            return f"<{len(chosen) if chosen is not None else int(match.group(1))} chars>"
+        if _structural(key) or value == REDACTED:
+            return None
+        return f"<{len(value)} chars>"
 
     def _id(self, match: re.Match[str]) -> str:
         value = match.group(0)
@@ -360,13 +452,22 @@ class Normaliser:
             name = self.ids[value] = f"<id-{len(self.ids) + 1}>"
         return name
 
-    def value(self, value: Any) -> Any:
+    def value(self, value: Any, key: str | None = None) -> Any:
         if isinstance(value, str):
+            if self.content:
+                text = self._text(value, key)
+                if text is not None:
+                    return text
             return TIMESTAMP.sub("<time>", GENERATED.sub(self._id, value))
+        if isinstance(value, int) and not isinstance(value, bool) and value >= EPOCH_FLOOR \
+                and key is not None and TIME_KEY.search(key):
+            return "<time>"
         if isinstance(value, dict):
-            return {k: self.value(v) for k, v in value.items()}
+            if self.content and key in CONTENT_KEYED:
+                return {self._text(k, None) or k: self.value(v, k) for k, v in value.items()}
+            return {k: self.value(v, k) for k, v in value.items()}
         if isinstance(value, list):
-            return [self.value(v) for v in value]
+            return [self.value(v, key) for v in value]
         return value
 
     def request_id(self, value: Any) -> str:

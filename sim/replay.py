@@ -14,6 +14,12 @@ recorded order:
   pause since the lane's last step (none with ``--fast``);
 * the backend's end (``closed``) ends the process once every lane is done.
 
+The script is the recorded frames, so either engine dialect replays alike
+(today's string server-request ids, ``v4/command``). A content-redacted trace
+gets stand-ins of the recorded lengths in place of its texts, the ones the
+replaying client chose for workspace folders among them, and the bridge's
+texts are matched by length (protocol/trace.py ``fill_content``).
+
 Every divergence — a request the trace does not have (it is answered with an
 error), a request it expected and never got, different parameters, a different
 answer to the backend's own requests — is printed on stderr and appended to
@@ -108,14 +114,20 @@ def build_script(trace: fmt.Trace, conn: str) -> tuple[list[Step], bool, int]:
     return steps, closed, code
 
 
-def _same(expected: Any, actual: Any) -> list[str]:
-    return fmt.field_differences(fmt.Normaliser().value(expected), fmt.Normaliser().value(actual))
+def _same(expected: Any, actual: Any, content: bool = False, known: dict[str, str] | None = None) -> list[str]:
+    return fmt.field_differences(fmt.Normaliser(content, known).value(expected),
+                                 fmt.Normaliser(content, known).value(actual))
 
 
 class Replayer:
     def __init__(self, steps: list[Step], closed: bool, wire: Wire, fast: bool, timeout: float,
-                 report: str | None, generation: int, exit_code: int = 1) -> None:
+                 report: str | None, generation: int, exit_code: int = 1, content: bool = False,
+                 known: dict[str, str] | None = None) -> None:
         self.steps = steps
+        # A content-redacted trace: recorded texts are ``<N chars, hash H>``; stand-ins are sent in
+        # their place and the bridge's texts are compared by length and equality (protocol/trace.py).
+        self.content = content
+        self.known = known or {}  # stand-ins the replaying client chose (workspace folders): same on both sides
         self.closed = closed
         self.exit_code = exit_code
         self.wire = wire
@@ -160,10 +172,11 @@ class Replayer:
     def _request(self, frame: dict[str, Any], method: str) -> None:
         lane = fmt.session_of(frame) or GLOBAL
         candidates = self._candidates(lane, lambda s: s.method == method)
-        step = next((s for s in candidates if not _same(s.frame.get("params"), frame.get("params"))), None)
+        step = next((s for s in candidates if not _same(s.frame.get("params"), frame.get("params"), self.content, self.known)),
+                    None)
         if step is None and candidates:
             step = candidates[0]
-            differences = _same(step.frame.get("params"), frame.get("params"))
+            differences = _same(step.frame.get("params"), frame.get("params"), self.content, self.known)
             self.diverge("params", f"{method} ({lane}) was sent with other parameters: " + "; ".join(differences),
                          method=method, differences=differences)
         if step is None:
@@ -183,7 +196,7 @@ class Replayer:
             return
         recorded = {k: step.frame.get(k) for k in ("result", "error") if k in step.frame}
         actual = {k: frame.get(k) for k in ("result", "error") if k in frame}
-        differences = _same(recorded, actual)
+        differences = _same(recorded, actual, self.content, self.known)
         if differences:
             self.diverge("answer", f"the answer to backend request {frame.get('id')!r} differs: "
                          + "; ".join(differences), differences=differences)
@@ -225,7 +238,7 @@ class Replayer:
         self.wire.flush()
 
     def _send(self, step: Step) -> None:
-        frame = step.frame
+        frame = fmt.fill_content(step.frame, None, self.known) if self.content else step.frame
         if step.is_response():
             request = self.by_recorded_id.get(frame.get("id"))
             if request is not None:
@@ -298,6 +311,16 @@ def next_generation(report: str | None) -> int:
         os.close(fd)
 
 
+def _known() -> dict[str, str]:
+    """Stand-ins the replaying client chose (``ZCODE_SIM_REPLAY_STANDINS``: a JSON file, hash → text)."""
+    path = os.environ.get("ZCODE_SIM_REPLAY_STANDINS")
+    if not path:
+        return {}
+    with open(path, "rb") as handle:
+        known = ujson.loads(handle.read())
+    return {str(k): str(v) for k, v in known.items()} if isinstance(known, dict) else {}
+
+
 def serve_replay(path: str, fast: bool = False, timeout: float | None = None, report: str | None = None) -> int:
     report = report or os.environ.get("ZCODE_SIM_REPLAY_REPORT") or None
     timeout = timeout if timeout is not None else float(os.environ.get("ZCODE_SIM_REPLAY_TIMEOUT", "10"))
@@ -310,7 +333,8 @@ def serve_replay(path: str, fast: bool = False, timeout: float | None = None, re
     conns = [c for c in trace.conns(fmt.BACKEND_OUT) + trace.conns(fmt.BACKEND_IN) if c.startswith("backend-")]
     conn = f"backend-{generation}"
     steps, closed, code = build_script(trace, conn)
-    replayer = Replayer(steps, closed, wire, fast, timeout, report, generation, code)
+    replayer = Replayer(steps, closed, wire, fast, timeout, report, generation, code,
+                        content=fmt.is_content_redacted(trace.header), known=_known())
     if conn not in conns:
         replayer.diverge("unexpected", f"the bridge started backend process {generation}; the trace has "
                          f"{len(set(conns))}")

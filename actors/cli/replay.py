@@ -2,17 +2,20 @@
 
 The bridge runs as a child process, exactly as an editor runs it, on
 ``zcode-sim --replay FILE`` (the trace's backend side). This module plays the
-client: it sends the recorded ``client>bridge`` frames in order, each only
-once the bridge has sent as many frames as it had sent before it in the
-recording (so answers, dialogs and streamed updates the client reacted to are
-there first), with the recorded pauses unless ``--fast``. Ids the bridge makes
-up (session ids, its own request ids) are learned as the answers come and
-substituted into what is sent.
+clients — the editor on stdio, and every remote client the trace recorded
+(``ws-1`` …) on the bridge's WebSocket endpoint, opened when its first frame
+is due, with a token of this run's own. It sends the recorded ``client>bridge``
+frames in the recording's order across connections, each only once the bridge
+has sent every connection as many frames as it had before it in the recording
+(so answers, dialogs and streamed updates the client reacted to are there
+first), with the recorded pauses unless ``--fast``. Ids the bridge makes up
+(session ids, its own request ids per connection) are learned as the answers
+come and substituted into what is sent.
 
-Then what the bridge sent is compared with the recording, per session, after
-normalisation (protocol/trace.py), and printed as a readable diff; the
-simulator's divergences (requests the trace does not have, or never got) are
-printed too. Exit code 0 only when there is no difference at all.
+Then what the bridge sent is compared with the recording, per connection and
+session, after normalisation (protocol/trace.py), and printed as a readable
+diff; the simulator's divergences (requests the trace does not have, or never
+got) are printed too. Exit code 0 only when there is no difference at all.
 ``--update`` rewrites the trace's ``bridge>client`` side with what was sent now.
 docs/traces.md.
 """
@@ -21,6 +24,8 @@ from __future__ import annotations
 
 import functools
 import os
+import re
+import secrets
 import shutil
 import subprocess
 import sys
@@ -34,9 +39,12 @@ import gevent
 import gevent.event
 import ujson
 
+from zcode_acp.actors.transport import websocket
 from zcode_acp.protocol import trace as fmt
 
 GLOBAL = "(no session)"
+STDIO = "stdio"  # the editor's connection; every other one is a remote client (``ws-N``)
+REMOTE_URL = re.compile(r"remote ACP clients: (ws://\S+)")
 SETTLE = 0.3  # seconds of quiet after the expected count, for frames the recording did not have
 
 
@@ -45,50 +53,97 @@ def zcode_sim() -> str:
     return str(beside) if beside.exists() else (shutil.which("zcode-sim") or "zcode-sim")
 
 
-class Replay:
-    def __init__(self, trace: fmt.Trace, conn: str, fast: bool, timeout: float) -> None:
-        self.trace = trace
-        self.conn = conn
-        self.fast = fast
-        self.timeout = timeout
-        # The recording, in file order: what the client sent (steps) and what the bridge sent.
+def contains(mapping: dict[Any, Any], key: Any) -> bool:
+    return key in mapping
+
+
+class Connection:
+    """One recorded client connection (``stdio``, ``ws-1`` …): the recording's side and this run's."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
         self.recorded_out: list[dict[str, Any]] = []
-        self.steps: list[tuple[int, dict[str, Any]]] = []  # (bridge frames recorded before it, record)
-        for record in trace.records:
-            if record.get("conn") != conn:
-                continue
-            if record.get("dir") == fmt.CLIENT_OUT and "frame" in record:
-                self.recorded_out.append(record)
-            elif record.get("dir") == fmt.CLIENT_IN:
-                self.steps.append((len(self.recorded_out), record))
         self.recorded_requests: dict[str, list[Any]] = {}  # method → ids of the bridge's requests, in order
         self.recorded_answers: dict[Any, list[dict[str, Any]]] = {}  # client id → recorded answers
-        for record in self.recorded_out:
-            frame = record["frame"]
-            if "method" in frame and "id" in frame:
-                self.recorded_requests.setdefault(frame["method"], []).append(frame["id"])
-            elif "id" in frame:
-                self.recorded_answers.setdefault(frame["id"], []).append(frame)
+        self.client_sessions: dict[Any, str] = {}  # the client's request id → the session it named
         self.actual: list[tuple[float, dict[str, Any]]] = []
-        self.values: dict[str, str] = {}  # recorded generated id → the one made up now
         self.requests: dict[Any, Any] = {}  # recorded bridge request id → actual
         self.seen_requests: dict[str, int] = {}
+        self.write: Callable[[str], None] | None = None  # set once open: one frame (a JSON text)
+        self.close: Callable[[], None] | None = None
+        self.closed = False
+
+    def recorded_request_ids(self) -> set[Any]:
+        return {i for ids in self.recorded_requests.values() for i in ids}
+
+
+Opener = Callable[[Connection], None]  # opens a connection: sets its write and close
+
+
+class Replay:
+    """Plays every recorded client connection against the bridge and compares what each got.
+
+    Steps are sent in the recording's order across connections; each waits until
+    the bridge has sent every connection as many frames as it had before that
+    step in the recording (so a remote client loads a session only once the
+    editor's answer that created it is there, and answers a dialog only once it
+    was asked).
+    """
+
+    def __init__(self, trace: fmt.Trace, conns: list[str], fast: bool, timeout: float) -> None:
+        self.trace = trace
+        self.fast = fast
+        self.timeout = timeout
+        self.conns: dict[str, Connection] = {name: Connection(name) for name in conns}
+        self.steps: list[tuple[dict[str, int], Connection, dict[str, Any]]] = []  # (frames before it, per conn)
+        for record in trace.records:
+            conn = self.conns.get(record.get("conn"))  # type: ignore[arg-type]
+            if conn is None:
+                continue
+            if record.get("dir") == fmt.CLIENT_OUT and "frame" in record:
+                conn.recorded_out.append(record)
+            elif record.get("dir") == fmt.CLIENT_IN:
+                self.steps.append(({c.name: len(c.recorded_out) for c in self.conns.values()}, conn, record))
+                frame = record.get("frame")
+                if isinstance(frame, dict) and "id" in frame and "method" in frame:
+                    conn.client_sessions[frame["id"]] = fmt.session_of(frame) or GLOBAL
+        for conn in self.conns.values():
+            for record in conn.recorded_out:
+                frame = record["frame"]
+                if "method" in frame and "id" in frame:
+                    conn.recorded_requests.setdefault(frame["method"], []).append(frame["id"])
+                elif "id" in frame:
+                    conn.recorded_answers.setdefault(frame["id"], []).append(frame)
+        self.content = fmt.is_content_redacted(trace.header)  # texts are placeholders: send stand-ins
+        self.known: dict[str, str] = {}  # hash → chosen stand-in (real workspace folders)
+        self.values: dict[str, str] = {}  # recorded generated id → the one made up now (shared: one bridge)
         self.sent: list[tuple[float, float]] = []  # (recorded t, actual time) per client step sent
         self.changed = gevent.event.Event()
         self.notes: list[str] = []
 
+    @property
+    def recorded_count(self) -> int:
+        return sum(len(c.recorded_out) for c in self.conns.values())
+
+    @property
+    def actual_count(self) -> int:
+        return sum(len(c.actual) for c in self.conns.values())
+
     # -- learning from what the bridge sends -------------------------------------------------
 
-    def receive(self, frame: dict[str, Any]) -> None:
-        self.actual.append((time.monotonic(), frame))
+    def receive(self, name: str, frame: dict[str, Any]) -> None:
+        conn = self.conns.get(name)
+        if conn is None:
+            conn = self.conns[name] = Connection(name)  # a connection the recording did not have
+        conn.actual.append((time.monotonic(), frame))
         if "method" in frame and "id" in frame:
-            count = self.seen_requests.get(frame["method"], 0)
-            self.seen_requests[frame["method"]] = count + 1
-            recorded = self.recorded_requests.get(frame["method"], [])
+            count = conn.seen_requests.get(frame["method"], 0)
+            conn.seen_requests[frame["method"]] = count + 1
+            recorded = conn.recorded_requests.get(frame["method"], [])
             if count < len(recorded):
-                self.requests[recorded[count]] = frame["id"]
+                conn.requests[recorded[count]] = frame["id"]
         elif "id" in frame and "method" not in frame:
-            answers = self.recorded_answers.get(frame["id"])
+            answers = conn.recorded_answers.get(frame["id"])
             if answers:
                 self._learn(answers.pop(0), frame)
         self.changed.set()
@@ -128,24 +183,27 @@ class Replay:
             return [self.translate(v) for v in value]
         return value
 
-    def _has_sent(self, count: int) -> bool:
-        return len(self.actual) >= count
+    def _has_sent(self, before: dict[str, int]) -> bool:
+        return all(len(self.conns[name].actual) >= count for name, count in before.items())
 
-    def _has_asked(self, request_id: Any) -> bool:
-        return request_id in self.requests
+    def _short_of(self, before: dict[str, int]) -> str:
+        return ", ".join(f"{name} {len(self.conns[name].actual)} of {count}" for name, count in before.items()
+                         if len(self.conns[name].actual) < count)
 
-    def drive(self, write: Callable[[bytes], None], close: Callable[[], None]) -> None:
+    def drive(self, open_conn: Opener) -> None:
         previous_t: float | None = None
         previous_real = time.monotonic()
-        closed = False
-        for before, record in self.steps:
+        editor_left = False
+        for before, conn, record in self.steps:
+            if conn.closed:
+                continue
             if not self._wait(functools.partial(self._has_sent, before), self.timeout):
-                self.notes.append(f"waited {self.timeout:g}s for the bridge's frame {before} (it sent "
-                                  f"{len(self.actual)}) before client frame at t={record.get('t')}; went on")
+                self.notes.append(f"waited {self.timeout:g}s for the bridge's frames before {conn.name}'s client "
+                                  f"frame at t={record.get('t')} (short: {self._short_of(before)}); went on")
             frame: Any = record.get("frame")
             answers_us = isinstance(frame, dict) and "method" not in frame and "id" in frame
-            if answers_us and frame["id"] in self.recorded_request_ids():
-                self._wait(functools.partial(self._has_asked, frame["id"]), self.timeout)
+            if answers_us and frame["id"] in conn.recorded_request_ids():
+                self._wait(functools.partial(contains, conn.requests, frame["id"]), self.timeout)
             t = float(record.get("t", 0.0))
             if not self.fast and previous_t is not None:
                 delay = (t - previous_t) - (time.monotonic() - previous_real)
@@ -153,37 +211,52 @@ class Replay:
                     gevent.sleep(delay)
             previous_t, previous_real = t, time.monotonic()
             self.sent.append((t, previous_real))
+            if conn.write is None:
+                try:
+                    open_conn(conn)
+                except (OSError, ValueError, RuntimeError) as exc:
+                    self.notes.append(f"could not open client connection {conn.name}: {exc}")
+                    conn.closed = True
+                    continue
             if record.get("closed"):
-                closed = True
-                break
+                self._close(conn)
+                if conn.name == STDIO:
+                    editor_left = True  # the bridge tears down: nothing after this can be sent
+                    break
+                continue
             if isinstance(frame, dict):
-                frame = self.translate(frame)
-                if answers_us and record["frame"]["id"] in self.requests:
-                    frame["id"] = self.requests[record["frame"]["id"]]
-                write(ujson.dumps(frame, ensure_ascii=False, escape_forward_slashes=False).encode() + b"\n")
+                frame = self.translate(fmt.fill_content(frame, None, self.known) if self.content else frame)
+                if answers_us and record["frame"]["id"] in conn.requests:
+                    frame["id"] = conn.requests[record["frame"]["id"]]
+                assert conn.write is not None
+                conn.write(ujson.dumps(frame, ensure_ascii=False, escape_forward_slashes=False))
             elif "raw" in record:
-                write(record["raw"].encode("utf-8") + b"\n")
-        if not closed:
-            self._wait(lambda: len(self.actual) >= len(self.recorded_out), self.timeout)
+                assert conn.write is not None
+                conn.write(fmt.fill_content(record["raw"]) if self.content else record["raw"])
+        if not editor_left:
+            self._wait(lambda: self.actual_count >= self.recorded_count, self.timeout)
         self._settle()
-        close()
+        for conn in sorted(self.conns.values(), key=lambda c: c.name == STDIO):  # the editor last
+            self._close(conn)
+
+    def _close(self, conn: Connection) -> None:
+        if conn.close is not None and not conn.closed:
+            conn.close()
+        conn.closed = True
 
     def _settle(self) -> None:
         """A short quiet spell, so frames sent beyond the recording are seen too."""
         while True:
-            count = len(self.actual)
+            count = self.actual_count
             self.changed.clear()
-            if not self.changed.wait(SETTLE) and len(self.actual) == count:
+            if not self.changed.wait(SETTLE) and self.actual_count == count:
                 return
-
-    def recorded_request_ids(self) -> set[Any]:
-        return {i for ids in self.recorded_requests.values() for i in ids}
 
     # -- comparing --------------------------------------------------------------------------------
 
-    def _untranslate(self, frame: dict[str, Any]) -> dict[str, Any]:
+    def _untranslate(self, conn: Connection, frame: dict[str, Any]) -> dict[str, Any]:
         back = {v: k for k, v in self.values.items()}
-        requests_back = {v: k for k, v in self.requests.items()}
+        requests_back = {v: k for k, v in conn.requests.items()}
 
         def walk(value: Any) -> Any:
             if isinstance(value, str):
@@ -202,31 +275,31 @@ class Replay:
             params["requestId"] = requests_back.get(params.get("requestId"), params.get("requestId"))
         return out
 
-    def _groups(self, frames: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-        sessions: dict[Any, str] = {}
-        for _, record in self.steps:
-            frame = record.get("frame")
-            if isinstance(frame, dict) and "id" in frame and "method" in frame:
-                sessions[frame["id"]] = fmt.session_of(frame) or GLOBAL
+    @staticmethod
+    def _groups(conn: Connection, frames: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
         groups: dict[str, list[dict[str, Any]]] = {}
         for frame in frames:
             key = fmt.session_of(frame)
             if key is None and "method" not in frame:
-                key = sessions.get(frame.get("id"), GLOBAL)
+                key = conn.client_sessions.get(frame.get("id"), GLOBAL)
             groups.setdefault(key or GLOBAL, []).append(frame)
         return groups
 
     def compare(self) -> list[str]:
-        recorded = self._groups([r["frame"] for r in self.recorded_out])
-        actual = self._groups([self._untranslate(f) for _, f in self.actual])
         out: list[str] = []
-        for index, key in enumerate(list(recorded) + [k for k in actual if k not in recorded]):
-            left, right = fmt.Normaliser(), fmt.Normaliser()
-            expected, expected_loose = fmt.split_unordered([left.frame(f) for f in recorded.get(key, [])])
-            got, got_loose = fmt.split_unordered([right.frame(f) for f in actual.get(key, [])])
-            title = "frames of no session" if key == GLOBAL else f"session {index}"
-            out.extend(fmt.diff_frames(expected, got, title))
-            out.extend(fmt.diff_frames(expected_loose, got_loose, f"{title}, in any order"))
+        only_stdio = list(self.conns) == [STDIO]
+        for conn in self.conns.values():
+            recorded = self._groups(conn, [r["frame"] for r in conn.recorded_out])
+            actual = self._groups(conn, [self._untranslate(conn, f) for _, f in conn.actual])
+            for index, key in enumerate(list(recorded) + [k for k in actual if k not in recorded]):
+                left, right = fmt.Normaliser(self.content, self.known), fmt.Normaliser(self.content, self.known)
+                expected, expected_loose = fmt.split_unordered([left.frame(f) for f in recorded.get(key, [])])
+                got, got_loose = fmt.split_unordered([right.frame(f) for f in actual.get(key, [])])
+                title = "frames of no session" if key == GLOBAL else f"session {index}"
+                if not only_stdio:
+                    title = f"{conn.name}: {title}"
+                out.extend(fmt.diff_frames(expected, got, title))
+                out.extend(fmt.diff_frames(expected_loose, got_loose, f"{title}, in any order"))
         return out
 
     # -- --update ----------------------------------------------------------------------------------
@@ -246,9 +319,10 @@ class Replay:
                 t = min(t, self.sent[index + 1][0] - 1e-6)
             return max(t, self.sent[index][0])
 
-        kept = [r for r in self.trace.records if not (r.get("conn") == self.conn and r.get("dir") == fmt.CLIENT_OUT)]
-        fresh = [{"t": round(when(real), 6), "dir": fmt.CLIENT_OUT, "conn": self.conn,
-                  "frame": redactor.redact(self._untranslate(frame))} for real, frame in self.actual]
+        kept = [r for r in self.trace.records if not (r.get("conn") in self.conns and r.get("dir") == fmt.CLIENT_OUT)]
+        fresh = [{"t": round(when(real), 6), "dir": fmt.CLIENT_OUT, "conn": conn.name,
+                  "frame": redactor.redact(self._untranslate(conn, frame))}
+                 for conn in self.conns.values() for real, frame in conn.actual]
         # Stable: at equal times the client's frame stays before what answered it.
         merged = sorted(kept + fresh, key=lambda r: float(r.get("t", 0.0)))
         return fmt.Trace(header=self.trace.header, records=merged)
@@ -258,15 +332,14 @@ def run_replay(path: str, update: bool = False, fast: bool = False, timeout: flo
                out: Callable[[str], None] = print) -> int:
     with open(path, "rb") as handle:
         trace = fmt.parse(handle.read())
-    conns = trace.conns(fmt.CLIENT_IN)
-    if not conns:
+    conns = list(dict.fromkeys(trace.conns(fmt.CLIENT_IN) + trace.conns(fmt.CLIENT_OUT)))
+    if not trace.conns(fmt.CLIENT_IN):
         out(f"{path}: the trace has no client frames")
         return 2
-    if len(conns) > 1:
-        out(f"{path}: {len(conns)} client connections; replaying {conns[0]} only")
     if trace.dropped():
         out(f"{path}: warning: the recording dropped frames (it could not keep up); expect differences")
-    replay = Replay(trace, conns[0], fast, timeout)
+    replay = Replay(trace, conns, fast, timeout)
+    remote_token = secrets.token_urlsafe(24)  # this run's own: a trace never holds the recorded one
     with tempfile.TemporaryDirectory(prefix="zcode-acp-replay-") as scratch:
         report = os.path.join(scratch, "backend-report.jsonl")
         log_path = os.path.join(scratch, "bridge.log")
@@ -276,6 +349,15 @@ def run_replay(path: str, update: bool = False, fast: bool = False, timeout: flo
         env.update(ZCODE_BIN=zcode_sim(), ZCODE_HOME=os.path.join(scratch, "home"),
                    ZCODE_SIM_REPLAY=os.path.abspath(path), ZCODE_SIM_REPLAY_REPORT=report,
                    ZCODE_SIM_REPLAY_TIMEOUT=str(timeout))
+        if any(name != STDIO for name in conns):  # remote clients: the endpoint on, with a token of ours
+            env.update(ZCODE_ACP_REMOTE="1", ZCODE_ACP_REMOTE_TOKEN=remote_token)
+            env.setdefault("ZCODE_ACP_HUB_AUTOSTART", "0")
+        if replay.content:  # redacted workspace roots: real folders here, the same ones on the backend side
+            replay.known = _workspaces(trace, scratch)
+            standins = os.path.join(scratch, "standins.json")
+            with open(standins, "wb") as known_file:
+                known_file.write(fmt.dumps(replay.known))
+            env["ZCODE_SIM_REPLAY_STANDINS"] = standins
         if fast:
             env["ZCODE_SIM_REPLAY_FAST"] = "1"
         with open(log_path, "wb") as log_file:
@@ -283,9 +365,9 @@ def run_replay(path: str, update: bool = False, fast: bool = False, timeout: flo
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log_file, env=env)
             reader = gevent.spawn(_read, proc, replay)
 
-            def write(data: bytes) -> None:
+            def write(text: str) -> None:
                 try:
-                    proc.stdin.write(data)
+                    proc.stdin.write(text.encode("utf-8", "surrogatepass") + b"\n")
                     proc.stdin.flush()
                 except (BrokenPipeError, OSError):
                     replay.notes.append("the bridge stopped reading its input")
@@ -296,7 +378,17 @@ def run_replay(path: str, update: bool = False, fast: bool = False, timeout: flo
                 except OSError:
                     pass
 
-            replay.drive(write, close)
+            def open_conn(conn: Connection) -> None:
+                if conn.name == STDIO:
+                    conn.write, conn.close = write, close
+                else:
+                    _open_remote(conn, replay, log_path, remote_token, timeout)
+
+            stdio = replay.conns.get(STDIO)
+            if stdio is None:
+                stdio = replay.conns[STDIO] = Connection(STDIO)  # only remote clients were recorded
+            open_conn(stdio)
+            replay.drive(open_conn)
             reader.join(timeout=timeout)
             try:
                 proc.wait(timeout=timeout)
@@ -310,22 +402,76 @@ def run_replay(path: str, update: bool = False, fast: bool = False, timeout: flo
             out(f"note: {note}")
         for item in divergences:
             out(f"backend: {item.get('divergence')}: {item.get('message')}")
+        clients = "" if conns == [STDIO] else f" to {len(conns)} clients"
         out("\n".join(differences) if differences else
-            f"{path}: the bridge sent what was recorded ({len(replay.recorded_out)} frames)")
+            f"{path}: the bridge sent what was recorded ({replay.recorded_count} frames{clients})")
         if (differences or divergences) and not update:
             with open(log_path, "rb") as log_reader:
                 tail = log_reader.read().decode("utf-8", "replace").splitlines()[-15:]
             out("bridge log (last lines):\n  " + "\n  ".join(tail))
     if update:
-        fresh = replay.updated(fmt.Redactor())
+        # A content-redacted trace stays so: today's texts (built from stand-ins) go in as lengths and hashes.
+        fresh = replay.updated(fmt.Redactor(content=replay.content, salt=secrets.token_bytes(16)))
         temporary = path + ".tmp"
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "wb") as written:
             written.write(fmt.serialise(fresh))
         os.replace(temporary, path)
-        out(f"{path}: bridge>client side rewritten ({len(replay.actual)} frames)")
+        out(f"{path}: bridge>client side rewritten ({replay.actual_count} frames)")
         return 1 if divergences else 0
     return 1 if differences or divergences else 0
+
+
+def _workspaces(trace: fmt.Trace, scratch: str) -> dict[str, str]:
+    """A folder for each redacted ``cwd`` the client sent: a new session's root must exist."""
+    known: dict[str, str] = {}
+    for number, digest in enumerate(fmt.workspace_placeholders(r["frame"] for r in trace.frames(fmt.CLIENT_IN)), 1):
+        folder = os.path.join(scratch, "workspaces", f"w{number}")
+        os.makedirs(folder, exist_ok=True)
+        known[digest] = folder
+    return known
+
+
+def _remote_url(log_path: str, timeout: float) -> str:
+    """The endpoint's address, from the bridge's log (it says where it listens once it does)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with open(log_path, "rb") as handle:
+            match = REMOTE_URL.search(handle.read().decode("utf-8", "replace"))
+        if match:
+            return match.group(1)
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the bridge did not open its remote endpoint within {timeout:g}s")
+        gevent.sleep(0.02)
+
+
+def _open_remote(conn: Connection, replay: Replay, log_path: str, token: str, timeout: float) -> None:
+    """A remote client on the bridge's WebSocket endpoint: one ACP frame per text message."""
+    socket = websocket.connect(f"{_remote_url(log_path, timeout)}?token={token}", name=f"replay-{conn.name}")
+
+    def received(text: str) -> None:
+        try:
+            frame = ujson.loads(text)
+        except ValueError:
+            replay.notes.append(f"the bridge sent {conn.name} a message that is not JSON: {text[:200]!r}")
+            return
+        if isinstance(frame, dict):
+            replay.receive(conn.name, frame)
+
+    def closed(info: websocket.CloseInfo) -> None:
+        replay.changed.set()
+
+    socket.start(on_message=received, on_close=closed)
+
+    def write(text: str) -> None:
+        if not socket.send_text(text):
+            replay.notes.append(f"{conn.name}: the bridge closed this connection before a frame could be sent")
+
+    def close() -> None:
+        socket.close(websocket.CloseCode.NORMAL, "replay done")
+        socket.wait_closed(timeout)
+
+    conn.write, conn.close = write, close
 
 
 def _read(proc: Any, replay: Replay) -> None:
@@ -336,7 +482,7 @@ def _read(proc: Any, replay: Replay) -> None:
             replay.notes.append(f"the bridge wrote a line that is not JSON: {line[:200]!r}")
             continue
         if isinstance(frame, dict):
-            replay.receive(frame)
+            replay.receive(STDIO, frame)
     replay.changed.set()
 
 

@@ -517,6 +517,10 @@ class Session(BridgeActor):
         finally:
             flow.done(message.token)
 
+    def _to_turns(self, events: list[dict[str, Any]], token: Any) -> None:
+        for key, turn in self.turns.items():  # the current Turn, and stopped ones watching for their end
+            turn.tell(TurnEvents(events, flow.share(token) if key == self.current else None))
+
     def _apply(self, ready: Ready, token: Any = None) -> None:
         """Route what the sequencer released, and start a gap fetch if it asked for one."""
         if ready.skipped is not None:
@@ -532,10 +536,17 @@ class Session(BridgeActor):
                     self._adopt(claim)
                 if event.get("type") == TURN_STEER_QUEUED:
                     self._steer_admitted(event)
+                session_before = len(routed.session)
                 self.events.route(event, routed, has_turn, terminal)
+                if len(routed.session) > session_before:
+                    # A session-level update (today's title event) keeps its pipe place among the
+                    # turn's events: those before it go first, those after it follow (a replay found it).
+                    if routed.turn:
+                        self._to_turns(routed.turn, token)
+                    self.deliver_in_order(routed.session)
+                    routed.turn, routed.session = [], []
             if routed.turn:
-                for key, turn in self.turns.items():  # the current Turn, and stopped ones watching for their end
-                    turn.tell(TurnEvents(routed.turn, flow.share(token) if key == self.current else None))
+                self._to_turns(routed.turn, token)
             if routed.tasks:
                 self.tasks.tell(TaskEvents(routed.tasks, flow.share(token)))
             self.deliver_in_order(routed.session)

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import Any
 from collections.abc import Callable
@@ -22,6 +24,9 @@ HERE = Path(__file__).resolve().parent
 SIM = str(Path(sys.executable).parent / "zcode-sim")
 TIMEOUT = 15.0
 FORMS = {"elicitation": {"form": {}}, "_meta": {"terminal_output": True}}
+REMOTE_TOKEN = "trace-remote-token-0123456789"  # a secret-named variable: the trace never holds it
+REMOTE_ENV = {"ZCODE_ACP_REMOTE": "1", "ZCODE_ACP_REMOTE_TOKEN": REMOTE_TOKEN, "ZCODE_ACP_HUB_AUTOSTART": "0",
+              "ZCODE_ACP_HUB_PORT": "9"}  # nothing listens on the discard port: no hub
 
 
 class Client:
@@ -32,6 +37,7 @@ class Client:
         environment = {k: v for k, v in os.environ.items() if not k.startswith(("ZCODE_ACP_", "ZCODE_SIM_"))}
         environment.update(ZCODE_BIN=SIM, ZCODE_HOME=str(scratch / "home"), ZCODE_SIM_DATA=str(scratch / "sim"))
         environment.update(env or {})
+        self.scratch = scratch
         self.log = open(scratch / "bridge.log", "ab")
         flag = ("--trace", str(trace)) if trace is not None else ()  # None: ZCODE_ACP_TRACE in env
         self.proc = subprocess.Popen([sys.executable, "-m", "zcode_acp", "--log-level", "debug", *flag, *args],
@@ -40,13 +46,17 @@ class Client:
         self.frames: list[dict[str, Any]] = []
         self.changed = threading.Condition()
         self.next_id = 0
-        self.on_permission: Callable[[dict[str, Any]], dict[str, Any]] = allow_first
+        self.on_permission: Callable[[dict[str, Any]], dict[str, Any]] | None = allow_first  # None: leave it open
         self.on_form: Callable[[dict[str, Any]], dict[str, Any]] = accept_first
+        self.remotes: list[Remote] = []
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
 
+    def _lines(self) -> Any:
+        return self.proc.stdout
+
     def _read(self) -> None:
-        for line in self.proc.stdout:
+        for line in self._lines():
             frame = json.loads(line)
             with self.changed:
                 self.frames.append(frame)
@@ -58,7 +68,8 @@ class Client:
 
     def _answer(self, frame: dict[str, Any]) -> None:
         if frame["method"] == "session/request_permission":
-            self.write({"jsonrpc": "2.0", "id": frame["id"], "result": self.on_permission(frame["params"])})
+            if self.on_permission is not None:
+                self.write({"jsonrpc": "2.0", "id": frame["id"], "result": self.on_permission(frame["params"])})
         elif frame["method"] == "elicitation/create":
             self.write({"jsonrpc": "2.0", "id": frame["id"], "result": self.on_form(frame["params"])})
         else:
@@ -109,12 +120,61 @@ class Client:
     def prompt(self, session_id: str, text: str) -> int:
         return self.send("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]})
 
+    def remote(self) -> Remote:
+        """A second client on the bridge's remote endpoint (the bridge runs with REMOTE_ENV)."""
+        deadline = time.monotonic() + TIMEOUT
+        match = None
+        while match is None and time.monotonic() < deadline:  # the bridge logs its address once listening
+            match = re.search(r"remote ACP clients: (ws://\S+)", (self.scratch / "bridge.log").read_text())
+            if match is None:
+                time.sleep(0.02)
+        assert match, "the bridge did not log its remote address"
+        remote = Remote(f"{match.group(1)}?token={REMOTE_TOKEN}")
+        self.remotes.append(remote)
+        return remote
+
     def close(self) -> int:
+        for remote in self.remotes:
+            remote.close()
         self.proc.stdin.close()
         code = self.proc.wait(timeout=TIMEOUT)
         self.reader.join(TIMEOUT)
         self.log.close()
         return code
+
+
+class Remote(Client):
+    """A remote ACP client over the WebSocket endpoint: the same policies, one message per frame."""
+
+    def __init__(self, url: str) -> None:  # not Client's: the bridge process is the editor's, not ours
+        from websockets.sync.client import connect
+
+        self.socket = connect(url, max_size=None).__enter__()  # closed in close(); used as a context manager
+        self.frames = []
+        self.changed = threading.Condition()
+        self.next_id = 0
+        self.on_permission = allow_first
+        self.on_form = accept_first
+        self.remotes = []
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _lines(self) -> Any:
+        from websockets.exceptions import ConnectionClosed
+
+        while True:
+            try:
+                yield self.socket.recv()
+            except ConnectionClosed:  # closed: the frames so far are what it saw
+                return
+
+    def write(self, frame: dict[str, Any]) -> None:
+        self.socket.send(json.dumps(frame))
+
+    def close(self) -> int:
+        self.socket.close()
+        self.reader.join(TIMEOUT)
+        return 0
 
 
 def allow_first(params: dict[str, Any]) -> dict[str, Any]:
@@ -198,6 +258,31 @@ def load_history(c: Client) -> None:
     c.call("session/load", {"sessionId": sid, "cwd": "/tmp", "mcpServers": []})
 
 
+def streaming_titled(c: Client) -> None:
+    # Today's engine names the session with an event at the start of the first turn; that turn
+    # is one burst (the title's place in it is the bridge's batch order), the stream is the second.
+    c.initialize()
+    sid = c.new_session()
+    c.answer(c.prompt(sid, "#sim stream count=3 text=hello"))
+    c.answer(c.prompt(sid, "#sim slow count=30 interval=0.005 text=tick"))
+
+
+def two_clients(c: Client) -> None:
+    """The editor prompts; a remote client that loaded the session sees it; the remote wins a dialog."""
+    c.initialize({"_meta": {"terminal_output": True}})
+    sid = c.new_session()
+    r = c.remote()
+    r.initialize({"_meta": {"terminal_output": True}})
+    r.call("session/load", {"sessionId": sid, "cwd": "/tmp", "mcpServers": []})
+    c.answer(c.prompt(sid, "#sim stream count=3 text=echo"))
+    r.wait_for(lambda frames: r.text(sid) == "echoechoecho")
+    c.on_permission = None  # the editor leaves the dialog open: the remote client answers it first
+    running = c.prompt(sid, "#sim permission")
+    c.wait_for(lambda frames: any(f.get("method") == "$/cancel_request" for f in frames))
+    c.answer(running)
+    r.wait_for(lambda frames: any(f.get("method") == "session/request_permission" for f in frames))
+
+
 def backend_restart(c: Client) -> None:
     c.initialize()
     sid = c.new_session()
@@ -209,6 +294,17 @@ SCENARIOS: dict[str, Callable[[Client], None]] = {
     "streaming": streaming, "tools-terminal": tools_terminal, "permission": permission, "plan": plan,
     "questions": questions, "cancel": cancel, "preempt": preempt, "background": background,
     "load-history": load_history, "backend-restart": backend_restart,
+}
+TODAY = {"ZCODE_SIM_DIALECT": "today"}
+REDACT_CONTENT = {"ZCODE_ACP_TRACE_REDACT_CONTENT": "1"}
+# The corpus: file name → (scenario, environment of the recording). Most run on the simulator's
+# default dialect; the ``-today`` ones on today's engine (string server-request ids, v4/command).
+CORPUS: dict[str, tuple[Callable[[Client], None], dict[str, str]]] = {
+    **{name: (scenario, {}) for name, scenario in SCENARIOS.items()},
+    "streaming-today": (streaming_titled, TODAY), "cancel-today": (cancel, TODAY),
+    "permission-today": (permission, TODAY), "two-clients": (two_clients, REMOTE_ENV),
+    # Recorded with --trace-redact-content (its variable form): texts are lengths and hashes.
+    "questions-redacted": (questions, REDACT_CONTENT), "load-history-redacted": (load_history, REDACT_CONTENT),
 }
 
 
@@ -224,9 +320,10 @@ def record(scenario: Callable[[Client], None], trace: Path | None, env: dict[str
 
 
 def main(names: list[str]) -> None:
-    for name in names or list(SCENARIOS):
+    for name in names or list(CORPUS):
         path = HERE / f"{name}.jsonl"
-        record(SCENARIOS[name], path)
+        scenario, env = CORPUS[name]
+        record(scenario, path, env)
         for rotated in HERE.glob(f"{name}.jsonl.*"):
             rotated.unlink()  # re-recording keeps no older part
         print(f"recorded {path.name}: {sum(1 for _ in path.open())} lines")

@@ -1,8 +1,10 @@
 """Every trace in this folder replays against this build without a difference.
 
 The corpus is recorded from the simulator (``python -m tests.traces.driver``);
-a trace a user sends in joins it the same way (docs/traces.md). Traces of two
-clients and of the second simulator dialect will join it once those exist.
+a trace a user sends in joins it the same way (docs/traces.md). It holds both
+simulator dialects (the ``-today`` traces are today's engine), a session of
+two clients (the editor and a remote one), and traces recorded with
+``--trace-redact-content`` (``-redacted``).
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ def replay(path: Path, *args: str) -> subprocess.CompletedProcess:
 def test_the_corpus_covers_the_scenarios_it_promises():
     names = {p.stem for p in CORPUS}
     assert {"streaming", "tools-terminal", "permission", "plan", "questions", "cancel", "preempt", "background",
-            "load-history", "backend-restart"} <= names
+            "load-history", "backend-restart", "streaming-today", "cancel-today", "permission-today",
+            "two-clients", "questions-redacted", "load-history-redacted"} <= names
 
 
 @pytest.mark.parametrize("path", CORPUS, ids=[p.stem for p in CORPUS])

@@ -73,3 +73,13 @@ def test_content_redaction_keeps_lengths_and_hashes_only(tmp_path):
     assert '"redacted":["secrets","content"]' in text.splitlines()[0]
     assert "<37 chars, hash " in text  # the prompt, as its length and a hash
     assert '"sessionUpdate":"agent_message_chunk"' in text  # structure stays readable
+
+
+def test_content_redaction_removes_question_texts_even_where_they_are_keys(tmp_path):
+    from tests.traces.driver import CORPUS
+
+    trace = tmp_path / "t.jsonl"
+    record(CORPUS["questions"][0], trace, args=("--trace-redact-content",))
+    text = trace.read_text()
+    assert "Which file should I test?" not in text  # the answers to the engine are keyed by question
+    assert '"interaction":"questions"' in text or '"toolName":"AskUserQuestion"' in text  # structure stays
