@@ -34,6 +34,7 @@ import uuid
 from typing import Any
 
 import gevent
+import tenacity
 
 from zcode_acp.protocol import events as ev
 from zcode_acp.protocol import interactions
@@ -75,11 +76,23 @@ from zcode_acp.actors.transport import flow
 
 log = logging.getLogger(__name__)
 
+# A busy backend usually frees its lock within milliseconds of the previous turn's end (the
+# turn's answer races its bookkeeping), so the first retry comes after 20 ms, then 40, 80 …
+# up to ``config.busy_retry_interval`` between tries (docs/performance.md, "Busy retry").
+BUSY_FIRST_WAIT = 0.02
+
 CLIENT_ID = "zcode-acp"
 SESSION_CLOSED = "session.closed"  # today's engine: the last event of a closed session
 TRANSIENT_FAILURES = frozenset(
     {"model_request_failed", "model_rate_limited", "timeout", "ECONNRESET", "rate_limited", "overloaded"}
 )
+
+
+class _Attempt:
+    """The one field tenacity's wait strategies read."""
+
+    def __init__(self, attempt_number: int) -> None:
+        self.attempt_number = attempt_number
 
 
 class Turn(BridgeActor):
@@ -122,6 +135,7 @@ class Turn(BridgeActor):
         self.stopping = False  # settled, stop sent, the backend turn not seen ending yet
         self.v4_stop_sent = False
         self.busy_deadline: float | None = None
+        self.busy_attempts = 0
         self.transient_failures = 0
         self.events_since_check = 0
         self.idle_probes = 0
@@ -215,11 +229,17 @@ class Turn(BridgeActor):
             if self.busy_deadline is None:
                 self.busy_deadline = now + self.config.busy_retry_limit
             if now < self.busy_deadline:
-                gevent.spawn_later(self.config.busy_retry_interval, safe_tell, self.actor_ref, RetrySend())
+                self.busy_attempts += 1
+                gevent.spawn_later(self._busy_wait(), safe_tell, self.actor_ref, RetrySend())
                 return
             self._settle(error=RpcError(INTERNAL_ERROR, "ZCode backend stayed busy: another turn holds the session"))
             return
         self._settle(error=from_backend_error(error, "session/send"))
+
+    def _busy_wait(self) -> float:
+        """20 ms, doubling, capped at ``config.busy_retry_interval``."""
+        wait = tenacity.wait_exponential(multiplier=BUSY_FIRST_WAIT, max=self.config.busy_retry_interval)
+        return float(wait(_Attempt(self.busy_attempts)))  # type: ignore[arg-type]
 
     def _stop_backend_turn(self) -> None:
         """Both stops, then watch for the turn's end (a few seconds at most)."""

@@ -43,7 +43,7 @@ class Config:
     compact_timeout: float = 600.0  # today's engine compacts for minutes
     # A stopped turn still running after this long: its session is closed and resumed.
     stop_fallback: float = 5.0
-    # A preempting prompt retries the backend's busy lock this often, this long.
+    # A preempting prompt retries the backend's busy lock at most this often (from 20 ms, doubling), this long.
     busy_retry_interval: float = 0.5
     busy_retry_limit: float = 60.0
     # A turn that is silent this long is probed with session/read.
