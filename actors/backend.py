@@ -67,6 +67,7 @@ log = logging.getLogger(__name__)
 INTERACTION_METHODS = frozenset({"interaction/requestPermission", "interaction/requestUserInput"})
 STDERR_TAIL = 20  # lines of the backend's stderr kept for error messages
 WRITE_BACKLOG_LIMIT = 64 * 1024 * 1024  # bytes queued for a backend that does not read
+FIRST_BATCH_WAIT = 0.05  # seconds the reader waits for a burst's first batch to be handled
 EXIT_GRACE = 0.5  # seconds between "stdout closed" and "exited" that still count as one death
 # A backend that keeps dying before it answers anything (a crash loop: not logged in, a bad
 # install) is restarted after 0.5 s, then 1, 2, 4 … up to 30 s; one that worked and then
@@ -166,7 +167,7 @@ class Backend(BridgeActor):
         while True:
             self.readable.wait()
             token = self.flow.take()
-            chunk = fdio.read_chunk(fd)
+            chunk, after_idle = fdio.read_burst(fd)
             trace.TRACER.record(trace.BACKEND_IN, conn, chunk)  # b"": closed
             if not chunk:
                 token.done()
@@ -181,6 +182,11 @@ class Backend(BridgeActor):
                 token.done()
             elif not safe_tell(me, BackendFrames(generation, frames, token)):
                 return
+            if after_idle:
+                # The first events of a burst reach the client before the reader decodes
+                # the next megabyte (docs/performance.md, "First update"); bounded, so a
+                # batch held by a slow part never stalls reading.
+                self.flow.wait_done(token, FIRST_BATCH_WAIT)
         eof.set()
         with gevent.Timeout(EXIT_GRACE, False):
             proc.wait()
