@@ -134,7 +134,9 @@ def store_new(entries: int, runs: int, interval: float = 0.001) -> tuple[float, 
     for request, sent in asked:
         answered = answers[request]
         times.append(answered - sent)
-        around = [t for t in arrivals if sent - 0.05 <= t <= answered + 0.05]
+        # The store writes after the answer (off the loop), so the window is the whole gap
+        # until the next session/new, not just the request's round trip.
+        around = [t for t in arrivals if sent - 0.05 <= t <= max(answered + 0.05, sent + gap - 0.05)]
         stalls.append(max((b - a for a, b in itertools.pairwise(around)), default=0.0))
     quiet = [t for t in arrivals if t < asked[0][1] - 0.01]
     normal = max((b - a for a, b in itertools.pairwise(quiet)), default=0.0)
