@@ -14,7 +14,7 @@ business, not the translator's: they produce nothing here.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from json.encoder import encode_basestring  # type: ignore[attr-defined]
+from json.encoder import encode_basestring
 from typing import Any
 
 from . import framing, jsonrpc, tools, updates
