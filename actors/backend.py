@@ -172,12 +172,9 @@ class Backend(BridgeActor):
             if not chunk:
                 token.done()
                 break
-            frames = []
-            for line in splitter.feed(chunk):
-                try:
-                    frames.append(framing.decode_object(line, strict=False))
-                except RpcError:
-                    log.debug("skipping an unparseable backend line (%d bytes)", len(line))
+            frames, skipped = framing.decode_backend_lines(splitter.feed(chunk))
+            if skipped:
+                log.debug("skipped %d unparseable backend line(s)", skipped)
             if not frames:
                 token.done()
             elif not safe_tell(me, BackendFrames(generation, frames, token)):
@@ -326,7 +323,19 @@ class Backend(BridgeActor):
         def post(ref: Any, item: Any) -> None:
             outbox.setdefault(ref.actor_urn, (ref, []))[1].append(item)
 
+        routes = self.routes
         for frame in message.frames:
+            # The hot path first: a session event (a notification: no id) for a routed session.
+            if frame.get("method") == "session/event" and "id" not in frame:
+                params: Any = frame.get("params")
+                session = routes.get(params.get("sessionId")) if type(params) is dict else None  # type: ignore[arg-type]
+                if session is not None:
+                    ref, items = outbox.setdefault(session.actor_urn, (session, []))
+                    if items and type(items[-1]) is SessionEvents:
+                        items[-1].events.append(params)
+                    else:
+                        items.append(SessionEvents([params], flow.share(message.token)))
+                continue
             kind = jsonrpc.classify_backend(frame, self.pending.__contains__)
             if kind is jsonrpc.Kind.RESPONSE:
                 self.answered = True

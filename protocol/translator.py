@@ -75,7 +75,7 @@ class TextChunkLines:
     A text delta is the hot path (docs/performance.md): building three nested
     dicts and encoding them with ujson costs ~1.5 µs, the template around the
     escaped delta ~0.1 µs. The template is cut from the slow path's own output,
-    so the bytes are the same (``tests/protocol/test_text_chunk_lines.py``).
+    so the bytes are the same (``tests/protocol/test_hot_path.py``).
     """
 
     __slots__ = ("_head", "_message_id", "_session_id", "_tail")

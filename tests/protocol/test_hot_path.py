@@ -1,4 +1,4 @@
-"""The text-delta fast path writes the very bytes the general path writes."""
+"""The hot path's shortcuts behave like the general path: text-delta bytes, backend line decoding."""
 
 import pytest
 from hypothesis import given, strategies as st
@@ -44,3 +44,18 @@ def test_text_delta_is_exactly_the_events_feed_turns_into_one_agent_text(event):
         assert not (len(slow) == 1 and slow[0]["sessionUpdate"] == "agent_message_chunk")
     else:
         assert slow == [agent_text(fast[1], fast[0])]
+
+
+def test_backend_lines_decode_by_the_rules_of_decode_object():
+    from zcode_acp.protocol import framing
+
+    lines = [b'{"method":"session/event","params":{"x":1}}', b'{"id":3,"result":{}}', b"not json", b"[1]",
+             b"{}", b'{"id":true}', b'{"method":"m","params":{"v":NaN}}', b'{"method":"m","params":{"v":"NaN"}}']
+    expected = []
+    for line in lines:
+        try:
+            expected.append(framing.decode_object(line, strict=False))
+        except Exception:
+            pass
+    frames, skipped = framing.decode_backend_lines(lines)
+    assert frames == expected and skipped == len(lines) - len(expected) == 5
