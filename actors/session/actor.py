@@ -174,9 +174,13 @@ class Session(BridgeActor):
         self.plan: list[dict[str, str]] | None = None
         self.tasks: Any = None
 
-    def on_start(self) -> None:
-        self.tasks = BackgroundTasks.start(self.session_id, self.clients,
-                                           supports_terminal_output(self.capabilities))
+    def _background_tasks(self) -> Any:
+        """Started on first use: most sessions never run a background task, and an idle
+        actor costs memory (docs/performance.md, "Idle sessions")."""
+        if self.tasks is None:
+            self.tasks = BackgroundTasks.start(self.session_id, self.clients,
+                                               supports_terminal_output(self.capabilities))
+        return self.tasks
 
     # -- the port the parts use ------------------------------------------------------------
 
@@ -242,7 +246,7 @@ class Session(BridgeActor):
                                     self.mcp_servers, self.settings.current, as_command))
 
     def task_cancelled(self, task_id: str) -> None:
-        self.tasks.tell(TaskCancelled(task_id))
+        self._background_tasks().tell(TaskCancelled(task_id))
 
     def start_turns(self, keys: list[int]) -> None:
         for key in keys:
@@ -253,7 +257,8 @@ class Session(BridgeActor):
     def on_clients_changed(self, message: ClientsChanged) -> None:
         self.clients = list(message.clients)
         self.capabilities = message.capabilities
-        self.tasks.tell(message)
+        if self.tasks is not None:  # one started later reads self.clients
+            self.tasks.tell(message)
         for turn in self.turns.values():
             turn.tell(message)
 
@@ -536,7 +541,7 @@ class Session(BridgeActor):
                 for key, turn in self.turns.items():  # the current Turn, and stopped ones watching for their end
                     turn.tell(TurnEvents(routed.turn, flow.share(token) if key == self.current else None))
             if routed.tasks:
-                self.tasks.tell(TaskEvents(routed.tasks, flow.share(token)))
+                self._background_tasks().tell(TaskEvents(routed.tasks, flow.share(token)))
             self.deliver_in_order(routed.session)
         if ready.gap_after is not None:
             params = {"sessionId": self.backend_session_id, "deliveryKind": "desktop-continuous",
@@ -688,7 +693,8 @@ class Session(BridgeActor):
         self.lifecycle.fail_waiters(self.lifecycle.closed_error())
         self.deliver(self.cards.close_open_cards())
         try:  # tasks belong to the session: their cards fail with it
-            self.tasks.ask(CloseTasks(), timeout=1.0)
+            if self.tasks is not None:
+                self.tasks.ask(CloseTasks(), timeout=1.0)
         except Exception:
             pass
         if self.backend_session_id:
