@@ -13,6 +13,7 @@ itself. Anything a handler raises becomes the JSON-RPC error of that request.
 from __future__ import annotations
 
 import functools
+import gc
 import logging
 import os
 import time
@@ -133,6 +134,7 @@ class Supervisor(BridgeActor):
         self.client_capabilities: dict[str, dict[str, Any]] = {}  # conn urn → what it declared
         self.sessions: dict[str, Any] = {}
         self.backend_ids: dict[str, str] = {}  # ACP session id → backend session id
+        self.trim_pending = False
         self.dormant: dict[str, Dormant] = {}  # idle Sessions that left memory, back on their next use
         self.activity: dict[str, dict[str, Any]] = {}  # ACP session id → {updatedAt, status, title}
         self.version = version()
@@ -428,6 +430,14 @@ class Supervisor(BridgeActor):
         self.dormant[message.session_id] = record
         session.stop(block=False)
         log.debug("session %s left memory (idle)", message.session_id)
+        if not self.trim_pending:  # once per wave of departures: give freed pages back to the OS
+            self.trim_pending = True
+            gevent.spawn_later(2.0, self._trim)
+
+    def _trim(self) -> None:
+        self.trim_pending = False
+        gc.collect()
+        release_free_memory()
 
     def _session_prompt(self, conn: Any, request_id: Any, params: dict[str, Any]) -> Any:
         session = self._session(params)
@@ -506,6 +516,16 @@ class Supervisor(BridgeActor):
             actor.stop(block=False)
         self.sessions.clear()
         gevent.spawn(self.on_exit)
+
+
+def release_free_memory() -> None:
+    """glibc's ``malloc_trim``: heap pages freed by stopped actors go back to the OS (best effort)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 _DEFERRED = object()  # the handler passed the request on; someone else answers it
