@@ -337,6 +337,7 @@ class Session(BridgeActor):
             if not self.root_known and isinstance(root, str):
                 self.cwd, self.root_known = root, True
             self.workspace_ref = own_workspace({"sessions": [session]}, backend_id) or self.workspace_ref
+            self.history.resumed()  # the next load reads until the history stops growing
         self.backend.tell(RegisterRoute(backend_id, self.actor_ref))
         self.lifecycle.materialized()
         self._subscribe()
