@@ -68,7 +68,9 @@ log = logging.getLogger(__name__)
 INTERACTION_METHODS = frozenset({"interaction/requestPermission", "interaction/requestUserInput"})
 STDERR_TAIL = 20  # lines of the backend's stderr kept for error messages
 WRITE_BACKLOG_LIMIT = 64 * 1024 * 1024  # bytes queued for a backend that does not read
+FIRST_BATCH_WAIT = 0.05  # seconds the reader waits for a burst's first batch to be handled
 EXIT_GRACE = 0.5  # seconds between "stdout closed" and "exited" that still count as one death
+WRITE_FAILURE_GRACE = 3.0  # a refused write waits this long for the exit (a loaded machine reaps slowly)
 # A backend that keeps dying before it answers anything (a crash loop: not logged in, a bad
 # install) is restarted after 0.5 s, then 1, 2, 4 … up to 30 s; one that worked and then
 # died (killed, crashed mid-turn) is restarted at once.
@@ -169,23 +171,26 @@ class Backend(BridgeActor):
         while True:
             self.readable.wait()
             token = self.flow.take()
-            chunk = fdio.read_chunk(fd)
+            chunk, after_idle = fdio.read_burst(fd)
             trace.TRACER.record(trace.BACKEND_IN, conn, chunk)  # b"": closed
             if not chunk:
                 token.done()
                 break
-            frames = []
-            for line in splitter.feed(chunk):
-                try:
-                    frames.append(framing.decode_object(line, strict=False))
-                except RpcError:
-                    if not told_garbage:  # once per process: a CLI that prints prose is named at once
-                        told_garbage = True
-                        safe_tell(me, NonProtocolOutput(generation, line[:300].decode("utf-8", "replace")))
+            frames, skipped = framing.decode_backend_lines(splitter.feed(chunk))
+            if skipped:
+                garbage = framing.first_skipped()
+                if garbage is not None and not told_garbage:  # once per process: prose is named at once
+                    told_garbage = True
+                    safe_tell(me, NonProtocolOutput(generation, garbage.decode("utf-8", "replace")))
             if not frames:
                 token.done()
             elif not safe_tell(me, BackendFrames(generation, frames, token)):
                 return
+            if after_idle:
+                # The first events of a burst reach the client before the reader decodes
+                # the next megabyte (docs/performance.md, "First update"); bounded, so a
+                # batch held by a slow part never stalls reading.
+                self.flow.wait_done(token, FIRST_BATCH_WAIT)
         eof.set()
         with gevent.Timeout(EXIT_GRACE, False):
             proc.wait()
@@ -328,7 +333,19 @@ class Backend(BridgeActor):
         def post(ref: Any, item: Any) -> None:
             outbox.setdefault(ref.actor_urn, (ref, []))[1].append(item)
 
+        routes = self.routes
         for frame in message.frames:
+            # The hot path first: a session event (a notification: no id) for a routed session.
+            if frame.get("method") == "session/event" and "id" not in frame:
+                params: Any = frame.get("params")
+                session = routes.get(params.get("sessionId")) if type(params) is dict else None  # type: ignore[arg-type]
+                if session is not None:
+                    ref, items = outbox.setdefault(session.actor_urn, (session, []))
+                    if items and type(items[-1]) is SessionEvents:
+                        items[-1].events.append(params)
+                    else:
+                        items.append(SessionEvents([params], flow.share(message.token)))
+                continue
             kind = jsonrpc.classify_backend(frame, self.pending.__contains__)
             if kind is jsonrpc.Kind.RESPONSE:
                 self.answered = True
@@ -403,7 +420,7 @@ class Backend(BridgeActor):
             gevent.spawn(self._confirm_write_failure, self.generation, self.proc)
 
     def _confirm_write_failure(self, generation: int, proc: Any) -> None:
-        with gevent.Timeout(EXIT_GRACE, False):
+        with gevent.Timeout(WRITE_FAILURE_GRACE, False):
             proc.wait()
         if proc.poll() is None:
             safe_tell(self.actor_ref, BackendGone(generation, "stopped reading its input"))

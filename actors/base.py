@@ -73,6 +73,11 @@ class CheckedRef(pykka.ActorRef[Any]):
 
 class BridgeActor(pykka.ThreadingActor):
     _handlers: ClassVar[dict[type, Handler]] = {}
+    # A non-daemon thread's start() scans every live non-daemon thread (CPython's
+    # threading._maintain_shutdown_locks), so with 10,000 Sessions each prompt's Turn paid
+    # O(sessions). Our actors are greenlets; shutdown is the Supervisor's teardown, not
+    # the interpreter joining threads (docs/performance.md, "Actor start").
+    use_daemon_thread: ClassVar[bool] = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

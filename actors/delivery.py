@@ -19,6 +19,14 @@ def deliver(clients: Iterable[Any], session_id: str, session_updates: list[dict[
             client.tell(message)
 
 
+def deliver_encoded(clients: Iterable[Any], session_id: str, lines: bytes) -> None:
+    """Notifications already encoded (a Turn's batch, text deltas from their template)."""
+    if lines:
+        message = Deliver(session_id, lines)
+        for client in clients:
+            client.tell(message)
+
+
 ENCODE_SLICE = 500  # updates encoded between two yields to the other greenlets
 
 

@@ -10,6 +10,17 @@ other's sessions and nobody ever sees a half-written file. A corrupt file
 reads as empty with one warning; before it is replaced it is kept aside as
 ``*.corrupt`` rather than silently lost.
 
+A big store is not rewritten per change: rewriting 100,000 entries (an 11 MB
+file) costs ~370 ms of CPU, most of it holding the GIL (so it stalls every
+stream even from the pool's thread). Once the file is past ``SMALL`` bytes a
+change is appended, as one NDJSON line ``{placeholder: entry}``, to the
+journal beside it (``*.journal``, same lock, fsync'd before the change counts
+as saved); readers apply the journal's lines over the file, and when the
+journal reaches half the file's size it is folded in (the whole-file rewrite
+above, then the journal emptied: a crash between the two only re-applies
+lines, which merging makes harmless). docs/decisions.md, "The lazy-session
+store's journal".
+
 All disk I/O runs in gevent's thread pool: the bridge has one OS thread for
 every actor and stream, and a blocking ``flock`` or ``fsync`` there would stop
 them all. ``record`` updates memory at once (``session/new`` answers from
@@ -39,6 +50,7 @@ log = logging.getLogger(__name__)
 FILE_NAME = "acp-lazy-sessions.json"
 LOCK_TIMEOUT = 5.0  # seconds a write waits for another process's lock before trying later
 RETRY_AFTER = 2.0  # seconds before a failed write is tried again
+SMALL = 256 * 1024  # bytes: below this the file is rewritten on every change (cheap, always whole)
 _real_sleep = monkey.get_original("time", "sleep")  # the pool's threads must not touch the gevent hub
 
 T = TypeVar("T")
@@ -80,8 +92,10 @@ class LazySessionStore:
         self.folder = Path(zcode_home) / "v2"
         self.path = self.folder / FILE_NAME
         self.lock_path = self.folder / (FILE_NAME + ".lock")
+        self.journal_path = self.folder / (FILE_NAME + ".journal")
         self.lock_timeout = lock_timeout
         self.ours: dict[str, dict[str, Any]] = {}
+        self.unsaved: dict[str, dict[str, Any]] = {}  # recorded, not yet on disk (file or journal)
         self._warned = False
         self._dirty = False
         self._made = False
@@ -142,10 +156,30 @@ class LazySessionStore:
             self._warn(f"cannot read {self.path}: {exc}; treating it as empty")
             return {}, False
         try:
-            return lazy_sessions.parse(text), False
+            entries = lazy_sessions.parse(text)
         except lazy_sessions.CorruptStore as exc:
             self._warn(f"{self.path} is corrupt ({exc}); treating it as empty")
-            return {}, True
+            entries, corrupt = {}, True
+        else:
+            corrupt = False
+        return lazy_sessions.merge(entries, self._read_journal()), corrupt
+
+    def _read_journal(self) -> dict[str, dict[str, Any]]:
+        """The journal's lines, in order (a torn last line, never acknowledged, is skipped)."""
+        try:
+            text = self.journal_path.read_bytes()
+        except FileNotFoundError:
+            return {}
+        except OSError as exc:
+            self._warn(f"cannot read {self.journal_path}: {exc}; ignoring it")
+            return {}
+        entries: dict[str, dict[str, Any]] = {}
+        for line in text.splitlines():
+            try:
+                entries = lazy_sessions.merge(entries, lazy_sessions.parse(line))
+            except lazy_sessions.CorruptStore:
+                continue
+        return entries
 
     def _warn(self, message: str) -> None:
         if not self._warned:
@@ -192,6 +226,7 @@ class LazySessionStore:
             except OSError as exc:
                 log.warning("cannot create %s: %s", self.folder, exc)
         self.ours[placeholder] = entry
+        self.unsaved[placeholder] = entry
         self._dirty = True
         self.idle.clear()
         if self._writer is None:
@@ -222,8 +257,13 @@ class LazySessionStore:
         try:
             while self._dirty:
                 self._dirty = False
+                unsaved, self.unsaved = self.unsaved, {}  # taken here, on the loop: record() adds meanwhile
                 try:
-                    self._in_pool(self._write)
+                    try:
+                        self._in_pool(self._write, unsaved)
+                    except BaseException:
+                        self.unsaved = {**unsaved, **self.unsaved}  # written with the next try
+                        raise
                 except StoreLocked as exc:  # another bridge holds the lock: try again shortly
                     log.warning("could not save %s: %s; retrying in %gs", self.path, exc, RETRY_AFTER)
                     self._dirty = True
@@ -239,24 +279,57 @@ class LazySessionStore:
         """Wait (bounded) until everything recorded is on disk."""
         return bool(self.idle.wait(timeout))
 
-    def _write(self) -> None:
+    def _write(self, unsaved: dict[str, dict[str, Any]]) -> None:
         with self._locked():
-            on_disk, corrupt = self._read()
-            entries = lazy_sessions.prune(lazy_sessions.merge(on_disk, self.ours), time.time() * 1000)
-            if corrupt:
-                os.replace(self.path, self.path.with_suffix(".json.corrupt"))
-            temporary = self.folder / f".{FILE_NAME}.{os.getpid()}.tmp"
-            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            try:
-                os.write(fd, lazy_sessions.dumps(entries))
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            try:
-                self._replace(temporary)
-            except OSError:
-                temporary.unlink(missing_ok=True)
-                raise
+            if self._journal_will_do():
+                self._append(unsaved)
+            else:
+                self._rewrite()
+
+    def _journal_will_do(self) -> bool:
+        """A big, sound file whose journal is still under half its size takes an appended line."""
+        try:
+            size = self.path.stat().st_size
+        except FileNotFoundError:
+            return False
+        try:
+            journal = self.journal_path.stat().st_size
+        except FileNotFoundError:
+            journal = 0
+        return size >= SMALL and journal < size // 2
+
+    def _append(self, entries: dict[str, dict[str, Any]]) -> None:
+        lines = b"".join(lazy_sessions.dumps_line({key: entry}) for key, entry in entries.items())
+        fd = os.open(self.journal_path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                lines = b"\n" + lines  # a torn line from a killed writer stays a line of its own
+            os.write(fd, lines)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def _rewrite(self) -> None:
+        """The whole file from disk (file + journal) and this process's entries; the journal emptied."""
+        on_disk, corrupt = self._read()
+        entries = lazy_sessions.prune(lazy_sessions.merge(on_disk, self.ours), time.time() * 1000)
+        if corrupt:
+            os.replace(self.path, self.path.with_suffix(".json.corrupt"))
+        temporary = self.folder / f".{FILE_NAME}.{os.getpid()}.tmp"
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.write(fd, lazy_sessions.dumps(entries))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            self._replace(temporary)
+        except OSError:
+            temporary.unlink(missing_ok=True)
+            raise
+        if self.journal_path.exists():
+            os.truncate(self.journal_path, 0)  # folded in; a crash before this only re-applies lines
 
     def _replace(self, temporary: Path) -> None:
         os.replace(temporary, self.path)

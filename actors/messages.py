@@ -681,3 +681,33 @@ class SilenceCheck:
 
 class Tellable(Protocol):
     def tell(self, message: Any) -> None: ...
+
+
+# -- idle sessions (docs/performance.md, "Idle sessions") ----------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class IdleCheck:
+    """A Session's own timer: has it been idle for ``config.idle_session_after``?"""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionIdle:
+    """A Session → the Supervisor: idle long enough to leave memory."""
+
+    session_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class GoDormant:
+    """The Supervisor → an idle Session: answer a ``Dormant`` record and stop taking part, or None if busy."""
+
+
+@dataclass(frozen=True, slots=True)
+class Dormant:
+    """What the Supervisor keeps of a stopped idle Session to bring it back on its next use."""
+
+    cwd: str
+    mcp_servers: list[Any]
+    backend_session_id: str | None
+    settings: Any
+    root_known: bool

@@ -13,6 +13,7 @@ itself. Anything a handler raises becomes the JSON-RPC error of that request.
 from __future__ import annotations
 
 import functools
+import gc
 import logging
 import os
 import time
@@ -46,6 +47,9 @@ from zcode_acp.actors.client_connection import ClientConnection
 from zcode_acp.actors.interaction_router import InteractionRouter
 from zcode_acp.actors.lazy_store import LazySessionStore
 from zcode_acp.actors.messages import (
+    Dormant,
+    GoDormant,
+    SessionIdle,
     Announce,
     Attach,
     AttachClient,
@@ -140,6 +144,8 @@ class Supervisor(BridgeActor):
         self.client_capabilities: dict[str, dict[str, Any]] = {}  # conn urn → what it declared
         self.sessions: dict[str, Any] = {}
         self.backend_ids: dict[str, str] = {}  # ACP session id → backend session id
+        self.trim_pending = False
+        self.dormant: dict[str, Dormant] = {}  # idle Sessions that left memory, back on their next use
         self.activity: dict[str, dict[str, Any]] = {}  # ACP session id → {updatedAt, status, title}
         self.version = version()
         self.shutting_down = False
@@ -312,14 +318,14 @@ class Supervisor(BridgeActor):
 
     def _resolve(self, session_id: str, cwd: str, mcp_servers: list[Any]) -> Any:
         """live mapping → persisted placeholder → raw backend id (docs/sessions.md, "`session/load` and `session/resume`")."""
-        if session_id in self.sessions:
-            return self.sessions[session_id]
+        if session_id in self.sessions or session_id in self.dormant:
+            return self._revive(session_id)
         entry = self.store.get(session_id)
         if entry is not None:
             return self._spawn(session_id, entry["cwd"], mcp_servers, entry.get("zcodeSid"))[0]
         for acp_id, backend_id in self.backend_ids.items():
-            if backend_id == session_id and acp_id in self.sessions:
-                return self.sessions[acp_id]
+            if backend_id == session_id and (acp_id in self.sessions or acp_id in self.dormant):
+                return self._revive(acp_id)
         # Not ours: a backend id (from session/list). Its root is learned from the resume.
         return self._spawn(session_id, cwd, mcp_servers, backend_session_id=session_id, root_known=False)[0]
 
@@ -366,6 +372,7 @@ class Supervisor(BridgeActor):
 
     def _session_close(self, conn: Any, request_id: Any, params: dict[str, Any]) -> dict[str, Any]:
         session_id = _session_id(params)
+        self._revive(session_id)  # a dormant one too: the engine's session is closed as well
         session = self.sessions.pop(session_id, None)
         if session is None:
             raise errors.session_not_found(session_id)
@@ -425,6 +432,7 @@ class Supervisor(BridgeActor):
     @handles(Forget)
     def on_forget(self, message: Forget) -> None:
         session = self.sessions.pop(message.session_id, None)
+        self.dormant.pop(message.session_id, None)
         self.backend_ids.pop(message.session_id, None)
         if session is not None:
             session.stop(block=False)
@@ -443,10 +451,45 @@ class Supervisor(BridgeActor):
 
     def _session(self, params: dict[str, Any]) -> Any:
         session_id = _session_id(params)
-        session = self.sessions.get(session_id)
+        session = self._revive(session_id)
         if session is None:
             raise errors.session_not_found(session_id)
         return session
+
+    # -- idle Sessions (docs/performance.md, "Idle sessions") -----------------------------------
+
+    def _revive(self, session_id: str) -> Any:
+        """The live Session, started again (lost: it resumes on use) if it had gone dormant; or None."""
+        session = self.sessions.get(session_id)
+        if session is None and session_id in self.dormant:
+            record = self.dormant.pop(session_id)
+            session, _ = self._spawn(session_id, record.cwd, record.mcp_servers, record.backend_session_id,
+                                     root_known=record.root_known, settings=record.settings)
+        return session
+
+    @handles(SessionIdle)
+    def on_session_idle(self, message: SessionIdle) -> None:
+        session: Any = self.sessions.get(message.session_id)
+        if session is None or self.shutting_down:
+            return
+        try:  # in mailbox order after anything we forwarded to it: it refuses if that made it busy
+            record = session.ask(GoDormant(), timeout=1.0)
+        except Exception:
+            return
+        if record is None or message.session_id not in self.sessions:
+            return
+        del self.sessions[message.session_id]
+        self.dormant[message.session_id] = record
+        session.stop(block=False)
+        log.debug("session %s left memory (idle)", message.session_id)
+        if not self.trim_pending:  # once per wave of departures: give freed pages back to the OS
+            self.trim_pending = True
+            gevent.spawn_later(2.0, self._trim)
+
+    def _trim(self) -> None:
+        self.trim_pending = False
+        gc.collect()
+        release_free_memory()
 
     def _session_prompt(self, conn: Any, request_id: Any, params: dict[str, Any]) -> Any:
         session = self._session(params)
@@ -477,7 +520,7 @@ class Supervisor(BridgeActor):
     def on_list_sessions(self, message: ListSessions) -> list[dict[str, Any]]:
         """The live sessions, by the ids editors know (for the hub's instance listing)."""
         listed = []
-        for session_id in self.sessions:
+        for session_id in [*self.sessions, *self.dormant]:
             entry = self.activity.get(session_id, {})
             item: dict[str, Any] = {"sessionId": session_id, "updatedAt": entry.get("updatedAt", 0),
                                     "status": entry.get("status", "idle")}
@@ -513,9 +556,10 @@ class Supervisor(BridgeActor):
         self.shutting_down = True
         log.info("tearing down: %s", reason)
         futures = [session.ask(Teardown(), block=False) for session in self.sessions.values()]
+        deadline = time.monotonic() + 1.0  # one second for all of them, not one each
         for future in futures:
             try:
-                future.get(timeout=1.0)
+                future.get(timeout=max(0.0, deadline - time.monotonic()))
             except Exception:
                 pass
         try:  # every open question gets its decline before the backend goes
@@ -534,6 +578,16 @@ class Supervisor(BridgeActor):
             actor.stop(block=False)
         self.sessions.clear()
         gevent.spawn(self.on_exit)
+
+
+def release_free_memory() -> None:
+    """glibc's ``malloc_trim``: heap pages freed by stopped actors go back to the OS (best effort)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 _DEFERRED = object()  # the handler passed the request on; someone else answers it

@@ -34,17 +34,19 @@ import uuid
 from typing import Any
 
 import gevent
+import tenacity
 
 from zcode_acp.protocol import events as ev
 from zcode_acp.protocol import interactions
 from zcode_acp.protocol.content import BackendPrompt
 from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError, from_backend_error, is_busy, is_not_active
-from zcode_acp.protocol.translator import TurnTranslator
+from zcode_acp.protocol.translator import TextChunkLines, TurnTranslator
+from zcode_acp.protocol.updates import encode as encode_updates
 from zcode_acp.protocol.usage import prompt_result, read_usage_update
 
 from zcode_acp.actors.base import BridgeActor, handles, safe_tell
 from zcode_acp.actors.cli.config import Config
-from zcode_acp.actors.delivery import deliver
+from zcode_acp.actors.delivery import deliver, deliver_encoded
 from zcode_acp.actors.messages import (
     Adopt,
     BackendCall,
@@ -75,11 +77,23 @@ from zcode_acp.actors.transport import flow
 
 log = logging.getLogger(__name__)
 
+# A busy backend usually frees its lock within milliseconds of the previous turn's end (the
+# turn's answer races its bookkeeping), so the first retry comes after 20 ms, then 40, 80 …
+# up to ``config.busy_retry_interval`` between tries (docs/performance.md, "Busy retry").
+BUSY_FIRST_WAIT = 0.02
+
 CLIENT_ID = "zcode-acp"
 SESSION_CLOSED = "session.closed"  # today's engine: the last event of a closed session
 TRANSIENT_FAILURES = frozenset(
     {"model_request_failed", "model_rate_limited", "timeout", "ECONNRESET", "rate_limited", "overloaded"}
 )
+
+
+class _Attempt:
+    """The one field tenacity's wait strategies read."""
+
+    def __init__(self, attempt_number: int) -> None:
+        self.attempt_number = attempt_number
 
 
 class Turn(BridgeActor):
@@ -112,6 +126,7 @@ class Turn(BridgeActor):
         self.clients = clients
         self.config = config
         self.translator = TurnTranslator(message_id=message_id, terminal_output=terminal_output, plan=plan)
+        self.text_lines = TextChunkLines(session_id)
         self.finishing: dict[str, Any] | None = None  # the answer, held while the final plan is read
         self.state = "created"
         self.send_in_flight = False
@@ -122,6 +137,7 @@ class Turn(BridgeActor):
         self.stopping = False  # settled, stop sent, the backend turn not seen ending yet
         self.v4_stop_sent = False
         self.busy_deadline: float | None = None
+        self.busy_attempts = 0
         self.transient_failures = 0
         self.events_since_check = 0
         self.idle_probes = 0
@@ -215,11 +231,17 @@ class Turn(BridgeActor):
             if self.busy_deadline is None:
                 self.busy_deadline = now + self.config.busy_retry_limit
             if now < self.busy_deadline:
-                gevent.spawn_later(self.config.busy_retry_interval, safe_tell, self.actor_ref, RetrySend())
+                self.busy_attempts += 1
+                gevent.spawn_later(self._busy_wait(), safe_tell, self.actor_ref, RetrySend())
                 return
             self._settle(error=RpcError(INTERNAL_ERROR, "ZCode backend stayed busy: another turn holds the session"))
             return
         self._settle(error=from_backend_error(error, "session/send"))
+
+    def _busy_wait(self) -> float:
+        """20 ms, doubling, capped at ``config.busy_retry_interval``."""
+        wait = tenacity.wait_exponential(multiplier=BUSY_FIRST_WAIT, max=self.config.busy_retry_interval)
+        return float(wait(_Attempt(self.busy_attempts)))  # type: ignore[arg-type]
 
     def _stop_backend_turn(self) -> None:
         """Both stops, then watch for the turn's end (a few seconds at most)."""
@@ -321,24 +343,41 @@ class Turn(BridgeActor):
         self.events_since_check += len(events)
         if self.state != "running":
             return  # nothing is ours before the Session says which turn is (Adopt)
+        # Text deltas take the pre-encoded path (protocol/translator.py, TextChunkLines); the
+        # other updates are encoded in place, so the client sees them in event order.
+        lines: list[bytes] = []
         updates: list[dict[str, Any]] = []
+        own_turn = self.turn_id
+        text_delta = self.translator.text_delta
+        text_line = self.text_lines.line
         for event in events:
-            kind = event.get("type")
             event_turn = ev.turn_id(event)
-            if event_turn is not None and self.turn_id is not None and event_turn != self.turn_id:
+            if event_turn is not None and own_turn is not None and event_turn != own_turn:
                 continue
-            if kind == ev.TURN_COMPLETED:
-                self._emit(updates)
+            text = text_delta(event)
+            if text is not None:
+                if updates:
+                    lines.append(encode_updates(self.session_id, updates))
+                    updates = []
+                lines.append(text_line(*text))
+                continue
+            kind = event.get("type")
+            if kind == ev.TURN_COMPLETED or kind == ev.TURN_FAILED:
+                self._emit_lines(lines, updates)
                 body = ev.payload(event)
+                if kind == ev.TURN_FAILED:
+                    self._failed(body.get("error"))
+                    return
                 stop = "cancelled" if body.get("resultType") == "cancelled" else "end_turn"
                 self._completed(prompt_result(stop, body.get("usage")))
                 return
-            if kind == ev.TURN_FAILED:
-                self._emit(updates)
-                self._failed(ev.payload(event).get("error"))
-                return
             updates.extend(self.translator.feed(event))
-        self._emit(updates)
+        self._emit_lines(lines, updates)
+
+    def _emit_lines(self, lines: list[bytes], updates: list[dict[str, Any]]) -> None:
+        if updates:
+            lines.append(encode_updates(self.session_id, updates))
+        deliver_encoded(self.clients, self.session_id, b"".join(lines))
 
     def _failed(self, error: Any) -> None:
         error = error if isinstance(error, dict) else {"message": str(error)}

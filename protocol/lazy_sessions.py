@@ -81,3 +81,8 @@ def prune(entries: dict[str, dict[str, Any]], now_ms: float) -> dict[str, dict[s
 
 def dumps(entries: dict[str, dict[str, Any]]) -> bytes:
     return ujson.dumps(entries, ensure_ascii=False, escape_forward_slashes=False, indent=2).encode("utf-8")
+
+
+def dumps_line(entries: dict[str, dict[str, Any]]) -> bytes:
+    """One journal line (no indentation, newline-terminated)."""
+    return ujson.dumps(entries, ensure_ascii=False, escape_forward_slashes=False).encode("utf-8") + b"\n"

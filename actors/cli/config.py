@@ -43,9 +43,12 @@ class Config:
     compact_timeout: float = 600.0  # today's engine compacts for minutes
     # A stopped turn still running after this long: its session is closed and resumed.
     stop_fallback: float = 5.0
-    # A preempting prompt retries the backend's busy lock this often, this long.
+    # A preempting prompt retries the backend's busy lock at most this often (from 20 ms, doubling), this long.
     busy_retry_interval: float = 0.5
     busy_retry_limit: float = 60.0
+    # A session with no turn, dialog or background task for this long leaves memory (0: never);
+    # its next use resumes it (docs/performance.md, "Idle sessions").
+    idle_session_after: float = 600.0
     # A turn that is silent this long is probed with session/read.
     silence_probe: float = 60.0
     # Transient model failures are re-sent this many times (with backoff).
@@ -156,6 +159,8 @@ SETTINGS: tuple[Setting, ...] = (
             "seconds to wait for the backend's answer to create/resume/list/send and the like", positive_seconds),
     Setting("ZCODE_ACP_BUSY_LIMIT", "busy_retry_limit", "60",
             "seconds a prompt keeps retrying a busy backend before failing", seconds),
+    Setting("ZCODE_ACP_IDLE_AFTER", "idle_session_after", "600",
+            "seconds after which an idle session leaves memory, to be resumed on its next use (0: never)", seconds),
     Setting("ZCODE_ACP_INTERACTION_TIMEOUT", "interaction_timeout", "0",
             "seconds after which an unanswered permission/question dialog is declined (0: never)", seconds),
     Setting("ZCODE_ACP_STOP_FALLBACK", "stop_fallback", "5",

@@ -58,6 +58,10 @@ from zcode_acp.actors.base import BridgeActor, handles, safe_tell
 from zcode_acp.actors.cli.config import Config
 from zcode_acp.actors.delivery import deliver, encode_cooperatively
 from zcode_acp.actors.messages import (
+    Dormant,
+    GoDormant,
+    IdleCheck,
+    SessionIdle,
     Adopt,
     Announce,
     Answered,
@@ -114,7 +118,7 @@ from zcode_acp.actors.messages import (
 from zcode_acp.actors.session.attribution import Attribution, Claim
 from zcode_acp.actors.session.extensions import Controls
 from zcode_acp.actors.session.history import POLL_INTERVAL, HistoryRead
-from zcode_acp.actors.session.lifecycle import Lifecycle, Step
+from zcode_acp.actors.session.lifecycle import Lifecycle, Phase, Step
 from zcode_acp.actors.session.routing import EventRouter, Routed
 from zcode_acp.actors.session.sequencer import Ready, Sequencer
 from zcode_acp.actors.session.settings import Settings
@@ -122,6 +126,7 @@ from zcode_acp.actors.transport import flow
 from zcode_acp.actors.turn import Turn
 
 log = logging.getLogger(__name__)
+_NOT_ACTIVITY = (IdleCheck, GoDormant)  # the idle machinery's own messages
 
 
 class Session(BridgeActor):
@@ -175,9 +180,51 @@ class Session(BridgeActor):
         self.plan: list[dict[str, str]] | None = None
         self.tasks: Any = None
 
+    # -- leaving memory when idle ----------------------------------------------------------------
+
     def on_start(self) -> None:
-        self.tasks = BackgroundTasks.start(self.session_id, self.clients,
-                                           supports_terminal_output(self.capabilities))
+        self.last_active = time.monotonic()
+        self._arm_idle_check(self.config.idle_session_after)
+
+    def on_receive(self, message: Any) -> Any:
+        if type(message) not in _NOT_ACTIVITY:
+            self.last_active = time.monotonic()
+        return super().on_receive(message)
+
+    def _arm_idle_check(self, delay: float) -> None:
+        if self.config.idle_session_after > 0:
+            gevent.spawn_later(delay, safe_tell, self.actor_ref, IdleCheck())
+
+    def _idle(self) -> bool:
+        """Nothing would be lost by stopping now: no turn, dialog card, task, load or compaction."""
+        return (not self.turns and self.tasks is None and not self.cards.cards and not self.history.in_flight
+                and not self.controls.compacting and self.lifecycle.phase in (Phase.LIVE, Phase.LOST, Phase.PLACEHOLDER)
+                and time.monotonic() - self.last_active >= self.config.idle_session_after)
+
+    @handles(IdleCheck)
+    def on_idle_check(self, message: IdleCheck) -> None:
+        if self._idle():
+            self.supervisor.tell(SessionIdle(self.session_id))
+        remaining = self.last_active + self.config.idle_session_after - time.monotonic()
+        self._arm_idle_check(max(remaining, 1.0))
+
+    @handles(GoDormant)
+    def on_go_dormant(self, message: GoDormant) -> Dormant | None:
+        """Asked by the Supervisor, in mailbox order after anything it forwarded: still idle?"""
+        if not self._idle():  # something the Supervisor forwarded before this ask came first
+            return None
+        if self.backend_session_id and self.lifecycle.live:
+            self.backend.tell(UnregisterRoute(self.backend_session_id, self.actor_ref))
+        self.lifecycle.close()
+        return Dormant(self.cwd, self.mcp_servers, self.backend_session_id, self.settings.current, self.root_known)
+
+    def _background_tasks(self) -> Any:
+        """Started on first use: most sessions never run a background task, and an idle
+        actor costs memory (docs/performance.md, "Idle sessions")."""
+        if self.tasks is None:
+            self.tasks = BackgroundTasks.start(self.session_id, self.clients,
+                                               supports_terminal_output(self.capabilities))
+        return self.tasks
 
     # -- the port the parts use ------------------------------------------------------------
 
@@ -243,7 +290,7 @@ class Session(BridgeActor):
                                     self.mcp_servers, self.settings.current, as_command))
 
     def task_cancelled(self, task_id: str) -> None:
-        self.tasks.tell(TaskCancelled(task_id))
+        self._background_tasks().tell(TaskCancelled(task_id))
 
     def start_turns(self, keys: list[int]) -> None:
         for key in keys:
@@ -254,7 +301,8 @@ class Session(BridgeActor):
     def on_clients_changed(self, message: ClientsChanged) -> None:
         self.clients = list(message.clients)
         self.capabilities = message.capabilities
-        self.tasks.tell(message)
+        if self.tasks is not None:  # one started later reads self.clients
+            self.tasks.tell(message)
         for turn in self.turns.values():
             turn.tell(message)
 
@@ -289,6 +337,7 @@ class Session(BridgeActor):
             if not self.root_known and isinstance(root, str):
                 self.cwd, self.root_known = root, True
             self.workspace_ref = own_workspace({"sessions": [session]}, backend_id) or self.workspace_ref
+            self.history.resumed()  # the next load reads until the history stops growing
         self.backend.tell(RegisterRoute(backend_id, self.actor_ref))
         self.lifecycle.materialized()
         self._subscribe()
@@ -548,7 +597,7 @@ class Session(BridgeActor):
             if routed.turn:
                 self._to_turns(routed.turn, token)
             if routed.tasks:
-                self.tasks.tell(TaskEvents(routed.tasks, flow.share(token)))
+                self._background_tasks().tell(TaskEvents(routed.tasks, flow.share(token)))
             self.deliver_in_order(routed.session)
         if ready.gap_after is not None:
             params = {"sessionId": self.backend_session_id, "deliveryKind": "desktop-continuous",
@@ -700,7 +749,8 @@ class Session(BridgeActor):
         self.lifecycle.fail_waiters(self.lifecycle.closed_error())
         self.deliver(self.cards.close_open_cards())
         try:  # tasks belong to the session: their cards fail with it
-            self.tasks.ask(CloseTasks(), timeout=1.0)
+            if self.tasks is not None:
+                self.tasks.ask(CloseTasks(), timeout=1.0)
         except Exception:
             pass
         if self.backend_session_id:

@@ -1,8 +1,9 @@
 """The Session's history read for ``session/load`` (docs/sessions.md, "`session/load` and `session/resume`").
 
-After a resume the backend's history fills in for a moment, so it is read
-until its size stops changing (bounded). One read serves every load that
-waits for it. Bookkeeping only; the Session makes the calls.
+After a resume the backend's history fills in for a moment, so the first load
+after one reads it until its size stops changing (bounded); any other load
+reads it once (a second read cost a warm 10,000-message load ~100 ms:
+docs/performance.md). One read serves every load that waits for it. Bookkeeping only; the Session makes the calls.
 """
 
 from __future__ import annotations
@@ -22,6 +23,10 @@ class HistoryRead:
         self._count = -1
         self._reads = 0
         self.messages: Any = None
+        self.filling = False  # resumed, and the history not yet seen to stop growing
+
+    def resumed(self) -> None:
+        self.filling = True
 
     def want(self, attach: Any) -> bool:
         """Queue a load; True when a read must start (none is in flight)."""
@@ -39,9 +44,10 @@ class HistoryRead:
         """One read's messages; True when it is still growing and must be read again."""
         count = message_count(messages)
         self.messages = messages
-        if count != self._count and self._reads < POLL_LIMIT:
+        if self.filling and count != self._count and self._reads < POLL_LIMIT:
             self._count = count
             return True
+        self.filling = False
         return False
 
     def finish(self) -> list[Any]:

@@ -46,6 +46,29 @@ def read_chunk(fd: int) -> bytes:
         return b""
 
 
+FIRST_CHUNK = 16 * 1024
+
+
+def read_burst(fd: int) -> tuple[bytes, bool]:
+    """Up to CHUNK bytes, or only FIRST_CHUNK when the pipe was empty; and whether it was.
+
+    After an idle pipe the first read is small, so the first events of a burst travel
+    the tree on their own instead of after a megabyte of their followers
+    (docs/performance.md, "First update"). b"" at EOF (or when the fd is gone).
+    """
+    try:
+        return os.read(fd, CHUNK), False
+    except BlockingIOError:
+        pass
+    except OSError:
+        return b"", False
+    try:
+        data: bytes = gos.nb_read(fd, FIRST_CHUNK)  # parks this greenlet until readable
+        return data, True
+    except OSError:
+        return b"", True
+
+
 def write_all(fd: int, data: bytes) -> bool:
     """Write everything; False if the reader has gone (EPIPE / closed fd)."""
     view = memoryview(data)

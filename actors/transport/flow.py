@@ -15,6 +15,7 @@ token can never wedge the reader.
 
 from __future__ import annotations
 
+import time
 import weakref
 
 import gevent.event
@@ -53,6 +54,16 @@ class Flow:
         token = Token(self)
         self.live.add(token)
         return token
+
+    def wait_done(self, token: Token, timeout: float) -> None:
+        """Until every part of ``token``'s batch is handled (at most ``timeout`` seconds)."""
+        deadline = time.monotonic() + timeout
+        while token.parts > 0:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            self.freed.clear()
+            self.freed.wait(remaining)
 
 
 def done(token: Token | None) -> None:

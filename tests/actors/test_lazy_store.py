@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from zcode_acp.actors import lazy_store
 from zcode_acp.actors.lazy_store import LazySessionStore
 from zcode_acp.protocol import lazy_sessions
 
@@ -58,6 +59,7 @@ def test_a_corrupt_file_reads_as_empty_with_one_warning_and_is_kept_aside(tmp_pa
 WRITER = """
 import sys
 from pathlib import Path
+from zcode_acp.actors import lazy_store
 from zcode_acp.actors.lazy_store import LazySessionStore
 store = LazySessionStore(Path(sys.argv[1]))
 for i in range(40):
@@ -113,3 +115,62 @@ def test_delete_persists_a_tombstone_other_bridges_honour(tmp_path):
     other.record("p3", "/w")
     other.flush(5)
     assert json.loads(store.path.read_text())["p1"]["deleted"] is True
+
+
+def _big_store(tmp_path, entries=3000):
+    """A file past SMALL, so changes go to the journal."""
+    store = LazySessionStore(tmp_path)
+    store.folder.mkdir(parents=True)
+    now = int(time.time() * 1000)
+    data = {f"old-{i}": {"cwd": "/w" * 40, "createdAt": now, "zcodeSid": f"s{i}"} for i in range(entries)}
+    store.path.write_bytes(lazy_sessions.dumps(data))
+    assert store.path.stat().st_size >= lazy_store.SMALL
+    return store
+
+
+def test_a_big_file_takes_changes_in_its_journal_and_readers_see_them(tmp_path):
+    store = _big_store(tmp_path)
+    before = store.path.read_bytes()
+    store.record("p1", "/w")
+    store.flush(5)
+    store.record("p1", "/w", "sess_1")
+    store.flush(5)
+    assert store.path.read_bytes() == before  # not rewritten
+    assert stat.S_IMODE(store.journal_path.stat().st_mode) == 0o600
+    assert len(store.journal_path.read_bytes().splitlines()) == 2
+    other = LazySessionStore(tmp_path)  # another process (nothing in memory)
+    assert other.get("p1")["zcodeSid"] == "sess_1"
+    assert other.get("old-7")["zcodeSid"] == "s7"
+    assert len(other.load()) == 3001
+
+
+def test_a_torn_journal_line_is_skipped_and_the_next_line_stays_whole(tmp_path):
+    store = _big_store(tmp_path)
+    store.journal_path.write_bytes(b'{"torn": {"cwd": "/w", "zcodeS')  # a writer killed mid-append
+    store.record("p2", "/w", "sess_2")
+    store.flush(5)
+    other = LazySessionStore(tmp_path)
+    assert other.get("p2")["zcodeSid"] == "sess_2" and other.get("torn") is None
+
+
+def test_the_journal_is_folded_into_the_file_at_half_its_size(tmp_path, monkeypatch):
+    store = _big_store(tmp_path)
+    monkeypatch.setattr(lazy_store, "SMALL", 1)
+    size = store.path.stat().st_size
+    store.journal_path.write_bytes(b"x" * (size // 2) + b"\n")  # junk lines: skipped, then dropped
+    store.record("p3", "/w", "sess_3")
+    store.flush(5)
+    assert store.journal_path.read_bytes() == b""
+    data = json.loads(store.path.read_text())
+    assert data["p3"]["zcodeSid"] == "sess_3" and len(data) == 3001
+
+
+def test_two_processes_appending_to_one_journal_lose_nothing(tmp_path):
+    _big_store(tmp_path)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    writers = [subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path), name], cwd=root)
+               for name in ("a", "b")]
+    assert [w.wait(timeout=60) for w in writers] == [0, 0]
+    entries = LazySessionStore(tmp_path).load()
+    assert len(entries) == 3080
+    assert entries["a-3"]["zcodeSid"] == "sess-a-3" and "zcodeSid" not in entries["b-2"]

@@ -152,6 +152,7 @@ def test_a_background_bash_launch_card_is_remembered_for_its_task():
 
 def test_one_history_read_serves_every_load_and_rereads_while_it_grows():
     history = HistoryRead()
+    history.resumed()
     assert history.want("load-1") is True
     assert history.want("load-2") is False
     history.read_sent()
@@ -163,6 +164,7 @@ def test_one_history_read_serves_every_load_and_rereads_while_it_grows():
 
 def test_a_history_that_keeps_growing_is_read_a_bounded_number_of_times():
     history = HistoryRead()
+    history.resumed()
     history.want("load")
     reads = 0
     while True:
@@ -171,6 +173,21 @@ def test_a_history_that_keeps_growing_is_read_a_bounded_number_of_times():
         if not history.read(list(range(reads))):
             break
     assert reads == POLL_LIMIT
+
+
+def test_only_the_first_load_after_a_resume_waits_for_the_history_to_settle():
+    history = HistoryRead()
+    history.resumed()
+    history.want("first")
+    history.read_sent()
+    assert history.read([1]) is True
+    history.read_sent()
+    assert history.read([1]) is False
+    history.finish()
+    history.want("warm")  # live since: one read is the history
+    history.read_sent()
+    assert history.read([1, 2]) is False
+    assert history.finish() == ["warm"]
 
 
 # -- settings -------------------------------------------------------------------------------------
