@@ -72,6 +72,21 @@ def row_tracing(s: Sizes) -> list[Line]:
              f"{t / p:.0%} ({t:,.0f}/s traced: {rates(traced)}; {p:,.0f}/s untraced: {rates(plain)})", "≥ 90 %")]
 
 
+def row_remote(s: Sizes) -> list[Line]:
+    from bench import remote  # websocket-client: only for this row
+
+    alone = streaming.stream_rate(BRIDGE, s.count)
+    fast_editor, fast_remote, got, _ = remote.with_remote(s.count, stalled=False)
+    stalled_editor, _, _, peak = remote.with_remote(s.count * 3, stalled=True)
+    return [
+        ("editor updates/s with a fast remote client attached (remote's rate beside it)",
+         f"{fast_editor:,.0f}/s editor, {fast_remote:,.0f}/s remote ({got:,} of {s.count:,}); alone {alone:,.0f}/s",
+         "both get everything"),
+        ("editor updates/s with a stalled remote client attached (bridge peak RSS)",
+         f"{stalled_editor:,.0f}/s; peak RSS {peak:.0f} MiB", "editor not slowed; RSS bounded"),
+    ]
+
+
 def row_startup(s: Sizes) -> list[Line]:
     return [(f"spawn → `initialize` answered (median of {s.startups})",
              f"{lifecycle.startup(s.startups):.0f} ms", "≤ 120 ms")]
@@ -140,6 +155,7 @@ def row_rss_many(s: Sizes) -> list[Line]:
 ROWS: dict[str, Callable[[Sizes], list[Line]]] = {
     "throughput": row_throughput,
     "tracing": row_tracing,
+    "remote": row_remote,
     "startup": row_startup,
     "first-update": row_first_update,
     "busy": row_busy,
