@@ -8,7 +8,6 @@ working backend again on the next use. docs/reliability.md lists them.
 import fcntl
 import os
 
-import pytest
 import re
 import signal
 import time
@@ -42,8 +41,6 @@ def test_a_backend_that_stops_reading_never_freezes_other_requests(tmp_path):
         assert big["error"]["code"] == -32603
 
 
-@pytest.mark.xfail(strict=True, reason="the simulator's close_stdout step leaves its stdout pipe open (os.close(1) "
-                                       "does not reach EOF at the bridge); the bridge side is built: Backend._read_stdout")
 def test_a_backend_that_closes_stdout_but_stays_alive_is_replaced(tmp_path):
     with running(tmp_path) as b:
         sid = b.new_session()
