@@ -2,14 +2,21 @@
 
 import contextlib
 import json
+import logging
+
+import gevent
 from dataclasses import replace
 
 
+from zcode_acp.actors.backend import Backend
+from zcode_acp.actors.cli.config import Config
 from zcode_acp.actors.client_connection import ClientConnection
+from zcode_acp.actors.messages import TerminateBackend, Throttle
 from zcode_acp.actors.lazy_store import LazySessionStore
 from zcode_acp.actors.session.actor import Session
 from zcode_acp.protocol.session_config import SessionSettings
 from tests.actors.fakes import Probe
+from tests.actors.test_backend import call, script
 from tests.actors.test_client_connection import Pipes
 from tests.actors.test_session_turn import CONFIG, Script, start_running
 
@@ -54,3 +61,25 @@ def test_a_bad_cancel_frame_drops_none_of_the_frames_read_with_it():
         assert [m.frame["id"] for m in frames] == list(range(5))
     finally:
         conn.stop()
+
+
+def test_a_deadline_never_expires_while_a_slow_client_holds_the_backend_reader(tmp_path, caplog):
+    # The backend answers at once, but a client backlog pauses reading it: the answer
+    # waits in the pipe, and the request's deadline passes meanwhile.
+    backend = Backend.start(replace(Config(), zcode_bin=script(
+        tmp_path, """read line; printf '{"id":1,"result":{"ok":true}}\\n'; sleep 30""")))
+    asker = Probe()
+    try:
+        backend.tell(Throttle("slow-client", True))
+        caplog.set_level(logging.DEBUG, logger="zcode_acp.actors.backend")
+        backend.tell(call("session/list", {}, asker, "list", timeout=0.1))
+        with gevent.Timeout(3, AssertionError("neither an answer nor an extended deadline within 3s")):
+            while not (asker.of("Answer") or any("extended" in r.getMessage() for r in caplog.records)):
+                gevent.sleep(0.01)  # polling a condition (log records wake nobody)
+        assert not asker.of("Answer"), "the request timed out while the bridge itself held the answer unread"
+        backend.tell(Throttle("slow-client", False))
+        answer = asker.wait_for(lambda: asker.of("Answer"))[0]
+        assert answer.error is None and answer.result == {"ok": True}
+    finally:
+        backend.tell(TerminateBackend(0.1))
+        backend.stop()
