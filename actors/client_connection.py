@@ -45,7 +45,7 @@ from zcode_acp.actors.messages import (
     WithdrawRequest,
     WriteFailed,
 )
-from zcode_acp.actors.transport import trace
+from zcode_acp.actors.transport import flow, trace
 from zcode_acp.actors.transport.base import Transport
 
 log = logging.getLogger(__name__)
@@ -75,6 +75,7 @@ class ClientConnection(BridgeActor):
         self.out: list[bytes] = []  # written at the end of the current burst of messages
         self.out_size = 0
         self.closed = False
+        self.reading: Any = None  # the flow token of the read being handled (actors/transport/flow.py)
 
     # -- lifecycle ------------------------------------------------------------------
 
@@ -95,6 +96,14 @@ class ClientConnection(BridgeActor):
 
     @handles(InboundFrames)
     def on_frames(self, message: InboundFrames) -> None:
+        self.reading = message.token
+        try:
+            self._frames(message)
+        finally:
+            self.reading = None
+            flow.done(message.token)
+
+    def _frames(self, message: InboundFrames) -> None:
         if trace.TRACER.enabled:
             trace.TRACER.record(trace.CLIENT_IN, self.transport.name, b"".join(f + b"\n" for f in message.frames))
         for line in message.frames:
@@ -138,7 +147,7 @@ class ClientConnection(BridgeActor):
             session_id = params.get("sessionId") if isinstance(params, dict) else None
             self.open_requests[handle] = (session_id if isinstance(session_id, str) else None, frame["method"])
             self.by_id[key] = handle
-        self.supervisor.tell(ClientFrame(self.actor_ref, frame, handle))
+        self.supervisor.tell(ClientFrame(self.actor_ref, frame, handle, flow.share(self.reading)))
 
     @handles(InboundError)
     def on_inbound_error(self, message: InboundError) -> None:

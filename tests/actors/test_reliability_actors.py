@@ -14,6 +14,8 @@ from zcode_acp.actors.client_connection import ClientConnection
 from zcode_acp.actors.messages import TerminateBackend, Throttle
 from zcode_acp.actors.lazy_store import LazySessionStore
 from zcode_acp.actors.session.actor import Session
+from zcode_acp.actors.transport import fdio
+from zcode_acp.actors.transport.flow import Flow
 from zcode_acp.protocol.session_config import SessionSettings
 from tests.actors.fakes import Probe
 from tests.actors.test_backend import call, script
@@ -83,3 +85,27 @@ def test_a_deadline_never_expires_while_a_slow_client_holds_the_backend_reader(t
     finally:
         backend.tell(TerminateBackend(0.1))
         backend.stop()
+
+
+def test_the_client_reader_stays_a_few_reads_ahead_of_the_tree():
+    # A client that writes faster than the bridge handles must leave the excess in the
+    # pipe, not in mailboxes (the long random run's memory peak came from there).
+    pipes = Pipes()
+    owner = Probe()  # keeps every InboundFrames (and its flow token) unhandled
+    transport = pipes.transport()
+    window = Flow().limit  # reads handed over but not yet handled
+    transport.start(owner.ref)
+    try:
+        for index in range(window):
+            pipes.send(b'{"n":%d}\n' % index)
+            owner.wait_for(lambda count=index + 1: len(owner.of("InboundFrames")) == count)
+        pipes.send(b'{"n":"more"}\n')
+        with gevent.Timeout(0.3, False):  # a reader without a window reads it at once
+            while fdio.unread(pipes.client_to_bridge[0]) and not len(owner.of("InboundFrames")) > window:
+                gevent.sleep(0.01)
+        assert len(owner.of("InboundFrames")) == window
+        assert fdio.unread(pipes.client_to_bridge[0]) > 0
+        owner.of("InboundFrames")[0].token.done()  # the tree handled one read
+        owner.wait_for(lambda: len(owner.of("InboundFrames")) == window + 1)
+    finally:
+        transport.close()
