@@ -14,6 +14,7 @@ from zcode_acp.actors.client_connection import ClientConnection
 from zcode_acp.actors.messages import TerminateBackend, Throttle
 from zcode_acp.actors.lazy_store import LazySessionStore
 from zcode_acp.actors.session.actor import Session
+from zcode_acp.actors.session.history import HistoryRead
 from zcode_acp.actors.transport import fdio
 from zcode_acp.actors.transport.flow import Flow
 from zcode_acp.protocol.session_config import SessionSettings
@@ -109,3 +110,17 @@ def test_the_client_reader_stays_a_few_reads_ahead_of_the_tree():
         owner.wait_for(lambda: len(owner.of("InboundFrames")) == window + 1)
     finally:
         transport.close()
+
+
+def test_a_history_read_is_not_kept_after_the_loads_it_served():
+    # Each Session kept its last session/messages read (its whole history) until the next load.
+    read = HistoryRead()
+    assert read.want("load-1")
+    read.read_sent()
+    history = [{"info": {"id": f"m{i}", "role": "user"}, "parts": []} for i in range(3)]
+    assert read.read(history)  # first read: it may still be growing
+    read.read_sent()
+    assert not read.read(history)  # same size: done
+    assert read.messages is history  # the replay is built from it…
+    assert read.finish() == ["load-1"]
+    assert read.messages is None  # …and then it is dropped
