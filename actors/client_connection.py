@@ -83,9 +83,19 @@ class ClientConnection(BridgeActor):
         self.transport.start(self.actor_ref)
 
     def on_stop(self) -> None:
+        self._answer_open("the connection is closing")
         self._flush()
         self.transport.drain(1.0)
         self._close()
+
+    def _answer_open(self, reason: str) -> None:
+        """Every request read from this client is answered, even when the bridge stops first.
+
+        (At teardown the backend's failures of pending calls reach the Supervisor
+        after it has stopped this connection: their answers would be lost.)
+        """
+        for handle in list(self.open_requests):
+            self._answer(handle, None, {"code": errors.INTERNAL_ERROR, "message": reason})
 
     def _close(self) -> None:
         self.closed = True
@@ -212,6 +222,7 @@ class ClientConnection(BridgeActor):
 
     @handles(CloseConnection)
     def on_close_connection(self, message: CloseConnection) -> None:
+        self._answer_open("the connection is closing")
         self._flush()
         self.transport.drain(1.0)
         self._close()
