@@ -403,7 +403,15 @@ class Backend(BridgeActor):
     @handles(WriteFailed)
     def on_write_failed(self, message: WriteFailed) -> None:
         if message.source == self.generation and self.proc is not None:
-            self._died("stopped reading its input")
+            gevent.spawn(self._confirm_write_failure, message.source, self.proc)
+
+    def _confirm_write_failure(self, generation: int, proc: Any) -> None:
+        """A broken pipe usually means the process exited: then its exit (with its code,
+        from ``_watch_exit``) is the death reported; only a live one "stopped reading"."""
+        with gevent.Timeout(EXIT_GRACE, False):
+            proc.wait()
+        if proc.poll() is None:
+            safe_tell(self.actor_ref, BackendGone(generation, "stopped reading its input"))
 
     @handles(Backlog)
     def on_backlog(self, message: Backlog) -> None:
