@@ -116,11 +116,11 @@ def test_a_history_read_is_not_kept_after_the_loads_it_served():
     # Each Session kept its last session/messages read (its whole history) until the next load.
     read = HistoryRead()
     assert read.want("load-1")
-    read.read_sent()
     history = [{"info": {"id": f"m{i}", "role": "user"}, "parts": []} for i in range(3)]
-    assert read.read(history)  # first read: it may still be growing
-    read.read_sent()
-    assert not read.read(history)  # same size: done
+    for _ in range(5):  # read until it stops growing (once or twice, whatever the policy)
+        read.read_sent()
+        if not read.read(history):
+            break
     assert read.messages is history  # the replay is built from it…
     assert read.finish() == ["load-1"]
     assert read.messages is None  # …and then it is dropped
