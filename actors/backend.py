@@ -69,6 +69,9 @@ INTERACTION_METHODS = frozenset({"interaction/requestPermission", "interaction/r
 STDERR_TAIL = 20  # lines of the backend's stderr kept for error messages
 WRITE_BACKLOG_LIMIT = 64 * 1024 * 1024  # bytes queued for a backend that does not read
 FIRST_BATCH_WAIT = 0.05  # seconds the reader waits for a burst's first batch to be handled
+# A deadline that passes while the backend's output waits unread is restarted (at most
+# this many times unless a client backlog is what holds the reader): docs/reliability.md.
+MAX_EXTENSIONS = 4
 EXIT_GRACE = 0.5  # seconds between "stdout closed" and "exited" that still count as one death
 WRITE_FAILURE_GRACE = 3.0  # a refused write waits this long for the exit (a loaded machine reaps slowly)
 # A backend that keeps dying before it answers anything (a crash loop: not logged in, a bad
@@ -272,12 +275,33 @@ class Backend(BridgeActor):
         pending = self.pending.get(message.request_id)
         if pending is None:
             return
+        if pending.generation == self.generation and self._behind(pending.extended):
+            # Its answer may be in the pipe we have not read (a slow client pauses the
+            # reader; a busy bridge lags it): the backend is not late, we are.
+            log.debug("deadline of %s (id %r) extended: the bridge is behind on the backend's output",
+                      pending.method, message.request_id)
+            self.pending.extend(message.request_id)
+            return
         self.pending.fail(message.request_id, backend_failure(
             f"ZCode backend did not answer {pending.method} within {pending.timeout:g}s", timeout=True,
             generation=pending.generation))
         silent = self.last_heard <= pending.sent_at and not self.throttled_by  # (we were not pausing it)
         if silent and pending.generation == self.generation and self.proc is not None:
             self._died("stopped answering")  # not one word for a whole request timeout: wedged
+
+    def _behind(self, extended: int) -> bool:
+        """Whether the reader is held back with the backend's output unread.
+
+        While a client backlog pauses it, without limit (the answer could not
+        reach that client anyway); while the pipe merely holds unread bytes (a
+        busy bridge), up to MAX_EXTENSIONS times, so a backend that streams
+        forever but never answers still times out.
+        """
+        if self.proc is None:
+            return False
+        if self.throttled_by:
+            return True
+        return extended < MAX_EXTENSIONS and fdio.unread(self.proc.stdout.fileno()) > 0
 
     @handles(BackendStalled)
     def on_stalled(self, message: BackendStalled) -> None:

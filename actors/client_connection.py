@@ -45,7 +45,7 @@ from zcode_acp.actors.messages import (
     WithdrawRequest,
     WriteFailed,
 )
-from zcode_acp.actors.transport import trace
+from zcode_acp.actors.transport import flow, trace
 from zcode_acp.actors.transport.base import Transport
 
 log = logging.getLogger(__name__)
@@ -75,6 +75,7 @@ class ClientConnection(BridgeActor):
         self.out: list[bytes] = []  # written at the end of the current burst of messages
         self.out_size = 0
         self.closed = False
+        self.reading: Any = None  # the flow token of the read being handled (actors/transport/flow.py)
 
     # -- lifecycle ------------------------------------------------------------------
 
@@ -82,9 +83,19 @@ class ClientConnection(BridgeActor):
         self.transport.start(self.actor_ref)
 
     def on_stop(self) -> None:
+        self._answer_open("the connection is closing")
         self._flush()
         self.transport.drain(1.0)
         self._close()
+
+    def _answer_open(self, reason: str) -> None:
+        """Every request read from this client is answered, even when the bridge stops first.
+
+        (At teardown the backend's failures of pending calls reach the Supervisor
+        after it has stopped this connection: their answers would be lost.)
+        """
+        for handle in list(self.open_requests):
+            self._answer(handle, None, {"code": errors.INTERNAL_ERROR, "message": reason})
 
     def _close(self) -> None:
         self.closed = True
@@ -95,6 +106,14 @@ class ClientConnection(BridgeActor):
 
     @handles(InboundFrames)
     def on_frames(self, message: InboundFrames) -> None:
+        self.reading = message.token
+        try:
+            self._frames(message)
+        finally:
+            self.reading = None
+            flow.done(message.token)
+
+    def _frames(self, message: InboundFrames) -> None:
         if trace.TRACER.enabled:
             trace.TRACER.record(trace.CLIENT_IN, self.transport.name, b"".join(f + b"\n" for f in message.frames))
         for line in message.frames:
@@ -138,7 +157,7 @@ class ClientConnection(BridgeActor):
             session_id = params.get("sessionId") if isinstance(params, dict) else None
             self.open_requests[handle] = (session_id if isinstance(session_id, str) else None, frame["method"])
             self.by_id[key] = handle
-        self.supervisor.tell(ClientFrame(self.actor_ref, frame, handle))
+        self.supervisor.tell(ClientFrame(self.actor_ref, frame, handle, flow.share(self.reading)))
 
     @handles(InboundError)
     def on_inbound_error(self, message: InboundError) -> None:
@@ -203,6 +222,7 @@ class ClientConnection(BridgeActor):
 
     @handles(CloseConnection)
     def on_close_connection(self, message: CloseConnection) -> None:
+        self._answer_open("the connection is closing")
         self._flush()
         self.transport.drain(1.0)
         self._close()

@@ -34,6 +34,7 @@ class Pending:
     timer: Any = None
     generation: int = 0  # which process (or connection) it was sent to
     sent_at: float = 0.0  # the event loop's clock when it was sent
+    extended: int = 0  # how many times its deadline was pushed back
 
     def message(self, result: Json, error: ErrorDict | None) -> Any:
         return self.reply(result, error)
@@ -69,6 +70,17 @@ class Correlation:
             pending.timer.start(safe_tell, self.owner, RequestTimedOut(request_id))
         self._pending[request_id] = pending
         return pending
+
+    def extend(self, request_id: Json) -> None:
+        """Restart an entry's deadline (a whole ``timeout`` from now)."""
+        pending = self.get(request_id)
+        if pending is None or pending.timeout is None or self.owner is None:
+            return
+        if pending.timer is not None:
+            pending.timer.close()
+        pending.extended += 1
+        pending.timer = gevent.get_hub().loop.timer(pending.timeout)
+        pending.timer.start(safe_tell, self.owner, RequestTimedOut(request_id))
 
     def get(self, request_id: Json) -> Pending | None:
         return self._pending.get(request_id) if request_id in self else None

@@ -70,9 +70,15 @@ class Batch:
 
 @dataclass(frozen=True, slots=True)
 class InboundFrames:
-    """Raw frames (one JSON text each) its transport read, in order."""
+    """Raw frames (one JSON text each) its transport read, in order.
+
+    ``token`` (``actors/transport/flow.py``), when the transport sends one, is
+    marked done once the frames are handled: the transport reads no further
+    than a few batches ahead of the tree.
+    """
 
     frames: list[bytes]
+    token: Any = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +182,7 @@ class ClientFrame:
     conn: Ref
     frame: dict[str, Any]
     handle: RequestHandle | None = None
+    token: Any = None  # the inbound flow token of its read (see InboundFrames)
 
 
 @dataclass(frozen=True, slots=True)

@@ -81,6 +81,7 @@ from zcode_acp.actors.messages import (
     Throttle,
 )
 from zcode_acp.actors.session import Session
+from zcode_acp.actors.transport import flow
 
 log = logging.getLogger(__name__)
 
@@ -219,6 +220,12 @@ class Supervisor(BridgeActor):
 
     @handles(ClientFrame)
     def on_client_frame(self, message: ClientFrame) -> None:
+        try:
+            self._client_frame(message)
+        finally:
+            flow.done(message.token)
+
+    def _client_frame(self, message: ClientFrame) -> None:
         frame, handle = message.frame, message.handle
         method = frame["method"]
 

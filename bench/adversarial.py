@@ -15,7 +15,9 @@ at the end it prints:
   included), and stray answers (ids nobody sent);
 * null-id answers by code (bad lines: only ``-32700`` and ``-32600`` allowed);
 * impure stdout lines (anything but a JSON-RPC 2.0 object);
-* the bridge's RSS at start (after warm-up), peak (VmHWM) and end, and the seed.
+* the bridge's RSS at start (after warm-up), peak (VmHWM), end (at the last
+  answer) and after ``--idle`` quiet seconds (default 6: longer than the 5 s
+  stop fallback that keeps each preempted turn a little while), and the seed.
 
 It prints figures, it asserts nothing (tests/process/test_reliability_bench.py
 runs a few hundred frames as a smoke test). The default run takes a few
@@ -323,8 +325,9 @@ def answer_dialogs(bridge: Bridge) -> None:
 
 
 def run(frames: int = 50_000, seed: int | None = None, sessions: int = 8, valid_share: float = 0.1,
-        out: Any = sys.stdout, settle: float = 30.0) -> dict[str, Any]:
-    """One run; ``settle`` bounds the wait for the last answers once every frame is written."""
+        out: Any = sys.stdout, settle: float = 30.0, idle: float = 6.0) -> dict[str, Any]:
+    """One run; ``settle`` bounds the wait for the last answers once every frame is written;
+    RSS is read again after ``idle`` quiet seconds."""
     seed = seed if seed is not None else int.from_bytes(os.urandom(4), "big")
     rng = random.Random(seed)
     started = time.monotonic()
@@ -374,10 +377,15 @@ def run(frames: int = 50_000, seed: int | None = None, sessions: int = 8, valid_
         bridge.write(gen.envelope(marker, "initialize", {"protocolVersion": 1}))
         bridge.wait_for(key(marker), 30)
         rss_end, rss_peak = bridge.status("VmRSS"), bridge.status("VmHWM")
+        # Then idle for a while: the stop fallbacks of the last preempted turns (5 s
+        # timers, each holding its Turn) expire, and what stays is what the bridge keeps.
+        time.sleep(idle)
+        rss_idle = bridge.status("VmRSS")
         exit_code = bridge.close(Path(workdir))
         stats = figures(bridge, gen, marker)
         stats.update(seed=seed, random_frames=sent, seconds=time.monotonic() - started, exit_code=exit_code,
-                     rss_start=rss_start, rss_peak=rss_peak, rss_end=rss_end, updates=bridge.updates)
+                     rss_start=rss_start, rss_peak=rss_peak, rss_end=rss_end, rss_idle=rss_idle, idle=idle,
+                     updates=bridge.updates)
         report(stats, out)
         return stats
 
@@ -412,6 +420,7 @@ def figures(bridge: Bridge, gen: Generator, marker: str) -> dict[str, Any]:
 
 def report(stats: dict[str, Any], out: Any) -> None:
     growth = (stats["rss_end"] - stats["rss_start"]) / stats["rss_start"] * 100
+    idle_growth = (stats["rss_idle"] - stats["rss_start"]) / stats["rss_start"] * 100
     rows = [
         ("seed", stats["seed"]),
         ("random frames", f"{stats['random_frames']:,} in {stats['seconds']:.0f}s ({stats['updates']:,} updates)"),
@@ -426,6 +435,7 @@ def report(stats: dict[str, Any], out: Any) -> None:
         ("impure stdout lines", stats["impure"]),
         ("RSS start / peak / end (MiB)",
          f"{stats['rss_start']:.0f} / {stats['rss_peak']:.0f} / {stats['rss_end']:.0f} (end {growth:+.0f}% of start)"),
+        (f"RSS after {stats['idle']:g} s idle (MiB)", f"{stats['rss_idle']:.0f} ({idle_growth:+.0f}% of start)"),
         ("bridge exit code", stats["exit_code"]),
     ]
     for label, value in rows:
@@ -440,10 +450,12 @@ def main() -> None:
     parser.add_argument("--frames", type=int, default=50_000, help="random frames to send (default 50,000)")
     parser.add_argument("--seed", type=int, default=None, help="generator seed (default: random, printed)")
     parser.add_argument("--sessions", type=int, default=8, help="live sessions carrying the valid traffic")
+    parser.add_argument("--idle", type=float, default=6.0,
+                        help="quiet seconds after the last answer before RSS is read again (default 6)")
     parser.add_argument("--valid-share", type=float, default=0.1,
                         help="share of valid traffic among the frames written (default 0.1)")
     args = parser.parse_args()
-    run(args.frames, args.seed, args.sessions, args.valid_share)
+    run(args.frames, args.seed, args.sessions, args.valid_share, idle=args.idle)
 
 
 if __name__ == "__main__":

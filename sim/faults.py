@@ -43,10 +43,19 @@ def step_spawn(runner: TurnRunner, step: dict[str, Any]) -> None:
 
 
 def step_close_stdout(runner: TurnRunner, step: dict[str, Any]) -> str:
-    """Close stdout and stay alive, reading stdin and answering nothing."""
+    """Close stdout and stay alive, reading stdin and answering nothing.
+
+    ``os.close`` is not used: gevent (25.8+, patched in) defers a pipe's close to
+    a loop "check" callback, which only runs once the loop wakes for something
+    else; a backend that then waits on nothing never closes. ``dup2`` of
+    ``/dev/null`` over the descriptor drops the pipe's write end at once and
+    leaves any later stray write harmless.
+    """
     runner.server.wire.flush()
     runner.server.frozen = True
-    os.close(runner.server.wire.fd)
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, runner.server.wire.fd)
+    os.closerange(null, null + 1)  # not os.close: see above
     while True:
         gevent.sleep(3600)
 

@@ -67,7 +67,7 @@ from zcode_acp.actors.cli.logs import setup_logging  # noqa: E402,F401  (re-expo
 from zcode_acp.actors.messages import AttachClient, Shutdown  # noqa: E402
 from zcode_acp import version  # noqa: E402
 from zcode_acp.actors.supervisor import Supervisor  # noqa: E402
-from zcode_acp.actors.transport import trace  # noqa: E402
+from zcode_acp.actors.transport import memory, trace  # noqa: E402
 from zcode_acp.protocol import trace as trace_format  # noqa: E402
 
 log = logging.getLogger("zcode_acp")
@@ -95,6 +95,7 @@ def tune_gc() -> None:
     """
     gc.freeze()
     gc.set_threshold(100_000, 50, 100)
+    memory.fix_mmap_threshold()  # big buffers go back to the system after a burst
 
 
 def announce(config: Config) -> None:

@@ -54,4 +54,5 @@ class HistoryRead:
         """The loads that waited; the read is over."""
         waiting, self.waiting = self.waiting, []
         self.in_flight = False
+        self.messages = None  # the replay is built: a long history is not kept until the next load
         return waiting

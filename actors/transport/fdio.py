@@ -7,8 +7,10 @@ one OS thread).
 
 from __future__ import annotations
 
+import array
 import fcntl
 import os
+import termios
 
 from gevent import os as gos
 
@@ -35,6 +37,16 @@ def widen_pipe(fd: int, size: int = 1024 * 1024) -> None:
         fcntl.fcntl(fd, _F_SETPIPE_SZ, size)
     except OSError:
         pass
+
+
+def unread(fd: int) -> int:
+    """Bytes waiting in a pipe that nobody has read yet (0 if unknown)."""
+    count = array.array("i", [0])
+    try:
+        fcntl.ioctl(fd, termios.FIONREAD, count, True)
+    except OSError:
+        return 0
+    return count[0]
 
 
 def read_chunk(fd: int) -> bytes:

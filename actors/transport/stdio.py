@@ -19,6 +19,7 @@ from zcode_acp.protocol.errors import RpcError
 from zcode_acp.actors.base import safe_tell
 from zcode_acp.actors.messages import InboundClosed, InboundError, InboundFrames
 from zcode_acp.actors.transport import fdio
+from zcode_acp.actors.transport.flow import Flow
 from zcode_acp.actors.transport.writer import Writer
 
 log = logging.getLogger(__name__)
@@ -34,6 +35,9 @@ class StdioTransport:
         self.writer: Writer | None = None
         self._reader: gevent.Greenlet | None = None
         self._restore: list[tuple[int, bool]] = []
+        # Reading stays a few reads ahead of the tree: a client that writes faster than
+        # the bridge handles leaves the rest in the pipe, not in mailboxes (docs/reliability.md).
+        self.flow = Flow()
 
     def start(self, owner: Any) -> None:
         fdio.widen_pipe(self.write_fd)  # a reader that lags a little parks the writer less
@@ -46,11 +50,15 @@ class StdioTransport:
         """Split lines and hand them over, one message per read."""
         splitter = framing.LineSplitter(self.max_line)
         while True:
+            token = self.flow.take()
             chunk = fdio.read_chunk(self.read_fd)
             if not chunk:
+                token.done()
                 break
             lines = splitter.feed(chunk)
-            if lines and not safe_tell(owner, InboundFrames(lines)):
+            if not lines:
+                token.done()
+            elif not safe_tell(owner, InboundFrames(lines, token)):
                 return
             if splitter.oversized:
                 splitter.oversized = 0

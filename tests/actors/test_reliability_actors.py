@@ -2,14 +2,24 @@
 
 import contextlib
 import json
+import logging
+
+import gevent
 from dataclasses import replace
 
 
+from zcode_acp.actors.backend import Backend
+from zcode_acp.actors.cli.config import Config
 from zcode_acp.actors.client_connection import ClientConnection
+from zcode_acp.actors.messages import TerminateBackend, Throttle
 from zcode_acp.actors.lazy_store import LazySessionStore
 from zcode_acp.actors.session.actor import Session
+from zcode_acp.actors.session.history import HistoryRead
+from zcode_acp.actors.transport import fdio
+from zcode_acp.actors.transport.flow import Flow
 from zcode_acp.protocol.session_config import SessionSettings
 from tests.actors.fakes import Probe
+from tests.actors.test_backend import call, script
 from tests.actors.test_client_connection import Pipes
 from tests.actors.test_session_turn import CONFIG, Script, start_running
 
@@ -54,3 +64,63 @@ def test_a_bad_cancel_frame_drops_none_of_the_frames_read_with_it():
         assert [m.frame["id"] for m in frames] == list(range(5))
     finally:
         conn.stop()
+
+
+def test_a_deadline_never_expires_while_a_slow_client_holds_the_backend_reader(tmp_path, caplog):
+    # The backend answers at once, but a client backlog pauses reading it: the answer
+    # waits in the pipe, and the request's deadline passes meanwhile.
+    backend = Backend.start(replace(Config(), zcode_bin=script(
+        tmp_path, """read line; printf '{"id":1,"result":{"ok":true}}\\n'; sleep 30""")))
+    asker = Probe()
+    try:
+        backend.tell(Throttle("slow-client", True))
+        caplog.set_level(logging.DEBUG, logger="zcode_acp.actors.backend")
+        backend.tell(call("session/list", {}, asker, "list", timeout=0.1))
+        with gevent.Timeout(3, AssertionError("neither an answer nor an extended deadline within 3s")):
+            while not (asker.of("Answer") or any("extended" in r.getMessage() for r in caplog.records)):
+                gevent.sleep(0.01)  # polling a condition (log records wake nobody)
+        assert not asker.of("Answer"), "the request timed out while the bridge itself held the answer unread"
+        backend.tell(Throttle("slow-client", False))
+        answer = asker.wait_for(lambda: asker.of("Answer"))[0]
+        assert answer.error is None and answer.result == {"ok": True}
+    finally:
+        backend.tell(TerminateBackend(0.1))
+        backend.stop()
+
+
+def test_the_client_reader_stays_a_few_reads_ahead_of_the_tree():
+    # A client that writes faster than the bridge handles must leave the excess in the
+    # pipe, not in mailboxes (the long random run's memory peak came from there).
+    pipes = Pipes()
+    owner = Probe()  # keeps every InboundFrames (and its flow token) unhandled
+    transport = pipes.transport()
+    window = Flow().limit  # reads handed over but not yet handled
+    transport.start(owner.ref)
+    try:
+        for index in range(window):
+            pipes.send(b'{"n":%d}\n' % index)
+            owner.wait_for(lambda count=index + 1: len(owner.of("InboundFrames")) == count)
+        pipes.send(b'{"n":"more"}\n')
+        with gevent.Timeout(0.3, False):  # a reader without a window reads it at once
+            while fdio.unread(pipes.client_to_bridge[0]) and not len(owner.of("InboundFrames")) > window:
+                gevent.sleep(0.01)
+        assert len(owner.of("InboundFrames")) == window
+        assert fdio.unread(pipes.client_to_bridge[0]) > 0
+        owner.of("InboundFrames")[0].token.done()  # the tree handled one read
+        owner.wait_for(lambda: len(owner.of("InboundFrames")) == window + 1)
+    finally:
+        transport.close()
+
+
+def test_a_history_read_is_not_kept_after_the_loads_it_served():
+    # Each Session kept its last session/messages read (its whole history) until the next load.
+    read = HistoryRead()
+    assert read.want("load-1")
+    history = [{"info": {"id": f"m{i}", "role": "user"}, "parts": []} for i in range(3)]
+    for _ in range(5):  # read until it stops growing (once or twice, whatever the policy)
+        read.read_sent()
+        if not read.read(history):
+            break
+    assert read.messages is history  # the replay is built from it…
+    assert read.finish() == ["load-1"]
+    assert read.messages is None  # …and then it is dropped

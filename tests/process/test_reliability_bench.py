@@ -11,7 +11,7 @@ from bench import adversarial
 
 def test_the_random_run_prints_its_figures_and_keeps_stdout_pure():
     out = io.StringIO()
-    stats = adversarial.run(frames=300, seed=1, sessions=2, out=out, settle=5.0)
+    stats = adversarial.run(frames=300, seed=1, sessions=2, out=out, settle=5.0, idle=0.0)
     text = out.getvalue()
     for label in ("seed", "answered exactly once", "answered twice", "unanswered", "wrong code",
                   "impure stdout lines", "RSS start / peak / end"):

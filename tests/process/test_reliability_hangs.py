@@ -8,7 +8,6 @@ working backend again on the next use. docs/reliability.md lists them.
 import fcntl
 import os
 
-import pytest
 import re
 import signal
 import time
@@ -42,8 +41,6 @@ def test_a_backend_that_stops_reading_never_freezes_other_requests(tmp_path):
         assert big["error"]["code"] == -32603
 
 
-@pytest.mark.xfail(strict=True, reason="the simulator's close_stdout step leaves its stdout pipe open (os.close(1) "
-                                       "does not reach EOF at the bridge); the bridge side is built: Backend._read_stdout")
 def test_a_backend_that_closes_stdout_but_stays_alive_is_replaced(tmp_path):
     with running(tmp_path) as b:
         sid = b.new_session()
@@ -104,3 +101,18 @@ def test_another_process_holding_the_store_lock_never_freezes_the_bridge(tmp_pat
     finally:
         fcntl.flock(lock, fcntl.LOCK_UN)
         os.close(lock)
+
+
+def test_requests_still_open_at_stdin_eof_are_answered_before_stdout_closes(tmp_path):
+    # The editor closed its input while a request waited on a backend that does not
+    # answer: the teardown fails it, and that answer must still be written.
+    with running(tmp_path) as b:
+        sid = b.new_session()
+        b.prompt("warm", sid, "#sim stream count=1")  # sessions are lazy: this starts the backend
+        assert b.answer("warm")["result"]["stopReason"] == "end_turn"
+        os.kill(b.backend(), signal.SIGSTOP)
+        b.request("list", "session/list", {})
+        b.raw.proc.stdin.close()
+        answer = b.answer("list", timeout=10)
+        assert answer["error"]["code"] == -32603
+        assert b.raw.proc.wait(timeout=10) == 0

@@ -46,6 +46,17 @@ def test_an_unhashable_cancel_target_drops_none_of_the_frames_after_it(tmp_path)
         assert sorted(answered_ids(b, 5)) == [f"ok-{i}" for i in range(5)]
 
 
+def test_a_cancel_naming_an_unhashable_session_is_ignored_quietly(tmp_path):
+    with running(tmp_path) as b:
+        sid = b.new_session()
+        b.raw.write(b"".join(b'{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":%s}}\n' % target
+                             for target in (b"{}", b"[1]", b"7", b"null")) + five_valid())
+        assert sorted(answered_ids(b, 5)) == [f"ok-{i}" for i in range(5)]
+        b.prompt("p", sid, "#sim stream count=2")  # the session is untouched
+        assert b.answer("p")["result"]["stopReason"] == "end_turn"
+        assert "Traceback" not in b.log(), b.log()[-2000:]
+
+
 def test_a_lone_surrogate_in_an_id_is_refused_and_drops_none_of_the_frames_after_it(tmp_path):
     with running(tmp_path) as b:
         b.raw.write(b'{"jsonrpc":"2.0","id":"\\ud800"}\n' + five_valid())
