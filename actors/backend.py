@@ -179,12 +179,10 @@ class Backend(BridgeActor):
             if not chunk:
                 token.done()
                 break
-            frames, skipped = framing.decode_backend_lines(splitter.feed(chunk))
-            if skipped:
-                garbage = framing.first_skipped()
-                if garbage is not None and not told_garbage:  # once per process: prose is named at once
-                    told_garbage = True
-                    safe_tell(me, NonProtocolOutput(generation, garbage.decode("utf-8", "replace")))
+            frames, _, garbage = framing.decode_backend_lines(splitter.feed(chunk))
+            if garbage is not None and not told_garbage:  # once per process: prose is named at once
+                told_garbage = True
+                safe_tell(me, NonProtocolOutput(generation, garbage.decode("utf-8", "replace")))
             if not frames:
                 token.done()
             elif not safe_tell(me, BackendFrames(generation, frames, token)):

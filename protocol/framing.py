@@ -98,11 +98,9 @@ def decode_object(line: bytes | str, strict: bool = True) -> dict[str, Any]:
     raise FrameError(INVALID_REQUEST, "Invalid Request: a frame must be a JSON object")
 
 
-def decode_backend_lines(lines: list[bytes]) -> tuple[list[dict[str, Any]], int]:
-    """(frames, how many lines were skipped) for one read of the backend's stdout.
-
-    ``first_skipped`` (below) names the first line that was not a frame, for the
-    caller that must say what a misbehaving CLI printed.
+def decode_backend_lines(lines: list[bytes]) -> tuple[list[dict[str, Any]], int, bytes | None]:
+    """(frames, how many lines were skipped, the first skipped line) for one read of the
+    backend's stdout; the first skipped line lets the caller say what a misbehaving CLI printed.
 
     The same rules as ``decode_object(line, strict=False)`` per line, but the
     NaN/Infinity test is one scan of the whole read, not one per line, and no
@@ -111,37 +109,24 @@ def decode_backend_lines(lines: list[bytes]) -> tuple[list[dict[str, Any]], int]
     loads = ujson.loads
     frames: list[dict[str, Any]] = []
     skipped = 0
+    first_skipped: bytes | None = None
     for line in lines:
         try:
             value = loads(line)
         except (ValueError, TypeError):
-            skipped += 1
-            _note_skipped(line)
-            continue
+            value = None
         if type(value) is dict and ("method" in value or request_id_or_none(value) is not None):
             frames.append(value)
-        else:
-            skipped += 1
-            _note_skipped(line)
+            continue
+        skipped += 1
+        if first_skipped is None:
+            first_skipped = line[:300]
     whole = b"\n".join(lines)  # one copy, two scans: cheaper than two tests per line
     if b"NaN" in whole or b"Infinity" in whole:
         kept = [frame for frame in frames if not _has_non_finite(frame)]
         skipped += len(frames) - len(kept)
         frames = kept
-    return frames, skipped
-
-
-_first_skipped: list[bytes] = []
-
-
-def _note_skipped(line: bytes) -> None:
-    if not _first_skipped:
-        _first_skipped.append(line[:300])
-
-
-def first_skipped() -> bytes | None:
-    """The first non-frame line seen by ``decode_backend_lines`` since the last call (then forgotten)."""
-    return _first_skipped.pop() if _first_skipped else None
+    return frames, skipped, first_skipped
 
 
 def _has_non_finite(value: Any) -> bool:

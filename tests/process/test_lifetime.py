@@ -1,24 +1,12 @@
 """Teardown, signals, stdout purity and bad input, seen at the line level."""
 
 import json
-import os
 import random
 import signal
 import time
 
 from tests.process.raw import RawBridge
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:  # a zombie is not alive
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split(")")[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
+from tests.process.reliability import alive
 
 
 def start_session_and_stream(bridge: RawBridge, text: str = "#sim hang") -> str:

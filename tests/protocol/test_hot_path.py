@@ -57,5 +57,5 @@ def test_backend_lines_decode_by_the_rules_of_decode_object():
             expected.append(framing.decode_object(line, strict=False))
         except Exception:
             pass
-    frames, skipped = framing.decode_backend_lines(lines)
+    frames, skipped, _ = framing.decode_backend_lines(lines)
     assert frames == expected and skipped == len(lines) - len(expected) == 5
