@@ -14,7 +14,11 @@ import termios
 
 from gevent import os as gos
 
-CHUNK = 1024 * 1024
+# Bytes per read. Small on purpose: everything a read returns is parsed and held until
+# its batch has crossed the tree, so the read size sets the hot path's working set. At
+# 64 KiB (~400 text deltas) a batch's objects stay in the CPU's cache; at 1 MiB they
+# did not, and every delta cost twice the CPU (docs/performance.md, "Batch size").
+CHUNK = 64 * 1024
 
 
 def make_nonblocking(fd: int) -> bool:
@@ -30,8 +34,9 @@ _F_SETPIPE_SZ = 1031  # Linux
 def widen_pipe(fd: int, size: int = 1024 * 1024) -> None:
     """Let a pipe hold more (Linux; best effort).
 
-    When the reader falls behind a fast writer, each read then takes a bigger
-    batch, so the per-read costs of the actor hops are spread over more events.
+    A fast writer then runs ahead while the reader works through its batch,
+    instead of parking (and switching) every 64 KiB; each read still takes at
+    most CHUNK bytes.
     """
     try:
         fcntl.fcntl(fd, _F_SETPIPE_SZ, size)
