@@ -28,7 +28,7 @@ import pykka
 
 from zcode_acp.protocol.errors import internal
 
-from zcode_acp.actors.messages import Batch, Owed
+from zcode_acp.actors.messages import Batch, Consumed, Owed
 
 log = logging.getLogger(__name__)
 
@@ -100,8 +100,15 @@ class BridgeActor(pykka.ThreadingActor):
         if type(message) is Batch:
             for item in message.items:
                 self._dispatch(item)
+                if isinstance(item, Consumed):
+                    item.release()
+            message.release()
             return None
-        return self._dispatch(message)
+        try:
+            return self._dispatch(message)
+        finally:
+            if isinstance(message, Consumed):
+                message.release()  # not kept alive by pykka's loop while this actor waits
 
     def _dispatch(self, message: Any) -> Any:
         handler = self._handlers.get(type(message))

@@ -44,6 +44,23 @@ class Owed:
         raise NotImplementedError
 
 
+class Consumed:
+    """A batch its receiver uses up: once handled, the dispatcher empties it (``release``).
+
+    pykka's mailbox loop keeps an actor's last message alive until the next one
+    arrives. Among hundreds of streaming sessions, each Session and Turn would
+    hold its last batch of parsed events for as long as it waits, and the hot
+    path's memory would stop fitting the CPU's cache (docs/performance.md,
+    "Released batches"). A receiver that keeps anything keeps the items, never
+    the list; a sender that tells one list to two actors copies it.
+    """
+
+    __slots__ = ()
+
+    def release(self) -> None:  # pragma: no cover - every subclass overrides
+        raise NotImplementedError
+
+
 @dataclass(frozen=True, slots=True)
 class ClientRequest(Owed):
     """A client's request, passed on to the actor that will answer it."""
@@ -59,17 +76,20 @@ class ClientRequest(Owed):
 
 
 @dataclass(frozen=True, slots=True)
-class Batch:
+class Batch(Consumed):
     """Several messages, handled in order in one mailbox hop."""
 
     items: list[Any]
+
+    def release(self) -> None:
+        self.items.clear()
 
 
 # -- ClientConnection ----------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
-class InboundFrames:
+class InboundFrames(Consumed):
     """Raw frames (one JSON text each) its transport read, in order.
 
     ``token`` (``actors/transport/flow.py``), when the transport sends one, is
@@ -79,6 +99,9 @@ class InboundFrames:
 
     frames: list[bytes]
     token: Any = None
+
+    def release(self) -> None:
+        self.frames.clear()
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,12 +311,15 @@ class BackendCall(Owed):
 
 
 @dataclass(frozen=True, slots=True)
-class BackendFrames:
+class BackendFrames(Consumed):
     """Reader greenlet → Backend: one read's frames, with the batch's flow token."""
 
     generation: int
     frames: list[dict[str, Any]]
     token: Token | None = None
+
+    def release(self) -> None:
+        self.frames.clear()
 
 
 @dataclass(frozen=True, slots=True)
@@ -355,11 +381,14 @@ class AnswerBackend:
 
 
 @dataclass(frozen=True, slots=True)
-class SessionEvents:
+class SessionEvents(Consumed):
     """``session/event`` params for one session, in pipe order."""
 
     events: list[dict[str, Any]]
     token: Token | None = None
+
+    def release(self) -> None:
+        self.events.clear()
 
 
 @dataclass(frozen=True, slots=True)
@@ -618,11 +647,14 @@ class DialogAnswered:
 
 
 @dataclass(frozen=True, slots=True)
-class TaskEvents:
+class TaskEvents(Consumed):
     """``(event, launch_terminal | None)`` pairs, in pipe order."""
 
     events: list[tuple[dict[str, Any], bool | None]]
     token: Token | None = None
+
+    def release(self) -> None:
+        self.events.clear()
 
 
 @dataclass(frozen=True, slots=True)
@@ -644,9 +676,12 @@ class StartTurn:
 
 
 @dataclass(frozen=True, slots=True)
-class TurnEvents:
+class TurnEvents(Consumed):
     events: list[dict[str, Any]]
     token: Token | None = None
+
+    def release(self) -> None:
+        self.events.clear()
 
 
 @dataclass(frozen=True, slots=True)

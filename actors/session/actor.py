@@ -567,8 +567,11 @@ class Session(BridgeActor):
             flow.done(message.token)
 
     def _to_turns(self, events: list[dict[str, Any]], token: Any) -> None:
-        for key, turn in self.turns.items():  # the current Turn, and stopped ones watching for their end
-            turn.tell(TurnEvents(events, flow.share(token) if key == self.current else None))
+        last = len(self.turns) - 1
+        for index, (key, turn) in enumerate(self.turns.items()):  # the current Turn, and stopped ones watching for their end
+            # A Turn empties its batch once handled (messages.Consumed): each gets its own list.
+            batch = events if index == last else list(events)
+            turn.tell(TurnEvents(batch, flow.share(token) if key == self.current else None))
 
     def _apply(self, ready: Ready, token: Any = None) -> None:
         """Route what the sequencer released, and start a gap fetch if it asked for one."""

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import functools
+import weakref
 from dataclasses import dataclass, replace
 from typing import Any
 
+import gevent.event
 import pytest
 
 from zcode_acp.actors.base import BridgeActor, UnhandledMessage, handles
@@ -16,12 +18,14 @@ from zcode_acp.actors.correlation import Correlation
 from zcode_acp.actors.interaction_router import InteractionRouter
 from zcode_acp.actors.messages import (
     Attach,
+    Batch,
     BackendCall,
     ClientsChanged,
     Extension,
     InteractionAsked,
     Prompt,
     SetSetting,
+    TurnEvents,
 )
 from zcode_acp.actors.session import Session
 from zcode_acp.protocol.content import BackendPrompt
@@ -187,3 +191,46 @@ def test_a_failing_supervisor_method_answers_32603_and_the_bridge_goes_on(monkey
         for ref in pykka.ActorRegistry.get_all():
             if not isinstance(ref.actor_class, type) or ref.actor_class.__name__ != "Recorder":
                 ref.stop()
+
+
+class Item:
+    """Stands in for a parsed event; unlike a dict it can be watched with a weak reference."""
+
+
+class Sink(BridgeActor):
+    def __init__(self, handled: gevent.event.Event) -> None:
+        super().__init__()
+        self.handled = handled
+
+    @handles(TurnEvents)
+    def on_events(self, message: TurnEvents) -> None:
+        self.handled.set()
+
+
+def test_an_idle_actor_does_not_keep_its_last_batch_alive():
+    """pykka's loop holds the last message until the next: a handled batch is emptied (messages.Consumed)."""
+    handled, freed = gevent.event.Event(), gevent.event.Event()
+    sink = Sink.start(handled)
+    try:
+        item = Item()
+        weakref.finalize(item, freed.set)
+        sink.tell(TurnEvents([item]))
+        del item
+        assert handled.wait(2)
+        assert freed.wait(2), "the batch stayed alive while its receiver waited for more"
+    finally:
+        sink.stop()
+
+
+def test_a_batch_inside_a_batch_is_emptied_too():
+    handled, freed = gevent.event.Event(), gevent.event.Event()
+    sink = Sink.start(handled)
+    try:
+        item = Item()
+        weakref.finalize(item, freed.set)
+        sink.tell(Batch([TurnEvents([item]), TurnEvents([])]))
+        del item
+        assert handled.wait(2)
+        assert freed.wait(2), "the batch stayed alive while its receiver waited for more"
+    finally:
+        sink.stop()
