@@ -60,7 +60,7 @@ RULES: list[Rule] = [
         or fn in ("FdTransport.write", "FdTransport.try_write")),
     ("flow tokens", lambda f, fn: f.endswith("flow.py")),
     ("parse (split lines, decode JSON)", lambda f, fn: f.endswith("framing.py")
-        and fn in ("decode", "decode_object", "LineSplitter.feed", "_has_non_finite")),
+        and fn in ("decode", "decode_object", "decode_backend_lines", "LineSplitter.feed", "_has_non_finite")),
     ("encode (update dict → bytes)", lambda f, fn: (f.endswith("actors/base.py") and fn.startswith("encode_updates"))
         or (f.endswith("framing.py") and fn in ("encode", "dumps"))
         or (f.endswith("jsonrpc.py") and fn == "session_update")),
