@@ -1,9 +1,10 @@
 """``zcode-acp``: serve ACP on stdio (what an editor launches), or run a command.
 
-An editor launches ``zcode-acp`` with no arguments and waits for the answer
-to ``initialize``: that path (and ``--version``) never imports typer, the
-help text or the other commands. Everything else goes through the typer app
-in ``app.py`` (docs/decisions.md, "Start-up").
+An editor launches ``zcode-acp`` (with no arguments, or only the serve
+options of ``serve_options.py``: ``--log-level``, ``--log-file``, ``--trace``…)
+and waits for the answer to ``initialize``: that path (and ``--version``)
+never imports typer, the help text or the other commands. Everything else
+goes through the typer app in ``app.py`` (docs/decisions.md, "Start-up").
 """
 
 from __future__ import annotations
@@ -13,13 +14,16 @@ import sys
 
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else list(argv)
-    if not args:
-        raise SystemExit(serve())
     if args in (["--version"], ["-V"]):
         from zcode_acp import version
 
         print(f"zcode-acp {version()}")
         return
+    from zcode_acp.actors.cli.serve_options import parse_serve_options
+
+    options = parse_serve_options(args)
+    if options is not None:
+        raise SystemExit(serve(**options))
     from zcode_acp.actors.cli.app import app
 
     app(args=args, prog_name="zcode-acp")
