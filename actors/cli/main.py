@@ -38,8 +38,13 @@ def serve(log_level: str = "info", log_file: str | None = None, trace_file: str 
     ``ZCODE_ACP_TRACE`` / ``ZCODE_ACP_TRACE_REDACT_CONTENT``, so an editor's
     agent configuration can turn it on.
     """
+    import gc
     import os
 
+    # Start-up makes ~100k objects that all live as long as the process: a cyclic collection
+    # (one every 700 allocations by default) could free none of them. runtime.tune_gc turns
+    # the collector back on, with the bridge's thresholds, once the modules are loaded.
+    gc.disable()
     from zcode_acp.actors.cli import runtime  # patches gevent first
 
     trace_file = trace_file or os.environ.get("ZCODE_ACP_TRACE") or None

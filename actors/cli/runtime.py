@@ -132,10 +132,12 @@ def tune_gc() -> None:
     Every event is a handful of short-lived, acyclic dicts that reference
     counting frees; with the default gen-0 threshold (700) the collector would
     run every few events and walk every batch still in flight. Objects made
-    at start-up (modules, classes) are moved out of its sight entirely.
+    at start-up (modules, classes) are moved out of its sight entirely; the
+    stdio path kept the collector off until here (``main.serve``).
     """
     gc.freeze()
     gc.set_threshold(100_000, 50, 100)
+    gc.enable()
     memory.fix_mmap_threshold()  # big buffers go back to the system after a burst
 
 

@@ -156,3 +156,11 @@ def test_the_version_read_from_the_path_is_importlib_metadata_s(tmp_path, monkey
                                            "Version: not a header\n")
         monkeypatch.setattr(sys, "path", [str(tmp_path / "missing"), str(entry), *sys.path])
         assert zcode_acp._version_from_path() == version == metadata.version(zcode_acp.DIST_NAME)
+
+
+def test_the_collector_is_back_on_once_the_stdio_path_has_started(tmp_path):
+    """``main.serve`` turns the cyclic GC off while modules load; ``tune_gc`` turns it back on."""
+    code = ("import gc; gc.disable(); from zcode_acp.actors.cli import runtime; runtime.tune_gc(); "
+            "print(gc.isenabled(), gc.get_threshold()[0])")
+    done = run([sys.executable, "-c", code], clean_env(tmp_path))
+    assert done.stdout.split() == ["True", "100000"], done.stderr
