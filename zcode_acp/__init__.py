@@ -12,6 +12,8 @@ this package must stay cheap (every entry point does, see docs/decisions.md).
 
 from __future__ import annotations
 
+from functools import cache
+
 DIST_NAME = "zcode-acp-bridge"
 SOURCE_VERSION = "0.0.0+source"  # running from a tree that was never installed
 
@@ -50,6 +52,7 @@ def _version_from_path() -> str | None:
     return None
 
 
+@cache  # asked at start-up by the Supervisor and by remote access: one look is enough
 def version() -> str:
     """The installed distribution's version (``SOURCE_VERSION`` when not installed)."""
     found = _version_from_path()
