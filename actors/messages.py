@@ -1,4 +1,4 @@
-"""Every message the actors exchange: small frozen dataclasses with typed fields.
+"""Every message the actors exchange: small frozen value classes with typed fields.
 
 A ``tell`` of one of these is the cheapest thing pykka does, and the hot path
 (a streamed token) is nothing but tells. Each actor declares which classes it
@@ -13,14 +13,18 @@ asks the Backend (or a client) something names the reply class it wants back
 Messages that owe a client an answer derive from ``Owed``: when the handler
 of one raises, the dispatcher answers it ``-32603`` (docs/architecture.md,
 "Failures inside an actor").
+
+``@message`` (``message_class.py``) makes each class what
+``@dataclass(frozen=True, slots=True)`` would, at a tenth of the import cost.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Protocol
 from collections.abc import Callable
 
+from zcode_acp.actors.message_class import message
 from zcode_acp.protocol.content import BackendPrompt
 from zcode_acp.protocol.errors import RpcError
 from zcode_acp.protocol.session_config import SessionSettings
@@ -61,7 +65,7 @@ class Consumed:
         raise NotImplementedError
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class ClientRequest(Owed):
     """A client's request, passed on to the actor that will answer it."""
 
@@ -75,7 +79,7 @@ class ClientRequest(Owed):
 # -- any actor ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class Batch(Consumed):
     """Several messages, handled in order in one mailbox hop."""
 
@@ -88,7 +92,7 @@ class Batch(Consumed):
 # -- ClientConnection ----------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class InboundFrames(Consumed):
     """Raw frames (one JSON text each) its transport read, in order.
 
@@ -104,19 +108,19 @@ class InboundFrames(Consumed):
         self.frames.clear()
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class InboundError:
     """Something arrived that is not a frame (e.g. a line over the size limit)."""
 
     error: RpcError
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class InboundClosed:
     reason: str = "end of input"
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class Reply:
     """The answer to a client's request; written at most once per request."""
 
@@ -125,7 +129,7 @@ class Reply:
     error: ErrorDict | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class Deliver:
     """Encoded ``session/update`` lines for one session."""
 
@@ -133,14 +137,14 @@ class Deliver:
     payload: bytes
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class HoldSession:
     """A replay for this session is coming: hold its live updates until it is written."""
 
     session_id: str
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class ReleaseSession:
     """Write the replay, then what was held meanwhile."""
 
@@ -148,7 +152,7 @@ class ReleaseSession:
     replay: bytes
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class SendRequest:
     """Ask the client something (a dialog); its answer comes back as ``reply(result, error)``."""
 
@@ -159,19 +163,19 @@ class SendRequest:
     key: Any  # names the request for a later WithdrawRequest
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class WithdrawRequest:
     """Close a dialog we opened (``$/cancel_request``); its late answer is ignored."""
 
     key: Any
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class CloseConnection:
     reason: str = "the bridge is closing"
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class Backlog:
     """From a writer: its reader reads slower than we write (or caught up)."""
 
@@ -179,7 +183,7 @@ class Backlog:
     source: Any = None  # which writer (the Backend has one per process)
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class WriteFailed:
     """From a writer: its reader is gone."""
 
@@ -190,7 +194,7 @@ class WriteFailed:
 # -- Supervisor ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@message(eq=False)
 class RequestHandle:
     """One inbound request instance: equal only to itself, so a reused id is a new request."""
 
@@ -198,7 +202,7 @@ class RequestHandle:
     serial: int
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class ClientFrame:
     """An ACP request (with its handle) or notification (handle None) from a client."""
 
@@ -208,25 +212,25 @@ class ClientFrame:
     token: Any = None  # the inbound flow token of its read (see InboundFrames)
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class ClientRequestCancelled:
     conn: Ref
     request_id: Json
     session_id: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class ClientClosed:
     conn: Ref
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class ClientBacklog:
     conn: Ref
     backlogged: bool
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class Materialized:
     """A Session's backend session exists now."""
 
@@ -234,19 +238,19 @@ class Materialized:
     backend_session_id: str
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class Forget:
     """A session that turned out not to exist."""
 
     session_id: str
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class Shutdown:
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class SessionActivity:
     """A Session's turn started or ended, or its title changed (for the hub's listing)."""
 
@@ -255,23 +259,23 @@ class SessionActivity:
     title: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class ListSessions:
     """Asked (from outside the tree) for the sessions this bridge serves."""
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class Occupancy:
     """Asked (by ``zcode-acp serve``'s idle timer): ``(clients attached, turns running)``."""
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class AttachClient:
     transport: Transport
     primary: bool
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class Listed(ClientRequest):
     """The backend's answer to ``session/list``."""
 
@@ -279,7 +283,7 @@ class Listed(ClientRequest):
     error: ErrorDict | None
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class Forked(ClientRequest):
     """A fork made a new backend session: the Supervisor gives it an ACP id."""
 
@@ -294,7 +298,7 @@ class Forked(ClientRequest):
 # -- Backend -----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class BackendCall(Owed):
     """A request to the backend. With ``reply_to``, its answer (or failure) comes back
     as ``reply(result, error)``; without, it is fire-and-forget."""
@@ -310,7 +314,7 @@ class BackendCall(Owed):
             self.reply_to.tell(self.reply(None, error.to_dict()))
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class BackendFrames(Consumed):
     """Reader greenlet → Backend: one read's frames, with the batch's flow token."""
 
@@ -322,7 +326,7 @@ class BackendFrames(Consumed):
         self.frames.clear()
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class BackendGone:
     """The backend process of this generation exited, closed its output, or stopped answering."""
 
@@ -330,7 +334,7 @@ class BackendGone:
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class NonProtocolOutput:
     """The backend wrote a line that is not a frame (a CLI printing a login prompt, say)."""
 
@@ -338,29 +342,29 @@ class NonProtocolOutput:
     line: str
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class RequestTimedOut:
     request_id: Json
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class RegisterRoute:
     backend_session_id: str
     session: Ref
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class UnregisterRoute:
     backend_session_id: str
     session: Ref
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class TerminateBackend:
     grace: float
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class Throttle:
     """Stop (or resume) reading the backend while a client cannot keep up."""
 
@@ -368,7 +372,7 @@ class Throttle:
     paused: bool
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class AnswerBackend:
     """Reply to backend requests (the same answer to each id) — only to the process that asked."""
 
@@ -380,7 +384,7 @@ class AnswerBackend:
 # -- Session -----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class SessionEvents(Consumed):
     """``session/event`` params for one session, in pipe order."""
 
@@ -391,7 +395,7 @@ class SessionEvents(Consumed):
         self.events.clear()
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class SessionNotice:
     """Another backend notification about this session."""
 
@@ -399,7 +403,7 @@ class SessionNotice:
     params: dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class BackendRequest:
     """A backend interaction request (permission, question) about this session."""
 
@@ -407,61 +411,61 @@ class BackendRequest:
     generation: int
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class BackendLost:
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class Prompt(ClientRequest):
     prompt: BackendPrompt
     echo: str = ""  # its text blocks, shown to the other clients
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class CancelTurn:
     reason: str
     error: RpcError | None = None  # answer with this (``$/cancel_request``: -32800) instead of "cancelled"
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class CancelPromptRequest:
     conn: Ref
     request_id: Json
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class Announce:
     """After a new/load/resume answer (never before it): the session's commands."""
 
     conn: Ref
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class TurnSettled:
     key: int
     plan: list[dict[str, str]] | None  # the plan as the turn left it
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class TurnDone:
     key: int
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class Teardown:
     reason: str = "the session was closed"
     close_backend: bool = False  # ACP session/close: the engine's session is closed too
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class StopFailed:
     """A stopped turn was still running after the grace: close and resume the backend session."""
 
     key: int
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class Attach(ClientRequest):
     """``session/load`` (replay) or ``session/resume``."""
 
@@ -469,14 +473,14 @@ class Attach(ClientRequest):
     replay: bool
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class SetSetting(ClientRequest):
     config_id: str
     value: Json
     answer: str  # "config": answer with configOptions; "mode": an empty answer
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class Extension(ClientRequest):
     """An extension method (``_session/fork``, goal, compact, …) for this session."""
 
@@ -484,31 +488,31 @@ class Extension(ClientRequest):
     params: dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class Evicted:
     """The backend said -32004 to a turn's send: resume, then start it again."""
 
     key: int
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class HistoryPoll:
     pass
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class ClientsChanged:
     clients: list[Ref]
     capabilities: dict[str, Any]  # merged over the clients attached now
     per_client: dict[str, dict[str, Any]] = field(default_factory=dict)  # conn urn → what it declared
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class GapTimeout:
     after_seq: int
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class InteractionAborted:
     """The router gave up on a dialog (timeout): its card's owner closes the card."""
 
@@ -516,31 +520,31 @@ class InteractionAborted:
 
 
 # replies to the Session's own backend calls
-@dataclass(frozen=True, slots=True)
+@message
 class Created:
     result: Json
     error: ErrorDict | None
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class Resumed:
     result: Json
     error: ErrorDict | None
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class Subscribed:
     result: Json
     error: ErrorDict | None
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class GapFilled:
     result: Json
     error: ErrorDict | None
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class Answered:
     """The answer to one of the Session's other calls, with what to do with it."""
 
@@ -550,21 +554,21 @@ class Answered:
 
 
 # replies to a Turn's calls: they travel through the Session, in pipe order with its events
-@dataclass(frozen=True, slots=True)
+@message
 class SendAnswered:
     key: int
     result: Json
     error: ErrorDict | None
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class ProbeAnswered:
     key: int
     result: Json
     error: ErrorDict | None
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class PlanRead:
     """The ``session/read`` a turn that used tools makes before answering: its final plan."""
 
@@ -573,7 +577,7 @@ class PlanRead:
     error: ErrorDict | None
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class RelayUpdates:
     """Session-level updates (mode, title, usage) told through the running Turn, so they
     reach the client in pipe order with the turn's own."""
@@ -581,7 +585,7 @@ class RelayUpdates:
     updates: list[dict[str, Any]]
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class BackendStalled:
     """A probe of a running turn got no answer: the backend process is wedged."""
 
@@ -592,7 +596,7 @@ class BackendStalled:
 # -- InteractionRouter -----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class InteractionAsked(Owed):
     """A backend question whose card is shown: ask the clients."""
 
@@ -610,29 +614,29 @@ class InteractionAsked(Owed):
                 "decision": "deny", "action": "decline", "reason": error.message}))
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class CancelInteractions:
     session_id: str
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class ClientAttached:
     session_id: str
     conn: Ref
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class DeclineAll:
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class InteractionTimeout:
     key: str
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class DialogAnswered:
     """A client's answer to a dialog (or its failure)."""
 
@@ -646,7 +650,7 @@ class DialogAnswered:
 # -- BackgroundTasks ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class TaskEvents(Consumed):
     """``(event, launch_terminal | None)`` pairs, in pipe order."""
 
@@ -657,12 +661,12 @@ class TaskEvents(Consumed):
         self.events.clear()
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class TaskCancelled:
     task_id: str
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class CloseTasks:
     pass
 
@@ -670,12 +674,12 @@ class CloseTasks:
 # -- Turn ---------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class StartTurn:
     backend_session_id: str
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class TurnEvents(Consumed):
     events: list[dict[str, Any]]
     token: Token | None = None
@@ -684,19 +688,19 @@ class TurnEvents(Consumed):
         self.events.clear()
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class Adopt:
     """The backend turn this Turn's send started (the Session's ``Attribution`` decided)."""
 
     claim: Claim
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class StopDeadline:
     """The grace a stopped backend turn had to end is over."""
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class ShowInteraction:
     """Show the card a backend question is about, then hand it to the router."""
 
@@ -704,19 +708,19 @@ class ShowInteraction:
     generation: int
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class RetrySend:
     pass
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class FailTurn:
     """The session could not be made live."""
 
     error: RpcError
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class SilenceCheck:
     pass
 
@@ -727,24 +731,24 @@ class Tellable(Protocol):
 
 # -- idle sessions (docs/performance.md, "Idle sessions") ----------------------------------------
 
-@dataclass(frozen=True, slots=True)
+@message
 class IdleCheck:
     """A Session's own timer: has it been idle for ``config.idle_session_after``?"""
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class SessionIdle:
     """A Session → the Supervisor: idle long enough to leave memory."""
 
     session_id: str
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class GoDormant:
     """The Supervisor → an idle Session: answer a ``Dormant`` record and stop taking part, or None if busy."""
 
 
-@dataclass(frozen=True, slots=True)
+@message
 class Dormant:
     """What the Supervisor keeps of a stopped idle Session to bring it back on its next use."""
 

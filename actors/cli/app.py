@@ -18,7 +18,8 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from zcode_acp.actors.cli.config import SETTINGS
-from zcode_acp.actors.cli.logs import LOG_LEVELS, UsageError, fail, setup_logging
+from zcode_acp.actors.cli.logs import UsageError, fail, setup_logging
+from zcode_acp.actors.cli.serve_options import SERVE_OPTIONS
 
 HELP_WIDTH = 100
 # typer labels every parameter with its Python type ("<str>", "<bool>"): noise in a help text.
@@ -103,6 +104,15 @@ app = typer.Typer(
 )
 
 
+_SERVE_OPTION = {option.name: option for option in SERVE_OPTIONS}
+
+
+def serve_option(name: str) -> Any:
+    """The typer declaration of a serve option, from the table ``main.py`` also parses (``serve_options.py``)."""
+    option = _SERVE_OPTION[name]
+    return typer.Option(option.default, option.flag, metavar=option.metavar, help=option.help)
+
+
 def _version(value: bool) -> None:
     if value:
         from zcode_acp import version
@@ -114,21 +124,19 @@ def _version(value: bool) -> None:
 @app.callback()
 def main_callback(
     ctx: typer.Context,
-    log_level: str = typer.Option("info", "--log-level", metavar="LEVEL", help=", ".join(LOG_LEVELS)),
-    log_file: str | None = typer.Option(None, "--log-file", metavar="PATH",
-                                           help="append logs to this file (created 0600) instead of stderr"),
+    log_level: str = serve_option("log_level"),
+    log_file: str | None = serve_option("log_file"),
     version: bool = typer.Option(False, "--version", "-V", callback=_version, is_eager=True,
                                  help="print the version and exit"),
-    trace: str | None = typer.Option(None, "--trace", metavar="FILE",
-                                        help="record every frame to FILE, created 0600 (docs/traces.md)"),
-    trace_redact_content: bool = typer.Option(False, "--trace-redact-content",
-                                              help="in the trace, replace every text by its length and a hash"),
+    trace_file: str | None = serve_option("trace_file"),
+    trace_redact_content: bool = serve_option("trace_redact_content"),
 ) -> None:
-    """Serve ACP on stdio when no command is given."""
+    """Serve ACP on stdio when no command is given (``main.py`` serves a command line of serve options
+    itself; here come those with a command, ``--help``, or a value it leaves to typer to refuse)."""
     if ctx.invoked_subcommand is None:
         from zcode_acp.actors.cli.main import serve
 
-        raise typer.Exit(serve(log_level, log_file, trace, trace_redact_content or None))
+        raise typer.Exit(serve(log_level, log_file, trace_file, trace_redact_content or None))
     try:
         setup_logging(log_level, log_file)
     except UsageError as exc:

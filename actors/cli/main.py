@@ -1,9 +1,10 @@
 """``zcode-acp``: serve ACP on stdio (what an editor launches), or run a command.
 
-An editor launches ``zcode-acp`` with no arguments and waits for the answer
-to ``initialize``: that path (and ``--version``) never imports typer, the
-help text or the other commands. Everything else goes through the typer app
-in ``app.py`` (docs/decisions.md, "Start-up").
+An editor launches ``zcode-acp`` (with no arguments, or only the serve
+options of ``serve_options.py``: ``--log-level``, ``--log-file``, ``--trace``…)
+and waits for the answer to ``initialize``: that path (and ``--version``)
+never imports typer, the help text or the other commands. Everything else
+goes through the typer app in ``app.py`` (docs/decisions.md, "Start-up").
 """
 
 from __future__ import annotations
@@ -13,13 +14,16 @@ import sys
 
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else list(argv)
-    if not args:
-        raise SystemExit(serve())
     if args in (["--version"], ["-V"]):
         from zcode_acp import version
 
         print(f"zcode-acp {version()}")
         return
+    from zcode_acp.actors.cli.serve_options import parse_serve_options
+
+    options = parse_serve_options(args)
+    if options is not None:
+        raise SystemExit(serve(**options))
     from zcode_acp.actors.cli.app import app
 
     app(args=args, prog_name="zcode-acp")
@@ -34,8 +38,13 @@ def serve(log_level: str = "info", log_file: str | None = None, trace_file: str 
     ``ZCODE_ACP_TRACE`` / ``ZCODE_ACP_TRACE_REDACT_CONTENT``, so an editor's
     agent configuration can turn it on.
     """
+    import gc
     import os
 
+    # Start-up makes ~26,000 objects that all live as long as the process: the ~50 cyclic
+    # collections they would trigger could free none of them. runtime.tune_gc turns
+    # the collector back on, with the bridge's thresholds, once the modules are loaded.
+    gc.disable()
     from zcode_acp.actors.cli import runtime  # patches gevent first
 
     trace_file = trace_file or os.environ.get("ZCODE_ACP_TRACE") or None

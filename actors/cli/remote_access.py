@@ -11,12 +11,14 @@ from __future__ import annotations
 import logging
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zcode_acp.actors.cli.remote_config import RemoteConfig, load_remote_config
 from zcode_acp.actors.messages import ListSessions
-from zcode_acp.actors.transport.hub_client import BridgeIdentity, HubClient, Origin
-from zcode_acp.actors.transport.remote import RemoteEndpoint
+
+if TYPE_CHECKING:
+    from zcode_acp.actors.transport.hub_client import HubClient, Origin
+    from zcode_acp.actors.transport.remote import RemoteEndpoint
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +43,11 @@ def start_remote(supervisor: Any, version: str, origin: Origin = "editor", works
         log.warning("ZCODE_ACP_REMOTE is on but no token is set: remote access stays off "
                     "(set ZCODE_ACP_REMOTE_TOKEN, or remote.token in the config file)")
         return None
+    # Imported only now: the WebSocket stack (wsproto, h11) costs an editor's stdio bridge ~18 ms of
+    # start-up, and remote access is off by default (docs/performance.md, "Start-up").
+    from zcode_acp.actors.transport.hub_client import BridgeIdentity, HubClient
+    from zcode_acp.actors.transport.remote import RemoteEndpoint
+
     endpoint = RemoteEndpoint(supervisor, settings.token, settings.bridge_port).start()
 
     def sessions() -> list[dict[str, Any]]:

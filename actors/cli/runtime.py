@@ -3,12 +3,48 @@
 Importing this module patches the standard library for gevent (entry points
 import it first): afterwards every pykka actor is a greenlet on the main OS
 thread, ``queue.Queue`` is gevent's, and ``subprocess`` is cooperative. Only
-the modules the bridge uses are patched, with one scan for gevent's plugins
-instead of one per module: ``patch_all()`` cost ~50 ms of start-up here
-(docs/decisions.md, "Start-up").
+the modules the bridge uses are patched, and gevent's plugins are looked up
+only where some distribution declares one: ``patch_all()`` cost ~50 ms of
+start-up here (docs/decisions.md, "Start-up").
 """
 
 from __future__ import annotations
+
+# The plugin groups the patches below notify (not ``patch_all()``'s own: it is not called).
+PLUGIN_GROUPS = ("gevent.plugins.monkey.will_patch_module", "gevent.plugins.monkey.did_patch_module")
+
+
+def plugins_declared(groups: tuple[str, ...] = PLUGIN_GROUPS) -> bool:
+    """Whether a distribution on ``sys.path`` may declare an entry point in one of ``groups``.
+
+    A look at each installed distribution's ``entry_points.txt`` (~1 ms),
+    where ``importlib.metadata`` (what gevent uses) costs ~15 ms to import
+    before it scans the same files. An archive on the path (a zip or an egg)
+    is not looked into: it answers True, and gevent's own scan decides.
+    """
+    import os
+    import sys
+
+    headers = tuple(f"[{group}]" for group in groups)
+    for entry in sys.path:
+        folder = entry or "."
+        try:
+            names = os.listdir(folder)
+        except NotADirectoryError:
+            return True
+        except OSError:  # a path entry that does not exist
+            continue
+        for name in names:
+            if not name.endswith((".dist-info", ".egg-info")):
+                continue
+            try:
+                with open(os.path.join(folder, name, "entry_points.txt"), encoding="utf-8") as declared:
+                    text = declared.read()
+            except OSError:  # none, or an .egg-info file rather than a folder
+                continue
+            if any(header in text for header in headers):
+                return True
+    return False
 
 
 def patch_for_the_bridge() -> None:
@@ -16,24 +52,29 @@ def patch_for_the_bridge() -> None:
 
     What stays unpatched is not used on a bridge's path: ``ssl`` (loopback
     only), ``builtins`` and ``contextvars`` (no-ops on Python 3), ``sys``.
-    Every patch notifies gevent's plugins (``gevent.plugins.monkey.*`` entry
-    points); gevent looks them up with a fresh scan of every installed
-    distribution each time, so the scan is done once here and reused. Plugins
-    still see every event.
+    Every patch notifies gevent's subscribers (``gevent.events.subscribers``)
+    and its plugins (``gevent.plugins.monkey.*`` entry points). gevent looks
+    plugins up with a fresh ``importlib.metadata`` scan of every installed
+    distribution for each event; here they are looked up once, and only when
+    ``plugins_declared`` finds a distribution that may have one (none does
+    among the bridge's dependencies): otherwise only subscribers are notified.
     """
-    from importlib import metadata
-
     from gevent import events, monkey
 
-    installed = metadata.entry_points()
+    if plugins_declared():
+        from importlib import metadata
 
-    def notify_once_scanned(event: object) -> None:
-        events.notify(event)
-        for plugin in installed.select(group=getattr(event, "ENTRY_POINT_NAME", "")):
-            plugin.load()(event)
+        installed = metadata.entry_points()
+
+        def notify(event: object) -> None:
+            events.notify(event)
+            for plugin in installed.select(group=getattr(event, "ENTRY_POINT_NAME", "")):
+                plugin.load()(event)
+    else:
+        notify = events.notify
 
     scanning = events.notify_and_call_entry_points
-    events.notify_and_call_entry_points = notify_once_scanned
+    events.notify_and_call_entry_points = notify
     try:
         # The order of patch_all(): thread before time, select before subprocess.
         monkey.patch_os()
@@ -91,10 +132,12 @@ def tune_gc() -> None:
     Every event is a handful of short-lived, acyclic dicts that reference
     counting frees; with the default gen-0 threshold (700) the collector would
     run every few events and walk every batch still in flight. Objects made
-    at start-up (modules, classes) are moved out of its sight entirely.
+    at start-up (modules, classes) are moved out of its sight entirely; the
+    stdio path kept the collector off until here (``main.serve``).
     """
     gc.freeze()
     gc.set_threshold(100_000, 50, 100)
+    gc.enable()
     memory.fix_mmap_threshold()  # big buffers go back to the system after a burst
 
 

@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import stat
 import subprocess
 import sys
+import textwrap
 
+import pytest
+
+import zcode_acp
+from zcode_acp.actors.cli.runtime import PLUGIN_GROUPS, plugins_declared
 from tests.cli.helpers import ZCODE_ACP, Bridge, INITIALIZE, clean_env, run
 
-# Modules only some commands need: the bare stdio path must not import them.
+# Modules only some commands need: the stdio path must not import them — the command framework, the
+# WebSocket stack (remote access is off), importlib.metadata (docs/performance.md, "Start-up").
 NOT_ON_THE_STDIO_PATH = ("typer", "click", "rich", "zcode_acp.actors.cli.app", "zcode_acp.actors.cli.demo",
-                         "zcode_acp.actors.cli.doctor", "zcode_acp.actors.cli.editors")
+                         "zcode_acp.actors.cli.doctor", "zcode_acp.actors.cli.editors", "wsproto", "h11",
+                         "zcode_acp.actors.transport.hub_client", "zcode_acp.actors.transport.remote",
+                         "importlib.metadata")
 
 
 def imported(importtime_stderr: str) -> set[str]:
@@ -20,11 +31,26 @@ def imported(importtime_stderr: str) -> set[str]:
 def test_the_bare_stdio_path_imports_no_command_framework(tmp_path):
     bridge = Bridge([sys.executable, "-X", "importtime", "-m", "zcode_acp"], clean_env(tmp_path, ZCODE_BIN="zcode-sim"))
     answer = bridge.request("initialize", INITIALIZE)
-    assert answer["result"]["agentInfo"]["name"] == "zcode-acp"
+    assert answer["result"]["agentInfo"] == {"name": "zcode-acp", "title": "ZCode", "version": zcode_acp.version()}
     assert bridge.close() == 0
     modules = imported("".join(bridge.stderr))
     assert "zcode_acp.actors.supervisor" in modules  # the measurement saw the bridge start
     assert not [name for name in NOT_ON_THE_STDIO_PATH if name in modules]
+
+
+def test_the_serve_options_take_the_same_path_and_do_their_job(tmp_path):
+    """``--log-level/--log-file/--trace`` as an editor's configuration passes them: still no typer."""
+    log, trace = tmp_path / "bridge.log", tmp_path / "trace.jsonl"
+    argv = [sys.executable, "-X", "importtime", "-m", "zcode_acp", "--log-level", "debug", f"--log-file={log}",
+            "--trace", str(trace), "--trace-redact-content"]
+    bridge = Bridge(argv, clean_env(tmp_path, ZCODE_BIN="zcode-sim"))
+    assert "result" in bridge.request("initialize", INITIALIZE)
+    assert bridge.close() == 0
+    assert not [name for name in NOT_ON_THE_STDIO_PATH if name in imported("".join(bridge.stderr))]
+    assert stat.S_IMODE(os.stat(log).st_mode) == stat.S_IMODE(os.stat(trace).st_mode) == 0o600
+    assert " DEBUG " in log.read_text()  # the level and the file were both applied
+    recorded = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert any(record.get("frame", {}).get("method") == "initialize" for record in recorded), recorded[:3]
 
 
 def test_version_imports_neither_gevent_nor_typer(tmp_path):
@@ -73,3 +99,68 @@ def test_a_missing_backend_names_zcode_bin_in_the_error(tmp_path):
 def test_python_dash_m_and_the_alias_command_are_the_same_program(tmp_path):
     alias = str(subprocess.os.path.join(subprocess.os.path.dirname(ZCODE_ACP), "zcode-acp-bridge"))
     assert run([alias, "--version"], clean_env(tmp_path)).stdout == run([ZCODE_ACP, "--version"], clean_env(tmp_path)).stdout
+
+
+def test_the_patches_notify_only_the_plugin_groups_looked_for(tmp_path):
+    """``plugins_declared`` looks for these groups only: they must be all the patches fire."""
+    code = ("from gevent import events; fired = set(); events.subscribers.append("
+            "lambda event: fired.add(event.ENTRY_POINT_NAME)); "
+            "from zcode_acp.actors.cli import runtime; print(' '.join(sorted(fired)))")
+    done = run([sys.executable, "-c", code], clean_env(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert set(done.stdout.split()) == set(PLUGIN_GROUPS)
+
+
+def declare_plugin(folder, group: str) -> None:
+    """A distribution in ``folder`` whose entry point in ``group`` writes each event's module to $PLUGIN_SAW."""
+    (folder / "probe_plugin.py").write_text(textwrap.dedent("""
+        import os
+        def saw(event):
+            with open(os.environ["PLUGIN_SAW"], "a") as out:
+                out.write(type(event).__name__ + " " + event.module_name + "\\n")
+    """))
+    info = folder / "probe_plugin-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: probe-plugin\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[{group}]\nprobe = probe_plugin:saw\n")
+
+
+def test_plugins_declared_reads_entry_points_files(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "path", [str(tmp_path)])
+    assert not plugins_declared()
+    declare_plugin(tmp_path, "gevent.plugins.monkey.will_patch_all")  # a group the patches do not fire
+    assert not plugins_declared()
+    assert plugins_declared(("gevent.plugins.monkey.will_patch_all",))
+
+
+@pytest.mark.parametrize("group", PLUGIN_GROUPS)
+def test_a_declared_gevent_plugin_still_sees_the_patches(tmp_path, group):
+    declare_plugin(tmp_path, group)
+    saw = tmp_path / "saw.txt"
+    env = clean_env(tmp_path, PYTHONPATH=str(tmp_path), PLUGIN_SAW=str(saw))
+    done = run([sys.executable, "-c", "from zcode_acp.actors.cli import runtime"], env)
+    assert done.returncode == 0, done.stderr
+    modules = {line.split()[1] for line in saw.read_text().splitlines()}
+    assert {"os", "time", "socket", "select", "subprocess", "signal"} <= modules
+
+
+def test_the_version_read_from_the_path_is_importlib_metadata_s(tmp_path, monkeypatch):
+    from importlib import metadata
+
+    assert zcode_acp._version_from_path() == metadata.version(zcode_acp.DIST_NAME)
+    for folder, file, version in (("zcode_acp_bridge-7.1.dist-info", "METADATA", "7.1"),
+                                  ("zcode_acp_bridge.egg-info", "PKG-INFO", "7.2")):
+        entry = tmp_path / version
+        (entry / folder).mkdir(parents=True)
+        (entry / folder / file).write_text(f"Metadata-Version: 2.1\nName: zcode-acp-bridge\nVersion: {version}\n\n"
+                                           "Version: not a header\n")
+        monkeypatch.setattr(sys, "path", [str(tmp_path / "missing"), str(entry), *sys.path])
+        assert zcode_acp._version_from_path() == version == metadata.version(zcode_acp.DIST_NAME)
+
+
+def test_the_collector_is_back_on_once_the_stdio_path_has_started(tmp_path):
+    """``main.serve`` turns the cyclic GC off while modules load; ``tune_gc`` turns it back on."""
+    code = ("import gc; gc.disable(); from zcode_acp.actors.cli import runtime; runtime.tune_gc(); "
+            "print(gc.isenabled(), gc.get_threshold()[0])")
+    done = run([sys.executable, "-c", code], clean_env(tmp_path))
+    assert done.stdout.split() == ["True", "100000"], done.stderr
