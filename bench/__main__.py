@@ -88,8 +88,9 @@ def row_remote(s: Sizes) -> list[Line]:
 
 
 def row_startup(s: Sizes) -> list[Line]:
+    wall, cpu = lifecycle.startup_times(s.startups)
     return [(f"spawn → `initialize` answered (median of {s.startups})",
-             f"{lifecycle.startup(s.startups):.0f} ms", "≤ 120 ms")]
+             f"{wall:.0f} ms ({cpu:.0f} ms of the bridge's CPU: what a busy machine does not inflate)", "≤ 120 ms")]
 
 
 def row_first_update(s: Sizes) -> list[Line]:

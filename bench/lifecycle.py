@@ -57,11 +57,6 @@ def startup_times(runs: int) -> tuple[float, float]:
     return statistics.median(times) * 1000, statistics.median(cpu)
 
 
-def startup(runs: int) -> float:
-    """Median ms from spawning the bridge to its ``initialize`` answer (``startup_times``)."""
-    return startup_times(runs)[0]
-
-
 def history_load(messages: int, fill: float = 0.0) -> tuple[float, float, int, int]:
     """(ms from ``session/load`` to its answer on a new bridge — the backend's spawn and resume included —
     and again on the same bridge once warm, updates replayed, bytes of the ``session/messages`` answer).

@@ -1,7 +1,7 @@
 """Giving memory back: the C allocator's threshold for big buffers, fixed.
 
-The bridge reads pipes up to 1 MiB at a time (``fdio.CHUNK``) and a client may
-send frames of a megabyte. glibc serves such blocks with ``mmap`` and returns
+The bridge handles big buffers in bursts: a client's coalesced writes (up to
+1 MiB), a client's frames of megabytes, a history's answer. glibc serves such blocks with ``mmap`` and returns
 them to the system on ``free`` — until the first one is freed: then it raises
 its threshold to that block's size (its "dynamic mmap threshold"), and every
 later megabyte comes from the heap, which it keeps. Setting the threshold once
@@ -13,7 +13,6 @@ start). Best effort: other C libraries have no ``mallopt`` and keep their ways.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import logging
 
 log = logging.getLogger(__name__)
@@ -25,8 +24,9 @@ MMAP_THRESHOLD = 128 * 1024  # glibc's own default, but fixed
 def fix_mmap_threshold(threshold: int = MMAP_THRESHOLD) -> bool:
     """True if the C library took the setting."""
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        mallopt = libc.mallopt
+        # The process's own symbols include the C library's: no ``find_library``, which
+        # runs ``ldconfig`` in a subprocess (~7 ms of start-up).
+        mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError):
         return False
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
