@@ -13,7 +13,6 @@ itself. Anything a handler raises becomes the JSON-RPC error of that request.
 from __future__ import annotations
 
 import functools
-import gc
 import logging
 import os
 import time
@@ -46,6 +45,7 @@ from zcode_acp.actors.cli.config import Config
 from zcode_acp.actors.client_connection import ClientConnection
 from zcode_acp.actors.interaction_router import InteractionRouter
 from zcode_acp.actors.lazy_store import LazySessionStore
+from zcode_acp.actors.quiet_release import QuietRelease, release_memory
 from zcode_acp.actors.messages import (
     Dormant,
     GoDormant,
@@ -146,6 +146,7 @@ class Supervisor(BridgeActor):
         self.sessions: dict[str, Any] = {}
         self.backend_ids: dict[str, str] = {}  # ACP session id → backend session id
         self.trim_pending = False
+        self.quiet_release = QuietRelease()  # memory back to the OS once a burst is over
         self.dormant: dict[str, Dormant] = {}  # idle Sessions that left memory, back on their next use
         self.activity: dict[str, dict[str, Any]] = {}  # ACP session id → {updatedAt, status, title}
         self.version = version()
@@ -169,11 +170,15 @@ class Supervisor(BridgeActor):
             "session/cancel": self._session_cancel,
         }
 
+    def on_stop(self) -> None:
+        self.quiet_release.stop()
+
     def on_start(self) -> None:
         # Started in order, stopped in reverse (teardown).
         self.store.prepare()
         self.backend = Backend.start(self.config)
         self.router = InteractionRouter.start(self.backend, self.config.interaction_timeout)
+        self.quiet_release.start()
 
     # -- clients ---------------------------------------------------------------------------
 
@@ -271,12 +276,16 @@ class Supervisor(BridgeActor):
 
     def _initialize(self, conn: Any, request_id: Any, params: dict[str, Any]) -> dict[str, Any]:
         result = initialize_result(params.get("protocolVersion"), self.version)
-        declared = params.get("clientCapabilities")
-        self.client_capabilities[conn.actor_urn] = merge_capabilities({}, declared)
+        declared = merge_capabilities({}, params.get("clientCapabilities"))
         info = params.get("clientInfo")
         if isinstance(info, dict):
             log.info("client: %s %s", info.get("name"), info.get("version"))
-        self._clients_changed()
+        # A repeated initialize that declares what this client already declared changes
+        # nothing: no ClientsChanged to every Session and Turn, and the objects they hold
+        # stay the ones they have (docs/reliability.md, "What the remaining RSS is").
+        if self.client_capabilities.get(conn.actor_urn) != declared:
+            self.client_capabilities[conn.actor_urn] = declared
+            self._clients_changed()
         return result
 
     def _authenticate(self, conn: Any, request_id: Any, params: dict[str, Any]) -> dict[str, Any]:
@@ -495,8 +504,7 @@ class Supervisor(BridgeActor):
 
     def _trim(self) -> None:
         self.trim_pending = False
-        gc.collect()
-        release_free_memory()
+        release_memory()
 
     def _session_prompt(self, conn: Any, request_id: Any, params: dict[str, Any]) -> Any:
         session = self._session(params)
@@ -561,6 +569,7 @@ class Supervisor(BridgeActor):
         if self.shutting_down:
             return
         self.shutting_down = True
+        self.quiet_release.stop()
         log.info("tearing down: %s", reason)
         futures = [session.ask(Teardown(), block=False) for session in self.sessions.values()]
         deadline = time.monotonic() + 1.0  # one second for all of them, not one each
@@ -585,16 +594,6 @@ class Supervisor(BridgeActor):
             actor.stop(block=False)
         self.sessions.clear()
         gevent.spawn(self.on_exit)
-
-
-def release_free_memory() -> None:
-    """glibc's ``malloc_trim``: heap pages freed by stopped actors go back to the OS (best effort)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
 
 
 _DEFERRED = object()  # the handler passed the request on; someone else answers it

@@ -17,7 +17,10 @@ at the end it prints:
 * impure stdout lines (anything but a JSON-RPC 2.0 object);
 * the bridge's RSS at start (after warm-up), peak (VmHWM), end (at the last
   answer) and after ``--idle`` quiet seconds (default 6: longer than the 5 s
-  stop fallback that keeps each preempted turn a little while), and the seed.
+  stop fallback that keeps each preempted turn a little while, and than the
+  1-2 s after which the bridge, once quiet, gives freed memory back on its own:
+  ``actors/quiet_release.py``; the benchmark asks for nothing), and the seed.
+  Start is read after warm-up: initialized, every session live on the backend.
 
 It prints figures, it asserts nothing (tests/process/test_reliability_bench.py
 runs a few hundred frames as a smoke test). The default run takes a few
