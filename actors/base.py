@@ -55,7 +55,14 @@ class CheckedRef(pykka.ActorRef[Any]):
 
     def tell(self, message: Any) -> None:
         self._check(message)
-        super().tell(message)
+        try:
+            super().tell(message)
+        except pykka.ActorDeadError:
+            if not self.actor_class.gone_is_normal:
+                raise
+            # A client may leave at any moment; whatever was on its way to it has nobody to
+            # reach, and the actors that still list it learn of its departure shortly.
+            log.debug("%s has stopped; dropped %s", self.actor_class.__name__, type(message).__name__)
 
     def ask(self, message: Any, *, block: bool = True, timeout: float | None = None) -> Any:
         self._check(message)
@@ -78,6 +85,9 @@ class BridgeActor(pykka.ThreadingActor):
     # O(sessions). Our actors are greenlets; shutdown is the Supervisor's teardown, not
     # the interpreter joining threads (docs/performance.md, "Actor start").
     use_daemon_thread: ClassVar[bool] = True
+    # True for an actor whose stopping is an ordinary event others learn of later (a client
+    # connection): a tell that finds it stopped is dropped instead of raising ActorDeadError.
+    gone_is_normal: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

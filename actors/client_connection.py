@@ -63,6 +63,8 @@ def id_key(request_id: Any) -> Any:
 
 
 class ClientConnection(BridgeActor):
+    gone_is_normal = True  # a client leaves when it likes; what is told to it afterwards is dropped
+
     def __init__(self, supervisor: Any, transport: Transport) -> None:
         super().__init__()
         self.supervisor = supervisor

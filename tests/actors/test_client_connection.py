@@ -6,10 +6,13 @@ import gevent
 import gevent.os
 import pytest
 
+from zcode_acp.actors.cli.config import Config
 from zcode_acp.actors.client_connection import ClientConnection
-from zcode_acp.actors.messages import Deliver, HoldSession, ReleaseSession, Reply, RequestHandle
+from zcode_acp.actors.messages import Deliver, HoldSession, ReleaseSession, Reply, RequestHandle, Teardown
+from zcode_acp.actors.session.actor import Session
 from zcode_acp.actors.transport.stdio import StdioTransport
 from zcode_acp.protocol import framing
+from zcode_acp.protocol.session_config import SessionSettings
 from tests.actors.fakes import Probe
 
 
@@ -124,3 +127,27 @@ def test_a_reused_id_after_cancel_gets_its_own_answer(connection):
     conn.tell(Reply(new.handle, {"stopReason": "end_turn"}))
     [answer] = pipes.read_lines(1)
     assert answer["id"] == 5 and answer["result"] == {"stopReason": "end_turn"}
+
+
+def test_telling_a_client_that_has_left_is_not_an_error_for_the_sender():
+    """A remote client leaves when it likes; a Turn that still lists it must not fail its prompt."""
+    pipes = Pipes()
+    supervisor = Probe()
+    conn = ClientConnection.start(supervisor.ref, pipes.transport())
+    conn.stop()
+    conn.tell(Deliver("s1", update("s1", "for nobody")))  # raised ActorDeadError before
+    conn.tell(Reply(RequestHandle(7, 1), {}))
+    supervisor.stop()
+
+
+def test_telling_any_other_stopped_actor_still_raises():
+    import pykka
+
+    probe = Probe()
+    session = Session.start(
+        session_id="acp-1", cwd="/w", mcp_servers=[], settings=SessionSettings(), backend=probe.ref,
+        router=probe.ref, supervisor=probe.ref, clients=[], capabilities={}, config=Config())
+    session.stop()
+    with pytest.raises(pykka.ActorDeadError):
+        session.tell(Teardown())
+    probe.stop()
