@@ -1,5 +1,5 @@
 """The bridge's runtime: pykka actors running as greenlets under gevent.
 
-Import ``actors.runtime`` (which calls ``gevent.monkey.patch_all()``) before
-anything else in an entry point; see ``actors/cli.py``.
+Import ``actors.cli.runtime`` (which patches the standard library for gevent)
+before anything else in an entry point; see ``actors/cli/main.py``.
 """

@@ -189,7 +189,7 @@ class Backend(BridgeActor):
                 return
             if after_idle:
                 # The first events of a burst reach the client before the reader decodes
-                # the next megabyte (docs/performance.md, "First update"); bounded, so a
+                # the next read (docs/performance.md, "First update"); bounded, so a
                 # batch held by a slow part never stalls reading.
                 self.flow.wait_done(token, FIRST_BATCH_WAIT)
         eof.set()

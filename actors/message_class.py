@@ -110,6 +110,13 @@ def _reduce(self: Any) -> tuple[type, tuple[Any, ...]]:
     return type(self), _values(self)
 
 
+def _check_field(cls: type, name: str, spec: Field[Any]) -> None:
+    """Only ``default`` and ``default_factory``: mypy would honour the other options, ``__init__`` would not."""
+    if not (spec.init and spec.repr and spec.compare and spec.hash is None and spec.kw_only is MISSING
+            and not spec.metadata):
+        raise TypeError(f"{cls.__name__}.{name}: a message field takes only default or default_factory")
+
+
 def _build(cls: type, eq: bool) -> type:
     names = list(getattr(cls, FIELDS, ()))  # a message base class's fields come first
     defaults: dict[str, Any] = dict(getattr(cls, DEFAULTS, {}))
@@ -123,8 +130,14 @@ def _build(cls: type, eq: bool) -> type:
             own.append(name)
         if name in body:
             value = body.pop(name)  # a default: __init__'s, not a class attribute (a slot takes the name)
-            if isinstance(value, Field) and value.default_factory is MISSING:
-                value = value.default
+            if isinstance(value, Field):
+                _check_field(cls, name, value)
+                if value.default_factory is MISSING:
+                    value = value.default
+            if value is not MISSING and not isinstance(value, Field) and type(value).__hash__ is None:
+                # As dataclasses refuse it: one list or dict would be shared by every message.
+                raise TypeError(f"{cls.__name__}.{name}: a mutable default ({type(value).__name__});"
+                                " use field(default_factory=...)")
             if value is not MISSING:
                 defaults[name] = value
     after_a_default = False

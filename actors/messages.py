@@ -15,7 +15,8 @@ of one raises, the dispatcher answers it ``-32603`` (docs/architecture.md,
 "Failures inside an actor").
 
 ``@message`` (``message_class.py``) makes each class what
-``@dataclass(frozen=True, slots=True)`` would, at a tenth of the import cost.
+``@dataclass(frozen=True, slots=True)`` would, at a tenth of the import cost;
+they are not dataclasses, so ``dataclasses.replace``/``fields`` do not apply.
 """
 
 from __future__ import annotations

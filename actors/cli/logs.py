@@ -14,7 +14,7 @@ import os
 import sys
 from typing import NoReturn
 
-LOG_LEVELS = ("debug", "info", "warning", "error")
+from zcode_acp.actors.cli.serve_options import LOG_LEVELS  # the options' one table
 
 
 class UsageError(ValueError):

@@ -42,10 +42,13 @@ def serve(log_level: str = "info", log_file: str | None = None, trace_file: str 
     import os
 
     # Start-up makes ~26,000 objects that all live as long as the process: the ~50 cyclic
-    # collections they would trigger could free none of them. runtime.tune_gc turns
-    # the collector back on, with the bridge's thresholds, once the modules are loaded.
+    # collections they would trigger could free none of them. runtime.tune_gc sets the
+    # bridge's thresholds once the actor tree is up.
     gc.disable()
-    from zcode_acp.actors.cli import runtime  # patches gevent first
+    try:
+        from zcode_acp.actors.cli import runtime  # patches gevent first
+    finally:
+        gc.enable()
 
     trace_file = trace_file or os.environ.get("ZCODE_ACP_TRACE") or None
     if trace_redact_content is None:

@@ -10,8 +10,15 @@ start-up here (docs/decisions.md, "Start-up").
 
 from __future__ import annotations
 
-# The plugin groups the patches below notify (not ``patch_all()``'s own: it is not called).
-PLUGIN_GROUPS = ("gevent.plugins.monkey.will_patch_module", "gevent.plugins.monkey.did_patch_module")
+# The plugin groups the patches below notify: each module's, then the two that tell a plugin
+# patching is over (``patch_all()`` is not called, but APM agents and database adapters
+# hook those two, so they are fired as it would).
+PLUGIN_GROUPS = ("gevent.plugins.monkey.will_patch_module", "gevent.plugins.monkey.did_patch_module",
+                 "gevent.plugins.monkey.did_patch_builtins", "gevent.plugins.monkey.did_patch_all")
+# What the bridge patches, in the shape patch_all() gives its events (``patch_all_arguments``).
+PATCHED = {"os": True, "thread": True, "time": True, "socket": True, "select": True, "subprocess": True,
+           "signal": True, "queue": True, "ssl": False, "dns": False, "sys": False, "builtins": False,
+           "contextvars": False, "aggressive": True, "Event": True}
 
 
 def plugins_declared(groups: tuple[str, ...] = PLUGIN_GROUPS) -> bool:
@@ -19,7 +26,7 @@ def plugins_declared(groups: tuple[str, ...] = PLUGIN_GROUPS) -> bool:
 
     A look at each installed distribution's ``entry_points.txt`` (~1 ms),
     where ``importlib.metadata`` (what gevent uses) costs ~15 ms to import
-    before it scans the same files. An archive on the path (a zip or an egg)
+    before it scans the same files. An archive or an unpacked egg on the path
     is not looked into: it answers True, and gevent's own scan decides.
     """
     import os
@@ -28,6 +35,8 @@ def plugins_declared(groups: tuple[str, ...] = PLUGIN_GROUPS) -> bool:
     headers = tuple(f"[{group}]" for group in groups)
     for entry in sys.path:
         folder = entry or "."
+        if folder.lower().rstrip("/").endswith(".egg"):  # its metadata is EGG-INFO/, inside
+            return True
         try:
             names = os.listdir(folder)
         except NotADirectoryError:
@@ -35,8 +44,10 @@ def plugins_declared(groups: tuple[str, ...] = PLUGIN_GROUPS) -> bool:
         except OSError:  # a path entry that does not exist
             continue
         for name in names:
-            if not name.endswith((".dist-info", ".egg-info")):
+            if not name.lower().endswith((".dist-info", ".egg-info", ".egg")):
                 continue
+            if name.lower().endswith(".egg"):
+                return True  # an egg folder in site-packages: gevent's scan decides
             try:
                 with open(os.path.join(folder, name, "entry_points.txt"), encoding="utf-8") as declared:
                     text = declared.read()
@@ -86,6 +97,8 @@ def patch_for_the_bridge() -> None:
         monkey.patch_subprocess()
         monkey.patch_signal()
         monkey.patch_queue()
+        notify(events.GeventDidPatchBuiltinModulesEvent(PATCHED, {}))
+        notify(events.GeventDidPatchAllEvent(PATCHED, {}))
     finally:
         events.notify_and_call_entry_points = scanning
 
@@ -132,8 +145,8 @@ def tune_gc() -> None:
     Every event is a handful of short-lived, acyclic dicts that reference
     counting frees; with the default gen-0 threshold (700) the collector would
     run every few events and walk every batch still in flight. Objects made
-    at start-up (modules, classes) are moved out of its sight entirely; the
-    stdio path kept the collector off until here (``main.serve``).
+    at start-up (modules, classes) are moved out of its sight entirely (the
+    stdio path kept the collector off while this module loaded: ``main.serve``).
     """
     gc.freeze()
     gc.set_threshold(100_000, 50, 100)

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from zcode_acp.actors.cli.logs import LOG_LEVELS
+# Here, not in logs.py (which imports it from here): main.py reads this table before
+# gevent patches the standard library, and logs.py would load logging.handlers, and
+# with it socket and select, unpatched.
+LOG_LEVELS = ("debug", "info", "warning", "error")
 
 
 class ServeOption(NamedTuple):

@@ -70,7 +70,7 @@ def read_burst(fd: int) -> tuple[bytes, bool]:
     """Up to CHUNK bytes, or only FIRST_CHUNK when the pipe was empty; and whether it was.
 
     After an idle pipe the first read is small, so the first events of a burst travel
-    the tree on their own instead of after a megabyte of their followers
+    the tree on their own instead of after a full read of their followers
     (docs/performance.md, "First update"). b"" at EOF (or when the fd is gone).
     """
     try:

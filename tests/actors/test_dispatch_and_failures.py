@@ -222,7 +222,7 @@ def test_an_idle_actor_does_not_keep_its_last_batch_alive():
         sink.stop()
 
 
-def test_a_batch_inside_a_batch_is_emptied_too():
+def test_a_batch_carried_in_a_batch_message_is_emptied_too():
     handled, freed = gevent.event.Event(), gevent.event.Event()
     sink = Sink.start(handled)
     try:

@@ -109,3 +109,19 @@ def test_every_message_is_made_by_message():
     assert len(made) > 80
     not_made: list[Any] = [cls.__name__ for cls in made if FIELDS not in cls.__dict__]
     assert not_made == []
+
+
+def test_a_mutable_default_is_refused_as_dataclasses_refuse_it():
+    with pytest.raises(TypeError, match="mutable default"):
+        @message
+        class Shared:
+            items: list[int] = []
+
+
+@pytest.mark.parametrize("option", [{"init": False}, {"repr": False}, {"compare": False}, {"kw_only": True},
+                                    {"hash": False}, {"metadata": {"a": 1}}])
+def test_field_options_mypy_would_honour_are_refused(option):
+    with pytest.raises(TypeError, match="only default or default_factory"):
+        @message
+        class Optioned:
+            a: int = dataclasses.field(default=0, **option)
