@@ -207,29 +207,17 @@ class Sink(BridgeActor):
         self.handled.set()
 
 
-def test_an_idle_actor_does_not_keep_its_last_batch_alive():
+@pytest.mark.parametrize("carried", ["alone", "in a Batch"])
+def test_an_idle_actor_does_not_keep_its_last_batch_alive(carried):
     """pykka's loop holds the last message until the next: a handled batch is emptied (messages.Consumed)."""
     handled, freed = gevent.event.Event(), gevent.event.Event()
     sink = Sink.start(handled)
     try:
         item = Item()
         weakref.finalize(item, freed.set)
-        sink.tell(TurnEvents([item]))
-        del item
-        assert handled.wait(2)
-        assert freed.wait(2), "the batch stayed alive while its receiver waited for more"
-    finally:
-        sink.stop()
-
-
-def test_a_batch_carried_in_a_batch_message_is_emptied_too():
-    handled, freed = gevent.event.Event(), gevent.event.Event()
-    sink = Sink.start(handled)
-    try:
-        item = Item()
-        weakref.finalize(item, freed.set)
-        sink.tell(Batch([TurnEvents([item]), TurnEvents([])]))
-        del item
+        events = TurnEvents([item])
+        sink.tell(events if carried == "alone" else Batch([events, TurnEvents([])]))
+        del item, events
         assert handled.wait(2)
         assert freed.wait(2), "the batch stayed alive while its receiver waited for more"
     finally:
