@@ -8,10 +8,19 @@ skips the tests with the reason; under CI (``CI`` set) it fails them, since
 
 from __future__ import annotations
 
+import argparse
+import asyncio
 import os
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable
 from importlib.util import find_spec
+from pathlib import Path
+from typing import NoReturn
 
 import pytest
+
+REPO = Path(__file__).resolve().parents[2]
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -34,3 +43,28 @@ def require_browser() -> None:
     if os.environ.get("CI"):
         pytest.fail(f"CI must run the browser tests: {reason}")
     pytest.skip(reason)
+
+
+def run_scenario(module: str, artifacts: Path, timeout: float) -> subprocess.CompletedProcess[str]:
+    """Run a browser scenario (``python -m module --artifacts DIR``) in a fresh artifacts folder.
+
+    Its own process: Playwright's event loop and browser never share the test
+    runner's. Playwright's variables are left out so it drives Debian's chromium.
+    """
+    require_browser()
+    artifacts.mkdir(exist_ok=True)
+    for old in artifacts.glob("*"):
+        old.unlink()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PLAYWRIGHT_")}
+    try:
+        return subprocess.run([sys.executable, "-m", module, "--artifacts", str(artifacts)],
+                              cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as expired:
+        pytest.fail(f"the browser scenario did not finish in {timeout} s:\n{expired.stdout}\n{expired.stderr}")
+
+
+def scenario_command(main: Callable[[Path], Awaitable[int]]) -> NoReturn:
+    """A scenario module's command line: ``--artifacts DIR``; exits with what ``main`` returns."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--artifacts", type=Path, required=True)
+    sys.exit(asyncio.run(main(parser.parse_args().artifacts)))

@@ -10,7 +10,6 @@ passed; a 390×844 screenshot is left in DIR.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import os
@@ -26,7 +25,7 @@ from typing import Any
 
 from playwright.async_api import Page, async_playwright, expect
 
-from tests.web.browser import CHROMIUM, CHROMIUM_ARGS
+from tests.web.browser import CHROMIUM, CHROMIUM_ARGS, scenario_command
 
 REPO = Path(__file__).resolve().parents[2]
 TOKEN = "real-hub-token-0123456789"
@@ -201,6 +200,4 @@ async def main(artifacts: Path) -> int:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--artifacts", type=Path, required=True)
-    sys.exit(asyncio.run(main(parser.parse_args().artifacts)))
+    scenario_command(main)

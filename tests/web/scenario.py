@@ -12,18 +12,16 @@ test_web_client.py; screenshots of a 390×844 phone viewport go to ``DIR``.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import re
-import sys
 import traceback
 from pathlib import Path
 from typing import Any
 
 from playwright.async_api import Page, async_playwright, expect
 
-from tests.web.browser import CHROMIUM, CHROMIUM_ARGS
+from tests.web.browser import CHROMIUM, CHROMIUM_ARGS, scenario_command
 from tests.web.fake_hub import Connection, FakeHub
 
 REPO = Path(__file__).resolve().parents[2]
@@ -440,6 +438,4 @@ async def main(artifacts: Path) -> int:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--artifacts", type=Path, required=True)
-    sys.exit(asyncio.run(main(parser.parse_args().artifacts)))
+    scenario_command(main)

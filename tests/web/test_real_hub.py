@@ -9,32 +9,19 @@ tests/web/artifacts-real-hub/ (git-ignored).
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.web.browser import require_browser
+from tests.web.browser import run_scenario
 
-REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts-real-hub"
 SCENARIO_TIMEOUT = 180
 
 
 @pytest.mark.timeout(SCENARIO_TIMEOUT + 30)
 def test_the_page_through_the_real_hub_and_serve_bridge() -> None:
-    require_browser()
-    ARTIFACTS.mkdir(exist_ok=True)
-    for old in ARTIFACTS.glob("*"):
-        old.unlink()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PLAYWRIGHT_")}
-    try:
-        done = subprocess.run([sys.executable, "-m", "tests.web.real_scenario", "--artifacts", str(ARTIFACTS)],
-                              cwd=REPO, env=env, capture_output=True, text=True, timeout=SCENARIO_TIMEOUT)
-    except subprocess.TimeoutExpired as timeout:
-        pytest.fail(f"the browser scenario did not finish in {SCENARIO_TIMEOUT} s:\n{timeout.stdout}\n{timeout.stderr}")
+    done = run_scenario("tests.web.real_scenario", ARTIFACTS, SCENARIO_TIMEOUT)
     output = f"{done.stdout}\n{done.stderr}"
     assert done.returncode == 0 and "scenario passed" in output, output
     for name in ("real-hub-session.png", "real-hub-permission.png"):

@@ -11,35 +11,22 @@ left in tests/web/artifacts/ (git-ignored).
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.schema import assert_valid_frame
-from tests.web.browser import require_browser
+from tests.web.browser import run_scenario
 from tests.web.client_frames import assert_valid_page_frame
 
-REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 SCENARIO_TIMEOUT = 240
 
 
 @pytest.fixture(scope="module")
 def run() -> dict[str, Any]:
-    require_browser()
-    ARTIFACTS.mkdir(exist_ok=True)
-    for old in ARTIFACTS.glob("*"):
-        old.unlink()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PLAYWRIGHT_")}
-    try:
-        done = subprocess.run([sys.executable, "-m", "tests.web.scenario", "--artifacts", str(ARTIFACTS)],
-                              cwd=REPO, env=env, capture_output=True, text=True, timeout=SCENARIO_TIMEOUT)
-    except subprocess.TimeoutExpired as timeout:
-        pytest.fail(f"the browser scenario did not finish in {SCENARIO_TIMEOUT} s:\n{timeout.stdout}\n{timeout.stderr}")
+    done = run_scenario("tests.web.scenario", ARTIFACTS, SCENARIO_TIMEOUT)
     frames = json.loads((ARTIFACTS / "frames.json").read_text()) if (ARTIFACTS / "frames.json").exists() else []
     return {"returncode": done.returncode, "output": f"{done.stdout}\n{done.stderr}", "frames": frames}
 
