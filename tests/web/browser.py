@@ -16,7 +16,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from importlib.util import find_spec
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import pytest
 
@@ -68,3 +68,22 @@ def scenario_command(main: Callable[[Path], Awaitable[int]]) -> NoReturn:
     parser = argparse.ArgumentParser()
     parser.add_argument("--artifacts", type=Path, required=True)
     sys.exit(asyncio.run(main(parser.parse_args().artifacts)))
+
+
+async def open_phone_page(playwright: Any, wait_ms: int, console: list[str]) -> tuple[Any, Any]:
+    """(browser, page): Debian's chromium, headless, a 390×844 touch phone viewport at 2×.
+
+    Every wait (Playwright's and its ``expect``) is bounded by ``wait_ms``; the
+    page's console errors and uncaught errors are appended to ``console``.
+    """
+    from playwright.async_api import expect
+
+    browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+    context = await browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=2,
+                                        is_mobile=True, has_touch=True)
+    context.set_default_timeout(wait_ms)
+    expect.set_options(timeout=wait_ms)
+    page = await context.new_page()
+    page.on("console", lambda msg: console.append(msg.text) if msg.type == "error" else None)
+    page.on("pageerror", lambda error: console.append(f"page error: {error}"))
+    return browser, page

@@ -25,7 +25,7 @@ from typing import Any
 
 from playwright.async_api import Page, async_playwright, expect
 
-from tests.web.browser import CHROMIUM, CHROMIUM_ARGS, scenario_command
+from tests.web.browser import open_phone_page, scenario_command
 
 REPO = Path(__file__).resolve().parents[2]
 TOKEN = "real-hub-token-0123456789"
@@ -168,15 +168,8 @@ async def main(artifacts: Path) -> int:
             instance_id = (await bridge.wait_line(r"registered with the hub at \S+ as (\w+)")).group(1)
             assert [i["origin"] for i in instances(port) if i["id"] == instance_id] == ["serve"]
             async with async_playwright() as playwright:
-                browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-                context = await browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=2,
-                                                    is_mobile=True, has_touch=True)
-                context.set_default_timeout(WAIT_MS)
-                expect.set_options(timeout=WAIT_MS)
-                page = await context.new_page()
                 console: list[str] = []
-                page.on("console", lambda msg: console.append(msg.text) if msg.type == "error" else None)
-                page.on("pageerror", lambda error: console.append(f"page error: {error}"))
+                browser, page = await open_phone_page(playwright, WAIT_MS, console)
                 try:
                     await steps(page, f"http://127.0.0.1:{port}", instance_id, project, artifacts)
                 except BaseException:

@@ -21,7 +21,7 @@ from typing import Any
 
 from playwright.async_api import Page, async_playwright, expect
 
-from tests.web.browser import CHROMIUM, CHROMIUM_ARGS, scenario_command
+from tests.web.browser import open_phone_page, scenario_command
 from tests.web.fake_hub import Connection, FakeHub
 
 REPO = Path(__file__).resolve().parents[2]
@@ -148,12 +148,12 @@ QUESTION_FORM = {
 
 
 class Steps:
-    def __init__(self, page: Page, hub: FakeHub, base: str, artifacts: Path) -> None:
+    def __init__(self, page: Page, hub: FakeHub, base: str, artifacts: Path, console: list[str]) -> None:
         self.page = page
         self.hub = hub
         self.base = base
         self.artifacts = artifacts
-        self.console: list[str] = []
+        self.console = console  # the page's errors, filled by open_phone_page's listeners
 
     async def step(self, name: str) -> None:
         print(f"step: {name}", flush=True)
@@ -410,15 +410,9 @@ async def main(artifacts: Path) -> int:
     failed = False
     try:
         async with async_playwright() as playwright:
-            browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-            context = await browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=2,
-                                                is_mobile=True, has_touch=True)
-            context.set_default_timeout(WAIT_MS)
-            expect.set_options(timeout=WAIT_MS)
-            page = await context.new_page()
-            steps = Steps(page, hub, f"http://127.0.0.1:{port}", artifacts)
-            page.on("console", lambda msg: steps.console.append(msg.text) if msg.type == "error" else None)
-            page.on("pageerror", lambda error: steps.console.append(f"page error: {error}"))
+            console: list[str] = []
+            browser, page = await open_phone_page(playwright, WAIT_MS, console)
+            steps = Steps(page, hub, f"http://127.0.0.1:{port}", artifacts, console)
             try:
                 await steps.run()
             except BaseException:
