@@ -31,6 +31,8 @@ from typing import Any
 from zcode_acp.protocol import events as ev
 
 Event = dict[str, Any]
+# The only event types that can settle a claim; any other event matters only while a turn is held.
+SETTLING_TYPES = frozenset({ev.TURN_STARTED, ev.TURN_STEER_QUEUED, *ev.TURN_END_TYPES})
 HELD_EVENTS_LIMIT = 10_000  # events of one unclaimed turn kept for the send that claims it
 
 
@@ -55,6 +57,8 @@ class Attribution:
 
     def event(self, event: Event) -> Claim | None:
         """An applied event; the claim it settles, if any."""
+        if not self.unclaimed and event.get("type") not in SETTLING_TYPES:
+            return None  # the streaming case: nothing held, nothing to settle
         turn_id = ev.turn_id(event)
         if turn_id is None:
             return None

@@ -46,6 +46,9 @@ class EventRouter:
     def route(self, event: Event, routed: Routed, has_turn: bool, terminal_output: bool) -> None:
         kind = event.get("type")
         body = ev.payload(event)
+        if kind == ev.MODEL_STREAMING and not self.background_turns and type(body.get("toolCallId")) is not str:
+            routed.turn.append(event)  # the streaming case (text, reasoning): the turn's, nothing to track
+            return
         if kind == ev.SESSION_UPDATED:
             if "taskId" in body:
                 tool_call_id = body.get("toolCallId")

@@ -53,16 +53,18 @@ class Sequencer:
 
     def accept(self, events: list[Event], ready: Ready | None = None) -> Ready:
         ready = ready if ready is not None else Ready()
+        applied = ready.events
         for event in events:
-            seq = ev.seq(event)
-            if seq is None:
-                ready.events.append(event)
+            seq = event.get("seq")
+            if type(seq) is not int:  # none, or not a number (a bool is not one either): applied as it comes
+                applied.append(event)
             elif seq <= self.last_seq:
                 continue  # duplicate or already applied
-            elif seq == self.last_seq + 1:
+            elif seq == self.last_seq + 1:  # the streaming case: in order, nothing waiting
                 self.last_seq = seq
-                ready.events.append(event)
-                self._drain(ready)
+                applied.append(event)
+                if self.reorder:
+                    self._drain(ready)
             else:
                 self.reorder[seq] = event
                 self._want_gap(ready)
