@@ -1,4 +1,4 @@
-"""The Sequencer against a model, for any arrival order (hypothesis).
+"""The Session's streaming shortcuts against models and the full path, for any arrival (hypothesis).
 
 Whatever order the backend's events arrive in, split into whatever batches,
 with duplicates: every ``seq`` is applied exactly once, in ``seq`` order, and
@@ -66,3 +66,35 @@ def test_a_hole_asks_for_a_gap_fetch_once_and_its_answer_fills_it(case, data):
     ready = sequencer.gap_filled([{"seq": missing}])
     applied.extend(e["seq"] for e in ready.events)
     assert applied == list(range(1, count + 1))
+
+
+call_ids = st.one_of(st.none(), st.integers(), st.sampled_from(["c1", "c2"]))
+payloads = st.one_of(
+    st.none(), st.text(max_size=3),
+    st.fixed_dictionaries({"kind": st.sampled_from(["text_delta", "reasoning_delta"]), "delta": st.text(max_size=3)}),
+    st.fixed_dictionaries({"kind": st.just("tool_input"), "toolCallId": call_ids,  # a tool call being written
+                           "toolName": st.sampled_from(["Bash", "Read"]),
+                           "input": st.one_of(st.none(), st.fixed_dictionaries({"run_in_background": st.booleans()}))}),
+    st.fixed_dictionaries({"kind": st.just("result"), "toolCallId": call_ids,  # its launch result
+                           "result": st.one_of(st.none(), st.text(max_size=2), st.just({"isError": True}))}),
+)
+streaming_events = st.fixed_dictionaries({
+    "seq": st.integers(1, 9), "type": st.just("model.streaming"),
+    "turnId": st.sampled_from(["t1", "t2", None]), "payload": payloads,
+})
+
+
+@given(st.lists(streaming_events, max_size=12), st.booleans(), st.booleans())
+def test_the_streaming_shortcut_routes_as_the_full_path_does(events, has_turn, terminal):
+    """EventRouter's shortcut (no background turn running) against the full path, forced by an
+    unrelated background turn: the same places, the same launch bookkeeping."""
+    from zcode_acp.actors.session.routing import EventRouter, Routed
+
+    fast, full = EventRouter(), EventRouter()
+    full.background_turns.add("a background turn none of these events belongs to")
+    routed_fast, routed_full = Routed(), Routed()
+    for event in events:
+        fast.route(event, routed_fast, has_turn, terminal)
+        full.route(event, routed_full, has_turn, terminal)
+    assert routed_fast == routed_full
+    assert (fast.background_calls, fast.launch_cards) == (full.background_calls, full.launch_cards)
