@@ -162,6 +162,8 @@ class InteractionRouter(BridgeActor):
     @handles(ClientAttached)
     def on_client_attached(self, message: ClientAttached) -> None:
         """A client that loads/resumes a session joins the race for its open dialogs."""
+        if all(conn.actor_urn != message.conn.actor_urn for conn in self.clients):
+            return  # it left before its replay was written: asked, it would hold the race forever
         for item in self.open.values():
             if item.session_id == message.session_id and message.conn.actor_urn not in item.asked:
                 self._ask(item, [message.conn], new_round=False)

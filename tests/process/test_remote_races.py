@@ -10,7 +10,10 @@ before (each actor's mailbox is first in, first out).
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
+import socket
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -73,3 +76,37 @@ def test_a_dialog_whose_last_asked_client_leaves_is_settled_not_left_hanging(tmp
         remote.close()
         answer = peer.answer("p", timeout=TIMEOUT)
         assert answer.get("result", {}).get("stopReason") == "end_turn", answer
+
+
+def test_a_client_that_loads_and_leaves_before_its_replay_never_joins_a_dialog(tmp_path):
+    """A remote client loads a session with a dialog open and leaves before its replay is
+    written. The Session then told the router that the client attached, and the router
+    asked it (a client already gone): the dialog counted it as still able to answer, so
+    when the editor could not show the dialog the prompt hung until a cancel. Now a
+    departed client never joins a race."""
+    with running(tmp_path, env=REMOTE_ENV) as peer:
+        sid = peer.new_session()
+        peer.prompt("p", sid, "#sim permission")
+        dialog = peer.until(is_dialog)
+        backend = peer.backend()
+        with attach(peer) as remote:
+            os.kill(backend, signal.SIGSTOP)  # the history read of the load below waits
+            try:
+                remote.send(json.dumps({"jsonrpc": "2.0", "id": "load", "method": "session/load",
+                                        "params": {"sessionId": sid, "cwd": "/tmp", "mcpServers": []}}))
+                remote.socket.shutdown(socket.SHUT_RDWR)  # gone at once, no close frame
+                wait_for_log(peer, "a remote client left")
+            finally:
+                os.kill(backend, signal.SIGCONT)
+        # A barrier: the editor's own load is answered after the remote's replay was released.
+        assert "result" in peer.call("load", "session/load", {"sessionId": sid, "cwd": "/tmp", "mcpServers": []})
+        peer.send({"jsonrpc": "2.0", "id": dialog["id"], "error": {"code": -32603, "message": "cannot show it"}})
+        answer = peer.answer("p", timeout=TIMEOUT)
+        assert answer.get("result", {}).get("stopReason") == "end_turn", answer
+
+
+def wait_for_log(peer: Peer, needle: str) -> None:
+    deadline = time.monotonic() + TIMEOUT
+    while needle not in peer.log():
+        assert time.monotonic() < deadline, f"the bridge never logged {needle!r}"
+        time.sleep(0.02)
