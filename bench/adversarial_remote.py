@@ -165,6 +165,7 @@ class Editor:
         self.waiters: dict[Any, asyncio.Future[dict[str, Any]]] = {}
         self.changed = asyncio.Event()
         self.refuse_share = 0.1
+        self.answering: set[asyncio.Future[None]] = set()
         self.reader = asyncio.ensure_future(self._read())
 
     async def _read(self) -> None:
@@ -179,7 +180,9 @@ class Editor:
                 continue
             self.conn.record(frame)
             if "method" in frame and "id" in frame:
-                asyncio.ensure_future(self._answer_dialog(frame))
+                task = asyncio.ensure_future(self._answer_dialog(frame))
+                self.answering.add(task)  # a reference, until it is done
+                task.add_done_callback(self.answering.discard)
             elif "method" not in frame:
                 waiter = self.waiters.pop(frame.get("id"), None)
                 if waiter is not None and not waiter.done():
@@ -291,7 +294,7 @@ class Remote:
                     await socket.send(json.dumps(answer))
         except websockets.ConnectionClosed:
             pass
-        except Exception as exc:  # noqa: BLE001 - a figure, not a crash of the run
+        except Exception as exc:
             conn.stray.append(f"reader failed: {exc!r}")
         finally:
             conn.left = True
@@ -345,7 +348,7 @@ class Remote:
         if self.reader is not None:
             try:
                 await asyncio.wait_for(asyncio.shield(self.reader), 5)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 self.socket.transport.abort()
                 await self.reader
 
@@ -518,7 +521,7 @@ async def run_dialect(dialect: str, seconds: float, remotes: int, sessions: int,
             proc.stdin.close()
             try:
                 exit_code: int | None = await asyncio.wait_for(proc.wait(), 30)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 exit_code = None
                 proc.kill()
                 await proc.wait()
@@ -528,7 +531,7 @@ async def run_dialect(dialect: str, seconds: float, remotes: int, sessions: int,
                 if party.alive() and party.reader is not None:
                     try:
                         await asyncio.wait_for(party.reader, 10)
-                    except asyncio.TimeoutError:
+                    except TimeoutError:
                         pass
                     end_codes.append(party.conn.close_code if party.conn else None)
         log_text = log_path.read_text(errors="replace")
