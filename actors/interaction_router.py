@@ -83,10 +83,17 @@ class InteractionRouter(BridgeActor):
         present = {conn.actor_urn for conn in message.clients}
         self.clients = list(message.clients)
         for item in list(self.open.values()):
-            for urn in [u for u in item.asked if u not in present]:
+            departed = [u for u in item.asked if u not in present]
+            for urn in departed:
                 del item.asked[urn]  # that client left; its dialog is gone with it
             if not self.clients:
                 self._settle(item, ix.decline(item.kind, "no client is connected"), withdraw=False)
+            elif departed and not item.asked:
+                # The clients still asked all left, and every other one already failed it
+                # (an error answer): nobody can answer any more. As when the last asked
+                # client fails it: the fallback form, else declined (docs/reliability.md,
+                # "The remote adversarial run"). Without this the turn waited for a cancel.
+                self._client_failed(item, {"message": "the clients asked left"})
 
     # -- a new (or re-announced) request ---------------------------------------------------------
 
@@ -155,6 +162,8 @@ class InteractionRouter(BridgeActor):
     @handles(ClientAttached)
     def on_client_attached(self, message: ClientAttached) -> None:
         """A client that loads/resumes a session joins the race for its open dialogs."""
+        if all(conn.actor_urn != message.conn.actor_urn for conn in self.clients):
+            return  # it left before its replay was written: asked, it would hold the race forever
         for item in self.open.values():
             if item.session_id == message.session_id and message.conn.actor_urn not in item.asked:
                 self._ask(item, [message.conn], new_round=False)

@@ -143,7 +143,8 @@ def test_a_client_attaching_later_joins_the_race(world):
     router.tell(ClientsChanged([first.ref], {}))
     ask(router, permission(10))
     first.wait_for(lambda: first.of("SendRequest"))
-    router.tell(ClientAttached("acp-1", second.ref))
+    router.tell(ClientsChanged([first.ref, second.ref], {}))  # it connects: not asked yet
+    router.tell(ClientAttached("acp-1", second.ref))  # it loads the session: now it is
     [late] = second.wait_for(lambda: second.of("SendRequest"))
     answer(router, late, {"outcome": {"outcome": "selected", "optionId": "yes"}})
     assert backend.wait_for(lambda: backend.of("AnswerBackend"))[0].result == {"decision": "allow"}
