@@ -191,14 +191,19 @@ class Supervisor(BridgeActor):
         self._clients_changed()
         return conn
 
+    def _joined(self) -> list[Any]:
+        """The clients that get updates and dialogs: the editor, and each remote client once it
+        has sent its own ``initialize`` (docs/remote.md; until then it is attached, not joined)."""
+        return [conn for conn in self.clients if conn is self.primary or conn.actor_urn in self.client_capabilities]
+
     def _clients_changed(self) -> None:
-        """Capabilities are recomputed from the clients attached *now* (a client that left
+        """Capabilities are recomputed from the clients joined *now* (a client that left
         takes its capabilities with it)."""
         merged: dict[str, Any] = {}
         for capabilities in self.client_capabilities.values():
             merged = merge_capabilities(merged, capabilities)
         self.capabilities = merged
-        message = ClientsChanged(list(self.clients), merged, dict(self.client_capabilities))
+        message = ClientsChanged(self._joined(), merged, dict(self.client_capabilities))
         self.router.tell(message)
         for session in self.sessions.values():
             session.tell(message)
@@ -321,7 +326,7 @@ class Supervisor(BridgeActor):
             backend=self.backend,
             router=self.router,
             supervisor=self.actor_ref,
-            clients=self.clients,
+            clients=self._joined(),
             capabilities=self.capabilities,
             config=self.config,
             backend_session_id=backend_session_id,

@@ -107,6 +107,24 @@ async def test_broadcast_and_prompt_echo_both_ways(tmp_path):
 
 
 @run
+async def test_a_remote_client_joins_only_after_its_own_initialize(tmp_path):
+    """Attached is not joined: no updates (nor dialogs) before its initialize, all of them after."""
+    async with bridge(tmp_path, env=REMOTE_ENV) as b:
+        sid = await b.new_session()
+        lurker = await RemoteClient.connect(await remote_url(b.log))  # attached, never initialized
+        joined = await attach(b)
+        assert (await b.prompt(sid, "#sim stream count=4 text=A")).stop_reason == "end_turn"
+        await joined.wait_for(lambda: joined.texts(sid) == "AAAA")
+        # Its own initialize's answer follows, on the same connection, whatever was sent to it before.
+        assert "result" in await lurker.initialize(NO_FORMS)
+        assert lurker.updates == {}
+        assert (await b.prompt(sid, "#sim stream count=3 text=B")).stop_reason == "end_turn"
+        await lurker.wait_for(lambda: lurker.texts(sid) == "BBB")
+        await lurker.close()
+        await joined.close()
+
+
+@run
 async def test_three_clients_race_for_a_permission_the_first_answer_wins(tmp_path):
     client = RecordingClient()
     never = asyncio.get_running_loop().create_future()
