@@ -534,12 +534,14 @@ class Session(BridgeActor):
         if not self.lifecycle.live or not self.backend_session_id:
             return
         backend_id = self.backend_session_id
-        self._lost()  # uses from now on wait for the resume
+        self._lost()
+        self.lifecycle.detaching()  # uses from now on wait for the close, then the resume
 
         def closed(result: Any, error: ErrorDict | None) -> None:
             if error is not None:
                 log.warning("session/close of %s failed (%s); the stopped turn may still hold it",
                             backend_id, error.get("message"))
+            self.lifecycle.detached()
             if not self.lifecycle.closed:
                 self.when_live(lambda: None, lambda exc: log.warning("resume after close failed: %s", exc.message))
 

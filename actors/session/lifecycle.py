@@ -3,6 +3,7 @@
     PLACEHOLDER ──use──▶ MATERIALIZING ──created──▶ SUBSCRIBING ──subscribed──▶ LIVE
     LOST ───────use──▶ RESUMING ──────resumed──▶ SUBSCRIBING
     LIVE / SUBSCRIBING / RESUMING ──backend lost or evicted──▶ LOST
+    LIVE ──a turn ignored its stop──▶ DETACHING ──close answered──▶ LOST (and resumed)
     any ──close──▶ CLOSED (final)
 
 Every use (a prompt, a load, a setting) waits for LIVE; uses that arrive while
@@ -23,6 +24,7 @@ class Phase(enum.Enum):
     PLACEHOLDER = "placeholder"  # no backend session yet (never used)
     MATERIALIZING = "materializing"  # session/create in flight
     LOST = "lost"  # a backend session exists, not live in this backend process
+    DETACHING = "detaching"  # session/close in flight to end a turn that ignored its stop; then resumed
     RESUMING = "resuming"  # session/resume in flight
     SUBSCRIBING = "subscribing"  # created or resumed; session/subscribe in flight
     LIVE = "live"
@@ -74,7 +76,7 @@ class Lifecycle:
         if self.phase is Phase.LOST:
             self.phase = Phase.RESUMING
             return Step.RESUME
-        return None  # a create, resume or subscribe is in flight: wait for it
+        return None  # a create, close, resume or subscribe is in flight: wait for it
 
     def step_failed(self, step: Step, error: RpcError) -> None:
         self.phase = Phase.PLACEHOLDER if step is Step.CREATE else Phase.LOST
@@ -109,6 +111,20 @@ class Lifecycle:
         if self.phase is Phase.MATERIALIZING:
             self.phase = Phase.PLACEHOLDER
         return False
+
+    def detaching(self) -> None:
+        """The backend session is being closed (to end a turn that ignored its stop).
+
+        Uses wait until the close is answered: a resume sent before it could be
+        overtaken by the close, which would leave the session closed under a
+        bridge that believes it live (the remote adversarial run found it).
+        """
+        self.phase = Phase.DETACHING
+
+    def detached(self) -> None:
+        """The close was answered (or failed): the session can be resumed."""
+        if self.phase is Phase.DETACHING:
+            self.phase = Phase.LOST
 
     def close(self) -> None:
         """Final. The owner fails the waiters once its turns have answered ``cancelled``."""

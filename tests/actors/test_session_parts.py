@@ -51,6 +51,23 @@ def test_lost_reports_whether_a_route_was_registered():
     assert life.lost() is True and life.phase is Phase.LOST
 
 
+def test_uses_during_a_close_wait_for_it_and_the_resume_comes_after():
+    life = Lifecycle("s", materialized=True)
+    life.when_live(lambda: None, pytest.fail)
+    life.materialized()
+    life.became_live()
+    life.lost()
+    life.detaching()
+    ran: list[str] = []
+    assert life.when_live(lambda: ran.append("use"), pytest.fail) is None  # no resume while the close is out
+    life.detached()
+    assert life.phase is Phase.LOST and ran == []
+    assert life.when_live(lambda: ran.append("next"), pytest.fail) is Step.RESUME
+    life.materialized()
+    life.became_live()
+    assert ran == ["use", "next"]
+
+
 def test_closed_is_final_and_refuses_every_use():
     life = Lifecycle("s", materialized=True)
     errors: list[RpcError] = []

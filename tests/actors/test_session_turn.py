@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from zcode_acp.actors.cli.config import Config
-from zcode_acp.actors.messages import BackendLost, CancelTurn, Prompt, SessionEvents, Teardown
+from zcode_acp.actors.messages import BackendLost, CancelTurn, GoDormant, Prompt, SessionEvents, StopFailed, Teardown
 from zcode_acp.actors.session.actor import Session
 from zcode_acp.protocol.content import BackendPrompt
 from zcode_acp.protocol.session_config import SessionSettings
@@ -292,3 +292,22 @@ def test_a_create_answered_after_close_does_not_revive_the_session(world):
     prompt(session, conn, 2)  # barrier: answered as closed, after the late create was handled
     assert "closed" in conn.wait_reply(2).error["message"]
     assert backend.calls("session/subscribe") == [] and backend.of("RegisterRoute") == []
+
+
+def test_after_a_stop_fails_the_session_resumes_only_once_its_close_is_answered(world):
+    """A resume sent before the close's answer could be overtaken by the close (a backend handles
+    requests concurrently): the session would be closed under a bridge that believes it live."""
+    session, backend, conn, _ = world
+    script = Script(session, backend)
+    start_running(session, backend, conn, script)
+    session.tell(StopFailed(1))  # the turn ran on past its stop's fallback
+    close = backend.wait_call("session/close")
+    prompt(session, conn, 2)  # a use while the close is in flight
+    assert session.ask(GoDormant()) is None  # barrier: the prompt has been handled (and it is not idle)
+    assert backend.calls("session/resume") == []
+    script.reply(close, {"closed": True})
+    resume = backend.wait_call("session/resume")
+    script.reply(resume, {"session": {"sessionId": "b-1"}})
+    subscribe = backend.wait_call("session/subscribe", count=2)
+    script.reply(subscribe, {"eventSeq": script.seq})
+    backend.wait_call("session/send", count=2)  # the waiting prompt runs on the resumed session
