@@ -131,6 +131,16 @@ class Replay:
 
     # -- learning from what the bridge sends -------------------------------------------------
 
+    def receive_text(self, name: str, text: str | bytes) -> None:
+        """One line or message the bridge sent connection ``name``: a frame, or a note that it was not JSON."""
+        try:
+            frame = ujson.loads(text)
+        except ValueError:
+            self.notes.append(f"the bridge sent {name} something that is not JSON: {text[:200]!r}")
+            return
+        if isinstance(frame, dict):
+            self.receive(name, frame)
+
     def receive(self, name: str, frame: dict[str, Any]) -> None:
         conn = self.conns.get(name)
         if conn is None:
@@ -450,13 +460,7 @@ def _open_remote(conn: Connection, replay: Replay, log_path: str, token: str, ti
     socket = websocket.connect(f"{_remote_url(log_path, timeout)}?token={token}", name=f"replay-{conn.name}")
 
     def received(text: str) -> None:
-        try:
-            frame = ujson.loads(text)
-        except ValueError:
-            replay.notes.append(f"the bridge sent {conn.name} a message that is not JSON: {text[:200]!r}")
-            return
-        if isinstance(frame, dict):
-            replay.receive(conn.name, frame)
+        replay.receive_text(conn.name, text)
 
     def closed(info: websocket.CloseInfo) -> None:
         replay.changed.set()
@@ -476,13 +480,7 @@ def _open_remote(conn: Connection, replay: Replay, log_path: str, token: str, ti
 
 def _read(proc: Any, replay: Replay) -> None:
     for line in proc.stdout:
-        try:
-            frame = ujson.loads(line)
-        except ValueError:
-            replay.notes.append(f"the bridge wrote a line that is not JSON: {line[:200]!r}")
-            continue
-        if isinstance(frame, dict):
-            replay.receive(STDIO, frame)
+        replay.receive_text(STDIO, line)
     replay.changed.set()
 
 

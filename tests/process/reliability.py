@@ -141,11 +141,24 @@ def text_of(frames: list[dict[str, Any]], session_id: str) -> str:
     return "".join(u["content"]["text"] for u in updates(frames, session_id, "agent_message_chunk"))
 
 
-def child_pid(text: str) -> int:
-    """The pid the ``spawn_child`` scenario streams as ``child <pid>``."""
-    match = re.search(r"child (\d+)", text)
-    assert match, text
-    return int(match.group(1))
+def until_text(b: Peer, session_id: str, pattern: str, timeout: float = 5.0) -> re.Match[str]:
+    """Frames until the session's streamed text matches ``pattern``; the match."""
+    seen: list[dict[str, Any]] = []
+    deadline = time.monotonic() + timeout
+    while True:
+        match = re.search(pattern, text_of(seen, session_id))
+        if match:
+            return match
+        seen.append(b.next(max(0.01, deadline - time.monotonic())))
+
+
+def spawn_child(b: Peer, session_id: str, request_id: str) -> int:
+    """Prompt the ``spawn_child`` scenario: the pid of the child it starts (streamed as ``child <pid>``),
+    which the harness kills at the end whatever the test did."""
+    b.prompt(request_id, session_id, "#sim spawn_child")
+    child = int(until_text(b, session_id, r"child (\d+) ").group(1))
+    b.others.add(child)
+    return child
 
 
 def _kill_group(pid: int) -> None:

@@ -10,6 +10,8 @@ import os
 import signal
 
 
+import pytest
+
 from tests.process.reliability import running, text_of, updates
 
 
@@ -96,14 +98,18 @@ def test_a_mode_change_written_after_text_reaches_the_client_after_it(tmp_path):
         assert kinds.index("current_mode_update") > max(i for i, k in enumerate(kinds) if k == "agent_message_chunk")
 
 
-def test_the_plan_of_a_turn_arrives_before_its_answer(tmp_path):
+@pytest.mark.parametrize(("text", "kind"), [
+    ("#sim demo delay=0", "plan"),  # the plan of a turn (read at its end)
+    ("/mode plan", "current_mode_update"),  # a slash command's updates
+], ids=["the plan of a turn", "a slash command's updates"])
+def test_what_a_prompt_shows_arrives_before_its_answer_and_nothing_after(tmp_path, text, kind):
     with running(tmp_path) as b:
         sid = b.new_session()
-        b.prompt("p", sid, "#sim demo delay=0")
+        b.prompt("p", sid, text)
         before = []
         assert b.answer("p", seen=before)["result"]["stopReason"] == "end_turn"
         after = marker(b)
-        assert updates(before, sid, "plan"), "no plan before the answer"
+        assert updates(before, sid, kind), f"no {kind} before the answer"
         assert not updates(after, sid), [u["sessionUpdate"] for u in updates(after, sid)]
 
 
@@ -116,17 +122,6 @@ def test_nothing_of_a_cancelled_request_follows_its_answer(tmp_path):
         assert b.answer("p", timeout=10)["error"]["code"] == -32800
         late = updates(marker(b), sid, "agent_message_chunk")
         assert not late, f"{len(late)} chunks after the -32800 answer"
-
-
-def test_a_slash_commands_updates_precede_its_answer(tmp_path):
-    with running(tmp_path) as b:
-        sid = b.new_session()
-        b.prompt("p", sid, "/mode plan")
-        before = []
-        assert b.answer("p", seen=before)["result"]["stopReason"] == "end_turn"
-        after = marker(b)
-        assert updates(before, sid, "current_mode_update"), "no mode update before the answer"
-        assert not updates(after, sid), [u["sessionUpdate"] for u in updates(after, sid)]
 
 
 def _last_status(frames, session_id):

@@ -8,23 +8,10 @@ working backend again on the next use. docs/reliability.md lists them.
 import fcntl
 import os
 
-import re
 import signal
-import time
 
 
-from tests.process.reliability import alive, child_pid, running, text_of, wait_gone
-
-
-def until_text(b, session_id, pattern, timeout=5.0):
-    """Frames until the session's streamed text matches ``pattern``; the match."""
-    seen = []
-    deadline = time.monotonic() + timeout
-    while True:
-        match = re.search(pattern, text_of(seen, session_id))
-        if match:
-            return match
-        seen.append(b.next(max(0.01, deadline - time.monotonic())))
+from tests.process.reliability import alive, running, spawn_child, until_text, wait_gone
 
 
 def test_a_backend_that_stops_reading_never_freezes_other_requests(tmp_path):
@@ -56,9 +43,7 @@ def test_a_backend_that_closes_stdout_but_stays_alive_is_replaced(tmp_path):
 def test_a_killed_backend_whose_child_holds_its_stdout_is_seen_dead(tmp_path):
     with running(tmp_path) as b:
         sid = b.new_session()
-        b.prompt("p1", sid, "#sim spawn_child")
-        child = child_pid(until_text(b, sid, r"child \d+ ").group(0))
-        b.others.add(child)
+        child = spawn_child(b, sid, "p1")
         backend = b.backend()
         os.kill(backend, signal.SIGKILL)
         answer = b.answer("p1", timeout=4)

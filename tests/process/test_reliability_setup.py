@@ -7,8 +7,7 @@ import subprocess
 
 
 from tests.process.raw import RawBridge
-from tests.process.reliability import child_pid, running, wait_gone
-from tests.process.test_reliability_hangs import until_text
+from tests.process.reliability import running, spawn_child, wait_gone
 
 
 # -- item 15 ------------------------------------------------------------------------------------------
@@ -85,9 +84,7 @@ def test_cwd_is_normalised_and_must_be_an_existing_directory(tmp_path):
 def test_sigkill_of_the_bridge_takes_the_backends_children_down(tmp_path):
     with running(tmp_path) as b:
         sid = b.new_session()
-        b.prompt("p", sid, "#sim spawn_child")
-        child = child_pid(until_text(b, sid, r"child \d+ ").group(0))
-        b.others.add(child)
+        child = spawn_child(b, sid, "p")
         backend = b.backend()
         b.raw.proc.send_signal(signal.SIGKILL)
         b.raw.proc.wait(timeout=5)
