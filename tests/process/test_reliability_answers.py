@@ -132,20 +132,11 @@ def _last_status(frames, session_id):
     return status
 
 
-def test_open_cards_are_closed_failed_when_the_turn_fails(tmp_path):
+@pytest.mark.parametrize("scenario", ["fail_mid_tool", "die_mid_tool"], ids=["the turn fails", "the backend dies"])
+def test_open_cards_are_closed_failed_when_the_turn_ends_abnormally(tmp_path, scenario):
     with running(tmp_path) as b:
         sid = b.new_session()
-        b.prompt("p", sid, "#sim fail_mid_tool")
-        seen = []
-        assert b.answer("p", seen=seen)["error"]["code"] == -32603
-        status = _last_status(seen, sid)
-        assert status and set(status.values()) == {"failed"}, status
-
-
-def test_open_cards_are_closed_failed_when_the_backend_dies(tmp_path):
-    with running(tmp_path) as b:
-        sid = b.new_session()
-        b.prompt("p", sid, "#sim die_mid_tool")
+        b.prompt("p", sid, f"#sim {scenario}")
         seen = []
         assert b.answer("p", seen=seen)["error"]["code"] == -32603
         status = _last_status(seen, sid)
