@@ -196,7 +196,8 @@ class ConversationTranslator:
                                                        row.get("backgrounded") is True)
                 self._row_cards[row_id] = row["toolCallId"]
             elif kind == "subagent":
-                self._cards[f"subagent-{row_id}"] = _Card(SUBAGENT_STATUSES.get(str(row.get("status")), "in_progress"))
+                status = SUBAGENT_STATUSES.get(str(row.get("status")), "in_progress")
+                self._cards[f"subagent-{row_id}"] = _Card(status, lingers=row.get("backgrounded") is True)
                 self._row_cards[row_id] = f"subagent-{row_id}"
             elif kind == "timelineMarker":
                 self._markers[row_id] = marker_notice(row.get("marker"))
@@ -315,11 +316,12 @@ class ConversationTranslator:
                 "status": status,
                 "_meta": {"zcode": meta},
             })
-            card = self._cards[card_id] = _Card(status)
+            card = self._cards[card_id] = _Card(status, lingers=row.get("backgrounded") is True)
             if status not in FINAL:
                 return
         elif card.status in FINAL or card.status == status:
             return
+        card.lingers = row.get("backgrounded") is True
         update: Update = {"sessionUpdate": "tool_call_update", "toolCallId": card_id, "status": status}
         summary = row.get("summaryText")
         if status in FINAL and isinstance(summary, str) and summary:
@@ -365,8 +367,10 @@ class ConversationTranslator:
             mode = view.collaboration_mode(now)
             if mode and mode != view.collaboration_mode(before):
                 out.updates.append(updates.current_mode(mode))
-        elif key == "control":
-            self._control(view.control(now), view.control(before) if previous is not None else None, out)
+        elif key == "control" and previous is not None:
+            # Without a previous control there is no turn this client saw start (a replayed
+            # history ends in a finished phase): nothing ended for it.
+            self._control(view.control(now), view.control(before), out)
         elif key == "pendingInteractions":
             self._interactions_changed(view.pending_interactions(before), view.pending_interactions(now), out)
         elif key == "inputRouting":
@@ -376,8 +380,8 @@ class ConversationTranslator:
         elif key == "backgroundWorks":
             self._works_changed(view.background_works(now), out)
 
-    def _control(self, control: view.Control, before: view.Control | None, out: Translation) -> None:
-        if not control.ended or (before is not None and before.ended and before.phase == control.phase):
+    def _control(self, control: view.Control, before: view.Control, out: Translation) -> None:
+        if not control.ended or (before.ended and before.phase == control.phase):
             return
         # The turn is over: a card it left open will never be closed by the engine.
         for card_id, card in self._cards.items():

@@ -279,3 +279,26 @@ def test_streamed_text_with_a_recovery_anywhere_reaches_the_client_exactly_once(
             break
         s.deltas({"op": "row.delta", "rowId": 1, "path": "text", "append": piece})
     assert chunks(s.updates) == "".join(pieces)
+
+
+def test_replaying_a_finished_history_ends_no_turn():
+    s = Session([text(1, "done", state="complete")], replay=True, control=control("completedSuccess", sessionEnded=True))
+    assert not any(isinstance(x, cv.TurnEnded) for x in s.signals)
+
+
+def test_a_turn_that_ended_while_the_client_was_resyncing_ends_on_the_recovery_snapshot():
+    s = Session()
+    s.patch(control=control("running"))
+    s.deltas({"op": "row.appended", "row": tool(1, "running", input={"command": "make"})})
+    out = s.snapshot([tool(1, "success", input={"command": "make"})], delivery="recovery",
+                     control=control("completedSuccess", sessionEnded=True))
+    assert out.signals == [cv.TurnEnded("end_turn", None)]
+    assert [(u["sessionUpdate"], u.get("status")) for u in out.updates] == [("tool_call_update", "completed")]
+
+
+def test_a_backgrounded_tool_call_stays_open_when_the_turn_ends():
+    s = Session()
+    s.patch(control=control("running"))
+    s.deltas({"op": "row.appended", "row": tool(1, "running", input={"command": "npm test"}, backgrounded=True, workId="w1")})
+    out = s.patch(control=control("completedSuccess", sessionEnded=True))
+    assert out.updates == []
