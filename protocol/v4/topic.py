@@ -13,6 +13,10 @@ as the engine's own client keeps them:
   asked (the state is still a consistent picture of the cursor, so it is a valid base);
 * deltas starting at the cursor are applied (all or none) and move it to ``toSeq``.
 
+Frames of this topic that arrive before the subscribe answer (its ack names the
+subscription they belong to) are held, up to ``MAX_EARLY_WIRES``, and replayed once the
+ack is in; ``resubscribing`` starts such a wait again for a new subscription.
+
 A lost logical frame (an ``AssemblyFault``) asks for a resync too. One resync is asked at
 a time: until a snapshot or a new subscription ack arrives, further problems are only
 reported as ignored. What a topic's snapshot and deltas mean is its ``Applier``'s
@@ -27,9 +31,12 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from .frames import DeltasPayload, TopicFrame
 from .reassembly import Assembled, Assembler, AssemblyFault
-from .wire import DeliveryKind, ParsedWire, Unroutable
+from .wire import DeliveryKind, ParsedWire, Unroutable, Wire
 
 C = TypeVar("C")
+
+MAX_EARLY_WIRES = 256
+"""Frames held for a subscription whose ack has not arrived yet."""
 
 
 class Applier(Protocol[C]):
@@ -82,6 +89,7 @@ class TopicSubscription(Generic[C]):
         self.log_epoch: str | None = None
         self.seq: int | None = None
         self._resync_pending = False
+        self._early: list[Wire] = []
 
     @property
     def ready(self) -> bool:
@@ -92,10 +100,19 @@ class TopicSubscription(Generic[C]):
     def next_expiry_ms(self) -> float | None:
         return self._assembler.next_expiry_ms
 
-    def subscribed(self, ack: Any) -> Ignored | None:
-        """A subscribe or resync answer's ``ack`` (``{subscriptionId, mode, logEpoch}``)."""
+    def resubscribing(self) -> None:
+        """A new subscribe was sent: hold this topic's frames until its ack says whose they are."""
+        if self.subscription_id is not None:
+            self._assembler.discard(self.topic, self.subscription_id)
+        self.subscription_id = None
+
+    def subscribed(self, ack: Any, now_ms: float = 0.0) -> list[Outcome[C]]:
+        """A subscribe or resync answer's ``ack`` (``{subscriptionId, mode, logEpoch}``).
+
+        Returns what the frames held while waiting for it did, in arrival order.
+        """
         if not isinstance(ack, dict) or not isinstance(ack.get("subscriptionId"), str) or not ack["subscriptionId"]:
-            return Ignored("the ack names no subscriptionId")
+            return [Ignored("the ack names no subscriptionId")]
         if self.subscription_id is not None and self.subscription_id != ack["subscriptionId"]:
             self._assembler.discard(self.topic, self.subscription_id)
         self.subscription_id = ack["subscriptionId"]
@@ -106,7 +123,11 @@ class TopicSubscription(Generic[C]):
                 self.seq = None
             self.log_epoch = epoch
         self._resync_pending = False
-        return None
+        early, self._early = self._early, []
+        outcomes: list[Outcome[C]] = []
+        for wire in early:
+            outcomes += self.accept(wire, now_ms)
+        return outcomes
 
     def accept(self, wire: ParsedWire, now_ms: float) -> list[Outcome[C]]:
         """One parsed ``v4/conversation/frame``: what it did to this subscription."""
@@ -114,7 +135,12 @@ class TopicSubscription(Generic[C]):
             return [Ignored(wire.detail)]
         if wire.route.topic != self.topic:
             return [Ignored(f"frame for topic {wire.route.topic}")]
-        if self.subscription_id is None or wire.route.subscription_id != self.subscription_id:
+        if self.subscription_id is None:
+            if len(self._early) >= MAX_EARLY_WIRES:
+                return [Ignored("dropped: too many frames before the subscription's ack")]
+            self._early.append(wire)
+            return [Ignored("held until the subscription's ack")]
+        if wire.route.subscription_id != self.subscription_id:
             return [Ignored(f"frame of subscription {wire.route.subscription_id}, not the current one")]
         outcomes: list[Outcome[C]] = []
         for event in self._assembler.accept(wire, now_ms):

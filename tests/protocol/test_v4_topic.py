@@ -37,7 +37,7 @@ def answers(name, method):
 
 def subscription():
     sub = TopicSubscription(TOPIC, ca.ConversationState())
-    assert sub.subscribed({"subscriptionId": SUB, "mode": "snapshot", "logEpoch": EPOCH}) is None
+    assert sub.subscribed({"subscriptionId": SUB, "mode": "snapshot", "logEpoch": EPOCH}) == []
     return sub
 
 
@@ -123,10 +123,28 @@ def test_the_subscribe_resync_and_unsubscribe_params_are_the_captured_ones():
         assert unsubscribe_params(p["topic"], p["connectionId"], p["subscriptionId"]) == p
 
 
-def test_frames_before_any_ack_are_ignored():
+def test_frames_before_the_ack_are_held_and_replayed_for_the_subscription_it_names():
     sub = TopicSubscription(TOPIC, ca.ConversationState())
     assert all(isinstance(o, Ignored) for o in feed(sub, *S03A))
     assert not sub.ready
+    outcomes = sub.subscribed({"subscriptionId": SUB, "mode": "snapshot", "logEpoch": EPOCH})
+    assert [o.seq for o in outcomes if isinstance(o, Applied)] == [0, 1, 1]
+    assert sub.seq == 1
+
+
+def test_a_resubscribe_holds_frames_until_its_ack_and_drops_the_old_subscriptions():
+    sub = subscription()
+    feed(sub, *S03A[:3])
+    sub.resubscribing()
+    assert all(isinstance(o, Ignored) for o in feed(sub, *S03A[3:]))
+    outcomes = sub.subscribed({"subscriptionId": "fixture-continuous-1", "mode": "snapshot", "logEpoch": EPOCH})
+    assert [o.seq for o in outcomes if isinstance(o, Applied)] == [1, 2]
+
+
+def test_frames_held_before_an_ack_are_bounded():
+    sub = TopicSubscription(TOPIC, ca.ConversationState())
+    outcomes = feed(sub, *([SNAPSHOT] * 300))
+    assert sum("dropped" in o.reason for o in outcomes) == 300 - 256
 
 
 def test_a_frame_for_another_topic_is_ignored():
