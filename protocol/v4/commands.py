@@ -120,12 +120,27 @@ def create_session(
 
 
 def send_text(
-    session_id: str, text: str, *, attachments: list[dict[str, Any]] | None = None, requested_delivery: Delivery | None = None
+    session_id: str,
+    text: str,
+    *,
+    attachments: list[dict[str, Any]] | None = None,
+    requested_delivery: Delivery | None = None,
+    held_queue: Literal["clearQueueAndSend", "keepQueueAndSend"] | None = None,
+    held_queue_item_ids: list[str] | None = None,
 ) -> Command:
     """A prompt. While a turn runs the engine's ``inputRouting`` decides (queue, guide, refuse)
     unless ``requested_delivery`` overrides it for this one input; ``attachments`` are refs
-    from ``attachments.upload_plan`` committed uploads."""
-    return Command("sendText", session_id, _optional(text=text, attachments=attachments, requestedDelivery=requested_delivery))
+    from ``attachments.upload_plan`` committed uploads. When the routing is ``choice`` (a
+    paused queue), ``held_queue`` says what to do with it, and ``held_queue_item_ids`` the
+    items the user saw, so an item added meanwhile is not cleared unseen."""
+    payload = _optional(
+        text=text,
+        attachments=attachments,
+        requestedDelivery=requested_delivery,
+        heldQueueDisposition=held_queue,
+        expectedHeldQueueItemIds=held_queue_item_ids,
+    )
+    return Command("sendText", session_id, payload)
 
 
 def stop(session_id: str, *, expected_foreground_execution_id: str | None = None) -> Command:

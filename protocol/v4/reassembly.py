@@ -159,7 +159,13 @@ class Assembler:
 
     # -- feeding -------------------------------------------------------------------------
 
-    def accept(self, wire: Wire, now_ms: float) -> list[AssemblyEvent]:
+    def accept(self, wire: Wire, now_ms: float, *, line_bytes: int | None = None) -> list[AssemblyEvent]:
+        """What became of one physical frame (and of any assembly that timed out by ``now_ms``).
+
+        ``line_bytes``, the length of the notification line when the caller knows it,
+        spares re-encoding a complete frame to measure it: the logical frame inside a
+        line is never longer than the line.
+        """
         events: list[AssemblyEvent] = self.expire(now_ms)
         route = wire.route
         key = route.key
@@ -208,7 +214,7 @@ class Assembler:
             events.append(self._fault(wire, wire.reason_code, wire.detail))
             return events
         if isinstance(wire, CompleteWire):
-            events.append(self._complete(wire))
+            events.append(self._complete(wire, line_bytes))
             return events
         event = self._fragment(wire, now_ms)
         if event is not None:
@@ -244,7 +250,7 @@ class Assembler:
 
     # -- the two kinds of wire ------------------------------------------------------------
 
-    def _complete(self, wire: CompleteWire) -> AssemblyEvent:
+    def _complete(self, wire: CompleteWire, line_bytes: int | None) -> AssemblyEvent:
         route = wire.route
         active = self._open.get(route.key)
         if active is not None:
@@ -253,12 +259,13 @@ class Assembler:
             self._drop(active)
             return AssemblyFault(active.route, active.delivery_kind, METADATA_MISMATCH, "complete wire over open fragments")
         self._settle(route)
-        try:
-            size = len(encode_logical(wire.frame))
-        except (TypeError, ValueError) as exc:
-            return self._fault(wire, INVALID_PAYLOAD, f"frame is not JSON: {exc}")
-        if size > self._max_logical:
-            return self._fault(wire, TOO_LARGE, f"{size} bytes")
+        if line_bytes is None or line_bytes > self._max_logical:
+            try:
+                size = len(encode_logical(wire.frame))
+            except (TypeError, ValueError) as exc:
+                return self._fault(wire, INVALID_PAYLOAD, f"frame is not JSON: {exc}")
+            if size > self._max_logical:
+                return self._fault(wire, TOO_LARGE, f"{size} bytes")
         return self._finish(wire.frame, route, wire.delivery_kind)
 
     def _fragment(self, wire: FragmentWire, now_ms: float) -> AssemblyEvent | None:

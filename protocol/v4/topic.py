@@ -129,8 +129,11 @@ class TopicSubscription(Generic[C]):
             outcomes += self.accept(wire, now_ms)
         return outcomes
 
-    def accept(self, wire: ParsedWire, now_ms: float) -> list[Outcome[C]]:
-        """One parsed ``v4/conversation/frame``: what it did to this subscription."""
+    def accept(self, wire: ParsedWire, now_ms: float, *, line_bytes: int | None = None) -> list[Outcome[C]]:
+        """One parsed ``v4/conversation/frame``: what it did to this subscription.
+
+        ``line_bytes``: the notification line's length, if known (see ``Assembler.accept``).
+        """
         if isinstance(wire, Unroutable):
             return [Ignored(wire.detail)]
         if wire.route.topic != self.topic:
@@ -143,7 +146,7 @@ class TopicSubscription(Generic[C]):
         if wire.route.subscription_id != self.subscription_id:
             return [Ignored(f"frame of subscription {wire.route.subscription_id}, not the current one")]
         outcomes: list[Outcome[C]] = []
-        for event in self._assembler.accept(wire, now_ms):
+        for event in self._assembler.accept(wire, now_ms, line_bytes=line_bytes):
             if isinstance(event, Assembled):
                 outcomes.append(self._frame(event.frame, event.delivery_kind))
             else:

@@ -116,6 +116,7 @@ def test_the_other_builders_make_the_payloads_the_schema_names():
         c.delete_queue_item("s", "q1"),
         c.set_auto_drain("s", False),
         c.create_session("/w", first_text="go"),
+        c.send_text("s", "now", held_queue="keepQueueAndSend", held_queue_item_ids=["q1"]),
         c.edit_user_query("s", t, "again"),
     ]
     assert [(m.type, m.payload) for m in made] == [
@@ -130,6 +131,7 @@ def test_the_other_builders_make_the_payloads_the_schema_names():
         ("deleteQueueItem", {"queueItemId": "q1"}),
         ("setAutoDrain", {"autoDrain": False}),
         ("createSession", {"workspaceId": "/w", "firstInput": {"text": "go"}}),
+        ("sendText", {"text": "now", "heldQueueDisposition": "keepQueueAndSend", "expectedHeldQueueItemIds": ["q1"]}),
         ("editUserQuery", {"target": {"rowId": 4, "entityId": "ent"}, "newText": "again"}),
     ]
     with pytest.raises(ValueError):

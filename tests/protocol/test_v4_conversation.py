@@ -302,3 +302,13 @@ def test_a_backgrounded_tool_call_stays_open_when_the_turn_ends():
     s.deltas({"op": "row.appended", "row": tool(1, "running", input={"command": "npm test"}, backgrounded=True, workId="w1")})
     out = s.patch(control=control("completedSuccess", sessionEnded=True))
     assert out.updates == []
+
+
+def test_an_edit_opens_with_its_diff_and_location():
+    s = Session()
+    edit = {"file_path": "/w/a.py", "old_string": "x = 1", "new_string": "x = 2"}
+    s.deltas({"op": "row.appended", "row": row(1, "toolCall", toolCallId="call-1", toolName="Edit", status="running",
+                                                inputText="", input=edit)})
+    (start,) = s.updates
+    assert start["kind"] == "edit" and start["locations"] == [{"path": "/w/a.py"}]
+    assert start["content"][0]["type"] == "diff" and start["content"][0]["newText"] == "x = 2"

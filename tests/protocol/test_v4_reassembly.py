@@ -255,3 +255,10 @@ def test_discard_forgets_a_route_so_its_ordinals_start_over():
     only_frame(feed(assembler, DELTAS))
     assembler.discard(DELTAS["topic"], DELTAS["subscriptionId"])
     only_frame(feed(assembler, SNAPSHOT))
+
+
+def test_a_known_line_length_under_the_limit_spares_the_measure_and_one_over_it_does_not():
+    assembler = r.Assembler(max_logical_bytes=1000)
+    wire = parse_wire(SNAPSHOT)
+    assert isinstance(only_frame(assembler.accept(wire, 0, line_bytes=900)), r.Assembled)
+    assert only_fault(r.Assembler(max_logical_bytes=1000).accept(wire, 0, line_bytes=5000)).reason_code == TOO_LARGE
