@@ -42,6 +42,11 @@ def _summary_problem(summary: Any) -> str | None:
     return None
 
 
+def _activity(summary: dict[str, Any]) -> float:
+    at = summary.get("lastActivityAt")
+    return float(at) if isinstance(at, int | float) and not isinstance(at, bool) else 0.0
+
+
 class SessionsIndexState:
     def __init__(self) -> None:
         self.sessions: dict[str, dict[str, Any]] = {}
@@ -79,11 +84,7 @@ class SessionsIndexState:
 
     def session_infos(self, cwd: str) -> list[dict[str, Any]]:
         """ACP ``SessionInfo``s, most recent activity first (the engine sends them in no order)."""
-        ordered = sorted(
-            self.sessions.values(),
-            key=lambda s: s.get("lastActivityAt") if isinstance(s.get("lastActivityAt"), int | float) else 0,
-            reverse=True,
-        )
+        ordered = sorted(self.sessions.values(), key=_activity, reverse=True)
         infos = []
         for summary in ordered:
             info: dict[str, Any] = {"sessionId": summary["sessionId"], "cwd": cwd}
