@@ -22,7 +22,7 @@ Row kinds and what they become:
 * ``toolCall`` → a tool card under its ``toolCallId``; ``subagent`` → a card
   ``subagent-<rowId>`` naming its ``parentToolCallId`` in ``_meta``, so a client can nest it;
 * ``timelineMarker`` → a short notice as its own agent message;
-* ``userInput`` → ``user_message_chunk`` only when replaying or asked to echo (the client
+* ``userInput`` → ``user_message_chunk`` only in the replayed history or when asked to echo (the client
   that sent a prompt already shows it); ``turnHeader``, ``hookInvocation``, ``artifact``:
   nothing yet.
 * ``backgroundWorks`` entries → cards ``work-<workId>`` (``[background] <title>``).
@@ -141,6 +141,7 @@ class ConversationTranslator:
         self._replay = replay_history
         self._echo = echo_user_input
         self._baselined = False
+        self._replaying = False
         self._state: dict[str, Any] = {}
         self._sent: dict[int, int] = {}  # row id → characters of its text already sent
         self._cards: dict[str, _Card] = {}
@@ -175,10 +176,13 @@ class ConversationTranslator:
         if not self._baselined and not self._replay:
             self._baseline(reset, out)
             return
+        # Prompts are echoed while the history is replayed; after that, only if asked.
+        self._replaying = not self._baselined
         self._baselined = True
         previous, self._state = self._state, dict(reset.state)
         for row in reset.rows:
             self._row(row, None, out)
+        self._replaying = False
         for key in sorted(previous.keys() | reset.state.keys()):
             if previous.get(key) != reset.state.get(key):
                 self._state_key(key, reset.state.get(key), previous.get(key), out)
@@ -227,7 +231,7 @@ class ConversationTranslator:
             if notice and self._markers.get(row_id) != notice:
                 out.updates.append(updates_notice(notice, row_id))
             self._markers[row_id] = notice
-        elif kind == "userInput" and previous is None and row_id not in self._sent and (self._echo or self._replay):
+        elif kind == "userInput" and previous is None and row_id not in self._sent and (self._echo or self._replaying):
             text = row.get("text")
             if isinstance(text, str) and text:
                 out.updates.append(updates.user_text(text, message_id(row_id)))

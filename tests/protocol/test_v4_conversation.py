@@ -312,3 +312,11 @@ def test_an_edit_opens_with_its_diff_and_location():
     (start,) = s.updates
     assert start["kind"] == "edit" and start["locations"] == [{"path": "/w/a.py"}]
     assert start["content"][0]["type"] == "diff" and start["content"][0]["newText"] == "x = 2"
+
+
+def test_after_the_replay_a_new_prompt_is_not_echoed_to_its_sender():
+    s = Session([row(1, "userInput", text="old", origin="realUser")], replay=True)
+    assert [u["sessionUpdate"] for u in s.updates][:1] == ["user_message_chunk"]
+    before = len(s.updates)
+    s.deltas({"op": "row.appended", "row": row(2, "userInput", text="new", origin="realUser")})
+    assert s.updates[before:] == []
