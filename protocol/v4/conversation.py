@@ -309,27 +309,30 @@ class ConversationTranslator:
         card_id = f"subagent-{row['rowId']}"
         self._row_cards[row["rowId"]] = card_id
         status = SUBAGENT_STATUSES.get(str(row.get("status")), "in_progress")
+        summary = row.get("summaryText")
+        content = tools.text_content(summary) if status in FINAL and isinstance(summary, str) and summary else []
         card = self._cards.get(card_id)
         if card is None:
             meta = {k: row[k] for k in ("parentToolCallId", "childSessionId", "subagentType") if isinstance(row.get(k), str)}
-            out.updates.append({
+            start: Update = {
                 "sessionUpdate": "tool_call",
                 "toolCallId": card_id,
                 "title": f"Subagent: {row.get('subagentType') or 'agent'}",
                 "kind": "other",
                 "status": status,
                 "_meta": {"zcode": meta},
-            })
-            card = self._cards[card_id] = _Card(status, lingers=row.get("backgrounded") is True)
-            if status not in FINAL:
-                return
-        elif card.status in FINAL or card.status == status:
+            }
+            if content:
+                start["content"] = content
+            out.updates.append(start)
+            self._cards[card_id] = _Card(status, lingers=row.get("backgrounded") is True)
             return
         card.lingers = row.get("backgrounded") is True
+        if card.status in FINAL or card.status == status:
+            return
         update: Update = {"sessionUpdate": "tool_call_update", "toolCallId": card_id, "status": status}
-        summary = row.get("summaryText")
-        if status in FINAL and isinstance(summary, str) and summary:
-            update["content"] = tools.text_content(summary)
+        if content:
+            update["content"] = content
         card.status = status
         out.updates.append(update)
 

@@ -320,3 +320,70 @@ def test_after_the_replay_a_new_prompt_is_not_echoed_to_its_sender():
     before = len(s.updates)
     s.deltas({"op": "row.appended", "row": row(2, "userInput", text="new", origin="realUser")})
     assert s.updates[before:] == []
+
+
+# -- a fuzz: any sequence of well-formed ops never raises and only ever makes valid ACP updates ----
+
+_kinds = st.sampled_from(["assistantText", "reasoning", "toolCall", "subagent", "timelineMarker", "userInput", "turnHeader"])
+_tool_status = st.sampled_from(list(cv.TOOL_STATUSES))
+_sub_status = st.sampled_from(list(cv.SUBAGENT_STATUSES))
+
+
+@st.composite
+def _row(draw, row_id):
+    kind = draw(_kinds)
+    if kind in ("assistantText", "reasoning"):
+        return text(row_id, draw(st.text(max_size=5)), kind, draw(st.sampled_from(["streaming", "complete"])))
+    if kind == "toolCall":
+        extra = draw(st.fixed_dictionaries({}, optional={
+            "input": st.fixed_dictionaries({"command": st.text(max_size=6)}),
+            "output": st.fixed_dictionaries({"text": st.text(max_size=6)}),
+            "backgrounded": st.just(True),
+        }))
+        return tool(row_id, draw(_tool_status), **extra)
+    if kind == "subagent":
+        return row(row_id, "subagent", subagentType="explore", status=draw(_sub_status), summaryText=draw(st.text(max_size=4)))
+    if kind == "timelineMarker":
+        return row(row_id, "timelineMarker", marker={"type": "compact", "origin": "auto",
+                                                     "status": draw(st.sampled_from(["running", "success", "failed"]))})
+    if kind == "userInput":
+        return row(row_id, "userInput", text=draw(st.text(max_size=5)), origin="realUser")
+    return row(row_id, "turnHeader", origin="userInput", state="running", startedAt=1)
+
+
+@st.composite
+def _op(draw):
+    row_id = draw(st.integers(1, 6))
+    choice = draw(st.sampled_from(["append", "upsert", "delta", "remove", "control", "works", "plan"]))
+    if choice in ("append", "upsert"):
+        return {"op": "row.appended" if choice == "append" else "row.upserted", "row": draw(_row(row_id))}
+    if choice == "delta":
+        path = draw(st.sampled_from(sorted(("text", "inputText", "output.text", "summaryText"))))
+        return {"op": "row.delta", "rowId": row_id, "path": path, "append": draw(st.text(min_size=1, max_size=3))}
+    if choice == "remove":
+        return {"op": "row.removed", "fromRowId": row_id}
+    if choice == "control":
+        return {"op": "state.updated", "patch": {"control": control(draw(st.sampled_from(
+            ["running", "completedSuccess", "completedInterrupted", "error"])))}}
+    if choice == "works":
+        status = draw(st.sampled_from(["running", "resultPending", "failed", "cancelled"]))
+        works = draw(st.lists(st.just({"workId": f"w{row_id}", "kind": "bash", "title": "t", "status": status,
+                                       "startedAt": 1, "anchorRowId": None}), max_size=1))
+        return {"op": "state.updated", "patch": {"backgroundWorks": works}}
+    plan = {"items": [{"id": "1", "content": "x", "status": "inProgress"}], "updatedAt": 1}
+    return {"op": "state.updated", "patch": {"plan": plan}}
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=150)
+@given(frames=st.lists(st.lists(_op(), min_size=1, max_size=4), max_size=10), replay=st.booleans())
+def test_any_sequence_of_ops_makes_only_valid_updates_and_each_card_ends_once(frames, replay):
+    s = Session(replay=replay)
+    for deltas in frames:
+        s.deltas(*deltas)  # every update is schema-checked in Session._send
+    finals = {}
+    for update in s.updates:
+        if update["sessionUpdate"] in ("tool_call", "tool_call_update") and update.get("status") in ("completed", "failed"):
+            finals[update["toolCallId"]] = finals.get(update["toolCallId"], 0) + 1
+    # A card id can be reused after a rewind removed its row; otherwise one terminal status each.
+    rewound = any(d["op"] == "row.removed" for deltas in frames for d in deltas)
+    assert rewound or all(count == 1 for count in finals.values())
