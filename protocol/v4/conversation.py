@@ -1,0 +1,442 @@
+"""A conversation topic's changes → ACP ``session/update`` payloads, as deltas.
+
+``ConversationTranslator.translate`` takes the change records conversation_apply.py
+returns and says what to send: text and thought chunks carry only what is new (a row's
+text is remembered by how much of it went out), tool cards follow their status machine
+(opened once, updated when status or input change, one terminal status, then silent),
+and session-wide keys become ``session_info_update`` (title), ``plan``,
+``usage_update`` (context meter) and ``current_mode_update``. What is not an update but
+something the session must act on comes back as a signal: a turn that ended (with its
+stop reason, or the engine's error), interactions opened or closed (dialogs to show or
+withdraw; answering them is ``commands.resolve_interaction``), and the engine's input
+routing (what a prompt sent now would do).
+
+A snapshot (``Reset``) is diffed against what was already announced, so a recovery in
+the middle of a turn sends only what the client missed. The first snapshot either replays
+the rows (``replay_history=True``: ``session/load``) or is taken as already known.
+
+Row kinds and what they become:
+
+* ``assistantText`` → ``agent_message_chunk``, ``reasoning`` → ``agent_thought_chunk``
+  (``messageId`` ``row-<rowId>``: one row is one message);
+* ``toolCall`` → a tool card under its ``toolCallId``; ``subagent`` → a card
+  ``subagent-<rowId>`` naming its ``parentToolCallId`` in ``_meta``, so a client can nest it;
+* ``timelineMarker`` → a short notice as its own agent message;
+* ``userInput`` → ``user_message_chunk`` only in the replayed history or when asked to echo (the client
+  that sent a prompt already shows it); ``turnHeader``, ``hookInvocation``, ``artifact``:
+  nothing yet.
+* ``backgroundWorks`` entries → cards ``work-<workId>`` (``[background] <title>``).
+
+Pure: no I/O, no clock; one translator per session, fed in frame order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import tools, updates
+from . import conversation_view as view
+from .conversation_apply import (
+    Change,
+    LiveNotice,
+    NotModelled,
+    Reset,
+    RowAppended,
+    RowReplaced,
+    RowsRemoved,
+    StateReplaced,
+    TextAppended,
+)
+
+Update = dict[str, Any]
+
+TOOL_STATUSES = {
+    "inputStreaming": "pending",
+    "pendingApproval": "pending",
+    "running": "in_progress",
+    "success": "completed",
+    "error": "failed",
+    "cancelled": "failed",
+}
+SUBAGENT_STATUSES = {"running": "in_progress", "success": "completed", "failed": "failed", "cancelled": "failed"}
+WORK_STATUSES = {"running": "in_progress", "resultPending": "completed", "failed": "failed", "cancelled": "failed"}
+PLAN_STATUSES = {"pending": "pending", "inProgress": "in_progress", "completed": "completed"}
+FINAL = frozenset(("completed", "failed"))
+
+
+@dataclass(frozen=True, slots=True)
+class TurnEnded:
+    stop_reason: str | None
+    """``end_turn`` or ``cancelled``; None when the turn failed (answer with ``error``)."""
+    error: dict[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class InteractionOpened:
+    interaction: view.PendingInteraction
+
+
+@dataclass(frozen=True, slots=True)
+class InteractionClosed:
+    interaction_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class RoutingChanged:
+    routing: view.InputRouting
+
+
+Signal = TurnEnded | InteractionOpened | InteractionClosed | RoutingChanged
+
+
+@dataclass(slots=True)
+class Translation:
+    updates: list[Update] = field(default_factory=list)
+    signals: list[Signal] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _Card:
+    status: str
+    input: Any = None
+    lingers: bool = False
+    """A backgrounded tool call: its work card, not the turn, closes it."""
+
+
+def message_id(row_id: int) -> str:
+    return f"row-{row_id}"
+
+
+def _text_chunk(kind: str, text: str, row_id: int) -> Update:
+    update = "agent_thought_chunk" if kind == "reasoning" else "agent_message_chunk"
+    return {"sessionUpdate": update, "content": {"type": "text", "text": text}, "messageId": message_id(row_id)}
+
+
+def marker_notice(marker: Any) -> str | None:
+    """A timeline marker in a few words, or None for one not worth a line."""
+    if not isinstance(marker, dict):
+        return None
+    kind = marker.get("type")
+    if kind == "compact":
+        return {"running": "Compacting the conversation…", "success": "Conversation compacted.",
+                "failed": "Compaction failed.", "cancelled": "Compaction cancelled."}.get(str(marker.get("status")))
+    if kind == "retryNotice":
+        return f"Retrying (attempt {marker.get('attempt')}: {marker.get('reasonCode')})."
+    if kind == "modelChange" and isinstance(marker.get("toModel"), str):
+        return f"Model: {marker['toModel']}."
+    if kind == "goalSet" and isinstance(marker.get("objective"), str):
+        return f"Goal: {marker['objective']}"
+    if kind == "forkNotice":
+        return "Forked from another session."
+    if kind == "checkpointRestored":
+        return "Files restored to a checkpoint."
+    return None
+
+
+class ConversationTranslator:
+    """One session's announced state, and the updates each batch of changes adds to it."""
+
+    def __init__(self, *, replay_history: bool = False, echo_user_input: bool = False) -> None:
+        self._replay = replay_history
+        self._echo = echo_user_input
+        self._baselined = False
+        self._replaying = False
+        self._state: dict[str, Any] = {}
+        self._sent: dict[int, int] = {}  # row id → characters of its text already sent
+        self._cards: dict[str, _Card] = {}
+        self._row_cards: dict[int, str] = {}
+        self._markers: dict[int, str | None] = {}
+        self._works: dict[str, str] = {}  # work id → ACP status sent
+        self._interactions: set[str] = set()
+
+    def translate(self, changes: list[Change]) -> Translation:
+        out = Translation()
+        for change in changes:
+            if isinstance(change, Reset):
+                self._reset(change, out)
+            elif isinstance(change, RowAppended):
+                self._row(change.row, None, out)
+            elif isinstance(change, RowReplaced):
+                self._row(change.row, change.previous, out)
+            elif isinstance(change, TextAppended):
+                self._text_appended(change, out)
+            elif isinstance(change, RowsRemoved):
+                self._removed(change, out)
+            elif isinstance(change, StateReplaced):
+                self._state_key(change.key, change.value, change.previous, out)
+                self._state[change.key] = change.value
+            elif isinstance(change, LiveNotice | NotModelled):
+                continue
+        return out
+
+    # -- snapshots -----------------------------------------------------------------------
+
+    def _reset(self, reset: Reset, out: Translation) -> None:
+        if not self._baselined and not self._replay:
+            self._baseline(reset, out)
+            return
+        # Prompts are echoed while the history is replayed; after that, only if asked.
+        self._replaying = not self._baselined
+        self._baselined = True
+        previous, self._state = self._state, dict(reset.state)
+        for row in reset.rows:
+            self._row(row, None, out)
+        self._replaying = False
+        for key in sorted(previous.keys() | reset.state.keys()):
+            if previous.get(key) != reset.state.get(key):
+                self._state_key(key, reset.state.get(key), previous.get(key), out)
+
+    def _baseline(self, reset: Reset, out: Translation) -> None:
+        """Attach to a conversation already on screen: remember it, announce nothing but open questions."""
+        self._baselined = True
+        self._state = dict(reset.state)
+        for row in reset.rows:
+            row_id, kind = row["rowId"], row.get("kind")
+            if kind in ("assistantText", "reasoning") and isinstance(row.get("text"), str):
+                self._sent[row_id] = len(row["text"])
+            elif kind == "toolCall" and isinstance(row.get("toolCallId"), str):
+                self._cards[row["toolCallId"]] = _Card(TOOL_STATUSES.get(str(row.get("status")), "pending"), row.get("input"),
+                                                       row.get("backgrounded") is True)
+                self._row_cards[row_id] = row["toolCallId"]
+            elif kind == "subagent":
+                status = SUBAGENT_STATUSES.get(str(row.get("status")), "in_progress")
+                self._cards[f"subagent-{row_id}"] = _Card(status, lingers=row.get("backgrounded") is True)
+                self._row_cards[row_id] = f"subagent-{row_id}"
+            elif kind == "timelineMarker":
+                self._markers[row_id] = marker_notice(row.get("marker"))
+        for work in view.background_works(reset.state):
+            self._works[work.work_id] = WORK_STATUSES.get(work.status, "in_progress")
+        self._interactions_changed((), view.pending_interactions(reset.state), out)
+
+    # -- rows ----------------------------------------------------------------------------
+
+    def _row(self, row: dict[str, Any], previous: dict[str, Any] | None, out: Translation) -> None:
+        kind, row_id = row.get("kind"), row["rowId"]
+        if kind in ("assistantText", "reasoning"):
+            text = row.get("text")
+            if isinstance(text, str):
+                sent = self._sent.get(row_id, 0)
+                # Only what the client has not seen; a row's text only grows while it
+                # streams (the engine replaces a row only to change its state).
+                if len(text) > sent:
+                    out.updates.append(_text_chunk(str(kind), text[sent:], row_id))
+                self._sent[row_id] = max(sent, len(text))
+        elif kind == "toolCall":
+            self._tool_row(row, out)
+        elif kind == "subagent":
+            self._subagent_row(row, out)
+        elif kind == "timelineMarker":
+            notice = marker_notice(row.get("marker"))
+            if notice and self._markers.get(row_id) != notice:
+                out.updates.append(updates_notice(notice, row_id))
+            self._markers[row_id] = notice
+        elif kind == "userInput" and previous is None and row_id not in self._sent and (self._echo or self._replaying):
+            text = row.get("text")
+            if isinstance(text, str) and text:
+                out.updates.append(updates.user_text(text, message_id(row_id)))
+                self._sent[row_id] = len(text)
+
+    def _text_appended(self, change: TextAppended, out: Translation) -> None:
+        if change.path == "text" and change.row.get("kind") in ("assistantText", "reasoning"):
+            out.updates.append(_text_chunk(str(change.row["kind"]), change.text, change.row_id))
+            self._sent[change.row_id] = self._sent.get(change.row_id, 0) + len(change.text)
+        # Tool input and output stream in too; the card shows them when the row settles
+        # (``row.upserted``), so a client is not sent the same growing text again and again.
+
+    def _tool_row(self, row: dict[str, Any], out: Translation) -> None:
+        card_id = row.get("toolCallId")
+        if not isinstance(card_id, str):
+            return
+        name = row.get("toolName") if isinstance(row.get("toolName"), str) else None
+        tool_input = row.get("input")
+        status = TOOL_STATUSES.get(str(row.get("status")), "pending")
+        self._row_cards[row["rowId"]] = card_id
+        card = self._cards.get(card_id)
+        if card is None:
+            start: Update = {
+                "sessionUpdate": "tool_call",
+                "toolCallId": card_id,
+                "title": tools.tool_title(name, tool_input),
+                "kind": tools.tool_kind(name),
+                "status": status,
+                "_meta": {"claudeCode": {"toolName": name or ""}},
+            }
+            if isinstance(tool_input, dict):
+                start["rawInput"] = tool_input
+                start["locations"] = tools.tool_locations(tool_input)
+                diff = tools.diff_content(name, tool_input)
+                if diff:
+                    start["content"] = diff
+            out.updates.append(start)
+            card = self._cards[card_id] = _Card(status, tool_input, row.get("backgrounded") is True)
+            if status not in FINAL:
+                return
+            status_changed = False
+        else:
+            if card.status in FINAL:
+                return
+            status_changed = status != card.status
+        fields: dict[str, Any] = {}
+        if status_changed:
+            fields["status"] = status
+        if tool_input != card.input and isinstance(tool_input, dict):
+            fields["title"] = tools.tool_title(name, tool_input)
+            fields["rawInput"] = tool_input
+            fields["locations"] = tools.tool_locations(tool_input)
+        if status in FINAL:
+            content = self._tool_result(row)
+            if content:
+                fields["content"] = content
+            if isinstance(row.get("output"), dict):
+                fields["rawOutput"] = row["output"]
+        card.status, card.input = status, tool_input
+        card.lingers = row.get("backgrounded") is True
+        if fields:
+            out.updates.append({"sessionUpdate": "tool_call_update", "toolCallId": card_id, **fields})
+
+    @staticmethod
+    def _tool_result(row: dict[str, Any]) -> list[dict[str, Any]]:
+        error = row.get("error")
+        if isinstance(error, dict) and isinstance(error.get("message"), str) and error["message"]:
+            return tools.text_content(error["message"])
+        output = row.get("output")
+        if isinstance(output, dict) and isinstance(output.get("text"), str) and output["text"]:
+            return tools.text_content(output["text"])
+        return []
+
+    def _subagent_row(self, row: dict[str, Any], out: Translation) -> None:
+        card_id = f"subagent-{row['rowId']}"
+        self._row_cards[row["rowId"]] = card_id
+        status = SUBAGENT_STATUSES.get(str(row.get("status")), "in_progress")
+        summary = row.get("summaryText")
+        content = tools.text_content(summary) if status in FINAL and isinstance(summary, str) and summary else []
+        card = self._cards.get(card_id)
+        if card is None:
+            meta = {k: row[k] for k in ("parentToolCallId", "childSessionId", "subagentType") if isinstance(row.get(k), str)}
+            start: Update = {
+                "sessionUpdate": "tool_call",
+                "toolCallId": card_id,
+                "title": f"Subagent: {row.get('subagentType') or 'agent'}",
+                "kind": "other",
+                "status": status,
+                "_meta": {"zcode": meta},
+            }
+            if content:
+                start["content"] = content
+            out.updates.append(start)
+            self._cards[card_id] = _Card(status, lingers=row.get("backgrounded") is True)
+            return
+        card.lingers = row.get("backgrounded") is True
+        if card.status in FINAL or card.status == status:
+            return
+        update: Update = {"sessionUpdate": "tool_call_update", "toolCallId": card_id, "status": status}
+        if content:
+            update["content"] = content
+        card.status = status
+        out.updates.append(update)
+
+    def _removed(self, change: RowsRemoved, out: Translation) -> None:
+        # ACP cannot take a message back; the cards of the cut branch that are still open
+        # are closed, so no client waits on them for ever.
+        for row in change.removed:
+            self._sent.pop(row["rowId"], None)
+            self._markers.pop(row["rowId"], None)
+            card_id = self._row_cards.pop(row["rowId"], None)
+            if card_id is not None:
+                self._close(card_id, out)
+
+    def _close(self, card_id: str, out: Translation) -> None:
+        card = self._cards.get(card_id)
+        if card is not None and card.status not in FINAL:
+            card.status = "failed"
+            out.updates.append(updates.tool_call_failed(card_id))
+
+    # -- session-wide keys ----------------------------------------------------------------
+
+    def _state_key(self, key: str, value: Any, previous: Any, out: Translation) -> None:
+        now, before = {key: value}, {key: previous}
+        if key == "meta":
+            title = view.title(now)
+            if title and title != view.title(before):
+                out.updates.append(updates.session_title(title))
+        elif key == "plan":
+            items = view.plan(now)
+            if items is not None or view.plan(before) is not None:
+                entries = [{"content": i.content, "status": PLAN_STATUSES.get(i.status, "pending"), "priority": "medium"}
+                           for i in items or ()]
+                out.updates.append(updates.plan(entries))
+        elif key == "usage":
+            window = view.context_window(now)
+            if window is not None and window != view.context_window(before):
+                out.updates.append({"sessionUpdate": "usage_update", "used": window.used, "size": window.size})
+        elif key == "config":
+            mode = view.collaboration_mode(now)
+            if mode and mode != view.collaboration_mode(before):
+                out.updates.append(updates.current_mode(mode))
+        elif key == "control" and previous is not None:
+            # Without a previous control there is no turn this client saw start (a replayed
+            # history ends in a finished phase): nothing ended for it.
+            self._control(view.control(now), view.control(before), out)
+        elif key == "pendingInteractions":
+            self._interactions_changed(view.pending_interactions(before), view.pending_interactions(now), out)
+        elif key == "inputRouting":
+            routing = view.input_routing(now)
+            if previous is None or routing != view.input_routing(before):
+                out.signals.append(RoutingChanged(routing))
+        elif key == "backgroundWorks":
+            self._works_changed(view.background_works(now), out)
+
+    def _control(self, control: view.Control, before: view.Control, out: Translation) -> None:
+        if not control.ended or (before.ended and before.phase == control.phase):
+            return
+        # The turn is over: a card it left open will never be closed by the engine.
+        for card_id, card in self._cards.items():
+            if card.status not in FINAL and not card.lingers and not card_id.startswith("work-"):
+                card.status = "failed"
+                out.updates.append(updates.tool_call_failed(card_id))
+        out.signals.append(TurnEnded(control.stop_reason, control.last_error if control.stop_reason is None else None))
+
+    def _interactions_changed(
+        self, before: tuple[view.PendingInteraction, ...], now: tuple[view.PendingInteraction, ...], out: Translation
+    ) -> None:
+        del before  # what was announced is what counts, not what the previous state said
+        current = {i.interaction_id: i for i in now}
+        for interaction_id in sorted(self._interactions - current.keys()):
+            out.signals.append(InteractionClosed(interaction_id))
+        for interaction in now:
+            if interaction.interaction_id not in self._interactions:
+                out.signals.append(InteractionOpened(interaction))
+        self._interactions = set(current)
+
+    def _works_changed(self, works: tuple[view.BackgroundWork, ...], out: Translation) -> None:
+        seen = set()
+        for work in works:
+            seen.add(work.work_id)
+            card_id = f"work-{work.work_id}"
+            status = WORK_STATUSES.get(work.status, "in_progress")
+            sent = self._works.get(work.work_id)
+            if sent is None:
+                out.updates.append({
+                    "sessionUpdate": "tool_call",
+                    "toolCallId": card_id,
+                    "title": f"[background] {work.title or work.kind}",
+                    "kind": "execute" if work.kind == "bash" else "other",
+                    "status": status,
+                    "_meta": {"background": True, "zcode": {"workId": work.work_id, "kind": work.kind}},
+                })
+            elif sent != status and sent not in FINAL:
+                out.updates.append({"sessionUpdate": "tool_call_update", "toolCallId": card_id, "status": status})
+            else:
+                continue
+            self._works[work.work_id] = status
+        # A finished work leaves the list once its result is delivered into the conversation.
+        for work_id, status in list(self._works.items()):
+            if work_id not in seen and status not in FINAL:
+                out.updates.append({"sessionUpdate": "tool_call_update", "toolCallId": f"work-{work_id}", "status": "completed"})
+                self._works[work_id] = "completed"
+
+
+def updates_notice(text: str, row_id: int) -> Update:
+    """A timeline marker's line: its own agent message, so it never runs into the reply's text."""
+    return {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}, "messageId": f"notice-{row_id}"}

@@ -1,0 +1,246 @@
+"""A ``conversation/<sessionId>`` topic's state, and what each snapshot or delta changed.
+
+The state is the engine's conversation snapshot: session-wide keys (``control``,
+``inputRouting``, ``meta``, ``config``, ``usage``, ``queue``, ``pendingInteractions``,
+``plan``, ``backgroundWorks``, …) and ``rows`` (a window of the newest rows, each
+self-contained, keyed by a ``rowId`` that only grows). Its deltas are a closed set, and
+are applied exactly as the engine's reference ``apply`` does:
+
+* ``row.appended``: a row at the end (``totalCount`` + 1, ``firstRowId`` set if unset);
+* ``row.upserted``: a row replaced whole by ``rowId``; a row outside the window is left
+  alone (the engine only reaches evicted rows through ``rowsRange``);
+* ``row.removed``: every row with ``rowId >= fromRowId`` goes (an edit or retry branch);
+  removing from the first row resets the count and ``firstRowId``;
+* ``row.delta``: text appended to a streaming row at ``text`` (assistantText, reasoning),
+  ``inputText`` or ``output.text`` (toolCall), ``summaryText`` (subagent); a path the row
+  does not have, or a row not in the window, is a no-op;
+* ``state.updated``: each key of ``patch`` replaces that key whole, never merged into;
+* ``pluginUi.*``: live-only notices, the state does not change.
+
+Every apply returns typed change records (``RowAppended``, ``TextAppended``, …) so a
+translator can turn them into ACP updates as deltas, never by resending what the client
+already has. A frame's deltas are all checked before any is applied.
+
+Two choices where the engine's own client is stricter (docs/decisions.md): an op this
+module does not know, and ``workflowRun.*`` (whose state it does not keep), are reported
+as ``NotModelled`` and skipped instead of failing the frame, because failing it would ask
+a resync that brings the same op back, for ever; and a patch may carry keys the engine
+added after this was written, which replace their key like any other (only ``rows``,
+``seq``, ``logEpoch`` and ``sessionId``, which a patch never carries, are refused).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+STREAMABLE_PATHS = frozenset(("text", "inputText", "output.text", "summaryText"))
+_PATCH_FORBIDDEN = frozenset(("rows", "seq", "logEpoch", "sessionId", "protocolVersion"))
+_LIVE_ONLY = frozenset(
+    ("pluginUi.resourceUpdated", "pluginUi.resourceListChanged", "pluginUi.instanceClosed", "pluginUi.appToolCall")
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Reset:
+    """The whole state was replaced by a snapshot: re-read everything."""
+
+    state: dict[str, Any]
+    rows: tuple[dict[str, Any], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RowAppended:
+    row: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class RowReplaced:
+    row: dict[str, Any]
+    previous: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class RowsRemoved:
+    from_row_id: int | float
+    removed: tuple[dict[str, Any], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TextAppended:
+    row_id: int
+    path: str
+    text: str
+    row: dict[str, Any]
+    """The row after the append."""
+
+
+@dataclass(frozen=True, slots=True)
+class StateReplaced:
+    key: str
+    value: Any
+    previous: Any
+    """None when the key was absent before."""
+
+
+@dataclass(frozen=True, slots=True)
+class LiveNotice:
+    delta: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class NotModelled:
+    op: str
+    delta: dict[str, Any]
+
+
+Change = Reset | RowAppended | RowReplaced | RowsRemoved | TextAppended | StateReplaced | LiveNotice | NotModelled
+
+
+def _row_problem(row: Any) -> str | None:
+    if not isinstance(row, dict):
+        return "a row is not an object"
+    row_id = row.get("rowId")
+    if not isinstance(row_id, int) or isinstance(row_id, bool):
+        return "a row has no integer rowId"
+    if not isinstance(row.get("kind"), str):
+        return f"row {row_id} has no kind"
+    return None
+
+
+def _delta_problem(delta: dict[str, Any]) -> str | None:
+    op = delta["op"]
+    if op in ("row.appended", "row.upserted"):
+        return _row_problem(delta.get("row"))
+    if op == "row.removed":
+        value = delta.get("fromRowId")
+        return None if isinstance(value, int | float) and not isinstance(value, bool) else "row.removed without fromRowId"
+    if op == "row.delta":
+        row_id, path, append = delta.get("rowId"), delta.get("path"), delta.get("append")
+        if not isinstance(row_id, int) or isinstance(row_id, bool) or path not in STREAMABLE_PATHS or not isinstance(append, str):
+            return "row.delta needs an integer rowId, a streamable path and a string append"
+        return None
+    if op == "state.updated":
+        patch = delta.get("patch")
+        if not isinstance(patch, dict):
+            return "state.updated without a patch object"
+        forbidden = patch.keys() & _PATCH_FORBIDDEN
+        return f"a patch may not replace {sorted(forbidden)}" if forbidden else None
+    return None
+
+
+def _appended(row: dict[str, Any], path: str, text: str) -> dict[str, Any] | None:
+    """The row with ``text`` appended at ``path``, or None when the row has no such text."""
+    kind = row.get("kind")
+    if path == "text" and kind in ("assistantText", "reasoning") and isinstance(row.get("text"), str):
+        return {**row, "text": row["text"] + text}
+    if path == "inputText" and kind == "toolCall" and isinstance(row.get("inputText"), str):
+        return {**row, "inputText": row["inputText"] + text}
+    if path == "output.text" and kind == "toolCall":
+        output = row.get("output")
+        if isinstance(output, dict) and isinstance(output.get("text"), str):
+            return {**row, "output": {**output, "text": output["text"] + text}}
+        return None
+    if path == "summaryText" and kind == "subagent" and isinstance(row.get("summaryText"), str):
+        return {**row, "summaryText": row["summaryText"] + text}
+    return None
+
+
+class ConversationState:
+    """The conversation as the engine last described it; implements topic.Applier."""
+
+    def __init__(self) -> None:
+        self.state: dict[str, Any] = {}
+        """Every snapshot key but ``rows``."""
+        self.rows: list[dict[str, Any]] = []
+        self.total_count = 0
+        self.first_row_id: int | None = None
+        self._index: dict[int, int] = {}
+
+    def row(self, row_id: int) -> dict[str, Any] | None:
+        position = self._index.get(row_id)
+        return None if position is None else self.rows[position]
+
+    # -- topic.Applier -------------------------------------------------------------------
+
+    def reset(self, snapshot: dict[str, Any]) -> list[Change] | str:
+        rows = snapshot.get("rows")
+        if not isinstance(rows, dict) or not isinstance(rows.get("window"), list):
+            return "the snapshot has no rows.window"
+        for row in rows["window"]:
+            problem = _row_problem(row)
+            if problem:
+                return problem
+        total, first = rows.get("totalCount"), rows.get("firstRowId")
+        self.state = {k: v for k, v in snapshot.items() if k != "rows"}
+        self.rows = list(rows["window"])
+        self.total_count = total if isinstance(total, int) and not isinstance(total, bool) else len(self.rows)
+        self.first_row_id = first if isinstance(first, int) and not isinstance(first, bool) else None
+        self._reindex()
+        return [Reset(dict(self.state), tuple(self.rows))]
+
+    def apply(self, deltas: tuple[dict[str, Any], ...]) -> list[Change] | str:
+        for delta in deltas:
+            problem = _delta_problem(delta)
+            if problem:
+                return problem
+        changes: list[Change] = []
+        for delta in deltas:
+            self._apply_one(delta, changes)
+        return changes
+
+    # -- inside --------------------------------------------------------------------------
+
+    def _reindex(self) -> None:
+        self._index = {row["rowId"]: position for position, row in enumerate(self.rows)}
+
+    def _apply_one(self, delta: dict[str, Any], changes: list[Change]) -> None:
+        op = delta["op"]
+        if op == "row.appended":
+            row = delta["row"]
+            self._index[row["rowId"]] = len(self.rows)
+            self.rows.append(row)
+            self.total_count += 1
+            if self.first_row_id is None:
+                self.first_row_id = row["rowId"]
+            changes.append(RowAppended(row))
+        elif op == "row.upserted":
+            row = delta["row"]
+            position = self._index.get(row["rowId"])
+            if position is not None:
+                previous, self.rows[position] = self.rows[position], row
+                changes.append(RowReplaced(row, previous))
+        elif op == "row.removed":
+            self._remove_from(delta["fromRowId"], changes)
+        elif op == "row.delta":
+            position = self._index.get(delta["rowId"])
+            if position is None:
+                return
+            updated = _appended(self.rows[position], delta["path"], delta["append"])
+            if updated is not None:
+                self.rows[position] = updated
+                changes.append(TextAppended(delta["rowId"], delta["path"], delta["append"], updated))
+        elif op == "state.updated":
+            for key, value in delta["patch"].items():
+                before = self.state.get(key)
+                self.state[key] = value
+                changes.append(StateReplaced(key, value, before))
+        elif op in _LIVE_ONLY:
+            changes.append(LiveNotice(delta))
+        else:
+            changes.append(NotModelled(op, delta))
+
+    def _remove_from(self, from_row_id: int | float, changes: list[Change]) -> None:
+        kept = [row for row in self.rows if row["rowId"] < from_row_id]
+        removed = tuple(row for row in self.rows if row["rowId"] >= from_row_id)
+        whole_branch = self.first_row_id is not None and from_row_id <= self.first_row_id
+        self.rows = kept
+        if whole_branch:
+            # Row ids keep growing after a rewind to the first turn; an old first row id
+            # would make the gap look like older rows still to load.
+            self.total_count, self.first_row_id = 0, None
+        else:
+            self.total_count = max(0, self.total_count - len(removed))
+        self._reindex()
+        if removed:
+            changes.append(RowsRemoved(from_row_id, removed))
