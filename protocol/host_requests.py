@@ -7,14 +7,19 @@ values: the seed's engine numbers them, today's engine sends strings such as
 Requests nobody else handles are answered here, at arrival:
 
 * ``session/requestRuntimePreferences`` — both shapes (``{}`` during an older
-  create; ``{scope: "runtime-materialization", sessionId}`` on today's engine)
-  get the same answer: none of the optional runtime features;
-* ``interaction/requestProviderRuntimeHeaders`` — the bridge holds no provider
-  credentials, so "nothing applied" with a reason the engine can show. An
-  error answer here makes today's engine fail the create (or ask again and
-  again), so it is never ``-32601``;
-* ``interaction/requestOfficialMcpAuthHeaders`` — likewise, nothing applied.
-"""
+  create; ``{scope, sessionId}`` on today's engine) get the same strict answer:
+  none of the optional runtime features, and
+  ``askUserQuestionAutoResolutionEnabled: false`` said out loud — omitted, the
+  engine reads it as true and lets questions answer themselves;
+* ``interaction/requestProviderRuntimeHeaders`` — today's engine asks it before
+  each model request, and only when it was started in host auth mode
+  (``ZCODE_APP_SERVER_AUTH_MODE=host``); in its default standalone mode it uses
+  the user's own ``zcode login`` and never asks. The bridge holds no ZCode
+  account, so it answers "nothing applied" with the text the engine shows the
+  user when it fails that request (-32031): why, and what to do. Never an error
+  answer: that makes the engine retry, then fail;
+* ``interaction/requestOfficialMcpAuthHeaders`` — the engine's strict union:
+  ``{ok: false, reason: "official_auth_unavailable"}`` (no ZCode account here).
 
 from __future__ import annotations
 
@@ -30,8 +35,13 @@ NO_RUNTIME_FEATURES: dict[str, Any] = {
     "askUserQuestionAutoResolutionEnabled": False,
 }
 NO_PROVIDER_HEADERS_REASON = (
-    "zcode-acp does not hold provider credentials; the engine's own provider configuration applies"
+    "This model signs in through a ZCode account, and the engine was started in host auth mode "
+    "(ZCODE_APP_SERVER_AUTH_MODE=host), which makes zcode-acp supply the account's credentials; "
+    "zcode-acp holds none. Unset ZCODE_APP_SERVER_AUTH_MODE (or set it to standalone) in the "
+    "environment zcode-acp starts from and run `zcode login`, or pick a model of a provider "
+    "configured with its own API key."
 )
+MCP_AUTH_UNAVAILABLE = {"ok": False, "reason": "official_auth_unavailable"}
 
 
 def host_answer(method: str, params: Any) -> dict[str, Any] | None:
@@ -41,5 +51,5 @@ def host_answer(method: str, params: Any) -> dict[str, Any] | None:
     if method == PROVIDER_HEADERS:
         return {"headersApplied": False, "errorMessage": NO_PROVIDER_HEADERS_REASON}
     if method == MCP_AUTH_HEADERS:
-        return {"headersApplied": False}
+        return dict(MCP_AUTH_UNAVAILABLE)
     return None
