@@ -20,6 +20,7 @@ Requests nobody else handles are answered here, at arrival:
   answer: that makes the engine retry, then fail;
 * ``interaction/requestOfficialMcpAuthHeaders`` — the engine's strict union:
   ``{ok: false, reason: "official_auth_unavailable"}`` (no ZCode account here).
+"""
 
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ NO_PROVIDER_HEADERS_REASON = (
     "environment zcode-acp starts from and run `zcode login`, or pick a model of a provider "
     "configured with its own API key."
 )
-MCP_AUTH_UNAVAILABLE = {"ok": False, "reason": "official_auth_unavailable"}
+MCP_AUTH_UNAVAILABLE: dict[str, Any] = {"ok": False, "reason": "official_auth_unavailable"}
 
 
 def host_answer(method: str, params: Any) -> dict[str, Any] | None:
