@@ -113,6 +113,8 @@ class TodayInteractions:
     if TYPE_CHECKING:  # provided by SimServer
         def ask_user(self, method: str, params: dict[str, Any], turn: SimTurn) -> dict[str, Any] | None: ...
         def ask_bridge(self, method: str, params: Any, timeout: float = 30) -> Any: ...
+        def emit(self, session: SimSession, kind: str, payload: dict[str, Any], turn_id: str | None = None,
+                 push: bool = True, flush: bool = True) -> dict[str, Any]: ...
 
     def _allowed_by_rule(self, session: SimSession, name: str, tool_input: Any) -> bool:
         content = rule_content(tool_input)
@@ -210,6 +212,38 @@ class TodayInteractions:
                                                                     f"</task-id><status>{status}</status>"
                                                                     "</task-notification>"}]})
         super().notify(session, task, status)  # type: ignore[misc]
+
+    # -- prompt attachments ------------------------------------------------------------------
+
+    attachments: dict[str, list[dict[str, Any]]]  # by session id: the next turn's readable attachments
+
+    def take_attachments(self, session: SimSession, given: Any) -> None:
+        """The engine's reading of ``session/send`` ``attachments``: what it cannot read it drops, silently."""
+        readable = []
+        for item in given if isinstance(given, list) else []:
+            if not isinstance(item, dict):
+                continue
+            kind = item.get("kind")
+            has_data = isinstance(item.get("localPath"), str) or isinstance(item.get("dataBase64"), str)
+            if (kind in ("image", "pdf", "video") and has_data) or (kind in ("file", "audio") and (
+                    has_data or isinstance(item.get("textContent"), str))):
+                readable.append({"fileName": item.get("filename") or "attachment",
+                                 "mime": item.get("mimeType") or f"{kind}/*",
+                                 "bytes": len(item.get("dataBase64") or "") * 3 // 4,
+                                 **({"ref": item["localPath"]} if isinstance(item.get("localPath"), str) else {})})
+        self.attachments[session.session_id] = readable
+
+    def attachments_shown(self, session: SimSession) -> dict[str, Any]:
+        readable = self.attachments.get(session.session_id) or []
+        return {"attachments": readable} if readable else {}
+
+    def say_attachments(self, session: SimSession, turn: SimTurn) -> None:
+        """The model mentions what it was given, so a user (and a test) sees what reached it."""
+        readable = self.attachments.pop(session.session_id, None) or []
+        if readable:
+            names = ", ".join(f"{a['fileName']} ({a.get('ref') or str(a['bytes']) + ' bytes'})" for a in readable)
+            self.emit(session, "model.streaming", {"kind": "text_delta", "delta": f"[attachments: {names}] "},
+                      turn.turn_id)
 
     # -- headers -----------------------------------------------------------------------------------
 

@@ -90,6 +90,7 @@ class TodaySimServer(TodayInteractions, SimServer):
         self.server_ids = itertools.count(1)
         self.create_hangs = False
         self.rules = {}
+        self.attachments = {}
 
     def next_request_id(self) -> Any:
         return f"server-{next(self.server_ids)}"
@@ -219,6 +220,7 @@ class TodaySimServer(TodayInteractions, SimServer):
         if session.lock is not None:
             raise SimError(self.busy["code"], self.busy["message"])
         content = params.get("content") or ""
+        self.take_attachments(session, params.get("attachments"))  # what the engine can read of them
         early = EARLY_START or self.book.options(content)[1].get("early") == "1"
         self.start_turn(session, content, early)
         return {"accepted": True}
@@ -261,7 +263,9 @@ class TodaySimServer(TodayInteractions, SimServer):
                                                         "title": session.title})
         self.emit(session, "turn.started", {"turnNumber": session.turns - 1, "inputSource": "user",
                                             "inputVisibility": "user", "input": content,
-                                            "foregroundExecutionId": turn.execution_id}, turn.turn_id)
+                                            "foregroundExecutionId": turn.execution_id,
+                                            **self.attachments_shown(session)}, turn.turn_id)
+        self.say_attachments(session, turn)
 
     def announce_title(self, session: SimSession, runner: TurnRunner) -> None:
         """The title went out as an event when the first turn started."""
