@@ -12,6 +12,8 @@ options, provider-header and official-MCP-auth requests), in our words:
   becomes the engine's own stop-and-wait text. Rules an answer added make later
   asks for the same tool and input allowed by policy: no request, a
   ``permission.resolved`` event instead.
+* an unanswered request is re-announced (same ``requestId``, a new ``server-N``
+  id) after 1 s, then 2, 4, 8 and every 10 s (``ZCODE_SIM_REANNOUNCE`` scales it);
 * ``interaction/requestUserInput``: AskUserQuestion (answers keyed by the
   question's text; an array is joined with ", ") and plan approval (a question
   "Review this implementation plan."; the answer "approve" approves, any other
@@ -31,6 +33,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from .model import SimSession, SimTurn
+from .server import REANNOUNCE
 
 if TYPE_CHECKING:
     from .runner import TurnRunner
@@ -115,6 +118,10 @@ class TodayInteractions:
         def ask_bridge(self, method: str, params: Any, timeout: float = 30) -> Any: ...
         def emit(self, session: SimSession, kind: str, payload: dict[str, Any], turn_id: str | None = None,
                  push: bool = True, flush: bool = True) -> dict[str, Any]: ...
+
+    def next_reannounce(self, wait: float) -> float:
+        """Today's engine re-announces an unanswered request after 1 s, doubling up to 10 s."""
+        return min(wait * 2, 10 * REANNOUNCE)
 
     def _allowed_by_rule(self, session: SimSession, name: str, tool_input: Any) -> bool:
         content = rule_content(tool_input)

@@ -147,17 +147,23 @@ class SimServer:
         None if the turn was stopped while waiting.
         """
         answer = gevent.event.AsyncResult()
+        wait = REANNOUNCE
         while True:
             request_id = self.next_request_id()
             self.waiting[request_id] = answer
             self.wire.send({"id": request_id, "method": method, "params": params})
             try:
-                frame = answer.get(timeout=REANNOUNCE)
+                frame = answer.get(timeout=wait)
             except gevent.Timeout:
                 if turn.stopped:
                     return None
+                wait = self.next_reannounce(wait)
                 continue
             return frame.get("result") if isinstance(frame.get("result"), dict) else {}
+
+    def next_reannounce(self, wait: float) -> float:
+        """The seed's engine re-announces at a steady pace."""
+        return wait
 
     # -- how this dialect asks the user (sim/interactions_today.py has today's engine's way) --------
 

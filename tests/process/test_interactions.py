@@ -279,7 +279,8 @@ async def test_a_re_announce_storm_is_one_dialog_and_every_id_gets_the_same_answ
         await b.prompt(sid, "#sim permission")
         assert len(client.dialogs) == 1
         answers = interaction_answers(b)
-        assert len(answers) >= 5 and all(a == answers[0] and a["decision"] == "allow" for a in answers)
+        # (today's engine doubles its re-announce interval: fewer ids in the same wait)
+        assert len(answers) >= 3 and all(a == answers[0] and a["decision"] == "allow" for a in answers)
         asked = [json.loads(line) for line in b.trace.read_text().splitlines()]
         assert len([a for a in asked if "response" in a and a["result"] and "decision" in a["result"]]) == len(answers)
 
