@@ -199,10 +199,11 @@ def permission_answer(result: Any, options: list[dict[str, str]], params: dict[s
     response = option_response(params, option_id) if option_id in kinds else None
     if response is not None:
         return response
-    if speaks_responses(params):  # cancelled, or an option we never offered
-        return {"decision": "deny"}
-    if option_id is None:
-        return {"decision": "deny", "reason": "cancelled by user"}
+    if option_id is None or option_id not in kinds:
+        if speaks_responses(params):  # cancelled, or an option we never offered
+            return {"decision": "deny"}
+        if option_id is None:
+            return {"decision": "deny", "reason": "cancelled by user"}
     if kinds.get(option_id) in ALLOW_KINDS:
         return {"decision": "allow"}
     return {"decision": "deny", "reason": f"rejected ({option_id})"}
