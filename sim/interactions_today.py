@@ -14,6 +14,10 @@ options, provider-header and official-MCP-auth requests), in our words:
   ``permission.resolved`` event instead.
 * an unanswered request is re-announced (same ``requestId``, a new ``server-N``
   id) after 1 s, then 2, 4, 8 and every 10 s (``ZCODE_SIM_REANNOUNCE`` scales it);
+* the host's runtime preferences decide whether questions answer themselves:
+  ``askUserQuestionAutoResolutionEnabled`` omitted means true, and then an
+  unanswered question goes on after ``ZCODE_SIM_AUTO_RESOLVE`` seconds,
+  accepted with no answers;
 * ``interaction/requestUserInput``: AskUserQuestion (answers keyed by the
   question's text; an array is joined with ", ") and plan approval (a question
   "Review this implementation plan."; the answer "approve" approves, any other
@@ -49,6 +53,10 @@ PLAN_QUESTION = "Review this implementation plan."
 RULE_INPUT_KEYS = ("command", "url", "file_path", "path", "pattern")
 MCP_AUTH_REASONS = ("official_auth_unavailable", "official_auth_plan_required", "official_mcp_origin_untrusted")
 HOST_AUTH = os.environ.get("ZCODE_APP_SERVER_AUTH_MODE", "").strip() == "host"
+# With question auto-resolution on, an unanswered AskUserQuestion goes on by itself after this long.
+AUTO_RESOLVE = float(os.environ.get("ZCODE_SIM_AUTO_RESOLVE", "30"))
+PREFERENCE_KEYS = {"nativeSearchEnhancementsEnabled", "subagentRuntimeConfigEnabled", "memoryEnabled",
+                   "askUserQuestionAutoResolutionEnabled", "integratedTerminalShell", "modelContextBudgetStrategy"}
 
 
 def rule_content(tool_input: Any) -> str | None:
@@ -185,16 +193,32 @@ class TodayInteractions:
             return True, ""
         return False, f"feedback: {given}" if given else str(answer.get("reason") or "")
 
+    preferences: dict[str, dict[str, Any]]  # by session id: the host's runtime preferences
+
+    def remember_preferences(self, session: SimSession, frame: Any) -> None:
+        """The strict preferences answer; an unreadable one leaves the engine's defaults."""
+        result = frame.get("result") if isinstance(frame, dict) else None
+        readable = isinstance(result, dict) and set(result) <= PREFERENCE_KEYS and isinstance(
+            result.get("nativeSearchEnhancementsEnabled"), bool)
+        self.preferences[session.session_id] = result if readable else {}
+
+    def questions_resolve_themselves(self, session: SimSession) -> bool:
+        """Omitted, ``askUserQuestionAutoResolutionEnabled`` means true (the engine's default)."""
+        return self.preferences.get(session.session_id, {}).get("askUserQuestionAutoResolutionEnabled", True) is not False
+
     def ask_questions(self, runner: TurnRunner, tool_id: str,
                       questions: list[dict[str, Any]]) -> tuple[bool, Any] | None:
         session, turn = runner.session, runner.turn
+        # With auto-resolution on, an unanswered question goes on by itself: accepted with no answers.
+        resolve = (AUTO_RESOLVE, {"action": "accept", "content": {"answers": {}}}) \
+            if self.questions_resolve_themselves(session) else None
         shown = [{"question": q["question"], "header": q.get("header") or "Question",
                   "options": [{"value": o["label"], "label": o["label"]} for o in q.get("options") or []],
                   **({"multiSelect": True} if q.get("multiSelect") else {})} for q in questions]
         answer = self.ask_user("interaction/requestUserInput", {
             "requestId": f"ask_{uuid.uuid4().hex[:12]}", "sessionId": session.session_id, "turnId": turn.turn_id,
             "toolCallId": tool_id, "toolName": "AskUserQuestion", "questions": shown,
-            "schema": {"toolName": "AskUserQuestion"}, "input": {"questions": questions}}, turn)
+            "schema": {"toolName": "AskUserQuestion"}, "input": {"questions": questions}}, turn, resolve)
         if answer is None:
             return None
         problem = strict_user_input(answer)

@@ -141,12 +141,16 @@ class SimServer:
         self.wire.send({"id": request_id, "method": method, "params": params})
         return waiter.get(timeout=timeout)
 
-    def ask_user(self, method: str, params: dict[str, Any], turn: SimTurn) -> dict[str, Any] | None:
+    def ask_user(self, method: str, params: dict[str, Any], turn: SimTurn,
+                 resolve_after: tuple[float, dict[str, Any]] | None = None) -> dict[str, Any] | None:
         """Ask the bridge and wait, re-announcing under a new id until someone answers.
 
-        None if the turn was stopped while waiting.
+        None if the turn was stopped while waiting. ``resolve_after`` (seconds, result):
+        unanswered that long, the request resolves itself with that result.
         """
         answer = gevent.event.AsyncResult()
+        if resolve_after is not None:
+            gevent.spawn_later(resolve_after[0], lambda: answer.ready() or answer.set({"result": resolve_after[1]}))
         wait = REANNOUNCE
         while True:
             request_id = self.next_request_id()

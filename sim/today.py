@@ -91,6 +91,7 @@ class TodaySimServer(TodayInteractions, SimServer):
         self.create_hangs = False
         self.rules = {}
         self.attachments = {}
+        self.preferences = {}
 
     def next_request_id(self) -> Any:
         return f"server-{next(self.server_ids)}"
@@ -126,8 +127,8 @@ class TodaySimServer(TodayInteractions, SimServer):
         session = SimSession(session_id=f"sess_{_hex()}", workspace=params.get("workspace") or {},
                              mode=params.get("mode") or "yolo", model=catalog.DEFAULT_MODEL,
                              thought=catalog.default_level(entry), title="")
-        self.ask_bridge("session/requestRuntimePreferences",
-                        {"scope": "runtime-materialization", "sessionId": session.session_id})
+        self.remember_preferences(session, self.ask_bridge(
+            "session/requestRuntimePreferences", {"scope": "runtime-materialization", "sessionId": session.session_id}))
         self.sessions[session.session_id] = session
         self.save(session)
         return {"session": {"sessionId": session.session_id, "title": session.title, "traceId": f"trace_{_hex()}"},

@@ -108,6 +108,13 @@ def test_row2_official_mcp_auth_has_its_real_params_and_a_strict_answer(start, a
     assert text.endswith(said)
 
 
+def test_row2_questions_answer_themselves_when_the_host_leaves_auto_resolution_on(start) -> None:
+    peer = start("today", env={"ZCODE_SIM_AUTO_RESOLVE": "0.2"})
+    peer.auto["session/requestRuntimePreferences"] = lambda frame: {"result": {"nativeSearchEnhancementsEnabled": False}}
+    sid = peer.create()
+    assert peer.text_of(peer.turn(sid, "#sim questions")) == "Answers: {}"
+
+
 # -- row 3: provider configuration files --------------------------------------------------------
 
 def test_row3_without_provider_files_the_engine_exits_when_asked_to(tmp_path, start) -> None:
