@@ -124,6 +124,26 @@ async def test_host_auth_mode_tells_the_user_why_and_what_to_do(tmp_path):
         assert "the engine's own provider configuration applies" not in said
 
 
+def provider_config(tmp_path, key):
+    """A personal provider configuration with a Coding Plan rule (the shape kingsword09/zcode-cli documents)."""
+    path = tmp_path / "provider_config.json"
+    path.write_text(json.dumps({"schemaVersion": 1, "config": {"providerConfigRules": {"providerRules": [
+        {"providerId": "custom", "enabled": True, "config": {"access": {"type": "api-key", "apiKey": "not-this"}}},
+        {"providerId": "zhipu", "enabled": True, "config": {"access": {"type": "zhipu-coding-plan-api-key",
+                                                                        "apiKey": key}}}]}}}))
+    return path
+
+
+@run
+async def test_host_auth_mode_gets_the_coding_plan_key_of_the_users_provider_config(tmp_path):
+    env = {"ZCODE_APP_SERVER_AUTH_MODE": "host",
+           "ZCODE_PERSONAL_PROVIDER_CONFIG_FILE": str(provider_config(tmp_path, "cp-key-123"))}
+    async with bridge(tmp_path, env=env) as b:
+        sid = await b.new_session()
+        assert (await b.prompt(sid, "#sim stream count=2")).stop_reason == "end_turn"
+        assert {"headersApplied": True, "requestAuth": {"apiKey": "cp-key-123"}} in backend_answers(b).values()
+
+
 @run
 async def test_official_mcp_auth_is_answered_in_the_engines_own_shape(tmp_path):
     async with bridge(tmp_path) as b:

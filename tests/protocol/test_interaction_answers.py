@@ -1,6 +1,7 @@
 """Permission and plan answers in the shapes the engine's strict schemas read (docs/interactions.md)."""
 
 from zcode_acp.protocol import interactions as ix
+from zcode_acp.protocol.host_requests import coding_plan_key, host_answer
 
 # Today's engine's three options, as its permission-options source builds them (in our words).
 OFFICIAL = {"reason": "Runs a shell command", "riskLevel": "medium", "options": [
@@ -62,3 +63,29 @@ def test_plan_feedback_is_an_answer_where_the_engine_asks_the_plan_question():
     empty = {"action": "accept", "content": {"feedback": ""}}
     assert ix.plan_form_answer(empty, today) == ix.plan_form_answer(empty, seed) == {
         "action": "accept", "content": {"answer_0": "approve"}}
+
+
+def rule(provider, access, key, enabled=True):
+    return {"providerId": provider, "enabled": enabled, "config": {"access": {"type": access, "apiKey": key}}}
+
+
+def config(*rules):
+    return {"schemaVersion": 1, "config": {"providerConfigRules": {"providerRules": list(rules)}}}
+
+
+def test_the_coding_plan_key_of_the_asked_provider_wins_then_an_enabled_one():
+    plan = "zhipu-coding-plan-api-key"
+    both = config(rule("a", plan, "key-a", enabled=False), rule("b", plan, "key-b"), rule("c", "api-key", "no"))
+    assert coding_plan_key(both, "a") == "key-a"
+    assert coding_plan_key(both, "zhipu") == "key-b"
+    assert coding_plan_key(config(rule("c", "api-key", "no"), rule("d", plan, "  ")), "c") is None
+    assert coding_plan_key("not a config") is None and coding_plan_key(None) is None
+
+
+def test_provider_headers_without_a_key_say_why_and_what_to_do():
+    answer = host_answer("interaction/requestProviderRuntimeHeaders", {"providerId": "zhipu"}, lambda: None)
+    assert answer["headersApplied"] is False
+    assert "ZCODE_APP_SERVER_AUTH_MODE" in answer["errorMessage"] and "zcode login" in answer["errorMessage"]
+    found = host_answer("interaction/requestProviderRuntimeHeaders", {"providerId": "zhipu"},
+                        lambda: config(rule("zhipu", "zhipu-coding-plan-api-key", "k")))
+    assert found == {"headersApplied": True, "requestAuth": {"apiKey": "k"}}
