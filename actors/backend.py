@@ -98,6 +98,7 @@ class Backend(BridgeActor):
         super().__init__()
         self.config = config
         self.proc: Any = None
+        self.child_env: dict[str, str] = {}  # the environment the backend was started with
         self.watchdog: Any = None  # kills the backend's process group if the bridge dies
         self.writer: Writer | None = None
         self.generation = 0
@@ -143,7 +144,7 @@ class Backend(BridgeActor):
             reraise=True,
         )
         try:
-            env = backend_process.child_environment(argv, self.config.zcode_home)
+            env = self.child_env = backend_process.child_environment(argv, self.config.zcode_home)
             proc: Any = retrying(backend_process.spawn, argv, env)
         except OSError as exc:
             raise RpcError(INTERNAL_ERROR, f"could not start the ZCode CLI ({argv[0]}): {exc}") from None
@@ -406,7 +407,8 @@ class Backend(BridgeActor):
 
     def _backend_request(self, frame: dict[str, Any]) -> None:
         method = frame["method"]
-        answer = host_answer(method, frame.get("params"))
+        answer = host_answer(method, frame.get("params"),
+                             lambda: backend_process.personal_provider_config(self.child_env))
         if answer is not None:
             log.debug("answering the engine's %s (id %r)", method, frame["id"])
             self._write(jsonrpc.backend_result(frame["id"], answer))

@@ -60,6 +60,7 @@ class Open:
     fallback_used: bool = False
     step: int = 0  # question index on the per-question path
     answers: dict[str, str] = field(default_factory=dict)
+    chosen: list[str] = field(default_factory=list)  # labels picked so far in a multi-select question
     serial: int = 0  # one round of dialogs; answers to an older round are stale
     asked: dict[str, tuple[Any, Any]] = field(default_factory=dict)  # conn urn → (conn, request key)
     timer: Any = None
@@ -145,9 +146,9 @@ class InteractionRouter(BridgeActor):
         if item.kind == ix.PLAN:
             return "session/request_permission", ix.permission_request(session_id, item.tool_call, ix.PLAN_OPTIONS)
         question = ix.questions(item.params)[item.step]
-        tool_call = {**item.tool_call, "title": question["question"]}
+        tool_call = {**item.tool_call, "title": ix.question_title(question, item.chosen)}
         return "session/request_permission", ix.permission_request(
-            session_id, tool_call, ix.question_options(question))
+            session_id, tool_call, ix.question_options(question, item.chosen))
 
     def _ask(self, item: Open, conns: list[Any], new_round: bool = True) -> None:
         if new_round:
@@ -196,19 +197,28 @@ class InteractionRouter(BridgeActor):
 
     def _answered(self, item: Open, result: Any) -> None:
         if item.kind == ix.PERMISSION:
-            self._settle(item, ix.permission_answer(result, ix.permission_options(item.params)))
+            self._settle(item, ix.permission_answer(result, ix.permission_options(item.params), item.params))
         elif item.kind == ix.PLAN:
-            answer = ix.plan_form_answer(result) if item.path == "form" else ix.plan_permission_answer(result)
+            answer = ix.plan_form_answer(result, item.params) if item.path == "form" else ix.plan_permission_answer(result)
             self._settle(item, answer)
         elif item.path == "form":
             self._settle(item, ix.questions_form_answer(result, item.params))
         else:
             question = ix.questions(item.params)[item.step]
             pick = ix.question_pick(result, question)
+            if question.get("multiSelect") and item.chosen and (pick is None and ix.multi_done(result)):
+                pick = ", ".join(item.chosen)  # Done: the labels chosen so far
+            elif question.get("multiSelect") and pick is not None:
+                item.chosen.append(pick)
+                if len(item.chosen) < len(ix.option_labels(question)):
+                    self._ask(item, self.clients)  # the same question again, for another pick or Done
+                    return
+                pick = ", ".join(item.chosen)
             if pick is None:  # skip or cancel declines the whole interaction
                 self._settle(item, {"action": "decline", "reason": "skipped by user"})
                 return
             item.answers[question["question"]] = pick
+            item.chosen = []
             item.step += 1
             if item.step < len(ix.questions(item.params)):
                 self._ask(item, self.clients)

@@ -15,7 +15,13 @@ from typing import Any
 from . import tools
 from .translator import terminal_exit, terminal_output
 
-FINAL = {"completed": "completed", "failed": "failed", "cancelled": "failed", "killed": "failed"}
+# The engine's final task statuses (its background-task status enum: running, completed, failed,
+# timed_out, cancelled, spawn_error, lost; "killed" is the seed's) → the card's last ACP status.
+FINAL = {"completed": "completed", "failed": "failed", "cancelled": "failed", "killed": "failed",
+         "timed_out": "failed", "spawn_error": "failed", "lost": "failed"}
+# Why a failed card failed, in words the user reads (the status alone is an engine code).
+ENDING = {"timed_out": "The background task timed out.", "spawn_error": "The background task could not be started.",
+          "lost": "The background task was lost (its process is gone)."}
 
 
 @dataclass
@@ -59,7 +65,14 @@ class TaskCards:
             out.extend(self._output(card, tail))
         status = FINAL.get(str(payload.get("status")))
         if status:
-            out.append(self._close(card, status, cancelled=payload.get("status") == "cancelled"))
+            ending = ENDING.get(str(payload.get("status")))
+            if ending and card.terminal:
+                out.append(terminal_output(card.card_id, f"\n{ending}\n"))
+            elif ending:
+                out.append({"sessionUpdate": "tool_call_update", "toolCallId": card.card_id,
+                            "content": tools.text_content(f"{card.output}\n{ending}" if card.output else ending)})
+            out.append(self._close(card, status, cancelled=payload.get("status") == "cancelled",
+                                   ending=str(payload.get("status")) if ending else None))
         return out
 
     def _open(self, card: TaskCard, payload: dict[str, Any]) -> dict[str, Any]:
@@ -84,11 +97,13 @@ class TaskCards:
         return [{"sessionUpdate": "tool_call_update", "toolCallId": card.card_id,
                  "content": tools.text_content(tail)}]
 
-    def _close(self, card: TaskCard, status: str, cancelled: bool = False) -> dict[str, Any]:
+    def _close(self, card: TaskCard, status: str, cancelled: bool = False, ending: str | None = None) -> dict[str, Any]:
         card.closed = True
         meta: dict[str, Any] = {"backgroundTask": {"taskId": card.task_id}}
         if cancelled:
             meta["backgroundTask"]["cancelled"] = True
+        if ending:
+            meta["backgroundTask"]["status"] = ending
         if card.terminal:
             return terminal_exit(card.card_id, status, 0 if status == "completed" else 1, _meta=meta)
         return {"sessionUpdate": "tool_call_update", "toolCallId": card.card_id, "status": status, "_meta": meta}

@@ -3,14 +3,20 @@
 The backend takes one text plus optional attachments. Text blocks join with
 newlines; a resource link becomes a reference line naming the file; an
 embedded text resource is inlined under a header naming its URI; images
-become attachments. Audio is refused (the bridge advertises ``audio: false``)
-and so is a prompt with nothing in it, which would start no turn and hang.
+become attachments in the shape the engine reads (``session/send``
+``attachments[]``: ``{kind: "image", dataBase64 | localPath, mimeType,
+filename}`` — anything else it drops without a word), and a resource link to a
+local image file is sent by path for the engine to read. Audio is refused (the
+bridge advertises ``audio: false``), so is an image that is not one (no
+``image/*`` type), and so is a prompt with nothing in it, which would start no
+turn and hang: never a prompt sent half-empty.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+from posixpath import basename
 from urllib.parse import unquote, urlparse
 
 from .errors import invalid_params
@@ -51,13 +57,38 @@ def _require_str(block: dict[str, Any], key: str, where: str) -> str:
     return value
 
 
-def _image_attachment(block: dict[str, Any], where: str) -> dict[str, Any]:
-    data = _require_str(block, "data", where)
-    mime = _require_str(block, "mimeType", where)
-    attachment = {"type": "image", "mimeType": mime, "data": data}
-    if isinstance(block.get("uri"), str):
-        attachment["uri"] = block["uri"]
-    return attachment
+IMAGE_SUFFIXES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
+                  ".webp": "image/webp", ".bmp": "image/bmp", ".svg": "image/svg+xml"}
+
+
+def _image_mime(block: dict[str, Any], where: str, key: str = "mimeType") -> str:
+    mime = _require_str(block, key, where)
+    if not mime.lower().startswith("image/"):
+        raise invalid_params(f"{where}.{key}", f"{mime!r} is not an image type (image/png, image/jpeg, …)")
+    return mime
+
+
+def _filename(uri: Any, fallback: str) -> str:
+    name = basename(uri_to_path(uri)) if isinstance(uri, str) else ""
+    return name or fallback
+
+
+def _inline_image(data: str, mime: str, uri: Any, index: int) -> dict[str, Any]:
+    if not data:
+        raise invalid_params(f"prompt[{index}]", "the image has no data")
+    return {"kind": "image", "dataBase64": data, "mimeType": mime, "filename": _filename(uri, f"image-{index + 1}")}
+
+
+def local_image(uri: str, mime: Any = None) -> dict[str, Any] | None:
+    """A ``file://`` link to an image (by its type or its name): sent by path, the engine reads it."""
+    if urlparse(uri).scheme != "file":
+        return None
+    path = uri_to_path(uri)
+    suffix = path[path.rfind("."):].lower() if "." in basename(path) else ""
+    kind = mime if isinstance(mime, str) and mime.lower().startswith("image/") else IMAGE_SUFFIXES.get(suffix)
+    if not kind:
+        return None
+    return {"kind": "image", "localPath": path, "mimeType": kind, "filename": basename(path) or "image"}
 
 
 def convert_prompt(blocks: Any) -> BackendPrompt:
@@ -75,6 +106,10 @@ def convert_prompt(blocks: Any) -> BackendPrompt:
             texts.append(_require_str(block, "text", where))
         elif kind == "resource_link":
             uri = _require_str(block, "uri", where)
+            image = local_image(uri, block.get("mimeType"))
+            if image is not None:
+                attachments.append(image)
+                continue
             name = block.get("name") if isinstance(block.get("name"), str) else None
             line = f"@{uri_to_path(uri)}"
             if name and name not in line:
@@ -89,16 +124,16 @@ def convert_prompt(blocks: Any) -> BackendPrompt:
                 texts.append(f"[Context from {uri}]\n{resource['text']}\n[End of {uri}]")
             elif isinstance(resource.get("blob"), str) and str(
                 resource.get("mimeType", "")
-            ).startswith("image/"):
-                attachments.append(
-                    {"type": "image", "mimeType": resource["mimeType"], "data": resource["blob"], "uri": uri}
-                )
+            ).lower().startswith("image/"):
+                attachments.append(_inline_image(resource["blob"], resource["mimeType"], uri, index))
             else:
                 raise invalid_params(
                     f"{where}.resource", "must carry text (binary resources other than images are not supported)"
                 )
         elif kind == "image":
-            attachments.append(_image_attachment(block, where))
+            data = _require_str(block, "data", where)
+            mime = _image_mime(block, where)
+            attachments.append(_inline_image(data, mime, block.get("uri"), index))
         elif kind == "audio":
             raise invalid_params(f"{where}.type", "audio is not supported (promptCapabilities.audio is false)")
         else:

@@ -5,6 +5,14 @@ reasoning → ``agent_thought_chunk``, tool parts → one completed (or failed)
 ``tool_call`` card with its input and output. ``patch`` and ``step-start``
 parts are skipped. Each message keeps its own ``messageId``.
 
+Only what the user saw is replayed: a message the engine marks model-only
+(``info.visibility: "model-only"``, or ``semantics.uiVisibility`` other than
+``visible`` — a background-task notification, a reminder) is skipped. A failed
+tool part (``state.status: "error"``) carries its text in ``state.error``,
+which becomes the card's content. A sub-agent's tool part names its parent
+(``parentToolCallId``, on the part or in its ``metadata``): the card says so in
+``_meta`` and follows its parent.
+
 Both engines' spellings are read (docs/backend-protocol.md §11): the message id
 is ``info.messageId`` or ``info.id``; the role is ``info.role`` or, failing
 that, ``info.semantics.kind`` (``user_input`` / ``assistant_response``); a tool
@@ -37,6 +45,18 @@ def _role(info: dict[str, Any]) -> Any:
     return role
 
 
+def user_saw(info: dict[str, Any]) -> bool:
+    """False for the engine's model-only messages (notifications, reminders): never shown, never replayed."""
+    if info.get("visibility") == "model-only":
+        return False
+    visibility = obj(info.get("semantics")).get("uiVisibility")
+    return visibility in (None, "visible")
+
+
+def parent_tool_call(part: dict[str, Any]) -> str | None:
+    return _first_string(part, "parentToolCallId") or _first_string(obj(part.get("metadata")), "parentToolCallId")
+
+
 def _tool_card(part: dict[str, Any]) -> dict[str, Any] | None:
     tool_call_id = _first_string(part, "callId", "callID", "id", "partId")
     if not isinstance(tool_call_id, str):
@@ -47,7 +67,12 @@ def _tool_card(part: dict[str, Any]) -> dict[str, Any] | None:
     output = state.get("output")
     failed = state.get("status") in ("error", "failed")
     content = [] if failed else tools.diff_content(name, tool_input)
-    text = tools.result_text(output)
+    error = state.get("error")
+    if failed and output is None and error is not None:
+        text = error if isinstance(error, str) else tools.result_text(error)
+        output = {"error": text}
+    else:
+        text = tools.result_text(output)
     if not content and text:
         content = tools.text_content(text)
     card: dict[str, Any] = {
@@ -64,7 +89,63 @@ def _tool_card(part: dict[str, Any]) -> dict[str, Any] | None:
     }
     if output is not None:
         card["rawOutput"] = output
+    parent = parent_tool_call(part)
+    if parent:
+        card["_meta"]["claudeCode"]["parentToolUseId"] = parent
+        card["_meta"]["zcode"] = {"parentToolCallId": parent}
     return card
+
+
+def _under_parents(cards: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each sub-agent card right after its parent's (and its siblings), the rest in order."""
+    children: dict[str, list[dict[str, Any]]] = {}
+    ids = {card["toolCallId"] for card in cards}
+    top: list[dict[str, Any]] = []
+    for card in cards:
+        parent = obj(card.get("_meta", {}).get("zcode")).get("parentToolCallId")
+        if isinstance(parent, str) and parent in ids and parent != card["toolCallId"]:
+            children.setdefault(parent, []).append(card)
+        else:
+            top.append(card)
+    ordered: list[dict[str, Any]] = []
+
+    def place(card: dict[str, Any], depth: int) -> None:
+        ordered.append(card)
+        for child in children.pop(card["toolCallId"], []) if depth < 16 else []:
+            place(child, depth + 1)
+
+    for card in top:
+        place(card, 0)
+    for rest in children.values():  # a cycle of parents: kept, in their order
+        ordered.extend(rest)
+    return ordered
+
+
+def _message_updates(role: str, message_id: str, parts: Any) -> list[dict[str, Any]]:
+    updates: list[dict[str, Any]] = []
+    cards: list[dict[str, Any]] = []
+    for part in parts if isinstance(parts, list) else []:
+        if not isinstance(part, dict):
+            continue
+        kind = part.get("type")
+        text = part.get("text")
+        if kind == "text" and isinstance(text, str) and text:
+            update = "user_message_chunk" if role == "user" else "agent_message_chunk"
+            updates.append({"sessionUpdate": update, "content": {"type": "text", "text": text},
+                            "messageId": message_id})
+        elif kind == "reasoning" and isinstance(text, str) and text and role == "assistant":
+            updates.append({"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": text},
+                            "messageId": f"{message_id}-thought"})
+        elif kind == "tool" and role == "assistant":
+            card = _tool_card(part)
+            if card:
+                cards.append(card)
+                updates.append(card)
+    if any("zcode" in card["_meta"] for card in cards):
+        # The cards' slots keep their places; sub-agent cards move to just after their parent.
+        ordered = iter(_under_parents(cards))
+        updates = [next(ordered) if update.get("sessionUpdate") == "tool_call" else update for update in updates]
+    return updates
 
 
 def replay_updates(messages: Any) -> list[dict[str, Any]]:
@@ -77,24 +158,9 @@ def replay_updates(messages: Any) -> list[dict[str, Any]]:
         info = obj(message.get("info"))
         role = _role(info)
         message_id = _first_string(info, "messageId", "id") or ""
-        if role not in ("user", "assistant"):
+        if role not in ("user", "assistant") or not user_saw(info):
             continue
-        for part in message.get("parts") or []:
-            if not isinstance(part, dict):
-                continue
-            kind = part.get("type")
-            text = part.get("text")
-            if kind == "text" and isinstance(text, str) and text:
-                update = "user_message_chunk" if role == "user" else "agent_message_chunk"
-                updates.append({"sessionUpdate": update, "content": {"type": "text", "text": text},
-                                "messageId": message_id})
-            elif kind == "reasoning" and isinstance(text, str) and text and role == "assistant":
-                updates.append({"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": text},
-                                "messageId": f"{message_id}-thought"})
-            elif kind == "tool" and role == "assistant":
-                card = _tool_card(part)
-                if card:
-                    updates.append(card)
+        updates.extend(_message_updates(role, message_id, message.get("parts")))
     return updates
 
 

@@ -7,17 +7,27 @@ values: the seed's engine numbers them, today's engine sends strings such as
 Requests nobody else handles are answered here, at arrival:
 
 * ``session/requestRuntimePreferences`` — both shapes (``{}`` during an older
-  create; ``{scope: "runtime-materialization", sessionId}`` on today's engine)
-  get the same answer: none of the optional runtime features;
-* ``interaction/requestProviderRuntimeHeaders`` — the bridge holds no provider
-  credentials, so "nothing applied" with a reason the engine can show. An
-  error answer here makes today's engine fail the create (or ask again and
-  again), so it is never ``-32601``;
-* ``interaction/requestOfficialMcpAuthHeaders`` — likewise, nothing applied.
+  create; ``{scope, sessionId}`` on today's engine) get the same strict answer:
+  none of the optional runtime features, and
+  ``askUserQuestionAutoResolutionEnabled: false`` said out loud — omitted, the
+  engine reads it as true and lets questions answer themselves;
+* ``interaction/requestProviderRuntimeHeaders`` — today's engine asks it before
+  each model request, and only when it was started in host auth mode
+  (``ZCODE_APP_SERVER_AUTH_MODE=host``); in its default standalone mode it uses
+  the user's own ``zcode login`` and never asks. The bridge holds no ZCode
+  account; what it can give is the Coding Plan API key the user keeps in their
+  personal provider configuration (a provider rule whose ``access.type`` is
+  ``zhipu-coding-plan-api-key``), as ``{headersApplied: true, requestAuth:
+  {apiKey}}``. Without one it answers "nothing applied" with the text the
+  engine shows the user when it fails that request (-32031): why, and what to
+  do. Never an error answer: that makes the engine retry, then fail;
+* ``interaction/requestOfficialMcpAuthHeaders`` — the engine's strict union:
+  ``{ok: false, reason: "official_auth_unavailable"}`` (no ZCode account here).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 RUNTIME_PREFERENCES = "session/requestRuntimePreferences"
@@ -30,16 +40,54 @@ NO_RUNTIME_FEATURES: dict[str, Any] = {
     "askUserQuestionAutoResolutionEnabled": False,
 }
 NO_PROVIDER_HEADERS_REASON = (
-    "zcode-acp does not hold provider credentials; the engine's own provider configuration applies"
+    "This model signs in through a ZCode account, and the engine was started in host auth mode "
+    "(ZCODE_APP_SERVER_AUTH_MODE=host), which makes zcode-acp supply the account's credentials; "
+    "zcode-acp holds no ZCode account and found no Coding Plan API key in your provider configuration "
+    "(ZCODE_PERSONAL_PROVIDER_CONFIG_FILE, or <ZCODE_HOME>/v2/provider_config.json). Either unset "
+    "ZCODE_APP_SERVER_AUTH_MODE (or set it to standalone) where zcode-acp starts and run `zcode login`, "
+    "or add a provider with access type zhipu-coding-plan-api-key and its apiKey to that file."
 )
+CODING_PLAN_ACCESS = "zhipu-coding-plan-api-key"
+MCP_AUTH_UNAVAILABLE: dict[str, Any] = {"ok": False, "reason": "official_auth_unavailable"}
 
 
-def host_answer(method: str, params: Any) -> dict[str, Any] | None:
-    """The result the bridge gives ``method``, or None when it is not one the bridge answers here."""
+def coding_plan_key(config: Any, provider_id: Any = None) -> str | None:
+    """The Coding Plan API key of a personal provider configuration, if it has one.
+
+    The file's shape: ``{config: {providerConfigRules: {providerRules: [{providerId,
+    enabled, config: {access: {type, apiKey}}}]}}}``. The rule of the provider the
+    engine asks for wins; else the first enabled Coding Plan rule; else any.
+    """
+    rules = (((config or {}).get("config") or {}).get("providerConfigRules") or {}).get("providerRules") \
+        if isinstance(config, dict) else None
+    found = []
+    for rule in rules if isinstance(rules, list) else []:
+        access = ((rule.get("config") or {}).get("access") or {}) if isinstance(rule, dict) else {}
+        key = access.get("apiKey") if isinstance(access, dict) else None
+        if isinstance(access, dict) and access.get("type") == CODING_PLAN_ACCESS and isinstance(key, str) \
+                and key.strip():
+            found.append((rule.get("providerId") == provider_id, rule.get("enabled") is not False, key.strip()))
+    return max(found, key=lambda item: item[:2])[2] if found else None
+
+
+def provider_headers_answer(params: Any, provider_config: Any) -> dict[str, Any]:
+    provider_id = params.get("providerId") if isinstance(params, dict) else None
+    key = coding_plan_key(provider_config, provider_id)
+    if key:
+        return {"headersApplied": True, "requestAuth": {"apiKey": key}}
+    return {"headersApplied": False, "errorMessage": NO_PROVIDER_HEADERS_REASON}
+
+
+def host_answer(method: str, params: Any, provider_config: Callable[[], Any] | None = None) -> dict[str, Any] | None:
+    """The result the bridge gives ``method``, or None when it is not one the bridge answers here.
+
+    ``provider_config`` reads the user's personal provider configuration (only
+    called for a provider-headers request, so an edit applies to the next one).
+    """
     if method == RUNTIME_PREFERENCES:
         return dict(NO_RUNTIME_FEATURES)
     if method == PROVIDER_HEADERS:
-        return {"headersApplied": False, "errorMessage": NO_PROVIDER_HEADERS_REASON}
+        return provider_headers_answer(params, provider_config() if provider_config else None)
     if method == MCP_AUTH_HEADERS:
-        return {"headersApplied": False}
+        return dict(MCP_AUTH_UNAVAILABLE)
     return None

@@ -91,6 +91,16 @@ def card_id(frame: dict[str, Any]) -> str:
     return f"ix_{params.get('requestId') or frame.get('id')}"
 
 
+def ask_reason(params: dict[str, Any]) -> str:
+    """Why the engine asks, as the dialog shows it: its ``reason`` and ``riskLevel`` (issue 21)."""
+    reason = params.get("reason")
+    reason = reason.strip() if isinstance(reason, str) else ""
+    risk = params.get("riskLevel")
+    if isinstance(risk, str) and risk:
+        return f"{reason} (risk: {risk})" if reason else f"Risk: {risk}"
+    return reason
+
+
 def dialog_tool_call(frame: dict[str, Any]) -> tuple[str, str, dict[str, Any], dict[str, Any]]:
     """(card id, tool name, tool input, the ``toolCall`` a permission dialog shows)."""
     params = obj(frame.get("params"))
@@ -106,6 +116,10 @@ def dialog_tool_call(frame: dict[str, Any]) -> tuple[str, str, dict[str, Any], d
     }
     if kind == PLAN and plan_text(params):
         tool_call["content"] = tools.text_content(plan_text(params))
+    elif kind == PERMISSION and ask_reason(params):
+        # The content a client shows in the dialog replaces the card's: keep the card's own
+        # diff (an Edit's) and add the engine's reason under it.
+        tool_call["content"] = tools.diff_content(name, value) + tools.text_content(ask_reason(params))
     return tool_call_id, name, value, tool_call
 
 
@@ -117,18 +131,45 @@ def normalize_kind(kind: Any) -> str:
 
 
 def permission_options(params: dict[str, Any]) -> list[dict[str, str]]:
-    options = []
+    """The dialog's options: one per ACP kind (issue 21; docs/decisions.md, "One option per kind").
+
+    Clients pick and label options by ``kind``; two options of one kind (the seed's
+    Deny and Reject are both ``reject_once``) read as the same button, so the
+    first of each kind is kept and a later one dropped.
+    """
+    options: list[dict[str, str]] = []
+    kinds: set[str] = set()
     for option in params.get("options") or []:
         if isinstance(option, dict) and isinstance(option.get("optionId"), str):
-            options.append({
-                "optionId": option["optionId"],
-                "name": str(option.get("name") or option["optionId"]),
-                "kind": normalize_kind(option.get("kind")),
-            })
+            kind = normalize_kind(option.get("kind"))
+            if kind in kinds:
+                continue
+            kinds.add(kind)
+            options.append({"optionId": option["optionId"], "name": str(option.get("name") or option["optionId"]),
+                            "kind": kind})
     if not options:  # a backend that sent none still needs a yes/no
         options = [{"optionId": "allow", "name": "Allow", "kind": "allow_once"},
                    {"optionId": "deny", "name": "Deny", "kind": "reject_once"}]
     return options
+
+
+RESPONSE_KEYS = ("decision", "reason", "modifiedInput", "permissionUpdates")  # the engine's answer is strict
+
+
+def option_response(params: dict[str, Any], option_id: str) -> dict[str, Any] | None:
+    """The ``response`` today's engine attached to an option: what it wants back when it is chosen."""
+    for option in params.get("options") or []:
+        if isinstance(option, dict) and option.get("optionId") == option_id:
+            response = option.get("response")
+            if isinstance(response, dict) and response.get("decision") in ("allow", "deny", "escalate", "modify"):
+                return {key: response[key] for key in RESPONSE_KEYS if key in response}
+    return None
+
+
+def speaks_responses(params: dict[str, Any]) -> bool:
+    """Today's engine: every option carries the response to send back."""
+    options = [o for o in params.get("options") or [] if isinstance(o, dict)]
+    return bool(options) and all(isinstance(o.get("response"), dict) for o in options)
 
 
 def permission_request(session_id: str, tool_call: dict[str, Any], options: list[dict[str, str]]) -> dict[str, Any]:
@@ -144,11 +185,25 @@ def selected_option(result: Any) -> str | None:
     return None
 
 
-def permission_answer(result: Any, options: list[dict[str, str]]) -> dict[str, Any]:
+def permission_answer(result: Any, options: list[dict[str, str]], params: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The engine's answer to the chosen option.
+
+    Today's engine gets the option's own ``response`` back verbatim (so "always
+    allow in this project" carries its ``permissionUpdates``, and a deny its own
+    stop-and-wait text); a cancelled dialog is a deny without a reason, which the
+    engine turns into that same text. The seed's options carry no response.
+    """
+    params = params or {}
     option_id = selected_option(result)
-    if option_id is None:
-        return {"decision": "deny", "reason": "cancelled by user"}
     kinds = {option["optionId"]: option["kind"] for option in options}
+    response = option_response(params, option_id) if option_id in kinds else None
+    if response is not None:
+        return response
+    if option_id is None or option_id not in kinds:
+        if speaks_responses(params):  # cancelled, or an option we never offered
+            return {"decision": "deny"}
+        if option_id is None:
+            return {"decision": "deny", "reason": "cancelled by user"}
     if kinds.get(option_id) in ALLOW_KINDS:
         return {"decision": "allow"}
     return {"decision": "deny", "reason": f"rejected ({option_id})"}
@@ -183,11 +238,21 @@ def plan_form(session_id: str, tool_call_id: str | None, params: dict[str, Any])
     return request
 
 
-def plan_form_answer(result: Any) -> dict[str, Any]:
+def plan_speaks_answers(params: dict[str, Any]) -> bool:
+    """Today's engine asks plan approval as a question (``questions``) and reads feedback as an answer."""
+    return bool(questions(params))
+
+
+def plan_form_answer(result: Any, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Empty feedback approves. Typed feedback redirects: today's engine takes it as an
+    accepted answer other than "approve" (it then keeps planning and hands the text to
+    the model); the seed's engine as a decline with the text as its reason."""
     if isinstance(result, dict) and result.get("action") == "accept":
         content = obj(result.get("content"))
         feedback = content.get("feedback")
         if isinstance(feedback, str) and feedback.strip():
+            if plan_speaks_answers(params or {}):
+                return {"action": "accept", "content": {"answer": feedback.strip()}}
             return {"action": "decline", "reason": feedback.strip()}
         return {"action": "accept", "content": {"answer_0": "approve"}}
     return {"action": "decline", "reason": "cancelled"}
@@ -257,10 +322,30 @@ def questions_form_answer(result: Any, params: dict[str, Any]) -> dict[str, Any]
     return {"action": "accept", "content": {"answers": answers}}
 
 
-def question_options(question: dict[str, Any]) -> list[dict[str, str]]:
+DONE = "done"
+
+
+def question_options(question: dict[str, Any], chosen: list[str] | tuple[str, ...] = ()) -> list[dict[str, str]]:
+    """A question as a dialog: its labels, then Skip. A multi-select question is asked
+    again after each pick, without the labels already chosen and with Done in place of
+    Skip once something is chosen (a client without forms still chooses several)."""
     options = [{"optionId": f"o_{i}", "name": label, "kind": "allow_once"}
-               for i, label in enumerate(option_labels(question))]
+               for i, label in enumerate(option_labels(question)) if label not in chosen]
+    if chosen:
+        return options + [{"optionId": DONE, "name": f"Done ({', '.join(chosen)})", "kind": "reject_once"}]
     return options + [{"optionId": "skip", "name": "Skip", "kind": "reject_once"}]
+
+
+def question_title(question: dict[str, Any], chosen: list[str] | tuple[str, ...] = ()) -> str:
+    title = str(question["question"])
+    if question.get("multiSelect"):
+        title += f" (chosen so far: {', '.join(chosen)}; pick another or Done)" if chosen else \
+            " (pick one now, more after)"
+    return title
+
+
+def multi_done(result: Any) -> bool:
+    return selected_option(result) == DONE
 
 
 def question_pick(result: Any, question: dict[str, Any]) -> str | None:

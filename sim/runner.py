@@ -185,39 +185,33 @@ class TurnRunner:
         name = step.get("tool", "Bash")
         tool_input = step.get("input") or {"command": "rm -rf build/"}
         tool_id = self._declare(name, tool_input)
-        kinds = step.get("kinds") or ["allow_once", "allow_project", "deny", "reject"]
-        options = [{"optionId": f"opt_{kind}", "kind": kind, "name": kind.replace("_", " ").title()} for kind in kinds]
-        answer = self.server.ask_user("interaction/requestPermission", {
-            "requestId": f"perm_{tool_id}", "sessionId": self.session.session_id, "toolCallId": tool_id,
-            "toolName": name, "reason": "This command changes files.", "input": tool_input, "options": options,
-        }, self.turn)
-        if answer is None:
+        verdict = self.server.ask_permission(self, tool_id, name, tool_input, step)  # the dialect asks its way
+        if verdict is None:
             return "stopped"
-        if answer.get("decision") == "allow":
+        allowed, reason = verdict
+        if allowed:
             self.emit("tool.updated", {"kind": "started", "toolCallId": tool_id})
             self.emit("tool.updated", {"kind": "result", "toolCallId": tool_id, "result": "done"})
             self.step_text({"text": "Permission granted; done."})
         else:
             self.emit("tool.updated", {"kind": "error", "toolCallId": tool_id,
-                                       "error": f"Permission denied: {answer.get('reason')}"})
-            self.step_text({"text": f"Permission denied ({answer.get('reason')})."})
+                                       "error": f"Permission denied: {reason}"})
+            self.step_text({"text": f"Permission denied ({reason})."})
         return None
 
     def step_plan(self, step: dict[str, Any]) -> str | None:
         plan = step.get("plan", "1. Write the tests\n2. Make them pass")
         tool_id = self._declare("ExitPlanMode", {"plan": plan})
-        answer = self.server.ask_user("interaction/requestUserInput", {
-            "requestId": f"plan_{tool_id}", "sessionId": self.session.session_id, "toolCallId": tool_id,
-            "schema": {"interaction": "plan_approval"}, "input": {"plan": plan},
-        }, self.turn)
-        if answer is None:
+        verdict = self.server.ask_plan(self, tool_id, plan)
+        if verdict is None:
             return "stopped"
-        if answer.get("action") == "accept":
+        approved, reason = verdict
+        if approved:
             self.emit("tool.updated", {"kind": "result", "toolCallId": tool_id, "result": "approved"})
             self.step_text({"text": "Plan approved; starting."})
         else:
             self.emit("tool.updated", {"kind": "error", "toolCallId": tool_id, "error": "rejected"})
-            self.step_text({"text": f"Plan rejected: {answer.get('reason')}"})
+            self.step_text({"text": f"Plan rejected: {reason}"})
         return None
 
     def step_questions(self, step: dict[str, Any]) -> str | None:
@@ -225,20 +219,44 @@ class TurnRunner:
             {"question": "Which file should I test?", "header": "File",
              "options": [{"label": "auth.test.ts"}, {"label": "user.test.ts"}]}]
         tool_id = self._declare("AskUserQuestion", {"questions": questions})
-        answer = self.server.ask_user("interaction/requestUserInput", {
-            "requestId": f"ask_{tool_id}", "sessionId": self.session.session_id, "toolCallId": tool_id,
-            "questions": questions,
-        }, self.turn)
-        if answer is None:
+        verdict = self.server.ask_questions(self, tool_id, questions)
+        if verdict is None:
             return "stopped"
-        if answer.get("action") == "accept":
-            answers = (answer.get("content") or {}).get("answers") or {}
+        accepted, answers = verdict
+        if accepted:
             self.emit("tool.updated", {"kind": "result", "toolCallId": tool_id, "result": ujson.dumps(answers)})
             self.step_text({"text": "Answers: " + ujson.dumps(answers, sort_keys=True)})
         else:
             self.emit("tool.updated", {"kind": "error", "toolCallId": tool_id, "error": "declined"})
-            self.step_text({"text": f"Questions declined: {answer.get('reason')}"})
+            self.step_text({"text": f"Questions declined: {answers}"})
         return None
+
+    def step_official_mcp(self, step: dict[str, Any]) -> None:
+        """An official plugin's MCP server connects and asks for the user's identity headers."""
+        problem = self.server.official_mcp_auth(self, step)
+        self.step_text({"text": f"official MCP unavailable: {problem}" if problem else "official MCP connected"})
+
+    def step_subagent_tools(self, step: dict[str, Any]) -> None:
+        """A blocking sub-agent whose own tool calls arrive in this stream naming their parent."""
+        parent = self._declare("Agent", {"description": step.get("description", "look around"), "prompt": "go"})
+        self.emit("tool.updated", {"kind": "scheduled", "toolCallId": parent, "toolName": "Agent",
+                                   "input": {"description": step.get("description", "look around")}})
+        self.emit("tool.updated", {"kind": "started", "toolCallId": parent, "startedAt": int(time.time() * 1000)})
+        for index, path in enumerate(step.get("reads") or ["README.md"]):
+            child = f"{parent}_c{index}"
+            child_input = {"file_path": path}
+            base = {"toolCallId": child, "parentToolCallId": parent, "source": "subagent"}
+            self.emit("tool.updated", {**base, "kind": "scheduled", "toolName": "Read", "input": child_input})
+            self.emit("tool.updated", {**base, "kind": "result", "result": {"content": f"contents of {path}"},
+                                       "duration": 1})
+            self.parts.append({"type": "tool", "id": child, "tool": "Read", "parentToolCallId": parent,
+                               "state": {"status": "completed", "input": child_input,
+                                         "output": f"contents of {path}"}})
+        self.emit("tool.updated", {"kind": "result", "toolCallId": parent, "result": {"content": "done looking"},
+                                   "duration": 2})
+        self.parts.append({"type": "tool", "id": parent, "tool": "Agent",
+                           "state": {"status": "completed", "input": {"description": "look around"},
+                                     "output": "done looking"}})
 
     def step_background(self, step: dict[str, Any]) -> None:
         """Launch a background Bash command or sub-agent; its task outlives this turn."""

@@ -108,6 +108,11 @@ def permission(params: dict[str, str]) -> list[dict[str, Any]]:
     step: dict[str, Any] = {"type": "permission", "tool": params.get("tool", "Bash")}
     if "kinds" in params:
         step["kinds"] = params["kinds"].split(",")
+    if "command" in params:
+        step["input"] = {"command": params["command"]}
+    for key in ("reason", "risk"):
+        if key in params:
+            step[key] = params[key]
     return [{"type": "text", "text": "I need to run a command. "}, step]
 
 
@@ -150,6 +155,21 @@ def subagent(params: dict[str, str]) -> list[dict[str, Any]]:
              "result": "Found it in config.py.\nagentId: agent_73c7c63d\n"
                        "<usage>subagent_tokens: 40904 tool_uses: 1 duration_ms: 10559</usage>"},
             {"type": "text", "text": "The sub-agent found it."}]
+
+
+def subagent_tools(params: dict[str, str]) -> list[dict[str, Any]]:
+    return [{"type": "subagent_tools", "reads": params.get("reads", "README.md|setup.cfg").split("|")},
+            {"type": "text", "text": "The sub-agent looked."}]
+
+
+def official_mcp(params: dict[str, str]) -> list[dict[str, Any]]:
+    return [{"type": "official_mcp"}]
+
+
+def tool_error(params: dict[str, str]) -> list[dict[str, Any]]:
+    return [{"type": "tool", "name": "Bash", "input": {"command": params.get("command", "cat missing.txt")},
+             "error": params.get("error", "cat: missing.txt: No such file or directory")},
+            {"type": "text", "text": "That failed."}]
 
 
 def stubborn(params: dict[str, str]) -> list[dict[str, Any]]:
@@ -212,6 +232,7 @@ BUILTIN = {
     "permission": permission, "plan": plan, "questions": questions, "ask_streaming": ask_streaming,
     "bg_bash": bg_bash, "bg_agent": bg_agent, "subagent": subagent, "history": history,
     "reply": reply, "help": help_text, "stubborn": stubborn, "steer_fk": steer_fk,
+    "subagent_tools": subagent_tools, "official_mcp": official_mcp, "tool_error": tool_error,
 }
 BUILTIN.update(faults.SCENARIOS)  # fail_mid_tool, die_mid_tool, spawn_child, close_stdout
 
@@ -241,6 +262,9 @@ DESCRIPTIONS = {
     "bg_agent": "a background sub-agent, then a notification turn",
     "subagent": "a synchronous sub-agent call with its usage markers",
     "steer_fk": "today's engine: a running turn whose first steer fails once with a foreign-key error",
+    "subagent_tools": "a sub-agent whose own tool calls name their parent (reads=README.md|setup.cfg)",
+    "official_mcp": "today's engine: an official plugin's MCP server asks for the user's identity headers",
+    "tool_error": "a Bash tool that fails with an error text (error=)",
     # fault scenarios (sim/faults.py)
     "text_then_mode": "text deltas and a mode change written in one burst (ordering)",
     "fail_mid_tool": "a tool starts, then the turn fails (cards must not spin)",

@@ -141,23 +141,72 @@ class SimServer:
         self.wire.send({"id": request_id, "method": method, "params": params})
         return waiter.get(timeout=timeout)
 
-    def ask_user(self, method: str, params: dict[str, Any], turn: SimTurn) -> dict[str, Any] | None:
+    def ask_user(self, method: str, params: dict[str, Any], turn: SimTurn,
+                 resolve_after: tuple[float, dict[str, Any]] | None = None) -> dict[str, Any] | None:
         """Ask the bridge and wait, re-announcing under a new id until someone answers.
 
-        None if the turn was stopped while waiting.
+        None if the turn was stopped while waiting. ``resolve_after`` (seconds, result):
+        unanswered that long, the request resolves itself with that result.
         """
         answer = gevent.event.AsyncResult()
+        if resolve_after is not None:
+            gevent.spawn_later(resolve_after[0], lambda: answer.ready() or answer.set({"result": resolve_after[1]}))
+        wait = REANNOUNCE
         while True:
             request_id = self.next_request_id()
             self.waiting[request_id] = answer
             self.wire.send({"id": request_id, "method": method, "params": params})
             try:
-                frame = answer.get(timeout=REANNOUNCE)
+                frame = answer.get(timeout=wait)
             except gevent.Timeout:
                 if turn.stopped:
                     return None
+                wait = self.next_reannounce(wait)
                 continue
             return frame.get("result") if isinstance(frame.get("result"), dict) else {}
+
+    def next_reannounce(self, wait: float) -> float:
+        """The seed's engine re-announces at a steady pace."""
+        return wait
+
+    # -- how this dialect asks the user (sim/interactions_today.py has today's engine's way) --------
+
+    def ask_permission(self, runner: TurnRunner, tool_id: str, name: str, tool_input: Any,
+                       step: dict[str, Any]) -> tuple[bool, str] | None:
+        """(allowed, reason), or None if the turn was stopped while asking."""
+        kinds = step.get("kinds") or ["allow_once", "allow_project", "deny", "reject"]
+        options = [{"optionId": f"opt_{kind}", "kind": kind, "name": kind.replace("_", " ").title()} for kind in kinds]
+        answer = self.ask_user("interaction/requestPermission", {
+            "requestId": f"perm_{tool_id}", "sessionId": runner.session.session_id, "toolCallId": tool_id,
+            "toolName": name, "reason": "This command changes files.", "input": tool_input, "options": options,
+        }, runner.turn)
+        if answer is None:
+            return None
+        return answer.get("decision") == "allow", str(answer.get("reason"))
+
+    def ask_plan(self, runner: TurnRunner, tool_id: str, plan: str) -> tuple[bool, str] | None:
+        answer = self.ask_user("interaction/requestUserInput", {
+            "requestId": f"plan_{tool_id}", "sessionId": runner.session.session_id, "toolCallId": tool_id,
+            "schema": {"interaction": "plan_approval"}, "input": {"plan": plan},
+        }, runner.turn)
+        if answer is None:
+            return None
+        return answer.get("action") == "accept", str(answer.get("reason"))
+
+    def ask_questions(self, runner: TurnRunner, tool_id: str,
+                      questions: list[dict[str, Any]]) -> tuple[bool, Any] | None:
+        answer = self.ask_user("interaction/requestUserInput", {
+            "requestId": f"ask_{tool_id}", "sessionId": runner.session.session_id, "toolCallId": tool_id,
+            "questions": questions,
+        }, runner.turn)
+        if answer is None:
+            return None
+        if answer.get("action") == "accept":
+            return True, (answer.get("content") or {}).get("answers") or {}
+        return False, answer.get("reason")
+
+    def official_mcp_auth(self, runner: TurnRunner, step: dict[str, Any]) -> str:
+        return "the seed's engine has no official MCP servers"
 
     def dispatch(self, frame: dict[str, Any]) -> None:
         if self.frozen:

@@ -5,10 +5,10 @@ What differs from the seed's app-server, each difference a method here
 
 * server→bridge requests carry string ids (``"server-17"``);
 * ``session/create`` checks ``mcpServers`` strictly, then asks
-  ``interaction/requestProviderRuntimeHeaders`` and
-  ``interaction/requestOfficialMcpAuthHeaders`` (an error answer fails the
-  create with -32031), then ``session/requestRuntimePreferences`` with
-  ``{scope: "runtime-materialization", sessionId}``;
+  ``session/requestRuntimePreferences`` with ``{scope:
+  "runtime-materialization", sessionId}``; permissions, questions, plan
+  approval and the header requests (before each model request, host auth mode
+  only) are asked as the engine's source asks them (``sim/interactions_today.py``);
 * ``session/stop`` only recovers the stream; ``v4/command {type: "stop"}`` stops
   the turn, quoting the ``foregroundExecutionId`` of ``turn.started``;
   ``v4/command {type: "sendText", requestedDelivery: "guide"}`` steers a running
@@ -37,7 +37,8 @@ import gevent
 
 from . import catalog
 from .dialect import Dialect
-from .history import present
+from .history import present_all
+from .interactions_today import TodayInteractions
 from .mcp_schema import check_mcp_servers
 from .model import SimError, SimSession, SimTurn
 from .scenarios import ScenarioBook
@@ -48,11 +49,8 @@ if TYPE_CHECKING:
     from .runner import TurnRunner
 
 BUSY_TODAY = {"code": -32010, "message": "A prompt is already running for this session"}
-HEADERS_FAILED = -32031
 # Compaction runs an internal turn this long (the real one takes minutes).
 COMPACT_SECONDS = float(os.environ.get("ZCODE_SIM_COMPACT_SECONDS", "3"))
-# The engine asks again after an error answer (a retry storm, bounded here), then fails the create.
-HEADER_ATTEMPTS = max(1, int(os.environ.get("ZCODE_SIM_HEADER_ATTEMPTS", "3")))
 # Every turn.started before the session/send answer (a #sim line's early=1 does it for one turn).
 EARLY_START = os.environ.get("ZCODE_SIM_EARLY_START") == "1"
 # Without its provider configuration files a desktop engine exits at start or hangs on create.
@@ -82,7 +80,7 @@ def _required(value: Any, path: str) -> None:
         raise SimError(-32602, f"Invalid params: {path}: Required")
 
 
-class TodaySimServer(SimServer):
+class TodaySimServer(TodayInteractions, SimServer):
     busy = BUSY_TODAY
     persisted = PERSISTED + ("usage_total",)
 
@@ -91,6 +89,9 @@ class TodaySimServer(SimServer):
         self.removed |= {"steer", "rewind"}
         self.server_ids = itertools.count(1)
         self.create_hangs = False
+        self.rules = {}
+        self.attachments = {}
+        self.preferences = {}
 
     def next_request_id(self) -> Any:
         return f"server-{next(self.server_ids)}"
@@ -126,40 +127,12 @@ class TodaySimServer(SimServer):
         session = SimSession(session_id=f"sess_{_hex()}", workspace=params.get("workspace") or {},
                              mode=params.get("mode") or "yolo", model=catalog.DEFAULT_MODEL,
                              thought=catalog.default_level(entry), title="")
-        self.ask_for_headers(session, params.get("mcpServers") or [])
-        self.ask_bridge("session/requestRuntimePreferences",
-                        {"scope": "runtime-materialization", "sessionId": session.session_id})
+        self.remember_preferences(session, self.ask_bridge(
+            "session/requestRuntimePreferences", {"scope": "runtime-materialization", "sessionId": session.session_id}))
         self.sessions[session.session_id] = session
         self.save(session)
         return {"session": {"sessionId": session.session_id, "title": session.title, "traceId": f"trace_{_hex()}"},
                 "settings": self.settings(session)}
-
-    def ask_for_headers(self, session: SimSession, servers: list[dict[str, Any]]) -> None:
-        """The two header requests of a create; an error answer (or a malformed one) fails it."""
-        selection = {"providerId": catalog.PROVIDER, "modelId": session.model}
-        params = {"sessionId": session.session_id, "providerId": catalog.PROVIDER, "modelSelection": selection,
-                  "reason": "session_create"}
-        for _ in range(HEADER_ATTEMPTS):
-            problem = self.header_problem(self.ask_bridge("interaction/requestProviderRuntimeHeaders", params))
-            if not problem:
-                break
-        else:
-            raise SimError(HEADERS_FAILED, f"Provider runtime headers unavailable for {catalog.PROVIDER}: {problem}")
-        remote = [server["name"] for server in servers if server.get("type") in ("http", "sse")]
-        problem = self.header_problem(self.ask_bridge("interaction/requestOfficialMcpAuthHeaders",
-                                                      {"sessionId": session.session_id, "servers": remote}))
-        if problem:
-            raise SimError(HEADERS_FAILED, f"Official MCP auth headers unavailable: {problem}")
-
-    @staticmethod
-    def header_problem(frame: dict[str, Any]) -> str:
-        if "error" in frame:
-            error = frame.get("error") or {}
-            return f"the host answered error {error.get('code')}: {error.get('message')}"
-        result = frame.get("result")
-        if not isinstance(result, dict) or not isinstance(result.get("headersApplied"), bool):
-            return "the host's answer has no boolean headersApplied"
-        return ""
 
     def m_session_list(self, params: dict[str, Any]) -> dict[str, Any]:
         result = super().m_session_list(params)
@@ -248,6 +221,7 @@ class TodaySimServer(SimServer):
         if session.lock is not None:
             raise SimError(self.busy["code"], self.busy["message"])
         content = params.get("content") or ""
+        self.take_attachments(session, params.get("attachments"))  # what the engine can read of them
         early = EARLY_START or self.book.options(content)[1].get("early") == "1"
         self.start_turn(session, content, early)
         return {"accepted": True}
@@ -270,6 +244,14 @@ class TodaySimServer(SimServer):
                                                          "detail": "Model creation failed"}}, turn.turn_id)
             self.release(session, turn)
             return
+        refused = self.model_request_refused(session, turn)  # host auth mode: the host's headers first
+        if refused:
+            self.turn_started(session, turn, content)
+            self.emit(session, "turn.failed", {"error": {"type": "ProviderRuntimeHeadersUnavailable",
+                                                         "code": "-32031", "message": refused},
+                                               "turnPhase": "model_request"}, turn.turn_id)
+            self.release(session, turn)
+            return
         super().run_turn(session, turn, content)
 
     def turn_started(self, session: SimSession, turn: SimTurn, content: str) -> None:
@@ -282,7 +264,9 @@ class TodaySimServer(SimServer):
                                                         "title": session.title})
         self.emit(session, "turn.started", {"turnNumber": session.turns - 1, "inputSource": "user",
                                             "inputVisibility": "user", "input": content,
-                                            "foregroundExecutionId": turn.execution_id}, turn.turn_id)
+                                            "foregroundExecutionId": turn.execution_id,
+                                            **self.attachments_shown(session)}, turn.turn_id)
+        self.say_attachments(session, turn)
 
     def announce_title(self, session: SimSession, runner: TurnRunner) -> None:
         """The title went out as an event when the first turn started."""
@@ -439,9 +423,15 @@ class TodaySimServer(SimServer):
     # -- history, usage ------------------------------------------------------------------------
 
     def m_session_messages(self, params: dict[str, Any]) -> dict[str, Any]:
-        result = super().m_session_messages(params)
-        result["messages"] = [present(message) for message in result["messages"]]
-        return result
+        session = self.session(params)
+        messages = present_all(session.visible_messages(), session.session_id,
+                               str(session.workspace.get("workspacePath") or "/"))
+        after = params.get("afterMessageId")
+        if after:
+            ids = [m["info"]["messageId"] for m in messages]
+            messages = messages[ids.index(after) + 1:] if after in ids else messages
+        limit = params.get("limit")
+        return {"messages": messages[-limit:] if isinstance(limit, int) and limit > 0 else messages}
 
     def m_session_read(self, params: dict[str, Any]) -> dict[str, Any]:
         result = super().m_session_read(params)
@@ -449,11 +439,12 @@ class TodaySimServer(SimServer):
         window = catalog.context_window(session.model)
         result["projection"].update(contextWindow=window, totalTokenCount=session.usage_total.get("totalTokens", 0))
         result["runtime"] = {"contextUsage": {"used": session.context_used, "size": window}}
-        messages = session.visible_messages()
+        messages = present_all(session.visible_messages(), session.session_id,
+                               str(session.workspace.get("workspacePath") or "/"))
         limit = params.get("messageLimit")
         if isinstance(limit, int) and limit >= 0:
             messages = messages[len(messages) - limit:] if limit else []
-        result["messages"] = [present(message) for message in messages]
+        result["messages"] = messages
         return result
 
     def m_session_usage(self, params: dict[str, Any]) -> dict[str, Any]:

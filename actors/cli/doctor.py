@@ -89,7 +89,7 @@ HANDSHAKE_ANSWERS: dict[str, dict[str, Any]] = {
         "nativeSearchEnhancementsEnabled": False, "memoryEnabled": False, "askUserQuestionAutoResolutionEnabled": False},
     "interaction/requestProviderRuntimeHeaders": {
         "headersApplied": False, "errorMessage": "zcode-acp doctor supplies no provider headers"},
-    "interaction/requestOfficialMcpAuthHeaders": {"headersApplied": False},
+    "interaction/requestOfficialMcpAuthHeaders": {"ok": False, "reason": "official_auth_unavailable"},
 }
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import glob
+import json
 import logging
 import os
 import shutil
@@ -17,6 +18,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
+from typing import Any
 from pathlib import Path
 
 import gevent
@@ -84,6 +86,18 @@ def provider_environment(entry: str, zcode_home: Path, environ: Mapping[str, str
         if personal.is_file():
             derived[PERSONAL_PROVIDER_CONFIG] = str(personal)
     return derived
+
+
+def personal_provider_config(env: Mapping[str, str]) -> Any:
+    """The user's personal provider configuration the child reads (None when absent or unreadable)."""
+    path = env.get(PERSONAL_PROVIDER_CONFIG)
+    if not path:
+        return None
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except (OSError, ValueError):
+        return None
 
 
 def child_environment(argv: Sequence[str], zcode_home: Path) -> dict[str, str]:

@@ -113,7 +113,7 @@ def test_todays_host_requests_with_string_ids_are_answered_at_arrival(tmp_path):
     answers = {frame["id"]: frame for frame in map(json.loads, out.read_text().splitlines()) if "method" not in frame}
     assert answers["server-1"]["result"]["headersApplied"] is False
     assert answers["server-1"]["result"]["errorMessage"]
-    assert answers["server-2"]["result"] == {"headersApplied": False}
+    assert answers["server-2"]["result"] == {"ok": False, "reason": "official_auth_unavailable"}
     assert answers["server-3"]["result"]["memoryEnabled"] is False
     assert answers["server-4"]["error"]["code"] == -32601
     backend.ask(TerminateBackend(0.5))

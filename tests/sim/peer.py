@@ -22,7 +22,7 @@ HANDSHAKE: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "session/requestRuntimePreferences": lambda frame: {"result": NO_PREFERENCES},
     "interaction/requestProviderRuntimeHeaders": lambda frame: {
         "result": {"headersApplied": False, "errorMessage": "the test peer has no runtime headers"}},
-    "interaction/requestOfficialMcpAuthHeaders": lambda frame: {"result": {"headersApplied": False}},
+    "interaction/requestOfficialMcpAuthHeaders": lambda frame: {"result": {"ok": False, "reason": "official_auth_unavailable"}},
 }
 
 

@@ -50,17 +50,14 @@ def test_row1_server_request_ids_are_strings_today_and_integers_in_classic(sim: 
 
 # -- row 2: the create handshake --------------------------------------------------------------
 
-def test_row2_create_asks_headers_then_preferences_with_the_new_session_id(today: SimPeer) -> None:
+def test_row2_create_asks_only_the_preferences_with_the_new_session_id(today: SimPeer) -> None:
+    # The engine's source asks provider headers before each model request (host auth mode only),
+    # never during create; official MCP auth only for an official plugin's server.
     result = today.result("session/create", {"workspace": today.workspace(), "mode": "yolo"})
     sid = result["session"]["sessionId"]
     asked = [f for f in today.frames if "method" in f and "id" in f]
-    assert [f["method"] for f in asked] == ["interaction/requestProviderRuntimeHeaders",
-                                            "interaction/requestOfficialMcpAuthHeaders",
-                                            "session/requestRuntimePreferences"]
-    headers, mcp, preferences = (f["params"] for f in asked)
-    assert headers["sessionId"] == sid and headers["providerId"] == "zhipu" and headers["reason"]
-    assert mcp == {"sessionId": sid, "servers": []}
-    assert preferences == {"scope": "runtime-materialization", "sessionId": sid}
+    assert [f["method"] for f in asked] == ["session/requestRuntimePreferences"]
+    assert asked[0]["params"] == {"scope": "runtime-materialization", "sessionId": sid}
     assert result["session"]["title"] == "" and result["session"]["traceId"]
 
 
@@ -71,27 +68,51 @@ def test_row2_classic_asks_preferences_with_empty_params(start) -> None:
         == [{}]
 
 
-def test_row2_an_error_answer_to_the_provider_headers_fails_the_create_after_retries(start) -> None:
-    peer = start("today", env={"ZCODE_SIM_HEADER_ATTEMPTS": "3"})
+def test_row2_standalone_mode_never_asks_for_provider_headers(today: SimPeer) -> None:
+    sid = today.create()
+    assert today.text_of(today.turn(sid, "#sim text")) and \
+        today.requests("interaction/requestProviderRuntimeHeaders") == []
+
+
+def test_row2_host_mode_asks_before_the_model_request_and_nothing_applied_fails_it(start) -> None:
+    peer = start("today", env={"ZCODE_APP_SERVER_AUTH_MODE": "host"})
+    sid = peer.create()
+    start, _ = peer.send_prompt(sid, "#sim text")
+    failed = peer.event(sid, "turn.failed", start)
+    [asked] = peer.requests("interaction/requestProviderRuntimeHeaders")
+    assert asked["params"]["sessionId"] == sid and asked["params"]["reason"] and asked["params"]["turnId"]
+    assert failed["payload"]["error"]["message"] == "the test peer has no runtime headers"
+
+
+def test_row2_host_mode_with_headers_applied_runs_the_turn(start) -> None:
+    peer = start("today", env={"ZCODE_APP_SERVER_AUTH_MODE": "host"})
     peer.auto["interaction/requestProviderRuntimeHeaders"] = \
-        lambda frame: {"error": {"code": -32601, "message": "Method not found"}}
-    error = peer.error("session/create", {"workspace": peer.workspace()})
-    assert error["code"] == -32031 and "Method not found" in error["message"] and "zhipu" in error["message"]
-    assert len(peer.requests("interaction/requestProviderRuntimeHeaders")) == 3  # the retry storm, bounded
-    assert peer.requests("session/requestRuntimePreferences") == []
-    assert peer.result("session/list")["sessions"] == []  # no session was made
+        lambda frame: {"result": {"headersApplied": True, "requestAuth": {"apiKey": "k"}}}
+    sid = peer.create()
+    assert not [e for e in peer.turn(sid, "#sim text") if e["type"] == "turn.failed"]
 
 
-@pytest.mark.parametrize("answer", [{"result": {}}, {"result": {"headersApplied": "no"}},
-                                    {"error": {"code": -32603, "message": "boom"}}])
-def test_row2_the_official_mcp_headers_need_a_well_formed_answer_too(start, answer) -> None:
-    peer = start("today", env={"ZCODE_SIM_HEADER_ATTEMPTS": "1"})
+@pytest.mark.parametrize("answer,said", [
+    ({"result": {"ok": False, "reason": "official_auth_unavailable"}}, "unavailable: official_auth_unavailable"),
+    ({"result": {"ok": True, "headers": {"Authorization": "Bearer x"}}}, "connected"),
+    ({"result": {"headersApplied": False}}, "unavailable: official_auth_unavailable"),  # unreadable
+    ({"error": {"code": -32601, "message": "Method not found"}}, "unavailable: official_auth_unavailable"),
+])
+def test_row2_official_mcp_auth_has_its_real_params_and_a_strict_answer(start, answer, said) -> None:
+    peer = start("today")
     peer.auto["interaction/requestOfficialMcpAuthHeaders"] = lambda frame: answer
-    assert peer.error("session/create", {"workspace": peer.workspace()})["code"] == -32031
+    sid = peer.create()
+    text = peer.text_of(peer.turn(sid, "#sim official_mcp"))
+    [asked] = peer.requests("interaction/requestOfficialMcpAuthHeaders")
+    assert set(asked["params"]) == {"requestId", "workspace", "pluginId", "mcpKey", "targetOrigin"}
+    assert text.endswith(said)
 
 
-def test_row2_a_nothing_applied_answer_with_a_reason_is_fine(today: SimPeer) -> None:
-    assert today.create()  # the peer answers {headersApplied: false, errorMessage}
+def test_row2_questions_answer_themselves_when_the_host_leaves_auto_resolution_on(start) -> None:
+    peer = start("today", env={"ZCODE_SIM_AUTO_RESOLVE": "0.2"})
+    peer.auto["session/requestRuntimePreferences"] = lambda frame: {"result": {"nativeSearchEnhancementsEnabled": False}}
+    sid = peer.create()
+    assert peer.text_of(peer.turn(sid, "#sim questions")) == "Answers: {}"
 
 
 # -- row 3: provider configuration files --------------------------------------------------------
@@ -146,7 +167,7 @@ BAD_MCP = {
 
 def test_row4_well_formed_entries_pass(today: SimPeer) -> None:
     assert today.create(mcpServers=GOOD_MCP)
-    assert today.requests("interaction/requestOfficialMcpAuthHeaders")[0]["params"]["servers"] == ["docs", "events"]
+    assert today.requests("interaction/requestOfficialMcpAuthHeaders") == []  # only official plugin servers ask
 
 
 @pytest.mark.parametrize("case", sorted(BAD_MCP))
@@ -301,17 +322,21 @@ def test_row7_the_title_is_an_event_type_today_and_a_notification_in_classic(sim
 
 # -- row 8: history spelling -----------------------------------------------------------------------
 
-def test_row8_history_uses_message_ids_semantics_and_part_ids(sim: SimPeer) -> None:
+def test_row8_history_uses_the_engines_message_and_part_shapes(sim: SimPeer) -> None:
     sid = sim.create()
     sim.turn(sid, "Show me around")
     messages = sim.result("session/messages", {"sessionId": sid})["messages"]
     user, assistant = messages
     tools = [p for p in assistant["parts"] if p["type"] == "tool"]
     if sim.dialect == "today":
-        assert set(user["info"]) == {"messageId", "role", "semantics"}
-        assert (user["info"]["semantics"]["kind"], assistant["info"]["semantics"]["kind"]) == \
-            ("user_input", "assistant_response")
-        assert all(p["partId"] for p in user["parts"] + assistant["parts"])
+        # The engine's strict message schema: user info, assistant info (with its parent and costs).
+        assert set(user["info"]) == {"messageId", "sessionId", "role", "time", "agent"}
+        assert set(assistant["info"]) == {"messageId", "sessionId", "role", "time", "agent", "parentMessageId",
+                                          "path", "cost", "tokens"}
+        assert assistant["info"]["parentMessageId"] == user["info"]["messageId"]
+        assert all(p["partId"] and p["messageId"] and p["sessionId"] == sid for p in user["parts"] + assistant["parts"])
+        assert all(set(t["state"]) == {"status", "input", "output", "title", "metadata", "startedAt", "completedAt"}
+                   for t in tools)
         assert all(p["callId"].startswith("call_") and "id" not in p for p in tools)
         after = sim.result("session/messages", {"sessionId": sid, "afterMessageId": user["info"]["messageId"]})
         assert after["messages"] == [assistant]
@@ -321,6 +346,24 @@ def test_row8_history_uses_message_ids_semantics_and_part_ids(sim: SimPeer) -> N
         assert set(user["info"]) == {"id", "role"} and all(p["id"] for p in tools)
         assert "messages" not in sim.result("session/read", {"sessionId": sid})
     assert [t["tool"] for t in tools] == ["Read", "Bash"]
+
+
+def test_row8_history_has_model_only_notifications_failed_tools_and_sub_agent_parents(today: SimPeer) -> None:
+    sid = today.create()
+    today.turn(sid, "#sim tool_error")
+    today.turn(sid, "#sim subagent_tools")
+    start, _ = today.send_prompt(sid, "#sim bg_bash after=0 interval=0")
+    note = today.event(sid, "turn.started", start, where=lambda e: e["payload"].get("inputSource") == "background_task")
+    today.event(sid, "turn.completed", start, where=lambda e: e.get("turnId") == note.get("turnId"))
+    messages = today.result("session/messages", {"sessionId": sid})["messages"]
+    [hidden] = [m for m in messages if m["info"].get("visibility") == "model-only"]
+    assert hidden["info"]["semantics"]["uiVisibility"] == "hidden" and hidden["info"]["synthetic"] is True
+    parts = [p for m in messages for p in m["parts"] if p["type"] == "tool"]
+    [failed] = [p for p in parts if p["state"]["status"] == "error"]
+    assert failed["state"]["error"].startswith("cat: missing.txt") and "output" not in failed["state"]
+    children = [p for p in parts if (p.get("metadata") or {}).get("parentToolCallId")]
+    parents = {p["callId"] for p in parts if p["tool"] == "Agent"}
+    assert len(children) == 2 and {p["metadata"]["parentToolCallId"] for p in children} <= parents
 
 
 # -- row 9: the model catalog ----------------------------------------------------------------------
