@@ -70,6 +70,7 @@ class SchemaSet:
         registry: Registry[Any] = Registry()
         self.requests: dict[str, dict[str, str]] = {direction: {} for direction in DIRECTIONS}
         self.notifications: dict[str, dict[str, str]] = {direction: {} for direction in DIRECTIONS}
+        self.event_types: dict[str, str] = {}
         for path in sorted(self.root.rglob("*.json")):
             relative = path.relative_to(SCHEMAS).as_posix()
             document = json.loads(path.read_text(encoding="utf-8"))
@@ -77,6 +78,8 @@ class SchemaSet:
             document["$id"] = uri
             registry = registry.with_resource(uri, Resource.from_contents(document, default_specification=DRAFT202012))
             self._index(path.relative_to(self.root).parts[0], uri, document)
+            if path.parent.name == "events" and path.stem not in ("envelope", "session-event"):
+                self.event_types[path.stem] = uri
         self.registry = registry.crawl()
         self._validators: dict[str, Draft202012Validator] = {}
 
@@ -177,6 +180,9 @@ class Conversation:
             what = f"event {params.get('type')}"
         self._check(index, direction, what, envelope + "#/$defs/notification", frame)
         uri = self.schemas.notifications[direction].get(method)
+        if method == "session/event" and isinstance(params, dict) and isinstance(params.get("type"), str):
+            # Name the event type's own schema in a finding; a type outside the union keeps the union.
+            uri = self.schemas.event_types.get(params["type"], uri)
         if uri is None:
             self._finding(index, direction, what, "", "$.method",
                           f"no schema for the notification {method!r} sent {direction} in the {self.schemas.name} set")
