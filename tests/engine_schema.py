@@ -250,3 +250,38 @@ def check_recording(path: Path, dialect: str) -> list[Finding]:
 def summarize(findings: list[Finding]) -> Iterator[str]:
     for finding in findings:
         yield str(finding)
+
+
+def group_report(lines: Iterable[str]) -> list[tuple[int, str]]:
+    """Findings of a report file grouped by dialect, direction, frame kind, path and message, most first."""
+    counts: dict[str, int] = {}
+    for line in lines:
+        if not line.strip():
+            continue
+        item = json.loads(line)
+        key = " | ".join((item["dialect"], item["direction"], item["what"], item["path"], item["message"][:160]))
+        counts[key] = counts.get(key, 0) + 1
+    return sorted(((count, key) for key, count in counts.items()), key=lambda pair: (-pair[0], pair[1]))
+
+
+def main(argv: list[str]) -> int:
+    """``python -m tests.engine_schema report [FILE]`` groups a report (build/engine-schema-report.jsonl);
+    ``python -m tests.engine_schema check FILE DIALECT`` checks a recording of ZCODE_SIM_FRAMES."""
+    if argv[:1] == ["report"]:
+        path = Path(argv[1]) if len(argv) > 1 else SCHEMAS.parent / "build" / "engine-schema-report.jsonl"
+        for count, key in group_report(path.read_text(encoding="utf-8").splitlines()):
+            print(f"{count:6d}  {key}")
+        return 0
+    if argv[:1] == ["check"] and len(argv) == 3:
+        findings = check_recording(Path(argv[1]), argv[2])
+        for line in summarize(findings):
+            print(line)
+        return 1 if findings else 0
+    print(main.__doc__)
+    return 2
+
+
+if __name__ == "__main__":
+    import sys
+
+    raise SystemExit(main(sys.argv[1:]))
