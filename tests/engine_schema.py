@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -245,6 +246,37 @@ def check_recording(path: Path, dialect: str) -> list[Finding]:
     for pid, frames in read_recording(path).items():
         findings.extend(check_conversation(frames, dialect, label=f"sim pid {pid}"))
     return findings
+
+
+MODES = ("strict", "report", "off")
+REPORT = SCHEMAS.parent / "build" / "engine-schema-report.jsonl"
+SHOWN = 20
+
+
+def mode_from_env() -> str:
+    """``ZCODE_TEST_ENGINE_SCHEMA``: strict (the default), report or off."""
+    mode = os.environ.get("ZCODE_TEST_ENGINE_SCHEMA", "strict").strip().lower() or "strict"
+    if mode not in MODES:
+        raise ValueError(f"ZCODE_TEST_ENGINE_SCHEMA={mode!r}: one of {', '.join(MODES)}")
+    return mode
+
+
+def conclude(frames: Path, dialect: str, mode: str, test: str, report: Path = REPORT) -> str | None:
+    """The end of one test's check: the text to fail it with (strict), or None (clean, or reported)."""
+    if mode == "off" or not frames.exists():
+        return None
+    findings = check_recording(frames, dialect)
+    if mode == "report":
+        report.parent.mkdir(parents=True, exist_ok=True)
+        with report.open("a", encoding="utf-8") as handle:
+            for finding in findings:
+                handle.write(json.dumps({"test": test, "dialect": dialect, **finding.as_dict()}) + "\n")
+        return None
+    if not findings:
+        return None
+    shown = "\n".join(str(finding) for finding in findings[:SHOWN])
+    more = f"\n… and {len(findings) - SHOWN} more" if len(findings) > SHOWN else ""
+    return f"{len(findings)} bridge↔engine frame(s) break schemas/ ({dialect}):\n{shown}{more}"
 
 
 def summarize(findings: list[Finding]) -> Iterator[str]:

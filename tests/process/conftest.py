@@ -9,14 +9,12 @@ says so with ``@pytest.mark.dialects("today")``. ``ZCODE_TEST_DIALECTS=today``
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from tests.engine_schema import check_recording
+from tests import engine_schema
 
 ALL_DIALECTS = ("classic", "today")
 
@@ -50,16 +48,6 @@ def sim_dialect(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
 
 # -- the engine-schema check (docs/simulator.md, "The schema check") ------------------------------------------
 
-SCHEMA_MODES = ("strict", "report", "off")
-REPORT = Path(__file__).resolve().parent.parent.parent / "build" / "engine-schema-report.jsonl"
-
-
-def schema_mode() -> str:
-    mode = os.environ.get("ZCODE_TEST_ENGINE_SCHEMA", "strict").strip().lower() or "strict"
-    if mode not in SCHEMA_MODES:
-        raise pytest.UsageError(f"ZCODE_TEST_ENGINE_SCHEMA={mode!r}: one of {', '.join(SCHEMA_MODES)}")
-    return mode
-
 
 @pytest.fixture(autouse=True)
 def engine_schema_check(request: pytest.FixtureRequest, sim_dialect: str, monkeypatch: pytest.MonkeyPatch,
@@ -72,24 +60,13 @@ def engine_schema_check(request: pytest.FixtureRequest, sim_dialect: str, monkey
     ``ZCODE_TEST_ENGINE_SCHEMA``: ``strict`` (the default) fails the test on any finding, ``report``
     appends the findings to build/engine-schema-report.jsonl, ``off`` records nothing.
     """
-    mode = schema_mode()
+    mode = engine_schema.mode_from_env()
     if mode == "off":
         yield
         return
     frames = tmp_path_factory.mktemp("engine-frames") / "frames.jsonl"
     monkeypatch.setenv("ZCODE_SIM_FRAMES", str(frames))
     yield
-    if not frames.exists():
-        return
-    findings = check_recording(frames, sim_dialect)
-    if mode == "report":
-        REPORT.parent.mkdir(parents=True, exist_ok=True)
-        with REPORT.open("a", encoding="utf-8") as report:
-            for finding in findings:
-                report.write(json.dumps({"test": request.node.nodeid, "dialect": sim_dialect, **finding.as_dict()}) + "\n")
-        return
-    if findings:
-        shown = "\n".join(str(finding) for finding in findings[:20])
-        more = f"\n… and {len(findings) - 20} more" if len(findings) > 20 else ""
-        pytest.fail(f"{len(findings)} bridge↔engine frame(s) break schemas/ ({sim_dialect}):\n{shown}{more}",
-                    pytrace=False)
+    failure = engine_schema.conclude(frames, sim_dialect, mode, request.node.nodeid)
+    if failure:
+        pytest.fail(failure, pytrace=False)

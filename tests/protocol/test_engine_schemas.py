@@ -21,6 +21,8 @@ from tests.engine_schema import (
     HOST_TO_ENGINE,
     SCHEMAS,
     check_conversation,
+    conclude,
+    mode_from_env,
     read_recording,
     schema_set,
 )
@@ -305,3 +307,60 @@ def test_a_recording_is_read_as_one_conversation_per_simulator_process(tmp_path:
     assert sorted(conversations) == [1, 2]
     assert check_conversation(conversations[1], "today") == []
     assert [f.what for f in check_conversation(conversations[2], "today")] == ["not a JSON object"]
+
+
+# -- the end of a process test's check (tests/process/conftest.py) -------------------------------------------
+
+
+def _recording(tmp_path: Path, *frames: tuple[str, Any]) -> Path:
+    path = tmp_path / "frames.jsonl"
+    path.write_text("".join(json.dumps({"pid": 7, "n": n, "dir": direction, "frame": frame}) + "\n"
+                            for n, (direction, frame) in enumerate(frames)))
+    return path
+
+
+BAD_ANSWER = (HOST_TO_ENGINE, {"id": "server-1", "result": {"headersApplied": False}})
+BAD_ASK = [(ENGINE_TO_HOST, {"id": "server-1", "method": "interaction/requestOfficialMcpAuthHeaders", "params": {
+    "requestId": "r", "workspace": WORKSPACE, "pluginId": "p", "mcpKey": "k", "targetOrigin": "https://x"}}), BAD_ANSWER]
+
+
+def test_strict_fails_a_test_on_a_frame_the_bridge_sent(tmp_path: Path) -> None:
+    failure = conclude(_recording(tmp_path, *BAD_ASK), "today", "strict", "t", report=tmp_path / "r.jsonl")
+    assert failure is not None and failure.startswith("1 bridge↔engine frame(s) break schemas/ (today):")
+    assert "(host->engine, response to interaction/requestOfficialMcpAuthHeaders)" in failure
+    assert "'ok' is a required property" in failure and not (tmp_path / "r.jsonl").exists()
+
+
+def test_strict_fails_a_test_on_a_frame_the_engine_sent(tmp_path: Path) -> None:
+    frames = _recording(tmp_path, (ENGINE_TO_HOST, _event("turn.failed", {"error": {"message": "boom"}})))
+    failure = conclude(frames, "today", "strict", "t", report=tmp_path / "r.jsonl")
+    assert failure is not None and "'turnPhase' is a required property" in failure
+
+
+def test_report_appends_the_findings_and_fails_nothing(tmp_path: Path) -> None:
+    report = tmp_path / "build" / "report.jsonl"
+    for test in ("first", "second"):
+        assert conclude(_recording(tmp_path, *BAD_ASK), "today", "report", test, report=report) is None
+    rows = [json.loads(line) for line in report.read_text().splitlines()]
+    assert [row["test"] for row in rows] == ["first", "second"]
+    assert rows[0]["direction"] == HOST_TO_ENGINE and rows[0]["path"] == "$.result"
+
+
+def test_a_clean_recording_off_mode_or_no_recording_conclude_quietly(tmp_path: Path) -> None:
+    clean = _recording(tmp_path, (HOST_TO_ENGINE, {"id": 1, "method": "session/close", "params": {"sessionId": "s"}}),
+                       (ENGINE_TO_HOST, {"id": 1, "result": {"closed": True}}))
+    assert conclude(clean, "today", "strict", "t") is None
+    assert conclude(_recording(tmp_path, *BAD_ASK), "today", "off", "t") is None
+    assert conclude(tmp_path / "never-written.jsonl", "today", "strict", "t") is None
+
+
+@pytest.mark.parametrize(("value", "mode"), [("", "strict"), ("REPORT", "report"), (" off ", "off")])
+def test_the_switch_reads_the_environment(monkeypatch: pytest.MonkeyPatch, value: str, mode: str) -> None:
+    monkeypatch.setenv("ZCODE_TEST_ENGINE_SCHEMA", value)
+    assert mode_from_env() == mode
+
+
+def test_an_unknown_switch_value_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ZCODE_TEST_ENGINE_SCHEMA", "lenient")
+    with pytest.raises(ValueError, match="one of strict, report, off"):
+        mode_from_env()
