@@ -209,7 +209,10 @@ def _findings(*frames: tuple[str, Any], dialect: str = "today") -> list[str]:
 
 def test_a_well_formed_conversation_has_no_findings() -> None:
     assert _findings(
-        (HOST_TO_ENGINE, {"id": 1, "method": "session/send", "params": {"sessionId": "s1", "content": "hi"}}),
+        (HOST_TO_ENGINE, {"id": 1, "method": "session/send", "params": {
+            "sessionId": "s1", "content": "hi", "attachments": [
+                {"kind": "image", "mimeType": "image/png", "dataBase64": "iVBO"},
+                {"kind": "image", "localPath": "/w/shot.png"}]}}),
         (ENGINE_TO_HOST, {"id": "server-1", "method": "session/requestRuntimePreferences",
                           "params": {"sessionId": "s1", "scope": "user-execution"}}),
         (HOST_TO_ENGINE, {"id": "server-1", "result": {"nativeSearchEnhancementsEnabled": False,
@@ -238,6 +241,14 @@ def test_a_well_formed_conversation_has_no_findings() -> None:
     pytest.param([(HOST_TO_ENGINE, {"id": 1, "method": "session/resume",
                                     "params": {"sessionId": "s", "clientKey": 1}})],
                  "request session/resume $.params: Additional properties are not allowed ('clientKey'", id="strict params"),
+    pytest.param([(HOST_TO_ENGINE, {"id": 1, "method": "session/send", "params": {
+                      "sessionId": "s", "content": "", "attachments": [{"type": "image", "mimeType": "image/png",
+                                                                        "data": "iVBO"}]}})],
+                 "request session/send $.params.attachments[0]: 'kind' is a required property",
+                 id="an image the engine drops"),
+    pytest.param([(HOST_TO_ENGINE, {"id": 1, "method": "session/send", "params": {
+                      "sessionId": "s", "content": "", "attachments": [{"kind": "image", "mimeType": "image/png"}]}})],
+                 "request session/send $.params.attachments[0]:", id="an image with neither bytes nor path"),
     pytest.param([(ENGINE_TO_HOST, {"id": 9, "result": {}})],
                  "response to ? $.id: no request 9 sent host->engine", id="answer to nothing"),
     pytest.param([(HOST_TO_ENGINE, {"id": 1, "method": "session/close", "params": {"sessionId": "s"}}),
