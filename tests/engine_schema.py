@@ -138,6 +138,10 @@ class Conversation:
         self.answered: set[tuple[str, Any]] = set()
         self.findings: list[Finding] = []
         self.counts: dict[str, int] = {}
+        # v4 subscriptions whose subscribe answer (the ack) has arrived, and the first frame of any
+        # subscription seen before its ack: the engine writes the first snapshot after the ack.
+        self.acked: set[str] = set()
+        self.early_frames: dict[str, int] = {}
 
     def _finding(self, index: int, direction: str, what: str, uri: str, path: str, message: str) -> None:
         self.findings.append(Finding(index, direction, what, self.schemas.short(uri) if uri else "(no schema)",
@@ -189,6 +193,22 @@ class Conversation:
                           f"no schema for the notification {method!r} sent {direction} in the {self.schemas.name} set")
             return
         self._check(index, direction, what, uri, params, "$.params")
+        if method == "v4/conversation/frame" and isinstance(params, dict):
+            subscription = params.get("subscriptionId")
+            if isinstance(subscription, str) and subscription not in self.acked:
+                self.early_frames.setdefault(subscription, index)
+
+    def _acked(self, index: int, direction: str, result: Any) -> None:
+        ack = result.get("ack") if isinstance(result, dict) else None
+        subscription = ack.get("subscriptionId") if isinstance(ack, dict) else None
+        if not isinstance(subscription, str):
+            return
+        self.acked.add(subscription)
+        early = self.early_frames.pop(subscription, None)
+        if early is not None:
+            self._finding(early, ENGINE_TO_HOST, "notification v4/conversation/frame", "", "$.params.subscriptionId",
+                          f"a frame of subscription {subscription!r} came before the subscribe answer that opened "
+                          f"it (frame {index})")
 
     def _response(self, index: int, direction: str, frame: dict[str, Any], envelope: str) -> None:
         asked = ENGINE_TO_HOST if direction == HOST_TO_ENGINE else HOST_TO_ENGINE
@@ -208,6 +228,8 @@ class Conversation:
         uri = self.schemas.requests[asked].get(method)
         if uri is not None:  # a request with no schema was already reported
             self._check(index, direction, what, uri + "#/$defs/result", frame.get("result"), "$.result")
+        if method in ("v4/conversation/subscribe", "v4/conversation/resync"):
+            self._acked(index, direction, frame.get("result"))
 
 
 def _key(request_id: Any) -> Any:

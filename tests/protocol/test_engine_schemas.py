@@ -295,6 +295,22 @@ def test_the_checker_reports_each_broken_rule(frames: list[tuple[str, Any]], exp
     assert any(finding.startswith(expected) for finding in findings), findings
 
 
+SUBSCRIBE = {"topic": "conversation/s", "connectionId": "c", "clientMode": "desktop-continuous"}
+FIRST_FRAME = {"method": "v4/conversation/frame", "params": {
+    "wireVersion": 3, "kind": "fragment", "deliveryKind": "initial", "logicalFrameId": "f", "logicalFrameOrdinal": 1,
+    "topic": "conversation/s", "subscriptionId": "sub-1", "fragmentIndex": 0, "fragmentCount": 1, "logicalBytes": 3,
+    "checksum": {"algorithm": "crc32", "value": "0123abcd"}, "dataBase64": "e30="}}
+ACK = {"ack": {"subscriptionId": "sub-1", "mode": "snapshot", "logEpoch": "e"}}
+
+
+def test_a_v4_frame_comes_after_the_subscribe_answer_that_opened_its_subscription() -> None:
+    subscribe = (HOST_TO_ENGINE, {"id": 1, "method": "v4/conversation/subscribe", "params": SUBSCRIBE})
+    assert _findings(subscribe, (ENGINE_TO_HOST, {"id": 1, "result": ACK}), (ENGINE_TO_HOST, FIRST_FRAME)) == []
+    assert _findings(subscribe, (ENGINE_TO_HOST, FIRST_FRAME), (ENGINE_TO_HOST, {"id": 1, "result": ACK})) == [
+        "notification v4/conversation/frame $.params.subscriptionId: a frame of subscription 'sub-1' came before "
+        "the subscribe answer that opened it (frame 2)"]
+
+
 def test_the_classic_set_checks_the_seeds_dialect() -> None:
     assert _findings(
         (HOST_TO_ENGINE, {"id": 1, "method": "session/steer", "params": {"sessionId": "s", "content": "x"}}),
