@@ -142,6 +142,11 @@ class Conversation:
         # subscription seen before its ack: the engine writes the first snapshot after the ack.
         self.acked: set[str] = set()
         self.early_frames: dict[str, int] = {}
+        # Today's engine only (its order is part of what the evidence records): a send is answered after
+        # the state.updated that started its prompt; a closed session emits no session.closed.
+        self.ordered = self.schemas.name == "engine"
+        self.sends: dict[Any, tuple[str, bool]] = {}  # request id -> (session, prompt_started seen since)
+        self.closed: set[str] = set()
 
     def _finding(self, index: int, direction: str, what: str, uri: str, path: str, message: str) -> None:
         self.findings.append(Finding(index, direction, what, self.schemas.short(uri) if uri else "(no schema)",
@@ -171,6 +176,13 @@ class Conversation:
         what = f"request {method}"
         self._check(index, direction, what, envelope + "#/$defs/request", frame)
         self.pending[(direction, _key(frame["id"]))] = method
+        params = frame.get("params")
+        session = params.get("sessionId") if isinstance(params, dict) else None
+        if self.ordered and direction == HOST_TO_ENGINE and isinstance(session, str):
+            if method == "session/send":
+                self.sends[_key(frame["id"])] = (session, False)
+            elif method == "session/close":
+                self.closed.add(session)
         uri = self.schemas.requests[direction].get(method)
         if uri is None:
             self._finding(index, direction, what, "", "$.method",
@@ -193,10 +205,22 @@ class Conversation:
                           f"no schema for the notification {method!r} sent {direction} in the {self.schemas.name} set")
             return
         self._check(index, direction, what, uri, params, "$.params")
+        if self.ordered and isinstance(params, dict):
+            self._order(index, direction, what, method, params)
         if method == "v4/conversation/frame" and isinstance(params, dict):
             subscription = params.get("subscriptionId")
             if isinstance(subscription, str) and subscription not in self.acked:
                 self.early_frames.setdefault(subscription, index)
+
+    def _order(self, index: int, direction: str, what: str, method: str, params: dict[str, Any]) -> None:
+        session = params.get("sessionId")
+        if method == "state.updated" and params.get("reason") == "prompt_started":
+            for request_id, (sent_to, _) in list(self.sends.items()):
+                if sent_to == session:
+                    self.sends[request_id] = (sent_to, True)
+        elif method == "session/event" and params.get("type") == "session.closed" and session in self.closed:
+            self._finding(index, direction, what, "", "$.params.type",
+                          f"session.closed after the bridge closed {session!r}: session/close unsubscribes first")
 
     def _acked(self, index: int, direction: str, result: Any) -> None:
         ack = result.get("ack") if isinstance(result, dict) else None
@@ -223,8 +247,13 @@ class Conversation:
                           f"{'a second answer to' if duplicate else 'no request'} {frame['id']!r} sent {asked}")
             return
         self.answered.add(key)
+        send = self.sends.pop(key[1], None) if method == "session/send" else None
         if error:
             return
+        if send is not None and not send[1]:
+            self._finding(index, direction, what, "", "$.result",
+                          f"session/send to {send[0]!r} answered before the state.updated (reason prompt_started) "
+                          "that starts its prompt")
         uri = self.schemas.requests[asked].get(method)
         if uri is not None:  # a request with no schema was already reported
             self._check(index, direction, what, uri + "#/$defs/result", frame.get("result"), "$.result")

@@ -311,6 +311,34 @@ def test_a_v4_frame_comes_after_the_subscribe_answer_that_opened_its_subscriptio
         "the subscribe answer that opened it (frame 2)"]
 
 
+SEND = (HOST_TO_ENGINE, {"id": 4, "method": "session/send", "params": {"sessionId": "s1", "content": "hi"}})
+SENT = (ENGINE_TO_HOST, {"id": 4, "result": {"sessionId": "s1", "accepted": True, "stateRevision": 3}})
+
+
+def _state(session: str, reason: str) -> tuple[str, dict[str, Any]]:
+    return (ENGINE_TO_HOST, {"method": "state.updated", "params": {
+        "type": "state.updated", "scope": "session", "sessionId": session, "revision": 3, "reason": reason, "patch": {}}})
+
+
+def test_todays_engine_answers_a_send_after_the_state_update_that_starts_its_prompt() -> None:
+    assert _findings(SEND, _state("s1", "prompt_started"), SENT) == []
+    late = "response to session/send $.result: session/send to 's1' answered before the state.updated"
+    assert _findings(SEND, SENT, _state("s1", "prompt_started"))[0].startswith(late)
+    assert _findings(SEND, _state("s2", "prompt_started"), SENT)[0].startswith(late)
+    assert _findings(SEND, _state("s1", "settings_changed"), SENT)[0].startswith(late)
+    busy = (ENGINE_TO_HOST, {"id": 4, "error": {"code": -32010, "message": "A prompt is already running for this session"}})
+    assert _findings(SEND, busy) == []
+    assert _findings(SEND, SENT, dialect="classic") == []  # the seed's engine answered at once
+
+
+def test_todays_engine_sends_no_session_closed_after_a_close() -> None:
+    close = (HOST_TO_ENGINE, {"id": 5, "method": "session/close", "params": {"sessionId": "s1"}})
+    closed = (ENGINE_TO_HOST, _event("session.closed", {}, sessionId="s1"))
+    assert _findings(closed) == []
+    assert _findings(close, closed) == [
+        "event session.closed $.params.type: session.closed after the bridge closed 's1': session/close unsubscribes first"]
+
+
 def test_the_classic_set_checks_the_seeds_dialect() -> None:
     assert _findings(
         (HOST_TO_ENGINE, {"id": 1, "method": "session/steer", "params": {"sessionId": "s", "content": "x"}}),
