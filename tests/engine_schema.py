@@ -183,6 +183,8 @@ class Conversation:
                 self.sends[_key(frame["id"])] = (session, False)
             elif method == "session/close":
                 self.closed.add(session)
+            elif method in ("session/resume", "session/subscribe"):
+                self.closed.discard(session)  # open again: its events may include a later close
         uri = self.schemas.requests[direction].get(method)
         if uri is None:
             self._finding(index, direction, what, "", "$.method",

@@ -337,6 +337,8 @@ def test_todays_engine_sends_no_session_closed_after_a_close() -> None:
     assert _findings(closed) == []
     assert _findings(close, closed) == [
         "event session.closed $.params.type: session.closed after the bridge closed 's1': session/close unsubscribes first"]
+    resume = (HOST_TO_ENGINE, {"id": 6, "method": "session/resume", "params": {"sessionId": "s1"}})
+    assert _findings(close, resume, closed) == []
 
 
 def test_the_classic_set_checks_the_seeds_dialect() -> None:
