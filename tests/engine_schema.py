@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -344,7 +345,9 @@ def group_report(lines: Iterable[str]) -> list[tuple[int, str]]:
         if not line.strip():
             continue
         item = json.loads(line)
-        key = " | ".join((item["dialect"], item["direction"], item["what"], item["path"], item["message"][:160]))
+        # Ids and numbers in a message (a session id, a frame number) would split one kind of finding.
+        message = re.sub(r"'[^']*\d[^']*'|\(frame \d+\)", "…", item["message"])[:160]
+        key = " | ".join((item["dialect"], item["direction"], item["what"], item["path"], message))
         counts[key] = counts.get(key, 0) + 1
     return sorted(((count, key) for key, count in counts.items()), key=lambda pair: (-pair[0], pair[1]))
 
