@@ -44,6 +44,7 @@ from gevent import os as gos
 
 from zcode_acp.protocol import trace as fmt
 
+from . import frames_log
 from .wire import Wire, dumps
 
 GLOBAL = "(no session)"
@@ -160,6 +161,8 @@ class Replayer:
     # -- what the bridge sends ---------------------------------------------------------------
 
     def receive(self, frame: dict[str, Any]) -> None:
+        if frames_log.PATH:  # the engine-schema check (sim/frames_log.py)
+            frames_log.record(frames_log.HOST_TO_ENGINE, frame)
         method = frame.get("method")
         if isinstance(method, str):
             self._request(frame, method)

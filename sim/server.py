@@ -34,6 +34,7 @@ from .runner import TurnRunner  # noqa: E402
 from .scenarios import ScenarioBook  # noqa: E402
 from .dialect import Dialect  # noqa: E402
 from .wire import Wire, dumps  # noqa: E402
+from . import frames_log  # noqa: E402
 
 BUSY = {"code": 1308, "message": "prompt is running"}
 EVENT_LOG_LIMIT = 100_000
@@ -101,6 +102,8 @@ class SimServer:
                     self.receive(line)
 
     def receive(self, line: bytes) -> None:
+        if frames_log.PATH:  # the engine-schema check records the line as the bridge wrote it
+            frames_log.record(frames_log.HOST_TO_ENGINE, raw=line)
         try:
             frame = ujson.loads(line)
         except ValueError:

@@ -8,6 +8,8 @@ import gevent.lock
 import ujson
 from gevent import os as gos
 
+from . import frames_log
+
 
 def dumps(obj: Any) -> bytes:
     return ujson.dumps(obj, ensure_ascii=False, escape_forward_slashes=False).encode() + b"\n"
@@ -24,6 +26,8 @@ class Wire:
 
     def send(self, frame: dict[str, Any], flush: bool = True) -> None:
         data = dumps(frame)
+        if frames_log.PATH:  # the engine-schema check (sim/frames_log.py)
+            frames_log.record(frames_log.ENGINE_TO_HOST, frame)
         self.buffer.append(data)
         self.size += len(data)
         if flush or self.size > 65536:

@@ -1,7 +1,8 @@
 """Every process-level test runs against both simulator dialects (docs/simulator.md, Dialects).
 
 ``classic`` plays the seed's app-server, ``today`` today's desktop engine; the
-bridge must pass every test on each. A test that concerns one dialect only
+bridge must pass every test on each, and every frame between the bridge and the
+simulator must match the dialect's schemas (``engine_schema_check`` below). A test that concerns one dialect only
 says so with ``@pytest.mark.dialects("today")``. ``ZCODE_TEST_DIALECTS=today``
 (a comma list) narrows a local run.
 """
@@ -9,8 +10,11 @@ says so with ``@pytest.mark.dialects("today")``. ``ZCODE_TEST_DIALECTS=today``
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 import pytest
+
+from tests import engine_schema
 
 ALL_DIALECTS = ("classic", "today")
 
@@ -40,3 +44,29 @@ def sim_dialect(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
     name: str = request.param
     monkeypatch.setenv("ZCODE_SIM_DIALECT", name)
     return name
+
+
+# -- the engine-schema check (docs/simulator.md, "The schema check") ------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def engine_schema_check(request: pytest.FixtureRequest, sim_dialect: str, monkeypatch: pytest.MonkeyPatch,
+                        tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Every frame between the bridge and the simulator, both ways, checked against schemas/ at teardown.
+
+    The simulator records what it reads and writes (``ZCODE_SIM_FRAMES``, sim/frames_log.py); the
+    environment reaches it through the bridge, which inherits it. Set up before the test's own
+    fixtures, this is torn down after them, once every process of the test has exited.
+    ``ZCODE_TEST_ENGINE_SCHEMA``: ``strict`` (the default) fails the test on any finding, ``report``
+    appends the findings to build/engine-schema-report.jsonl, ``off`` records nothing.
+    """
+    mode = engine_schema.mode_from_env()
+    if mode == "off":
+        yield
+        return
+    frames = tmp_path_factory.mktemp("engine-frames") / "frames.jsonl"
+    monkeypatch.setenv("ZCODE_SIM_FRAMES", str(frames))
+    yield
+    failure = engine_schema.conclude(frames, sim_dialect, mode, request.node.nodeid)
+    if failure:
+        pytest.fail(failure, pytrace=False)

@@ -181,6 +181,8 @@ async def bridge(tmp_path: Path, capabilities: dict[str, Any] | None = None, env
         "ZCODE_SIM_DATA": str(tmp_path / "sim-data"),
         "ZCODE_SIM_DIALECT": dialect(),
     }
+    if os.environ.get("ZCODE_SIM_FRAMES"):  # the engine-schema check (tests/process/conftest.py)
+        environment["ZCODE_SIM_FRAMES"] = os.environ["ZCODE_SIM_FRAMES"]
     environment.update(env or {})
     with open(log, "wb") as log_file:
         async with spawn_agent_process(
