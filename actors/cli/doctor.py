@@ -429,4 +429,6 @@ def run_doctor(out: TextIO | None = None) -> int:
         say()
         say(f"── {title} — {where}")
         say(text)
+        if title == "acpx":
+            say(editors.acpx_commands(launch))
     return 1 if failed else 0
