@@ -30,6 +30,7 @@ from collections.abc import Callable
 
 from zcode_acp import DIST_NAME, version
 from zcode_acp.actors.cli import editors
+from zcode_acp.actors.cli.remote_config import load_remote_config
 from zcode_acp.actors.cli.config import SIMULATOR, Config, SettingError, backend_problem, home_problem
 
 OK, WARN, FAIL = "✓", "!", "✗"
@@ -293,7 +294,8 @@ def check_remote() -> list[Check]:
     """Remote access settings (opt-in), the hub and bridge ports, the hub's /api/health."""
     enabled = (os.environ.get("ZCODE_ACP_REMOTE") or "").lower() in TRUE_WORDS
     token = os.environ.get("ZCODE_ACP_REMOTE_TOKEN") or ""
-    checks = []
+    # What the config file's loader skips (a bridge only warns about it: README, "Configuration").
+    checks = [Check(WARN, warning) for warning in load_remote_config(log_warnings=False).warnings]
     if not enabled:
         checks.append(Check(OK, "remote access off (opt-in: ZCODE_ACP_REMOTE=1 with ZCODE_ACP_REMOTE_TOKEN)"))
     elif not token:

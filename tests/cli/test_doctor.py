@@ -142,6 +142,14 @@ def test_remote_access_without_a_token_fails(tmp_path):
                for line in lines)
 
 
+def test_a_bad_field_of_the_config_file_is_reported(tmp_path):
+    config = tmp_path / "xdg" / "zcode-acp" / "config.json"
+    config.parent.mkdir(parents=True)
+    config.write_text('{"remote": {"enabled": "perhaps"}}')
+    code, lines, _ = doctor(doctor_env(tmp_path, ZCODE_BIN="zcode-sim", XDG_CONFIG_HOME=str(tmp_path / "xdg")))
+    assert f"! {config}: remote.enabled='perhaps' is not valid; ignored" in lines
+
+
 class Health(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         body = json.dumps({"ok": True, "version": "9.9.9", "instances": [{"id": "a"}]}).encode()
