@@ -36,7 +36,6 @@ from zcode_acp.actors.cli.config import SIMULATOR, Config, SettingError, backend
 OK, WARN, FAIL = "✓", "!", "✗"
 TRACE_HINT = ("to record a trace for a bug report: zcode-acp --trace FILE (or ZCODE_ACP_TRACE=FILE in the "
               "editor's env), reproduce the problem, and attach FILE")
-TRUE_WORDS = ("1", "true", "yes", "on")
 
 
 @dataclass(frozen=True)
@@ -292,10 +291,11 @@ def _hub_health(host: str, port: int) -> dict[str, Any] | None:
 
 def check_remote() -> list[Check]:
     """Remote access settings (opt-in), the hub and bridge ports, the hub's /api/health."""
-    enabled = (os.environ.get("ZCODE_ACP_REMOTE") or "").lower() in TRUE_WORDS
-    token = os.environ.get("ZCODE_ACP_REMOTE_TOKEN") or ""
+    # As a bridge reads them: the environment over the config file (docs/hub.md).
+    settings = load_remote_config(log_warnings=False)
+    enabled, token = settings.enabled, settings.token or ""
     # What the config file's loader skips (a bridge only warns about it: README, "Configuration").
-    checks = [Check(WARN, warning) for warning in load_remote_config(log_warnings=False).warnings]
+    checks = [Check(WARN, warning) for warning in settings.warnings]
     if not enabled:
         checks.append(Check(OK, "remote access off (opt-in: ZCODE_ACP_REMOTE=1 with ZCODE_ACP_REMOTE_TOKEN)"))
     elif not token:

@@ -150,6 +150,16 @@ def test_a_bad_field_of_the_config_file_is_reported(tmp_path):
     assert f"! {config}: remote.enabled='perhaps' is not valid; ignored" in lines
 
 
+def test_a_token_from_the_private_config_file_counts(tmp_path):
+    config = tmp_path / "xdg" / "zcode-acp" / "config.json"
+    config.parent.mkdir(parents=True)
+    config.write_text('{"remote": {"token": "a-long-enough-token-for-doctor"}}')
+    config.chmod(0o600)
+    env = doctor_env(tmp_path, ZCODE_BIN="zcode-sim", ZCODE_ACP_REMOTE="1", XDG_CONFIG_HOME=str(tmp_path / "xdg"))
+    _, lines, _ = doctor(env)
+    assert "✓ remote access on, token set" in lines
+
+
 class Health(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         body = json.dumps({"ok": True, "version": "9.9.9", "instances": [{"id": "a"}]}).encode()
