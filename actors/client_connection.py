@@ -129,13 +129,17 @@ class ClientConnection(BridgeActor):
             except Exception:
                 log.exception("handling an inbound frame failed")
                 request_id = jsonrpc.request_id_or_none(frame)
-                if request_id is not None:
+                if request_id is not None and not jsonrpc.is_response(frame):
                     self._write_frame(jsonrpc.acp_error(request_id, errors.internal("internal error")))
 
     def _inbound(self, frame: dict[str, Any]) -> None:
         try:
             kind = jsonrpc.classify_acp(frame)
         except RpcError as exc:
+            if jsonrpc.is_response(frame):
+                log.debug("dropping a malformed response from %s (%s): %.300s",
+                          self.transport.name, exc.message, framing.dumps(frame))
+                return
             request_id = jsonrpc.request_id_or_none(frame)
             if "method" in frame or request_id is not None:
                 self._write_frame(jsonrpc.acp_error(request_id, exc))
@@ -246,8 +250,10 @@ class ClientConnection(BridgeActor):
 
     def _client_response(self, frame: dict[str, Any]) -> None:
         answer = self.outbound.answer(frame.get("id"), frame.get("result"), frame.get("error"))
-        if answer is not None:  # None: a late answer to something withdrawn
-            safe_tell(*answer)
+        if answer is None:  # a late answer to something withdrawn, or to nothing we sent
+            log.debug("dropping a response to no open request (id %r) from %s", frame.get("id"), self.transport.name)
+            return
+        safe_tell(*answer)
 
     # -- writing ------------------------------------------------------------------------------
 

@@ -77,6 +77,20 @@ def ensure_private_dir(folder: Path) -> None:
         os.chmod(path, 0o700)  # mkdir's mode is filtered by the umask
 
 
+class _Raised:
+    __slots__ = ("error",)
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+
+def _captured(fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+    try:
+        return fn(*args)
+    except Exception as error:  # re-raised by the caller, outside the pool
+        return _Raised(error)
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -107,7 +121,12 @@ class LazySessionStore:
 
     @staticmethod
     def _in_pool(fn: Callable[..., T], *args: Any) -> T:
-        return gevent.get_hub().threadpool.apply(fn, args)  # type: ignore[no-any-return]
+        # gevent prints the traceback of whatever a pool function raises, even when the caller
+        # handles it (an unusable ZCODE_HOME was a screenful): the error comes back as a value.
+        outcome = gevent.get_hub().threadpool.apply(_captured, (fn, args))
+        if isinstance(outcome, _Raised):
+            raise outcome.error
+        return outcome  # type: ignore[no-any-return]
 
     def prepare(self) -> None:
         """At start, off the loop: temporary files that killed processes left behind are gone."""

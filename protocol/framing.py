@@ -13,7 +13,7 @@ from typing import Any
 import ujson
 
 from .errors import INVALID_REQUEST, PARSE_ERROR, RpcError
-from .jsonrpc import request_id_or_none
+from .jsonrpc import is_response, request_id_or_none
 
 # 50 MiB: an image prompt is base64 inside one line; anything bigger is an
 # error, not a reason to grow memory without bound.
@@ -87,7 +87,7 @@ def decode_object(line: bytes | str, strict: bool = True) -> dict[str, Any]:
     """
     value = decode(line, strict)
     if isinstance(value, dict):
-        if "method" not in value and request_id_or_none(value) is None:
+        if "method" not in value and request_id_or_none(value) is None and not is_response(value):
             # Neither a request, a notification nor an answerable response
             # (``{}``, ``{"jsonrpc":"2.0"}``, an id that is not a valid id):
             # the only answer left is -32600 with a null id, which is this one.

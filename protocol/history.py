@@ -87,8 +87,7 @@ def _tool_card(part: dict[str, Any]) -> dict[str, Any] | None:
         "content": content,
         "_meta": {"claudeCode": {"toolName": name}},
     }
-    if output is not None:
-        card["rawOutput"] = output
+    card.update(tools.raw_output(output))
     parent = parent_tool_call(part)
     if parent:
         card["_meta"]["claudeCode"]["parentToolUseId"] = parent

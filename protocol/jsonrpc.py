@@ -73,6 +73,18 @@ MAX_DEPTH = 64
 CANCEL_REQUEST = "$/cancel_request"
 
 
+def is_response(frame: dict[str, Any]) -> bool:
+    """True for a frame that answers something: no ``method``, a ``result`` or an ``error``.
+
+    Such a frame is never answered, whatever is wrong with it (JSON-RPC 2.0 §5:
+    a response gets no response). Clients do send odd ones: Toad replies to a
+    notification with ``{"jsonrpc": "2.0", "id": null, "error": ...}``, and an
+    answer may come for an id nobody waits for; the bridge drops them (logged at
+    debug) instead of writing a -32600 the client cannot match to anything.
+    """
+    return "method" not in frame and ("result" in frame or "error" in frame)
+
+
 def classify_acp(frame: dict[str, Any]) -> Kind:
     """Kind of an inbound ACP frame, or RpcError when it is none.
 

@@ -265,9 +265,11 @@ def session_state(settings: SessionSettings) -> dict[str, Any]:
 
 
 def validate_mode(mode: Any) -> str:
-    if not isinstance(mode, str) or mode not in MODE_IDS:
+    """A mode id, whatever its case (``/mode Build`` is ``build``, as ZCODE_ACP_MODE is)."""
+    folded = mode.strip().lower() if isinstance(mode, str) else None
+    if folded is None or folded not in MODE_IDS:
         raise invalid_params("modeId", f"must be one of {', '.join(MODE_IDS)}")
-    return mode
+    return folded
 
 
 def validate_config_value(settings: SessionSettings | None, config_id: Any, value: Any) -> tuple[str, Any]:

@@ -115,6 +115,21 @@ def result_text(result: Any) -> str:
     return str(result)
 
 
+def raw_output(result: Any) -> dict[str, Any]:
+    """``rawOutput`` for a card update, as keyword fields: a JSON object or nothing.
+
+    The schema allows any JSON there, but Toad drops a whole ``tool_call_update``
+    whose ``rawOutput`` is a string (issue 21), and the engine's results are often
+    bare text (Read, Edit, ExitPlanMode...). So an object passes as it is, any
+    other value is wrapped as ``{"output": value}`` and no result sends no field.
+    """
+    if result is None:
+        return {}
+    if isinstance(result, dict):
+        return {"rawOutput": result}
+    return {"rawOutput": {"output": result}}
+
+
 def result_failed(result: Any) -> bool:
     return isinstance(result, dict) and (result.get("success") is False or bool(result.get("error")))
 

@@ -288,13 +288,13 @@ class TurnTranslator:
                 # Launch acknowledged; the task's own events close this card later.
                 card.status = "in_progress"
                 card.launched = True
-                return out + [_update(card.tool_call_id, status="in_progress", rawOutput=result,
+                return out + [_update(card.tool_call_id, status="in_progress", **tools.raw_output(result),
                                       _meta={"background": True, "claudeCode": meta["claudeCode"]})]
             card.status = status
             exit_code = tools.result_exit_code(result)
             if exit_code is None:
                 exit_code = 1 if failed else 0
-            out.append(terminal_exit(card.tool_call_id, status, exit_code, rawOutput=result,
+            out.append(terminal_exit(card.tool_call_id, status, exit_code, **tools.raw_output(result),
                                      _meta={"claudeCode": meta["claudeCode"]}))
             return out
         content = [] if failed else tools.diff_content(card.name, card.input)
@@ -304,10 +304,10 @@ class TurnTranslator:
             card.status = "in_progress"
             card.launched = True
             meta["background"] = True
-            return [_update(card.tool_call_id, status="in_progress", content=content, rawOutput=result,
+            return [_update(card.tool_call_id, status="in_progress", content=content, **tools.raw_output(result),
                             _meta=meta)]
         card.status = status
-        return [_update(card.tool_call_id, status=status, content=content, rawOutput=result, _meta=meta)]
+        return [_update(card.tool_call_id, status=status, content=content, **tools.raw_output(result), _meta=meta)]
 
     def _error(self, card: ToolCard, error: Any) -> list[dict[str, Any]]:
         self.saw_tool_result = True

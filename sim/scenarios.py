@@ -310,6 +310,13 @@ class ScenarioBook:
             return None, {}
         return words[0], dict(word.split("=", 1) for word in words[1:] if "=" in word)
 
+    def title(self, prompt: str) -> str:
+        """The title an engine gives a session from its first input: the user's words, not the
+        ``#sim`` line, which only the simulator reads (the real engine never sees one)."""
+        name, _ = self.options(prompt)
+        words = prompt if name is None else prompt.partition("\n")[2]
+        return " ".join(words.split()[:6]) or "Untitled"
+
     def pick(self, prompt: str) -> tuple[str, list[dict[str, Any]]]:
         name, params = self.options(prompt)
         if name is None:

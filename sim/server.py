@@ -569,7 +569,7 @@ class SimServer:
     def announce_title(self, session: SimSession, runner: TurnRunner) -> None:
         """The first turn names the session (a notification of its own in this dialect)."""
         if session.turns == 1 and session.title == "New session":
-            session.title = " ".join(runner.prompt.split()[:6]) or "Untitled"
+            session.title = self.book.title(runner.prompt)
             self.wire.send({"method": "session.titleUpdated",
                             "params": {"sessionId": session.session_id, "title": session.title}})
 

@@ -259,7 +259,7 @@ class TodaySimServer(TodayInteractions, SimServer):
             return
         turn.announced = True
         if session.turns == 1 and not session.title:
-            session.title = " ".join(content.split()[:6]) or "Untitled"
+            session.title = self.book.title(content)
             self.emit(session, "session.titleUpdated", {"previousTitle": "", "source": "first_input",
                                                         "title": session.title})
         self.emit(session, "turn.started", {"turnNumber": session.turns - 1, "inputSource": "user",

@@ -4,6 +4,16 @@ from gevent import monkey
 
 monkey.patch_all()
 
+from hypothesis import HealthCheck, settings  # noqa: E402  (after patching, like everything else)
+
+# Property tests run on busy machines (CI shares 2 cores with other jobs): a
+# slow example or slow input generation there says nothing about the code, so
+# no per-example deadline and no "too slow" health check. Every other health
+# check stays (they are about the strategies, not the machine). Tests that set
+# their own @settings inherit this profile for what they leave out.
+settings.register_profile("loaded-machine", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("loaded-machine")
+
 
 def pytest_sessionfinish(session, exitstatus):
     """A leaked actor is a non-daemon thread: never let one hold the run open."""

@@ -57,7 +57,18 @@ def _kept_everything(sent: Any, dumped: Any, path: str = "") -> None:
             _kept_everything(a, b, f"{path}[{index}]")
 
 
+def assert_renderable_tool_card(update: dict[str, Any]) -> None:
+    """The schema allows any JSON as ``rawOutput``, but clients do not: Toad drops a
+    whole ``tool_call_update`` whose ``rawOutput`` is a bare string (issue 21), so the
+    bridge sends a JSON object or nothing."""
+    if "rawOutput" in update:
+        assert isinstance(update["rawOutput"], dict), (
+            f"rawOutput must be a JSON object or absent, got {update['rawOutput']!r}")
+
+
 def assert_valid_update(update: dict[str, Any]) -> None:
+    if update.get("sessionUpdate") in ("tool_call", "tool_call_update"):
+        assert_renderable_tool_card(update)
     model = _UPDATE_MODELS.get(update.get("sessionUpdate"))
     assert model is not None, f"unknown sessionUpdate {update.get('sessionUpdate')!r}"
     parsed = model.model_validate(update)

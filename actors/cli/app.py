@@ -176,6 +176,12 @@ def hub(
     web_root: str | None = typer.Option(None, hidden=True, help="serve the page from this folder"),
 ) -> None:
     """Run the machine-level hub: remote clients' single entry (docs/hub.md)."""
+    from zcode_acp.actors.cli.config import Config, SettingError
+
+    try:
+        Config.from_env()  # a bad remote setting stops the hub as it stops a bridge (one line, exit 2)
+    except SettingError as exc:
+        fail(str(exc))
     from zcode_acp.actors.cli import runtime  # noqa: F401  (patches for gevent first)
     from zcode_acp.hub.main import run_hub
 

@@ -5,7 +5,7 @@ bridge reads: ``Config.from_env`` parses through it, ``zcode-acp --help``
 prints it, and a test checks the README's table against ``markdown_table()``.
 A bad value is a ``SettingError`` whose message is one line for the user (the
 command line prints it and exits 2). Importing this module stays cheap
-(stdlib and ``protocol.session_config`` only): ``--help`` and the stdio path
+(stdlib, ``protocol.session_config`` and ``remote_config``'s converters only): ``--help`` and the stdio path
 both read it.
 """
 
@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Callable, Mapping
 
+from zcode_acp.actors.cli import remote_config
 from zcode_acp.protocol.session_config import MODE_IDS
 
 SIMULATOR = "zcode-sim"
@@ -71,12 +72,16 @@ class Config:
         values: dict[str, Any] = {}
         for setting in SETTINGS:
             raw = env.get(setting.name, "")
-            if raw == "" or setting.attr is None:
+            if raw == "":
                 continue
             try:
-                values[setting.attr] = setting.parse(raw)
+                value = setting.parse(raw)
             except ValueError as exc:
                 raise SettingError(f"{setting.name}={raw!r} is not valid: {exc}") from None
+            # Settings read elsewhere (remote access, tracing) are checked here all the same,
+            # so every command refuses a bad value at start, the same way.
+            if setting.attr is not None:
+                values[setting.attr] = value
         return cls(**values)
 
 
@@ -100,10 +105,96 @@ def backend_command(raw: str) -> str:
     return command
 
 
+JS_ENTRY = (".js", ".cjs", ".mjs")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What is wrong, and how to fix it: one line for stderr, a ✗ line for doctor."""
+
+    what: str
+    fix: str
+
+    def line(self) -> str:
+        return f"{self.what}: {self.fix}"
+
+
+def backend_problem(zcode_bin: str) -> Problem | None:
+    """What stops ``ZCODE_BIN`` from starting; None when it can start.
+
+    Checked at start (a warning: the editor's ``initialize`` is still answered,
+    the CLI may be installed before the first prompt), by ``doctor`` (✗) and
+    when the backend is started (the prompt's error), so all three say the same.
+    """
+    simulator = "ZCODE_BIN=zcode-sim runs the simulated backend"
+    path = zcode_bin if os.sep in zcode_bin else shutil.which(zcode_bin)
+    if path is None:
+        return Problem(f"ZCODE_BIN={zcode_bin!r} is not on the PATH this process was given",
+                       "install the ZCode CLI, or set ZCODE_BIN to its absolute path "
+                       f"(`which zcode` in your shell); {simulator}")
+    if not os.path.exists(path):
+        return Problem(f"ZCODE_BIN={zcode_bin!r} does not exist",
+                       f"set ZCODE_BIN to the ZCode CLI's path; {simulator}")
+    if os.path.isdir(path):
+        return Problem(f"ZCODE_BIN={zcode_bin!r} is a folder, not a program",
+                       "set ZCODE_BIN to the zcode program inside it")
+    if path.endswith(JS_ENTRY):
+        if shutil.which("node") is None:
+            return Problem(f"ZCODE_BIN={zcode_bin!r} is a JavaScript entry point but node is not on PATH",
+                           "install Node.js, or give the bridge a PATH that has it")
+        return None
+    if not os.access(path, os.X_OK):
+        return Problem(f"ZCODE_BIN={zcode_bin!r} is not executable", f"chmod +x {path}")
+    return None
+
+
+def home_problem(home: Path) -> Problem | None:
+    """Why ``ZCODE_HOME`` cannot be used, or None; creates nothing.
+
+    The folder may not exist yet (the bridge makes it, private, when a session
+    first needs it): then its nearest existing parent must be a folder this
+    user can write.
+    """
+    fix = "set ZCODE_HOME to a folder you can write"
+    if home.exists():
+        if not home.is_dir():
+            return Problem(f"ZCODE_HOME={str(home)!r} is not a folder", fix)
+        if not os.access(home, os.W_OK | os.X_OK):
+            return Problem(f"ZCODE_HOME={str(home)!r} is not writable", f"chown $USER {home}, or {fix}")
+        return None
+    parent = next((p for p in home.parents if p.exists()), None)
+    if parent is None or not parent.is_dir():
+        return Problem(f"ZCODE_HOME={str(home)!r} cannot be created ({parent} is not a folder)", fix)
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return Problem(f"ZCODE_HOME={str(home)!r} cannot be created ({parent} is not writable)", fix)
+    return None
+
+
+def start_warnings(config: Config) -> list[str]:
+    """What the bridge says on stderr at start, one line each; ``SettingError`` for what stops it.
+
+    A ``ZCODE_HOME`` it cannot use stops it, like any bad value (one line, exit
+    2); nothing is created here (``initialize`` alone writes nothing: the
+    registry's check). A ``ZCODE_BIN`` that cannot start is only a warning:
+    ``initialize`` needs no CLI (an editor's first contact, the registry's
+    check), the CLI may be installed before the first prompt, and that
+    prompt's error says the same.
+    """
+    problem = home_problem(config.zcode_home)
+    if problem is not None:
+        raise SettingError(problem.line())
+    backend = backend_problem(config.zcode_bin)
+    if backend is None:
+        return []
+    return [f"warning: {backend.line()} (initialize is answered; no session can start until then)"]
+
+
 def mode(raw: str) -> str:
-    if raw not in MODE_IDS:
+    """A mode id, whatever its case (``Build`` is ``build``)."""
+    folded = raw.strip().lower()
+    if folded not in MODE_IDS:
         raise ValueError(f"expected one of {', '.join(MODE_IDS)}")
-    return raw
+    return folded
 
 
 def home_folder(raw: str) -> Path:
@@ -130,6 +221,37 @@ def _seconds(allow_zero: bool) -> Callable[[str], float]:
 
 seconds = _seconds(allow_zero=True)
 positive_seconds = _seconds(allow_zero=False)
+
+
+# Remote access and tracing are read where they are used (remote_config.py, main.py), with the
+# same converters; these only check, so that a bad value stops the bridge at start.
+
+def flag(raw: str) -> bool:
+    value = remote_config.flag(raw)
+    if value is None:
+        raise ValueError(f"expected one of {'/'.join(sorted(remote_config.TRUE_WORDS))} (on) "
+                         f"or {'/'.join(sorted(remote_config.FALSE_WORDS))} (off)")
+    return value
+
+
+def port(raw: str) -> int:
+    value = remote_config.port(raw)
+    if value is None:
+        raise ValueError("expected a port number from 1 to 65535")
+    return value
+
+
+def text(raw: str) -> str:
+    return raw
+
+
+def project_roots(raw: str) -> tuple[Path, ...]:
+    warnings: list[str] = []
+    entries: list[object] = [entry for entry in raw.split(os.pathsep) if entry.strip()]
+    roots = remote_config.project_roots(entries, Path.home(), warnings, "ZCODE_ACP_PROJECT_ROOTS")
+    if warnings:
+        raise ValueError(f"expected absolute folders separated by {os.pathsep!r} ({warnings[0].split(': ', 1)[1]})")
+    return roots
 
 
 @dataclass(frozen=True)
@@ -167,18 +289,21 @@ SETTINGS: tuple[Setting, ...] = (
             "seconds a stopped turn may run on before its session is closed and resumed", positive_seconds),
     # Remote access (docs/remote.md): read with the config file by remote_config.py, which they override.
     Setting("ZCODE_ACP_REMOTE", None, "off",
-            "`1`/`true`/`yes`/`on` opens a loopback WebSocket endpoint for remote ACP clients (needs a token)", str),
+            "`1`/`true`/`yes`/`on` opens a loopback WebSocket endpoint for remote ACP clients (needs a token)", flag),
     Setting("ZCODE_ACP_REMOTE_TOKEN", None, "",
-            "the token remote clients and the hub must present (required for remote access)", str),
+            "the token remote clients and the hub must present (required for remote access)", text),
     Setting("ZCODE_ACP_REMOTE_PORT", None, "8378",
-            "the bridge's remote endpoint port (the next free one upwards when taken)", str),
-    Setting("ZCODE_ACP_HUB_HOST", None, "127.0.0.1", "the hub's listen address", str),
-    Setting("ZCODE_ACP_HUB_PORT", None, "8377", "the hub's port", str),
-    Setting("ZCODE_ACP_HUB_AUTOSTART", None, "on", "`0` never starts a hub when none answers", str),
+            "the bridge's remote endpoint port (the next free one upwards when taken)", port),
+    Setting("ZCODE_ACP_HUB_HOST", None, "127.0.0.1", "the hub's listen address", text),
+    Setting("ZCODE_ACP_HUB_PORT", None, "8377", "the hub's port", port),
+    Setting("ZCODE_ACP_HUB_AUTOSTART", None, "on", "`0` never starts a hub when none answers", flag),
+    Setting("ZCODE_ACP_PROJECT_ROOTS", None, "",
+            f"folders (absolute or `~/…`, separated by `{os.pathsep}`) under which the hub may start a serve "
+            "bridge for a project (the web page's *Open a project*); overrides `remote.projectRoots`", project_roots),
     # Tracing (docs/traces.md): read by the command line, like --trace and --trace-redact-content.
-    Setting("ZCODE_ACP_TRACE", None, "", "record every frame to this file (as `--trace FILE`)", str),
+    Setting("ZCODE_ACP_TRACE", None, "", "record every frame to this file (as `--trace FILE`)", text),
     Setting("ZCODE_ACP_TRACE_REDACT_CONTENT", None, "",
-            "`1`: in the trace, replace every text by its length and a hash", str),
+            "`1`: in the trace, replace every text by its length and a hash", flag),
 )
 
 

@@ -81,6 +81,9 @@ class DemoClient:
         self.at_line_start = True
         self.last_shown = ""
         self.titles: dict[str, str] = {}
+        self.session_title = ""
+        # The context meter's last figures (used, size): shown once, on the turn's closing line.
+        self.context: tuple[Any, Any] | None = None
         self.tools_this_turn = 0
         self.frames: queue.Queue[dict[str, Any] | None] = queue.Queue()
         threading.Thread(target=self._read, name="demo-reader", daemon=True).start()
@@ -200,7 +203,12 @@ class DemoClient:
                 box = {"completed": "[x]", "in_progress": "[~]"}.get(entry.get("status"), "[ ]")
                 self.print_block(self.style("35", f"  {box} {entry.get('content')}"))
         elif kind == "usage_update":
-            self.print_block(self.style("2", f"(context: {update.get('used')} of {update.get('size')} tokens)"))
+            self.context = (update.get("used"), update.get("size"))
+            return  # shown with the stop reason: one token figure per turn
+        elif kind == "session_info_update" and update.get("title") and update["title"] != self.session_title:
+            self.session_title = update["title"]  # the engine names the session; the demo only shows it
+            self.print_block(self.style("2", f"(session title: {self.session_title})"))
+            return
         else:
             return  # not shown: the last shown kind stays, so a message goes on under one heading
         self.last_shown = kind
@@ -268,9 +276,16 @@ def _converse(client: DemoClient, env: dict[str, str], overridden: str | None, p
         client.tools_this_turn = 0
         result = client.request("session/prompt", {
             "sessionId": session["sessionId"], "prompt": [{"type": "text", "text": prompt}]})
-        usage = result.get("usage") or {}
-        client.print_block(dim("2", f"— stop reason: {result['stopReason']}"
-                                    + (f", {usage.get('totalTokens')} tokens" if usage else "")))
+        client.print_block(dim("2", f"— stop reason: {result['stopReason']}" + _tokens(client, result)))
         if client.tools_this_turn:
             client.wait_for_plan()
     return 0
+
+
+def _tokens(client: DemoClient, result: dict[str, Any]) -> str:
+    """The turn's one token figure: how full the context is (the meter), else the turn's own total."""
+    if client.context is not None:
+        used, size = client.context
+        return f" (context: {used} of {size} tokens)"
+    usage = result.get("usage") or {}
+    return f" ({usage['totalTokens']} tokens)" if usage.get("totalTokens") is not None else ""

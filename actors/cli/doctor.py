@@ -30,12 +30,12 @@ from collections.abc import Callable
 
 from zcode_acp import DIST_NAME, version
 from zcode_acp.actors.cli import editors
-from zcode_acp.actors.cli.config import SIMULATOR, Config, SettingError
+from zcode_acp.actors.cli.remote_config import load_remote_config
+from zcode_acp.actors.cli.config import SIMULATOR, Config, SettingError, backend_problem, home_problem
 
 OK, WARN, FAIL = "✓", "!", "✗"
 TRACE_HINT = ("to record a trace for a bug report: zcode-acp --trace FILE (or ZCODE_ACP_TRACE=FILE in the "
               "editor's env), reproduce the problem, and attach FILE")
-TRUE_WORDS = ("1", "true", "yes", "on")
 
 
 @dataclass(frozen=True)
@@ -67,11 +67,11 @@ def is_simulator(argv: list[str]) -> bool:
 
 
 def check_cli(config: Config) -> tuple[Check, list[str] | None]:
+    problem = backend_problem(config.zcode_bin)  # the words of the bridge's start-up warning
+    if problem is not None:
+        return Check(FAIL, f"ZCode CLI cannot start: {problem.what}", problem.fix), None
     argv = backend_argv(config.zcode_bin)
-    if argv is None:
-        return Check(FAIL, f"ZCode CLI not found (ZCODE_BIN={config.zcode_bin!r})",
-                     "install the ZCode CLI or set ZCODE_BIN to its absolute path "
-                     "(ZCODE_BIN=zcode-sim runs the simulated backend)"), None
+    assert argv is not None  # backend_problem found it
     if is_simulator(argv):
         return Check(OK, f"ZCode CLI: {argv[-1]} (the simulated backend of zcode-acp {version()})"), argv
     try:
@@ -206,14 +206,11 @@ def _stop(proc: Any) -> None:
 
 def check_home(config: Config) -> Check:
     home = config.zcode_home
+    problem = home_problem(home)  # the words the bridge stops with at start
+    if problem is not None:
+        return Check(FAIL, problem.what, problem.fix)
     if not home.exists():
-        parent = next((p for p in home.parents if p.exists()), None)
-        if parent is not None and os.access(parent, os.W_OK):
-            return Check(OK, f"ZCODE_HOME {home} does not exist yet; it will be created private (0700)")
-        return Check(FAIL, f"ZCODE_HOME {home} does not exist and cannot be created",
-                     "set ZCODE_HOME to a folder you can write")
-    if not home.is_dir():
-        return Check(FAIL, f"ZCODE_HOME {home} is not a folder", "set ZCODE_HOME to a folder")
+        return Check(OK, f"ZCODE_HOME {home} does not exist yet; it will be created private (0700)")
     try:
         with tempfile.NamedTemporaryFile(dir=home, prefix=".zcode-acp-doctor-"):
             pass
@@ -294,9 +291,11 @@ def _hub_health(host: str, port: int) -> dict[str, Any] | None:
 
 def check_remote() -> list[Check]:
     """Remote access settings (opt-in), the hub and bridge ports, the hub's /api/health."""
-    enabled = (os.environ.get("ZCODE_ACP_REMOTE") or "").lower() in TRUE_WORDS
-    token = os.environ.get("ZCODE_ACP_REMOTE_TOKEN") or ""
-    checks = []
+    # As a bridge reads them: the environment over the config file (docs/hub.md).
+    settings = load_remote_config(log_warnings=False)
+    enabled, token = settings.enabled, settings.token or ""
+    # What the config file's loader skips (a bridge only warns about it: README, "Configuration").
+    checks = [Check(WARN, warning) for warning in settings.warnings]
     if not enabled:
         checks.append(Check(OK, "remote access off (opt-in: ZCODE_ACP_REMOTE=1 with ZCODE_ACP_REMOTE_TOKEN)"))
     elif not token:
@@ -432,4 +431,6 @@ def run_doctor(out: TextIO | None = None) -> int:
         say()
         say(f"── {title} — {where}")
         say(text)
+        if title == "acpx":
+            say(editors.acpx_commands(launch))
     return 1 if failed else 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 from dataclasses import dataclass
 
@@ -129,6 +130,31 @@ def acpx(launch: Launch) -> str:
     return json.dumps({"agents": {"zcode": {"command": command}}}, indent=2)
 
 
+PROMPT = "'your prompt'"
+
+
+def acpx_commands(launch: Launch) -> str:
+    """The acpx commands to use the bridge (acpx 0.19), each under a comment saying what it does.
+
+    ``tests/clients/test_acpx.py`` runs every command, in order, in a project folder.
+    """
+    env = "".join(f"{name}={value} " for name, value in launch.env)
+    agent = shlex.quote(f"env {env}{' '.join(launch.argv())}" if env else " ".join(launch.argv()))
+    steps = [
+        ("one prompt in a new session (run in your project: acpx keeps sessions per folder)",
+         f"acpx zcode exec {PROMPT}"),
+        ("or a session acpx keeps for this folder: create it once, then prompt in it",
+         "acpx zcode sessions new"),
+        (None, f"acpx zcode {PROMPT}"),
+        ("end it, and the bridge acpx kept running for it (else it stops when idle: acpx --ttl)",
+         "acpx zcode sessions close"),
+        ("let the agent's tools run: with no terminal to ask on, acpx denies every permission",
+         f"acpx --approve-all zcode exec {PROMPT}"),
+        ("the same without a config entry", f"acpx --agent {agent} exec {PROMPT}"),
+    ]
+    return "\n".join((f"# {comment}\n" if comment else "") + command for comment, command in steps)
+
+
 # (title, where it goes, language of the block, renderer)
 EDITORS = (
     ("Zed", "settings.json (`zed: open settings`)", "json", zed),
@@ -136,7 +162,7 @@ EDITORS = (
     ("Neovim: CodeCompanion", "your CodeCompanion setup", "lua", codecompanion),
     ("Neovim: avante.nvim", "your avante.nvim setup", "lua", avante),
     ("Emacs: agent-shell", "your init file; then M-x zcode", "elisp", agent_shell),
-    ("acpx", "~/.acpx/config.json; then `acpx zcode 'your prompt'`", "json", acpx),
+    ("acpx", "~/.acpx/config.json; then the commands below, in a project folder", "json", acpx),
 )
 
 

@@ -64,3 +64,8 @@ def fail(message: str, code: int = 2) -> NoReturn:
     """Print one line on stderr and exit (2: the command line or environment is wrong)."""
     print(f"zcode-acp: {message}", file=sys.stderr)
     raise SystemExit(code)
+
+
+def warn(message: str) -> None:
+    """One line on stderr, whatever ``--log-file`` says: the editor's log of the agent shows it."""
+    print(f"zcode-acp: {message}", file=sys.stderr, flush=True)

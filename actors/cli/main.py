@@ -33,8 +33,9 @@ def serve(log_level: str = "info", log_file: str | None = None, trace_file: str 
           trace_redact_content: bool | None = None) -> int:
     """Serve ACP on stdin/stdout until the editor goes away.
 
-    A bad option or environment variable is one line on stderr and exit 2,
-    before anything starts. Tracing (docs/traces.md) also follows
+    A bad option or environment variable (an unusable ``ZCODE_HOME`` too) is
+    one line on stderr and exit 2, before anything starts; a ``ZCODE_BIN`` that
+    cannot start is one warning line, and ``initialize`` is still answered. Tracing (docs/traces.md) also follows
     ``ZCODE_ACP_TRACE`` / ``ZCODE_ACP_TRACE_REDACT_CONTENT``, so an editor's
     agent configuration can turn it on.
     """
@@ -54,14 +55,17 @@ def serve(log_level: str = "info", log_file: str | None = None, trace_file: str 
     if trace_redact_content is None:
         trace_redact_content = os.environ.get("ZCODE_ACP_TRACE_REDACT_CONTENT", "").lower() in ("1", "true", "yes", "on")
 
-    from zcode_acp.actors.cli.config import Config, SettingError
-    from zcode_acp.actors.cli.logs import UsageError, fail, setup_logging
+    from zcode_acp.actors.cli.config import Config, SettingError, start_warnings
+    from zcode_acp.actors.cli.logs import UsageError, fail, setup_logging, warn
 
     try:
         setup_logging(log_level, log_file)
         config = Config.from_env()
+        warnings = start_warnings(config)
     except (UsageError, SettingError) as exc:
         fail(str(exc))
+    for warning in warnings:
+        warn(warning)
     return runtime.serve_stdio(config, trace_file, trace_redact_content)
 
 

@@ -54,7 +54,7 @@ def config_path(env: Mapping[str, str], home: Path) -> Path:
     return root / "zcode-acp" / "config.json"
 
 
-def _flag(value: object) -> bool | None:
+def flag(value: object) -> bool | None:
     if isinstance(value, bool):
         return value
     if isinstance(value, str):
@@ -66,7 +66,7 @@ def _flag(value: object) -> bool | None:
     return None
 
 
-def _port(value: object) -> int | None:
+def port(value: object) -> int | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, str) and value.strip().isdigit():
@@ -76,7 +76,7 @@ def _port(value: object) -> int | None:
     return None
 
 
-def _roots(values: list[object], home: Path, warnings: list[str], origin: str) -> tuple[Path, ...]:
+def project_roots(values: list[object], home: Path, warnings: list[str], origin: str) -> tuple[Path, ...]:
     roots: list[Path] = []
     for value in values:
         if not isinstance(value, str) or not value.strip():
@@ -132,13 +132,13 @@ def parse_remote_config(file_text: str | None, file_mode: int | None, env: Mappi
             warnings.append(f"{where}: remote.{key}={section[key]!r} is not valid; ignored")
         return default
 
-    enabled = pick("enabled", "ZCODE_ACP_REMOTE", _flag, False)
+    enabled = pick("enabled", "ZCODE_ACP_REMOTE", flag, False)
     hub_host = pick("hubHost", "ZCODE_ACP_HUB_HOST",
                     lambda v: v.strip() if isinstance(v, str) and v.strip() else None,
                     DEFAULT_HUB_HOST)
-    hub_port = pick("hubPort", "ZCODE_ACP_HUB_PORT", _port, DEFAULT_HUB_PORT)
-    bridge_port = pick("bridgePort", "ZCODE_ACP_REMOTE_PORT", _port, DEFAULT_BRIDGE_PORT)
-    autostart = pick("hubAutostart", "ZCODE_ACP_HUB_AUTOSTART", _flag, True)
+    hub_port = pick("hubPort", "ZCODE_ACP_HUB_PORT", port, DEFAULT_HUB_PORT)
+    bridge_port = pick("bridgePort", "ZCODE_ACP_REMOTE_PORT", port, DEFAULT_BRIDGE_PORT)
+    autostart = pick("hubAutostart", "ZCODE_ACP_HUB_AUTOSTART", flag, True)
 
     token: str | None = None
     env_token = env.get("ZCODE_ACP_REMOTE_TOKEN", "").strip()
@@ -157,10 +157,10 @@ def parse_remote_config(file_text: str | None, file_mode: int | None, env: Mappi
 
     env_roots = env.get("ZCODE_ACP_PROJECT_ROOTS", "")
     if env_roots.strip():
-        roots = _roots([r for r in env_roots.split(os.pathsep) if r.strip()], home, warnings,
+        roots = project_roots([r for r in env_roots.split(os.pathsep) if r.strip()], home, warnings,
                        "ZCODE_ACP_PROJECT_ROOTS")
     elif isinstance(section.get("projectRoots"), list):
-        roots = _roots(section["projectRoots"], home, warnings, f"{where}: remote.projectRoots")
+        roots = project_roots(section["projectRoots"], home, warnings, f"{where}: remote.projectRoots")
     else:
         if "projectRoots" in section:
             warnings.append(f"{where}: remote.projectRoots must be a list; ignored")

@@ -24,8 +24,8 @@ import gevent.event
 import pykka
 
 from zcode_acp import version
-from zcode_acp.actors.cli.config import Config, SettingError
-from zcode_acp.actors.cli.logs import fail
+from zcode_acp.actors.cli.config import Config, SettingError, start_warnings
+from zcode_acp.actors.cli.logs import fail, warn
 from zcode_acp.actors.cli.remote_access import start_remote
 from zcode_acp.actors.cli.remote_config import load_remote_config
 from zcode_acp.actors.cli.sdnotify import Notifier
@@ -98,8 +98,11 @@ def run_serve(cwd: str, idle_exit: float | None) -> int:
         fail(f"--idle-exit {idle_exit:g} must be a positive number of minutes")
     try:
         config = Config.from_env()
+        warnings = start_warnings(config)
     except SettingError as exc:
         fail(str(exc))
+    for warning in warnings:
+        warn(warning)
     settings = load_remote_config()
     if not settings.token:
         fail("serve has only remote clients, so it needs a token: set ZCODE_ACP_REMOTE_TOKEN "

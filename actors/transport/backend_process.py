@@ -23,6 +23,7 @@ from pathlib import Path
 
 import gevent
 
+from zcode_acp.actors.cli.config import backend_problem
 from zcode_acp.protocol.errors import RpcError, internal
 
 log = logging.getLogger(__name__)
@@ -36,13 +37,11 @@ BUILTIN_FILE_NAME = "zcode-builtin.json"
 
 def resolve_command(zcode_bin: str, extra_args: Sequence[str] = ()) -> list[str]:
     """The argv for ``$ZCODE_BIN app-server --stdio``; RpcError when missing."""
+    problem = backend_problem(zcode_bin)  # the words the start-up warning and doctor use
+    if problem is not None:
+        raise RpcError(-32603, f"cannot start the ZCode CLI: {problem.line()}")
     path = zcode_bin if os.sep in zcode_bin else shutil.which(zcode_bin)
-    if not path or not os.path.exists(path):
-        raise RpcError(
-            -32603,
-            f"ZCode CLI not found: ZCODE_BIN is {zcode_bin!r}. Install the ZCode CLI or set "
-            "ZCODE_BIN to its path (ZCODE_BIN=zcode-sim runs the simulated backend).",
-        )
+    assert path is not None  # backend_problem found it
     argv = [path, "app-server", "--stdio", *extra_args]
     if path.endswith((".js", ".cjs", ".mjs")):
         node = shutil.which("node")

@@ -174,3 +174,12 @@ def test_two_processes_appending_to_one_journal_lose_nothing(tmp_path):
     entries = LazySessionStore(tmp_path).load()
     assert len(entries) == 3080
     assert entries["a-3"]["zcodeSid"] == "sess-a-3" and "zcodeSid" not in entries["b-2"]
+
+
+def test_a_home_that_cannot_be_made_is_one_warning_line_and_no_traceback(tmp_path, capfd, caplog):
+    (tmp_path / "a-file").write_text("")
+    store = LazySessionStore(tmp_path / "a-file" / "zcode-home")
+    store.record("p1", "/w")  # logged, not raised: the session still works
+    store.flush(5)
+    assert any("cannot create" in record.getMessage() for record in caplog.records)
+    assert "Traceback" not in capfd.readouterr().err  # gevent's pool printed one per failed call (issue 21)

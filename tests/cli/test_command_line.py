@@ -24,6 +24,19 @@ BAD_INPUTS = [
     (["--log-level", "debug"], {"ZCODE_ACP_BUSY_LIMIT": "-1"}, "ZCODE_ACP_BUSY_LIMIT='-1' is not valid"),
     ([], {"ZCODE_ACP_SILENCE_PROBE": "nan"}, "ZCODE_ACP_SILENCE_PROBE='nan' is not valid"),
     ([], {"ZCODE_ACP_INTERACTION_TIMEOUT": "soon"}, "ZCODE_ACP_INTERACTION_TIMEOUT='soon' is not valid"),
+    # Issue 21: remote access and tracing settings too (they were warned about and ignored), on every
+    # command that serves; and a ZCODE_HOME that cannot be made.
+    ([], {"ZCODE_ACP_REMOTE_PORT": "abc"}, "ZCODE_ACP_REMOTE_PORT='abc' is not valid: expected a port number"),
+    ([], {"ZCODE_ACP_REMOTE": "maybe"}, "ZCODE_ACP_REMOTE='maybe' is not valid: expected one of 1/on/true/yes"),
+    ([], {"ZCODE_ACP_HUB_PORT": "99999"}, "ZCODE_ACP_HUB_PORT='99999' is not valid"),
+    ([], {"ZCODE_ACP_HUB_AUTOSTART": "perhaps"}, "ZCODE_ACP_HUB_AUTOSTART='perhaps' is not valid"),
+    ([], {"ZCODE_ACP_PROJECT_ROOTS": "src/projects"}, "ZCODE_ACP_PROJECT_ROOTS='src/projects' is not valid: "
+                                                      "expected absolute folders"),
+    ([], {"ZCODE_ACP_TRACE_REDACT_CONTENT": "maybe"}, "ZCODE_ACP_TRACE_REDACT_CONTENT='maybe' is not valid"),
+    (["serve", "--cwd", "/tmp"], {"ZCODE_ACP_REMOTE_PORT": "0"}, "ZCODE_ACP_REMOTE_PORT='0' is not valid"),
+    (["hub"], {"ZCODE_ACP_HUB_PORT": "http"}, "ZCODE_ACP_HUB_PORT='http' is not valid"),
+    ([], {"ZCODE_HOME": "/dev/null/zcode-home"}, "ZCODE_HOME='/dev/null/zcode-home' cannot be created"),
+    (["serve", "--cwd", "/tmp"], {"ZCODE_HOME": "/dev/null/zcode-home"}, "ZCODE_HOME='/dev/null/zcode-home' cannot be"),
 ]
 
 

@@ -23,6 +23,10 @@ def test_the_tour_runs_on_the_simulator_whatever_zcode_bin_says_and_leaves_nothi
     assert "note: ignoring ZCODE_BIN=/bin/false: the demo always runs on the simulator" in out
     assert "on the simulated backend (" in out and "zcode-sim)" in out
     assert out.count("— stop reason: end_turn") == 3
+    # One token figure per turn, the context meter's, on the closing line (issue 21: there were two).
+    assert out.count(" tokens") == 3 and out.count("— stop reason: end_turn (context: ") == 3
+    # The session's title is the engine's, from its first input (not the simulator's `#sim` line).
+    assert out.count("(session title: ") == 1 and "(session title: Show me around this project.)" in out
     # The plan (todo list) and the permission dialogs, answered automatically and shown.
     assert "plan:\n  [x] Read the README\n  [ ] Explore src/\n" in out
     assert "? permission: Bash: rm -rf build/\n  → Allow Once (allow_once)\n" in out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import os
 import socket
 import socketserver
 import threading
@@ -60,9 +61,30 @@ def test_a_missing_cli_fails_with_the_fix(tmp_path):
     assert code == 1
     failures = marked(lines, "✗")
     assert len(failures) == 1, failures
-    assert failures[0].startswith(f"✗ ZCode CLI not found (ZCODE_BIN='{tmp_path / 'no-such-zcode'}') — fix: "
-                                  "install the ZCode CLI or set ZCODE_BIN")
+    assert failures[0] == (f"✗ ZCode CLI cannot start: ZCODE_BIN='{tmp_path / 'no-such-zcode'}' does not exist — "
+                           "fix: set ZCODE_BIN to the ZCode CLI's path; ZCODE_BIN=zcode-sim runs the simulated backend")
     assert "1 problem(s) found." in done.stdout
+
+
+def test_a_cli_that_is_a_folder_or_not_executable_fails_with_the_fix(tmp_path):
+    (tmp_path / "folder").mkdir()
+    code, lines, _ = doctor(doctor_env(tmp_path, ZCODE_BIN=str(tmp_path / "folder")))
+    assert code == 1
+    assert f"✗ ZCode CLI cannot start: ZCODE_BIN='{tmp_path / 'folder'}' is a folder, not a program — fix: set " \
+           "ZCODE_BIN to the zcode program inside it" in lines
+    cli = fake_cli(tmp_path, "exit 0")
+    os.chmod(cli, 0o644)
+    code, lines, _ = doctor(doctor_env(tmp_path, ZCODE_BIN=cli))
+    assert f"✗ ZCode CLI cannot start: ZCODE_BIN='{cli}' is not executable — fix: chmod +x {cli}" in lines
+
+
+def test_a_zcode_home_that_cannot_be_made_fails(tmp_path):
+    (tmp_path / "a-file").write_text("")
+    home = tmp_path / "a-file" / "zcode-home"
+    code, lines, done = doctor(doctor_env(tmp_path, ZCODE_BIN="zcode-sim", ZCODE_HOME=str(home)))
+    assert code == 1 and "Traceback" not in done.stderr
+    assert f"✗ ZCODE_HOME='{home}' cannot be created ({tmp_path / 'a-file'} is not a folder) — fix: set ZCODE_HOME " \
+           "to a folder you can write" in lines
 
 
 def test_a_cli_that_exits_shows_its_own_words(tmp_path):
@@ -118,6 +140,24 @@ def test_remote_access_without_a_token_fails(tmp_path):
     assert code == 1
     assert any(line.startswith("✗ ZCODE_ACP_REMOTE is on but ZCODE_ACP_REMOTE_TOKEN is not set — fix: ")
                for line in lines)
+
+
+def test_a_bad_field_of_the_config_file_is_reported(tmp_path):
+    config = tmp_path / "xdg" / "zcode-acp" / "config.json"
+    config.parent.mkdir(parents=True)
+    config.write_text('{"remote": {"enabled": "perhaps"}}')
+    code, lines, _ = doctor(doctor_env(tmp_path, ZCODE_BIN="zcode-sim", XDG_CONFIG_HOME=str(tmp_path / "xdg")))
+    assert f"! {config}: remote.enabled='perhaps' is not valid; ignored" in lines
+
+
+def test_a_token_from_the_private_config_file_counts(tmp_path):
+    config = tmp_path / "xdg" / "zcode-acp" / "config.json"
+    config.parent.mkdir(parents=True)
+    config.write_text('{"remote": {"token": "a-long-enough-token-for-doctor"}}')
+    config.chmod(0o600)
+    env = doctor_env(tmp_path, ZCODE_BIN="zcode-sim", ZCODE_ACP_REMOTE="1", XDG_CONFIG_HOME=str(tmp_path / "xdg"))
+    _, lines, _ = doctor(env)
+    assert "✓ remote access on, token set" in lines
 
 
 class Health(http.server.BaseHTTPRequestHandler):

@@ -84,6 +84,8 @@ def test_docs_editors_shows_exactly_what_doctor_prints():
     launch = editors.Launch("/home/you/zcode-acp/.venv/bin/zcode-acp", (), (("ZCODE_BIN", "zcode"),))
     for title, where, language, snippet in editors.render_all(launch):
         assert f"## {title}\n\nWhere: {where}.\n\n```{language}\n{snippet}\n```" in text, title
+    # The acpx commands (doctor prints them too; tests/clients/test_acpx.py runs each one).
+    assert f"```json\n{editors.acpx(launch)}\n```\n\n```sh\n{editors.acpx_commands(launch)}\n```" in text
     for _, _, language, snippet in editors.render_all(launch):
         if language == "json":
             json.loads(snippet)

@@ -99,3 +99,19 @@ def test_zcode_sim_is_found_next_to_the_interpreter_when_not_on_path(monkeypatch
 def test_zcode_sim_on_path_is_left_to_path(monkeypatch):
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{SYSTEM_PATH}")
     assert Config.from_env({"ZCODE_BIN": "zcode-sim"}).zcode_bin == "zcode-sim"
+
+
+def test_mode_names_are_case_insensitive():
+    assert Config.from_env({"ZCODE_ACP_MODE": "Build"}).default_mode == "build"
+    assert Config.from_env({"ZCODE_ACP_MODE": " YOLO "}).default_mode == "yolo"
+    from zcode_acp.protocol.session_config import validate_mode
+
+    assert validate_mode("Plan") == "plan"  # session/set_mode and /mode alike
+
+
+def test_the_project_roots_setting_is_in_the_table_and_checked():
+    names = [setting.name for setting in SETTINGS]
+    assert "ZCODE_ACP_PROJECT_ROOTS" in names
+    assert Config.from_env({"ZCODE_ACP_PROJECT_ROOTS": "/srv/a:~/b"})  # valid: absolute or ~/
+    with pytest.raises(SettingError, match="ZCODE_ACP_PROJECT_ROOTS='a:/b' is not valid: expected absolute folders"):
+        Config.from_env({"ZCODE_ACP_PROJECT_ROOTS": "a:/b"})

@@ -168,3 +168,43 @@ def test_the_collector_is_back_on_once_the_stdio_path_has_started(tmp_path):
             "print(gc.isenabled(), gc.get_threshold()[0])")
     done = run([sys.executable, "-c", code], clean_env(tmp_path))
     assert done.stdout.split() == ["True", "100000"], done.stderr
+
+
+def _not_a_program(tmp_path, kind: str) -> tuple[str, str]:
+    """A ZCODE_BIN that cannot start, and the fix the bridge must name for it."""
+    if kind == "missing":
+        return str(tmp_path / "no-such-zcode"), "set ZCODE_BIN to the ZCode CLI's path"
+    if kind == "not-on-path":
+        return "zcode-not-installed", "set ZCODE_BIN to its absolute path"
+    if kind == "folder":
+        (tmp_path / "zcode-folder").mkdir()
+        return str(tmp_path / "zcode-folder"), "set ZCODE_BIN to the zcode program inside it"
+    path = tmp_path / "zcode"
+    path.write_text("#!/bin/sh\nexit 0\n")
+    path.chmod(0o644)
+    return str(path), f"chmod +x {path}"
+
+
+@pytest.mark.parametrize("kind", ["missing", "not-on-path", "folder", "not-executable"])
+def test_a_zcode_bin_that_cannot_start_is_named_at_start_with_the_fix_and_initialize_answers(tmp_path, kind):
+    zcode_bin, fix = _not_a_program(tmp_path, kind)
+    bridge = Bridge([ZCODE_ACP], clean_env(tmp_path, ZCODE_BIN=zcode_bin))
+    assert "result" in bridge.request("initialize", INITIALIZE)  # the editor's first contact still works
+    session = bridge.request("session/new", {"cwd": str(tmp_path), "mcpServers": []})["result"]
+    answer = bridge.request("session/prompt", {"sessionId": session["sessionId"],
+                                               "prompt": [{"type": "text", "text": "hello"}]})
+    assert fix in answer["error"]["message"], answer  # the prompt's error names the same fix
+    assert bridge.close() == 0
+    [warning] = [line for line in bridge.stderr if line.startswith("zcode-acp: warning: ")]
+    assert f"ZCODE_BIN={zcode_bin!r}" in warning and fix in warning, bridge.stderr
+    assert "Traceback" not in "".join(bridge.stderr)
+
+
+def test_a_zcode_home_that_cannot_be_made_is_one_line_and_exit_2(tmp_path):
+    (tmp_path / "a-file").write_text("")
+    home = tmp_path / "a-file" / "zcode-home"
+    done = run([ZCODE_ACP], clean_env(tmp_path, ZCODE_BIN="zcode-sim", ZCODE_HOME=str(home)), timeout=30)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines() == [f"zcode-acp: ZCODE_HOME={str(home)!r} cannot be created "
+                                        f"({tmp_path / 'a-file'} is not a folder): set ZCODE_HOME to a folder "
+                                        "you can write"]

@@ -133,6 +133,9 @@ class Bridge:
         self.log = log
         self.frames: list[dict[str, Any]] = []
         self.methods: dict[Any, str] = {}
+        # The SDK logs and swallows what an observer raises, so a frame that fails
+        # the schema is kept here and fails the test when the bridge is left.
+        self.invalid: list[str] = []
 
     def observe(self, event: Any) -> None:
         message = event.message
@@ -141,7 +144,10 @@ class Bridge:
                 self.methods[message["id"]] = message["method"]
             return
         self.frames.append(message)
-        assert_valid_frame(message, self.methods)
+        try:
+            assert_valid_frame(message, self.methods)
+        except AssertionError as error:
+            self.invalid.append(f"{error}\n  in {message}")
 
     async def new_session(self, cwd: str = "/tmp") -> str:
         response = await self.conn.new_session(cwd=cwd, mcp_servers=[])
@@ -197,6 +203,7 @@ async def bridge(tmp_path: Path, capabilities: dict[str, Any] | None = None, env
             await conn.initialize(protocol_version=1,
                                   client_capabilities=ClientCapabilities.model_validate(caps))
             yield harness
+            assert not harness.invalid, "frames that fail the schema:\n" + "\n".join(harness.invalid)
 
 
 async def file_contains(path: Path, needle: str, timeout: float = TIMEOUT) -> str:

@@ -51,3 +51,15 @@ def test_dialects_differ_only_by_the_jsonrpc_field():
     assert jsonrpc.backend_request(1, "m", {}) == {"id": 1, "method": "m", "params": {}}
     assert "jsonrpc" not in jsonrpc.backend_result(1, {})
     assert jsonrpc.acp_error(None, RpcError(-32700, "bad"))["error"] == {"code": -32700, "message": "bad"}
+
+
+def test_a_response_is_recognised_whatever_is_wrong_with_it():
+    from zcode_acp.protocol.framing import decode_object
+    from zcode_acp.protocol.jsonrpc import is_response
+
+    toad = '{"jsonrpc":"2.0","id":null,"error":{"code":-32601,"message":"Method not found"}}'
+    assert is_response(decode_object(toad))  # no longer refused as "not a frame"
+    for frame in ({"id": 1, "result": None}, {"jsonrpc": "2.0", "id": 1, "result": 1, "error": {}}, {"error": {}}):
+        assert is_response(frame)
+    for frame in ({"jsonrpc": "2.0", "id": 1, "method": "x", "result": 1}, {"jsonrpc": "2.0", "id": 1}, {}):
+        assert not is_response(frame)

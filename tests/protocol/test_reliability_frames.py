@@ -9,11 +9,17 @@ from zcode_acp.protocol.errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERR
 
 
 @pytest.mark.parametrize("line", [b"{}", b'{"jsonrpc":"2.0"}', b'{"jsonrpc":"2.0","id":null}',
-                                  b'{"jsonrpc":"2.0","id":"\\ud800"}', b'{"result":1}'])
+                                  b'{"jsonrpc":"2.0","id":"\\ud800"}'])
 def test_an_object_with_no_method_and_no_usable_id_is_an_invalid_request(line):
     with pytest.raises(framing.FrameError) as err:
         framing.decode_object(line)
     assert err.value.code == INVALID_REQUEST
+
+
+@pytest.mark.parametrize("line", [b'{"result":1}', b'{"jsonrpc":"2.0","id":null,"error":{"code":1,"message":"x"}}'])
+def test_a_response_without_a_usable_id_is_passed_on_to_be_dropped_not_refused(line):
+    # A response is never answered (issue 21): the connection drops it, so decoding must not refuse it.
+    assert jsonrpc.is_response(framing.decode_object(line))
 
 
 def test_a_float_id_is_a_valid_id_echoed_as_sent():
