@@ -75,13 +75,19 @@ class SessionSettings:
                 models = tuple((_model_id(item), str(item.get("name") or item.get("label") or _model_id(item)))
                                for item in items)
                 if models:
+                    # Merged, never replaced: today's engine lists only the current model in every
+                    # payload after create/resume (modelAvailability "current"), so a payload adds
+                    # what it names and refreshes it, and the rest of the catalog stays offered.
                     providers = tuple((_model_id(item), _provider_id(item)) for item in items if _provider_id(item))
                     descriptions = tuple((_model_id(item), _describe_model(item)) for item in items
                                          if _describe_model(item))
                     per_model = tuple((_model_id(item), _levels(item["reasoning"] if isinstance(
                         item.get("reasoning"), dict) else {})) for item in items if _has_catalog_levels(item))
-                    updated = replace(updated, models=models, providers=providers, model_descriptions=descriptions,
-                                      model_levels=per_model)
+                    known = tuple(pair for pair in updated.models if pair[0] != DEFAULT_MODEL)
+                    updated = replace(updated, models=_merged(known, models),
+                                      providers=_merged(updated.providers, providers),
+                                      model_descriptions=_merged(updated.model_descriptions, descriptions),
+                                      model_levels=_merged(updated.model_levels, per_model))
             if current:
                 updated = replace(updated, model=current)
                 if current not in {value for value, _ in updated.models}:
@@ -147,6 +153,13 @@ class SessionSettings:
     def with_patch(self, patch: Any) -> SessionSettings:
         """Apply a ``state.updated`` patch (same shape as settings)."""
         return self.with_backend_settings(patch)
+
+
+def _merged(old: tuple[tuple[str, Any], ...], new: tuple[tuple[str, Any], ...]) -> tuple[tuple[str, Any], ...]:
+    """``old`` with each key of ``new`` refreshed in place and new keys appended, in order."""
+    fresh = dict(new)
+    kept = tuple((key, fresh.pop(key, value)) for key, value in old)
+    return kept + tuple((key, value) for key, value in new if key in fresh)
 
 
 def _current(value: Any) -> Any:

@@ -527,9 +527,12 @@ class SimServer:
     def absorb_guides(self, session: SimSession, turn: SimTurn, runner: TurnRunner) -> None:
         """Hook: fold text steered into a running turn (today's engine only)."""
 
-    def state_updated(self, session: SimSession, reason: str, patch: dict[str, Any]) -> None:
+    def state_updated(self, session: SimSession, reason: str, patch: Any = None) -> int:
+        """Announce a state change (the seed's shape: no envelope); returns the session's revision."""
+        session.revision += 1
         self.wire.send({"method": "state.updated",
-                        "params": {"sessionId": session.session_id, "reason": reason, "patch": patch}})
+                        "params": {"sessionId": session.session_id, "reason": reason, "patch": patch or {}}})
+        return session.revision
 
 
 def serve(disallowed_tools: list[str] | None = None) -> int:

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import gevent
 
-from . import catalog
+from . import catalog, snapshot
 from .dialect import Dialect
 from .history import present
 from .mcp_schema import check_mcp_servers
@@ -59,6 +59,7 @@ EARLY_START = os.environ.get("ZCODE_SIM_EARLY_START") == "1"
 PROVIDER_CONFIG = os.environ.get("ZCODE_SIM_PROVIDER_CONFIG", "ignore")
 PROVIDER_FILES = ("ZCODE_BUILTIN_PROVIDER_CONFIG_FILE", "ZCODE_PERSONAL_PROVIDER_CONFIG_FILE")
 SYSTEM_TOKENS = 1000
+MODES = ("plan", "build", "edit", "yolo", "auto")
 USAGE_KEYS = ("inputTokens", "outputTokens", "totalTokens", "reasoningTokens", "cacheReadTokens",
               "cacheCreationTokens", "modelRequestCount")
 GOAL_ACTIONS = ("show", "replace", "clear", "pause", "resume")
@@ -84,7 +85,7 @@ def _required(value: Any, path: str) -> None:
 
 class TodaySimServer(SimServer):
     busy = BUSY_TODAY
-    persisted = PERSISTED + ("usage_total",)
+    persisted = PERSISTED + ("usage_total", "revision", "trace_id", "created_at")
 
     def __init__(self, wire: Wire, book: ScenarioBook, dialect: Dialect) -> None:
         super().__init__(wire, book, dialect)
@@ -111,10 +112,47 @@ class TodaySimServer(SimServer):
 
     def envelope(self, session: SimSession, kind: str, payload: dict[str, Any],
                  turn_id: str | None) -> dict[str, Any]:
+        """``{eventId, sessionId, turnId?, seq, traceId?, timestamp, deliveryKind?, type, payload}``."""
         event = super().envelope(session, kind, payload, turn_id)
         event["eventId"] = str(uuid.uuid4())
         event["timestamp"] = int(time.time() * 1000)
+        if session.trace_id:
+            event["traceId"] = session.trace_id
+        if session.delivery_kind:
+            event["deliveryKind"] = session.delivery_kind
         return event
+
+    # -- session state: revisions and state.updated -------------------------------------------
+
+    def state_updated(self, session: SimSession, reason: str, patch: Any = None) -> int:
+        """Count one state change and announce it; returns the new revision.
+
+        ``patch=None`` sends what a set* sends: the settings listing only the current model.
+        Every dialect module calls this after a change (prompts: ``{"status": "running"}``).
+        """
+        session.revision += 1
+        if patch is None:
+            patch = snapshot.settings(session, "current")
+        self.wire.send({"method": "state.updated", "params": snapshot.state_updated(session, reason, patch)})
+        return session.revision
+
+    def snapshot(self, session: SimSession, availability: snapshot.Availability,
+                 messages: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """The session's state snapshot (create/resume: the whole catalog; read and set*: current only)."""
+        shown = session.visible_messages() if messages is None else messages
+        key = str(session.workspace.get("workspaceKey") or "")
+        commands = BUILTIN_COMMANDS + self.user_commands(self.workspace_path(key)) if key else list(BUILTIN_COMMANDS)
+        return snapshot.snapshot(session, availability, shown, commands)
+
+    def m_session_subscribe(self, params: dict[str, Any]) -> dict[str, Any]:
+        result = super().m_session_subscribe(params)
+        session = self.session(params)
+        kind = params.get("deliveryKind")
+        if isinstance(kind, str) and kind:
+            session.delivery_kind = kind  # echoed on every event from now on
+        result["sessionId"] = session.session_id
+        result.setdefault("events", [])
+        return result
 
     # -- create, resume, list, close ------------------------------------------------------
 
@@ -123,16 +161,17 @@ class TodaySimServer(SimServer):
         if self.create_hangs:
             return None  # never answered, as a desktop engine without its provider files does
         entry = catalog.find(catalog.PROVIDER, catalog.DEFAULT_MODEL)
+        now = int(time.time() * 1000)
         session = SimSession(session_id=f"sess_{_hex()}", workspace=params.get("workspace") or {},
                              mode=params.get("mode") or "yolo", model=catalog.DEFAULT_MODEL,
-                             thought=catalog.default_level(entry), title="")
+                             thought=catalog.default_level(entry), title="", trace_id=f"trace_{_hex()}",
+                             created_at=now, updated_at=now)
         self.ask_for_headers(session, params.get("mcpServers") or [])
         self.ask_bridge("session/requestRuntimePreferences",
                         {"scope": "runtime-materialization", "sessionId": session.session_id})
         self.sessions[session.session_id] = session
         self.save(session)
-        return {"session": {"sessionId": session.session_id, "title": session.title, "traceId": f"trace_{_hex()}"},
-                "settings": self.settings(session)}
+        return self.snapshot(session, "all")
 
     def ask_for_headers(self, session: SimSession, servers: list[dict[str, Any]]) -> None:
         """The two header requests of a create; an error answer (or a malformed one) fails it."""
@@ -169,13 +208,11 @@ class TodaySimServer(SimServer):
 
     def m_session_resume(self, params: dict[str, Any]) -> dict[str, Any]:
         check_mcp_servers(params.get("mcpServers"))
-        result = super().m_session_resume(params)
+        super().m_session_resume(params)
         session = self.sessions[params["sessionId"]]
         # Resumed under another workspace key, the session's model selection is not found.
         session.model_lost = (params.get("workspace") or {}).get("workspaceKey") != session.workspace.get("workspaceKey")
-        result["session"]["title"] = session.title
-        result["settings"] = self.settings(session)
-        return result
+        return self.snapshot(session, "all")
 
     def m_session_close(self, params: dict[str, Any]) -> dict[str, Any]:
         session = self.known(params.get("sessionId"))
@@ -194,19 +231,22 @@ class TodaySimServer(SimServer):
     # -- settings and models ----------------------------------------------------------------
 
     def settings(self, session: SimSession) -> dict[str, Any]:
-        entry = catalog.find(catalog.PROVIDER, session.model)
-        levels = catalog.levels(entry)
-        current: dict[str, Any] | None = None
-        if not session.model_lost:
-            current = {"providerId": catalog.PROVIDER, "modelId": session.model}
-            if levels:
-                current["options"] = {"reasoningLevel": session.thought}
-        return {
-            "mode": {"current": session.mode},
-            "model": {"current": current, "available": catalog.MODELS},
-            "thoughtLevel": {"current": session.thought if levels and current else None,
-                             "available": [{"value": v, "label": v.title()} for v in levels]},
-        }
+        return snapshot.settings(session, "current")
+
+    def changed(self, session: SimSession, reason: str) -> dict[str, Any]:
+        """After a set*: save, announce ``state.updated``, answer the current-only snapshot."""
+        self.save(session)
+        self.state_updated(session, reason)
+        return self.snapshot(session, "current")
+
+    def m_session_setMode(self, params: dict[str, Any]) -> dict[str, Any]:
+        session = self.session(params)
+        mode = params.get("mode")
+        if mode not in MODES:
+            expected = " | ".join(f"'{m}'" for m in MODES)
+            raise SimError(-32602, f"Invalid params: mode: Invalid enum value. Expected {expected}, received {mode!r}")
+        session.mode = mode
+        return self.changed(session, "mode_changed")
 
     def m_session_setModel(self, params: dict[str, Any]) -> dict[str, Any]:
         session = self.session(params)
@@ -225,8 +265,7 @@ class TodaySimServer(SimServer):
             allowed = f"one of {', '.join(levels)}" if levels else "this model has no reasoning levels"
             raise SimError(-32602, f"Invalid reasoning level {level!r} for {ref}: {allowed}")
         session.model, session.thought, session.model_lost = model["modelId"], level or "", False
-        self.save(session)
-        return {"settings": self.settings(session)}
+        return self.changed(session, "model_changed")
 
     def m_session_setThoughtLevel(self, params: dict[str, Any]) -> dict[str, Any]:
         session = self.session(params)
@@ -238,8 +277,7 @@ class TodaySimServer(SimServer):
             allowed = f"one of {', '.join(levels)}" if levels else "this model has no reasoning levels"
             raise SimError(-32602, f"Invalid thought level {level!r} for {catalog.PROVIDER}/{session.model}: {allowed}")
         session.thought = level
-        self.save(session)
-        return {"settings": self.settings(session)}
+        return self.changed(session, "thought_level_changed")
 
     # -- turns ----------------------------------------------------------------------------------
 
@@ -444,17 +482,12 @@ class TodaySimServer(SimServer):
         return result
 
     def m_session_read(self, params: dict[str, Any]) -> dict[str, Any]:
-        result = super().m_session_read(params)
         session = self.session(params)
-        window = catalog.context_window(session.model)
-        result["projection"].update(contextWindow=window, totalTokenCount=session.usage_total.get("totalTokens", 0))
-        result["runtime"] = {"contextUsage": {"used": session.context_used, "size": window}}
         messages = session.visible_messages()
         limit = params.get("messageLimit")
-        if isinstance(limit, int) and limit >= 0:
-            messages = messages[len(messages) - limit:] if limit else []
-        result["messages"] = [present(message) for message in messages]
-        return result
+        if isinstance(limit, int) and limit > 0:
+            messages = messages[len(messages) - limit:]
+        return self.snapshot(session, "current", messages)
 
     def m_session_usage(self, params: dict[str, Any]) -> dict[str, Any]:
         session = self.session(params)

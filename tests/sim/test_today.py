@@ -329,9 +329,13 @@ def test_row9_the_catalog_is_ref_keyed_with_labels_windows_and_levels(today: Sim
     settings = today.result("session/create", {"workspace": today.workspace()})["settings"]
     available = settings["model"]["available"]
     assert available[0] == {"ref": {"providerId": "zhipu", "modelId": "glm-5"}, "label": "GLM-5",
-                            "contextWindow": 200_000,
+                            "providerLabel": "Zhipu", "contextWindow": 200_000,
                             "reasoning": {"levels": [{"value": "low", "label": "Low"}, {"value": "high", "label": "High"},
-                                                     {"value": "max", "label": "Max"}], "defaultLevel": "high"}}
+                                                     {"value": "max", "label": "Max"}], "defaultLevel": "high"},
+                            "properties": {"inputFormat": {"supportsText": True, "supportsImage": True,
+                                                           "supportsVideo": False, "supportsAudio": False,
+                                                           "supportsPdf": True},
+                                           "outputFormat": {"supportsText": True}}}
     assert "reasoning" not in available[2]  # an entry may have no reasoning levels at all
     assert settings["model"]["current"] == {"providerId": "zhipu", "modelId": "glm-5",
                                             "options": {"reasoningLevel": "high"}}
@@ -464,7 +468,7 @@ def test_row15_resume_under_another_key_loses_the_model_and_its_own_key_keeps_it
     [listed] = peer.result("session/list", {"workspace": peer.workspace("/tmp/project")})["sessions"]
     assert listed["workspace"] == {"workspacePath": "/tmp/project", "workspaceKey": "acp-1234"}
     wrong = peer.result("session/resume", {"sessionId": sid, "workspace": peer.workspace("/tmp/project")})
-    assert wrong["settings"]["model"]["current"] is None
+    assert "current" not in wrong["settings"]["model"]  # an unbound selection is omitted, never null
     peer.result("session/subscribe", {"sessionId": sid, "deliveryKind": "desktop-continuous", "includeSnapshot": False})
     begin, _ = peer.send_prompt(sid, "hello")
     failed = peer.event(sid, "turn.failed", begin)["payload"]["error"]
