@@ -73,6 +73,7 @@ class SimSession:
     trace_id: str = ""
     delivery_kind: str = ""
     created_at: int = 0
+    mcp_servers: list[dict[str, Any]] = field(default_factory=list)  # registered at create/resume, not connected
 
     def visible_messages(self) -> list[dict[str, Any]]:
         """Right after a resume the history fills up gradually (a real backend's quirk)."""

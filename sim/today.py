@@ -16,12 +16,16 @@ What differs from the seed's app-server, each difference a method here
 * the title is a ``session.titleUpdated`` event; history uses ``messageId``,
   ``semantics.kind``, ``partId``/``callId``; the model catalog is keyed by
   ``ref`` with per-model reasoning levels that ``session/setModel`` enforces;
-* goal has ``replace`` but no ``set``; compaction is slow (busy ``-32010``
+* goal actions are ``show|set|replace|pause|resume|clear``; compaction is slow (busy ``-32010``
   meanwhile) and answers ``{response}``; ``session/usage`` is cumulative while
   ``session/read → runtime.contextUsage.used`` is the occupancy;
-  ``session/close`` ends a turn at once; a resume under another workspace key
-  loses the session's model; slash commands come from a ``workspace-config``
-  topic of the v4 conversation API.
+  ``session/close`` ends a turn at once and sends no ``session.closed``; a resume under another
+  workspace key loses the session's model; slash commands come from
+  ``workspace/readPresentation`` (``sim/today_workspace.py``), the snapshot and a
+  ``workspace-config`` topic of the v4 conversation API;
+* session level (``sim/snapshot.py``, ``sim/strict.py``): params checked as the zod ``.strict()``
+  schemas do; create/resume answer the whole snapshot, read and set* the current model only,
+  each change a ``state.updated`` with its revision; an unknown session is ``-32004``.
 """
 
 from __future__ import annotations
@@ -35,13 +39,14 @@ from typing import TYPE_CHECKING, Any
 
 import gevent
 
-from . import catalog, snapshot
+from . import catalog, snapshot, strict
 from .dialect import Dialect
 from .history import present
 from .mcp_schema import check_mcp_servers
 from .model import SimError, SimSession, SimTurn
 from .scenarios import ScenarioBook
 from .server import PERSISTED, TRACE_PATH, SimServer
+from .today_workspace import BUILTIN_COMMANDS, WorkspaceMethods, user_commands
 from .wire import Wire, dumps
 
 if TYPE_CHECKING:
@@ -62,16 +67,9 @@ SYSTEM_TOKENS = 1000
 MODES = ("plan", "build", "edit", "yolo", "auto")
 USAGE_KEYS = ("inputTokens", "outputTokens", "totalTokens", "reasoningTokens", "cacheReadTokens",
               "cacheCreationTokens", "modelRequestCount")
-GOAL_ACTIONS = ("show", "replace", "clear", "pause", "resume")
+GOAL_ACTIONS = ("show", "set", "replace", "clear", "pause", "resume")
 FOREIGN_KEY = {"status": "failed", "reasonCode": "fault.command.executionFailed",
                "message": "SqliteError: FOREIGN KEY constraint failed"}
-BUILTIN_COMMANDS = [
-    {"name": "compact", "description": "Summarize the conversation to free context", "inputHint": "[instructions]"},
-    {"name": "goal", "description": "Show, replace, pause, resume or clear the session goal",
-     "inputHint": "[replace <objective>|pause|resume|clear]"},
-    {"name": "init", "description": "Create or update AGENTS.md for this workspace", "inputHint": ""},
-    {"name": "plan", "description": "Plan before editing", "inputHint": "<task>"},
-]
 
 
 def _hex(size: int = 12) -> str:
@@ -83,15 +81,31 @@ def _required(value: Any, path: str) -> None:
         raise SimError(-32602, f"Invalid params: {path}: Required")
 
 
-class TodaySimServer(SimServer):
+class TodaySimServer(WorkspaceMethods, SimServer):
     busy = BUSY_TODAY
     persisted = PERSISTED + ("usage_total", "revision", "trace_id", "created_at")
 
     def __init__(self, wire: Wire, book: ScenarioBook, dialect: Dialect) -> None:
         super().__init__(wire, book, dialect)
-        self.removed |= {"steer", "rewind"}
+        self.removed |= {"steer", "rewind", "rewindCascade"}  # removed in 0.16
+        self.removed_prefixes = ("automation/",)  # removed in 0.16.5
+        self.mcp_connected: dict[str, dict[str, Any]] = {}  # workspace key → MCP servers mcp/list connected
         self.server_ids = itertools.count(1)
         self.create_hangs = False
+
+    def check_params(self, method: str, params: Any) -> None:
+        strict.check(method, params)
+
+    def session(self, params: dict[str, Any]) -> SimSession:
+        """An unknown session is "not active" (-32004), as the engine's requireSession says."""
+        if self.known(params.get("sessionId")) is None:
+            raise SimError(-32004, f"Session is not active: {params.get('sessionId')}")
+        session = super().session(params)
+        expected = params.get("expectedRevision")
+        if isinstance(expected, int) and expected != session.revision:
+            raise SimError(-32009, "Session state revision mismatch",
+                           {"actualRevision": session.revision, "expectedRevision": expected})
+        return session
 
     def next_request_id(self) -> Any:
         return f"server-{next(self.server_ids)}"
@@ -141,7 +155,7 @@ class TodaySimServer(SimServer):
         """The session's state snapshot (create/resume: the whole catalog; read and set*: current only)."""
         shown = session.visible_messages() if messages is None else messages
         key = str(session.workspace.get("workspaceKey") or "")
-        commands = BUILTIN_COMMANDS + self.user_commands(self.workspace_path(key)) if key else list(BUILTIN_COMMANDS)
+        commands = BUILTIN_COMMANDS + user_commands(self.workspace_path(key)) if key else list(BUILTIN_COMMANDS)
         return snapshot.snapshot(session, availability, shown, commands)
 
     def m_session_subscribe(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -166,6 +180,7 @@ class TodaySimServer(SimServer):
                              mode=params.get("mode") or "yolo", model=catalog.DEFAULT_MODEL,
                              thought=catalog.default_level(entry), title="", trace_id=f"trace_{_hex()}",
                              created_at=now, updated_at=now)
+        session.mcp_servers = list(params.get("mcpServers") or [])  # registered only: mcp/list connects them
         self.ask_for_headers(session, params.get("mcpServers") or [])
         self.ask_bridge("session/requestRuntimePreferences",
                         {"scope": "runtime-materialization", "sessionId": session.session_id})
@@ -208,22 +223,32 @@ class TodaySimServer(SimServer):
 
     def m_session_resume(self, params: dict[str, Any]) -> dict[str, Any]:
         check_mcp_servers(params.get("mcpServers"))
+        if self.known(params.get("sessionId")) is None:
+            raise SimError(-32004, f"Session not found: {params.get('sessionId')}")
         super().m_session_resume(params)
         session = self.sessions[params["sessionId"]]
+        given = params.get("workspace")
         # Resumed under another workspace key, the session's model selection is not found.
-        session.model_lost = (params.get("workspace") or {}).get("workspaceKey") != session.workspace.get("workspaceKey")
+        session.model_lost = isinstance(given, dict) and given.get("workspaceKey") != session.workspace.get("workspaceKey")
+        if isinstance(given, dict) and not session.model_lost:
+            session.workspace = dict(given)  # the record takes the workspace as given (workspaceIdentity too)
+        if params.get("mcpServers"):
+            session.mcp_servers = list(params["mcpServers"])
+        if isinstance(params.get("thoughtLevel"), str) and params["thoughtLevel"] in catalog.levels(
+                catalog.find(catalog.PROVIDER, session.model)):
+            session.thought = params["thoughtLevel"]
         return self.snapshot(session, "all")
 
     def m_session_close(self, params: dict[str, Any]) -> dict[str, Any]:
         session = self.known(params.get("sessionId"))
         if session is None:
-            raise SimError(-32002, f"session not found: {params.get('sessionId')}")
+            raise SimError(-32004, f"Session is not active: {params.get('sessionId')}")
         turn = session.lock
         if turn is not None:
             turn.closed = turn.stopped = True
             session.lock = None
         session.queue.clear()
-        self.emit(session, "session.closed", {"reason": "closed"})
+        # The engine unsubscribes before it closes: no session.closed reaches the host.
         session.active = session.subscribed = False
         self.save(session)
         return {"closed": True}
@@ -245,7 +270,8 @@ class TodaySimServer(SimServer):
         if mode not in MODES:
             expected = " | ".join(f"'{m}'" for m in MODES)
             raise SimError(-32602, f"Invalid params: mode: Invalid enum value. Expected {expected}, received {mode!r}")
-        session.mode = mode
+        if mode != "plan" or self.plan_works():
+            session.mode = mode  # before 0.16.9 plan was accepted and had no effect
         return self.changed(session, "mode_changed")
 
     def m_session_setModel(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -446,7 +472,7 @@ class TodaySimServer(SimServer):
             raise SimError(-32602, f"zcode-sim does not simulate the v4 topic {topic!r}")
         key = topic.split("/", 1)[1]
         subscription = params.get("subscriptionId") or f"sub_{_hex()}"
-        commands = BUILTIN_COMMANDS + self.user_commands(self.workspace_path(key))
+        commands = BUILTIN_COMMANDS + user_commands(self.workspace_path(key))
         # The snapshot frame goes out before the subscribe's answer.
         self.wire.send({"method": "v4/conversation/frame", "params": {
             "topic": topic, "subscriptionId": subscription, "connectionId": params.get("connectionId"),
@@ -459,20 +485,6 @@ class TodaySimServer(SimServer):
             if session.workspace.get("workspaceKey") == key:
                 return str(session.workspace.get("workspacePath") or key)
         return key
-
-    @staticmethod
-    def user_commands(workspace_path: str) -> list[dict[str, str]]:
-        """User-defined commands: ``<workspace>/.zcode/commands/<name>.md``, first line = description."""
-        folder = os.path.join(workspace_path, ".zcode", "commands")
-        if not os.path.isdir(folder):
-            return []
-        commands = []
-        for name in sorted(os.listdir(folder)):
-            if name.endswith(".md"):
-                with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as handle:
-                    first = handle.readline().strip().lstrip("# ")
-                commands.append({"name": name[:-3], "description": first, "inputHint": ""})
-        return commands
 
     # -- history, usage ------------------------------------------------------------------------
 
@@ -501,7 +513,7 @@ class TodaySimServer(SimServer):
         if action not in GOAL_ACTIONS:
             expected = " | ".join(f"'{a}'" for a in GOAL_ACTIONS)
             raise SimError(-32602, f"Invalid params: action: Invalid enum value. Expected {expected}, received {action!r}")
-        if action == "replace":
+        if action in ("set", "replace"):
             _required(params.get("objective"), "objective")
         result = super().m_session_goal(params)
         goal = result["goal"]

@@ -58,3 +58,12 @@ def test_a_payload_refreshes_the_model_it_names_and_adds_a_new_one() -> None:
     state = state.with_backend_settings(settings([renamed, entry("glm-6", "GLM-6")], "glm-6"))
     assert model_values(state) == ["glm-5", "glm-5-air", "glm-4.6-flash", "glm-6"]
     assert dict(state.models)["glm-5-air"] == "GLM-5 Air (new)"
+
+
+def test_set_model_always_names_a_provider() -> None:
+    # A catalog entry without a ref names no provider: the current selection's provider is used.
+    state = SessionSettings().with_backend_settings({
+        "model": {"available": [{"modelId": "glm-x", "name": "GLM X"}],
+                  "current": {"providerId": "zhipu", "modelId": "glm-5"}}})
+    assert state.model_ref("glm-x")["providerId"] == "zhipu"
+    assert state.model_ref("glm-5") == {"providerId": "zhipu", "modelId": "glm-5"}
