@@ -32,7 +32,7 @@ from collections.abc import Callable
 
 import gevent
 
-from zcode_acp.protocol import commands, interactions, updates
+from zcode_acp.protocol import commands, interactions, model_catalog, updates
 from zcode_acp.protocol.content import BackendPrompt
 from zcode_acp.protocol.errors import (
     INTERNAL_ERROR,
@@ -66,6 +66,7 @@ from zcode_acp.actors.messages import (
     SessionIdle,
     Adopt,
     Announce,
+    CatalogSeen,
     Answered,
     Attach,
     BackendCall,
@@ -333,6 +334,9 @@ class Session(BridgeActor):
             self.lifecycle.step_failed(step, failure)
             return
         backend_settings = self.settings.current.with_backend_settings(result.get("settings"))
+        listed = model_catalog.catalog_of(result.get("settings"))
+        if listed is not None:
+            self.supervisor.tell(CatalogSeen(listed))  # the next run's first session/new offers it
         if step is Step.CREATE:
             # session/new answered before the create (lazy sessions): the catalog it lists reaches the
             # clients' pickers now (config_option_update). A load/resume answers after its resume.
