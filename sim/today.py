@@ -216,10 +216,9 @@ class TodaySimServer(WorkspaceMethods, SimServer):
         return ""
 
     def m_session_list(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``{sessions: [session info]}``: each entry as the snapshot's ``session`` (its whole workspace)."""
         result = super().m_session_list(params)
-        for entry in result["sessions"]:
-            entry["workspace"] = dict(self.sessions[entry["sessionId"]].workspace)
-        return result
+        return {"sessions": [snapshot.session_info(self.sessions[entry["sessionId"]]) for entry in result["sessions"]]}
 
     def m_session_resume(self, params: dict[str, Any]) -> dict[str, Any]:
         check_mcp_servers(params.get("mcpServers"))

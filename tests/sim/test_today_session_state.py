@@ -172,3 +172,11 @@ def test_mcp_servers_given_at_create_connect_only_through_mcp_list(today: SimPee
     connected = today.result("mcp/list", {"workspace": workspace, "mode": "connect"})["statuses"]
     assert connected["docs"]["status"] == "connected"
     assert set(connected["docs"]) == {"status", "transport", "toolCount", "updatedAt"}
+
+
+def test_list_entries_are_session_infos_with_their_whole_workspace(today: SimPeer) -> None:
+    workspace = {"workspacePath": "/tmp", "workspaceKey": "k1", "workspaceIdentity": "ssh://box/tmp"}
+    sid = today.result("session/create", {"workspace": workspace})["session"]["sessionId"]
+    [entry] = today.result("session/list", {})["sessions"]
+    assert entry["sessionId"] == sid and entry["workspace"] == workspace
+    assert {"sessionKind", "title", "mode", "status", "createdAt", "updatedAt"} <= set(entry)
