@@ -150,6 +150,10 @@ class TodaySimServer(WorkspaceMethods, SimServer):
         self.wire.send({"method": "state.updated", "params": snapshot.state_updated(session, reason, patch)})
         return session.revision
 
+    def agent_changed_mode(self, session: SimSession, reason: str) -> None:
+        """As every other change: the patch is the current-only settings."""
+        self.state_updated(session, reason)
+
     def snapshot(self, session: SimSession, availability: snapshot.Availability,
                  messages: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         """The session's state snapshot (create/resume: the whole catalog; read and set*: current only)."""

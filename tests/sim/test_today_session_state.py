@@ -180,3 +180,13 @@ def test_list_entries_are_session_infos_with_their_whole_workspace(today: SimPee
     [entry] = today.result("session/list", {})["sessions"]
     assert entry["sessionId"] == sid and entry["workspace"] == workspace
     assert {"sessionKind", "title", "mode", "status", "createdAt", "updatedAt"} <= set(entry)
+
+
+def test_the_agent_switching_mode_sends_the_same_state_updated(today: SimPeer) -> None:
+    sid = today.create()
+    start = today.mark()
+    today.turn(sid, "#sim plan_mode mode=plan")
+    [update] = [u for u in state_updates(today, start) if u["reason"] != "prompt_started"]
+    assert update["patch"]["mode"] == {"current": "plan"}
+    assert [m["ref"]["modelId"] for m in update["patch"]["model"]["available"]] == ["glm-5"]
+    assert update["revision"] >= 1 and update["workspace"] == today.workspace()
