@@ -589,11 +589,11 @@ class Supervisor(BridgeActor):
 
     @handles(CatalogLoaded)
     def on_catalog_loaded(self, message: CatalogLoaded) -> None:
-        if self.catalog_loaded:
-            return  # the read came after the wait was given up (or the other way round)
-        self.catalog_loaded = True
         if self.catalog is None:  # a create that came first already knows better
-            self.catalog = message.catalog
+            self.catalog = message.catalog  # (a read that ends after the wait still serves later ones)
+        if self.catalog_loaded:
+            return
+        self.catalog_loaded = True
         waiting, self.waiting_new = self.waiting_new, []
         for conn, handle, (cwd, servers) in waiting:
             try:

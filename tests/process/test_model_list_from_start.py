@@ -4,6 +4,7 @@ it before the backend runs, ``config_option_update`` when the live catalog arriv
 unstable ``session/set_model`` / ``models`` older clients use (docs/sessions.md)."""
 
 import json
+import os
 import stat
 
 import pytest
@@ -81,3 +82,15 @@ async def test_the_unstable_session_set_model_selects_a_model(tmp_path):
         assert await b.conn._conn.send_request("session/set_model", {"sessionId": sid, "modelId": "glm-4.6-flash"}) == {}
         assert b.backend_calls("session/setModel")[-1]["params"]["model"] == {
             "providerId": "zhipu", "modelId": "glm-4.6-flash"}
+
+
+@run
+async def test_a_catalog_file_that_never_reads_does_not_hold_session_new(tmp_path):
+    folder = tmp_path / "zcode-home" / "v2"
+    folder.mkdir(parents=True)
+    os.mkfifo(folder / "acp-model-catalog.json")  # opening it for reading blocks until a writer comes
+    async with bridge(tmp_path) as b:
+        response = await b.conn.new_session(cwd="/tmp", mcp_servers=[])  # answered once the wait gives up
+        options = [o.model_dump(by_alias=True) for o in response.config_options]
+        assert model_values(options) == ["default"]
+        assert (await b.prompt(response.session_id, "#sim stream count=1")).stop_reason == "end_turn"
