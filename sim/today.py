@@ -170,6 +170,8 @@ class TodaySimServer(WorkspaceMethods, SimServer):
             session.delivery_kind = kind  # echoed on every event from now on
         result["sessionId"] = session.session_id
         result.setdefault("events", [])
+        if params.get("includeSnapshot") is True:
+            result["snapshot"] = self.snapshot(session, "current")
         return result
 
     # -- create, resume, list, close ------------------------------------------------------

@@ -190,3 +190,16 @@ def test_the_agent_switching_mode_sends_the_same_state_updated(today: SimPeer) -
     assert update["patch"]["mode"] == {"current": "plan"}
     assert [m["ref"]["modelId"] for m in update["patch"]["model"]["available"]] == ["glm-5"]
     assert update["revision"] >= 1 and update["workspace"] == today.workspace()
+
+
+def test_subscribe_answers_its_own_shape_and_a_snapshot_when_asked(today: SimPeer) -> None:
+    sid = today.create(subscribe=False)
+    plain = today.result("session/subscribe", {"sessionId": sid, "deliveryKind": "desktop-continuous",
+                                               "includeSnapshot": False})
+    assert plain == {"sessionId": sid, "eventSeq": 0, "events": []}
+    asked = today.result("session/subscribe", {"sessionId": sid, "deliveryKind": "web-remote-replayable",
+                                               "includeSnapshot": True})
+    assert set(asked["snapshot"]) == SNAPSHOT_KEYS
+    assert asked["snapshot"]["runtime"]["deliveryKind"] == "web-remote-replayable"
+    assert today.error("session/subscribe", {"sessionId": sid})["message"].startswith(
+        "Invalid params — deliveryKind: Required")
