@@ -18,7 +18,7 @@ from typing import Any
 import gevent
 
 from zcode_acp.protocol import model_catalog
-from zcode_acp.actors.lazy_store import ensure_private_dir
+from zcode_acp.actors.lazy_store import _alive, ensure_private_dir
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +52,12 @@ class CatalogFile:
         gevent.spawn(write)
 
     def _read(self) -> bytes | None:
+        # A bridge killed mid-write leaves its temporary file behind: gone once its process is.
+        prefix = f".{model_catalog.FILE_NAME}."
+        for leftover in self.folder.glob(f"{prefix}*.tmp") if self.folder.is_dir() else ():
+            pid = leftover.name[len(prefix):-len(".tmp")]
+            if pid.isdigit() and not _alive(int(pid)):
+                leftover.unlink(missing_ok=True)
         try:
             return self.path.read_bytes()
         except FileNotFoundError:

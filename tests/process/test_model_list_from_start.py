@@ -3,13 +3,14 @@ from the first ``session/new`` (remembered under ``ZCODE_HOME`` from the last ru
 it before the backend runs, ``config_option_update`` when the live catalog arrives, and the
 unstable ``session/set_model`` / ``models`` older clients use (docs/sessions.md)."""
 
+import asyncio
 import json
 import os
 import stat
 
 import pytest
 
-from tests.process.harness import bridge, file_contains, run
+from tests.process.harness import TIMEOUT, bridge, file_contains, run
 
 pytestmark = pytest.mark.dialects("today")  # the seed's engine has no ref-keyed catalog to remember
 CATALOG = ["glm-5", "glm-5-air", "glm-4.6-flash"]
@@ -94,3 +95,17 @@ async def test_a_catalog_file_that_never_reads_does_not_hold_session_new(tmp_pat
         options = [o.model_dump(by_alias=True) for o in response.config_options]
         assert model_values(options) == ["default"]
         assert (await b.prompt(response.session_id, "#sim stream count=1")).stop_reason == "end_turn"
+
+
+@run
+async def test_a_temporary_file_left_by_a_killed_bridge_is_removed_at_start(tmp_path):
+    folder = tmp_path / "zcode-home" / "v2"
+    folder.mkdir(parents=True)
+    leftover = folder / ".acp-model-catalog.json.999999999.tmp"  # no such process
+    leftover.write_text("{")
+    async with bridge(tmp_path) as b:
+        await b.new_session()  # normally answered after the start-up read (which cleans)
+        deadline = asyncio.get_running_loop().time() + TIMEOUT
+        while leftover.exists():  # (bounded: the read may end after the 1 s wait on a loaded machine)
+            assert asyncio.get_running_loop().time() < deadline, "the leftover was never removed"
+            await asyncio.sleep(0.05)
