@@ -36,6 +36,7 @@ from zcode_acp.protocol.content import BackendPrompt
 from zcode_acp.protocol.errors import (
     INTERNAL_ERROR,
     METHOD_NOT_FOUND,
+    BACKEND_SESSION_NOT_ACTIVE,
     SESSION_NOT_FOUND,
     RpcError,
     cancelled,
@@ -64,6 +65,7 @@ from zcode_acp.actors.messages import (
     SessionIdle,
     Adopt,
     Announce,
+    CatalogSeen,
     Answered,
     Attach,
     BackendCall,
@@ -116,6 +118,7 @@ from zcode_acp.actors.messages import (
     UnregisterRoute,
 )
 from zcode_acp.actors.session.attribution import Attribution, Claim
+from zcode_acp.actors.session.engine_surface import EngineSurface
 from zcode_acp.actors.session.extensions import Controls
 from zcode_acp.actors.session.history import POLL_INTERVAL, HistoryRead
 from zcode_acp.actors.session.lifecycle import Lifecycle, Phase, Step
@@ -166,6 +169,7 @@ class Session(BridgeActor):
         self.attribution = Attribution()
         self.adopted: set[int] = set()  # Turns whose backend turn is known (steering needs one running)
         self.speaks_v4 = False  # today's engine: a turn.started named its foreground execution
+        self.surface = EngineSurface(self)  # what create/resume answers say about the engine
         self.steer_deliveries: dict[str, str] = {}  # v4 sendText commandId → the delivery the engine admitted
         self.workspace_ref: dict[str, str] | None = None  # the engine's own {workspacePath, workspaceKey}
         self.history = HistoryRead()
@@ -328,7 +332,8 @@ class Session(BridgeActor):
                 failure = self._resume_failure(error)
             self.lifecycle.step_failed(step, failure)
             return
-        self.settings.current = self.settings.current.with_backend_settings(result.get("settings"))
+        if self.surface.materialized(step is Step.CREATE, result, bool(self.mcp_servers)):
+            self.speaks_v4 = True  # steer and stop through v4/command; never a removed method
         if step is Step.CREATE:
             self.backend_session_id = backend_id
             self.supervisor.tell(Materialized(self.session_id, backend_id))
@@ -342,9 +347,25 @@ class Session(BridgeActor):
         self.lifecycle.materialized()
         self._subscribe()
 
+    # -- the port EngineSurface uses ------------------------------------------------------------
+
+    def call(self, method: str, params: dict[str, Any], then: Callable[[Any, Any], None]) -> None:
+        self._call(method, params, functools.partial(Answered, then))
+
+    def remember_catalog(self, catalog: dict[str, Any]) -> None:
+        self.supervisor.tell(CatalogSeen(catalog))  # the next run's first session/new offers it
+
+    def workspace_of(self, session: Any) -> dict[str, Any]:
+        ref = own_workspace({"sessions": [session]}, session.get("sessionId")) if isinstance(session, dict) else None
+        return ref or self.workspace_ref or workspace(self.cwd)
+
     def _resume_failure(self, error: ErrorDict | None) -> RpcError:
-        """A resume the backend refused: a session it does not know is "not found" to the client."""
-        unknown = isinstance(error, dict) and error.get("code") == SESSION_NOT_FOUND
+        """A resume the backend refused: a session it does not know is "not found" to the client.
+
+        Today's engine answers an unknown session's resume ``-32004 "Session not found"``
+        (the seed's, ``-32002``); both are ACP's resource-not-found ``-32002``.
+        """
+        unknown = isinstance(error, dict) and error.get("code") in (SESSION_NOT_FOUND, BACKEND_SESSION_NOT_ACTIVE)
         if unknown or not self.root_known:
             self.supervisor.tell(Forget(self.session_id))
             return session_not_found(self.session_id)
@@ -724,7 +745,7 @@ class Session(BridgeActor):
     def on_announce(self, message: Announce) -> None:
         """After a new/load/resume answer (never before it): the commands this session offers."""
         message.conn.tell(Deliver(self.session_id, updates.encode(
-            self.session_id, [commands.available_commands_update()])))
+            self.session_id, [commands.available_commands_update(self.surface.commands)])))
 
     # -- the end -----------------------------------------------------------------------------------------
 
