@@ -156,12 +156,16 @@ class TodaySimServer(TodayInteractions, WorkspaceMethods, SimServer):
         self.state_updated(session, reason)
 
     def snapshot(self, session: SimSession, availability: snapshot.Availability,
-                 messages: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-        """The session's state snapshot (create/resume: the whole catalog; read and set*: current only)."""
-        shown = session.visible_messages() if messages is None else messages
+                 limit: int | None = None) -> dict[str, Any]:
+        """The session's state snapshot (create/resume: the whole catalog; read and set*: current only).
+
+        ``limit`` keeps the last messages only, presented as in the whole history (their parents)."""
+        shown = session.visible_messages()
         key = str(session.workspace.get("workspaceKey") or "")
         commands = BUILTIN_COMMANDS + user_commands(self.workspace_path(key)) if key else list(BUILTIN_COMMANDS)
         presented = present_all(shown, session.session_id, str(session.workspace.get("workspacePath") or "/"))
+        if limit is not None:
+            presented = presented[len(presented) - limit:] if limit else []
         return snapshot.snapshot(session, availability, presented, commands)
 
     def m_session_subscribe(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -492,11 +496,8 @@ class TodaySimServer(TodayInteractions, WorkspaceMethods, SimServer):
 
     def m_session_read(self, params: dict[str, Any]) -> dict[str, Any]:
         session = self.session(params)
-        messages = session.visible_messages()
         limit = params.get("messageLimit")
-        if isinstance(limit, int) and limit >= 0:
-            messages = messages[len(messages) - limit:] if limit else []
-        return self.snapshot(session, "current", messages)
+        return self.snapshot(session, "current", limit if isinstance(limit, int) and limit >= 0 else None)
 
     def m_session_usage(self, params: dict[str, Any]) -> dict[str, Any]:
         session = self.session(params)
