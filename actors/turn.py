@@ -37,7 +37,7 @@ import gevent
 import tenacity
 
 from zcode_acp.protocol import events as ev
-from zcode_acp.protocol import interactions
+from zcode_acp.protocol import interactions, turn_end
 from zcode_acp.protocol.content import BackendPrompt
 from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError, from_backend_error, is_busy, is_not_active
 from zcode_acp.protocol.translator import TextChunkLines, TurnTranslator
@@ -84,9 +84,6 @@ BUSY_FIRST_WAIT = 0.02
 
 CLIENT_ID = "zcode-acp"
 SESSION_CLOSED = "session.closed"  # today's engine: the last event of a closed session
-TRANSIENT_FAILURES = frozenset(
-    {"model_request_failed", "model_rate_limited", "timeout", "ECONNRESET", "rate_limited", "overloaded"}
-)
 
 
 class _Attempt:
@@ -138,7 +135,6 @@ class Turn(BridgeActor):
         self.v4_stop_sent = False
         self.busy_deadline: float | None = None
         self.busy_attempts = 0
-        self.transient_failures = 0
         self.events_since_check = 0
         self.idle_probes = 0
         self.silence_timer: Any = None
@@ -356,6 +352,8 @@ class Turn(BridgeActor):
                 continue
             text = text_delta(event)
             if text is not None:
+                if self.translator.retry.open:
+                    updates.extend(self.translator.retry.progress())  # the model is back: the retry is over
                 if updates:
                     lines.append(encode_updates(self.session_id, updates))
                     updates = []
@@ -366,10 +364,16 @@ class Turn(BridgeActor):
                 self._emit_lines(lines, updates)
                 body = ev.payload(event)
                 if kind == ev.TURN_FAILED:
-                    self._failed(body.get("error"))
+                    self._settle(error=turn_end.failed(body))  # final: the engine already retried
                     return
-                stop = "cancelled" if body.get("resultType") == "cancelled" else "end_turn"
-                self._completed(prompt_result(stop, body.get("usage")))
+                self._emit(self.translator.retry.close())
+                ending = turn_end.completed(body)
+                if ending.notice:
+                    self._emit([self.translator.notice(ending.notice)])
+                if ending.error is not None:
+                    self._settle(error=ending.error)
+                    return
+                self._completed(prompt_result(ending.stop_reason or "end_turn", body.get("usage")))
                 return
             updates.extend(self.translator.feed(event))
         self._emit_lines(lines, updates)
@@ -378,27 +382,6 @@ class Turn(BridgeActor):
         if updates:
             lines.append(encode_updates(self.session_id, updates))
         deliver_encoded(self.clients, self.session_id, b"".join(lines))
-
-    def _failed(self, error: Any) -> None:
-        error = error if isinstance(error, dict) else {"message": str(error)}
-        code = error.get("code")
-        if code in TRANSIENT_FAILURES and self.transient_failures < self.config.transient_retries:
-            self.transient_failures += 1
-            delay = self.config.transient_backoff * (2 ** (self.transient_failures - 1))
-            self._emit([self.translator.notice(
-                f"Model request failed ({code}); retrying in {delay:g}s "
-                f"({self.transient_failures}/{self.config.transient_retries})…")])
-            self.state = "sending"
-            self.turn_id = None
-            self.accepted = False
-            gevent.spawn_later(delay, safe_tell, self.actor_ref, RetrySend())
-            return
-        message = error.get("message") or "turn failed"
-        self._settle(error=RpcError(
-            INTERNAL_ERROR,
-            f"ZCode turn failed: {message}" + (f" ({code})" if code is not None else ""),
-            {"backendCode": code, "backendMessage": message},
-        ))
 
     # -- cancel, loss, silence --------------------------------------------------------------------
 

@@ -19,6 +19,10 @@ MODEL_STREAMING = "model.streaming"
 TOOL_UPDATED = "tool.updated"
 SESSION_UPDATED = "session.updated"  # usage, background task status
 TITLE_UPDATED = "session.titleUpdated"  # an event type on newer engines, a notification on older
+STREAM_RECOVERY_UPDATED = "streamRecovery.updated"  # the engine recovering an interrupted model stream
+MESSAGE_UPSERTED = "message.upserted"  # a stored message (user, assistant, system): already streamed
+CHECKPOINT_CREATED = "checkpoint.created"  # a file checkpoint: no ACP counterpart
+SESSION_CLOSED = "session.closed"
 
 # Notification methods other than ``session/event`` that concern one session.
 STATE_UPDATED = "state.updated"

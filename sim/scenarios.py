@@ -71,6 +71,24 @@ def fail(params: dict[str, str]) -> list[dict[str, Any]]:
             {"type": "text", "text": "Recovered."}]
 
 
+def end(params: dict[str, str]) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": params.get("text", "Working on it… ")},
+            {"type": "end", "result": params.get("result", "success")}]
+
+
+def retry(params: dict[str, str]) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": "Let me think. "},
+            {"type": "retry", "attempts": int(_num(params, "attempts", 2)), "wait": _num(params, "wait", 0.05),
+             "stream": params.get("stream", "1") != "0"},
+            {"type": "text", "text": "Recovered and done."}]
+
+
+def system(params: dict[str, str]) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": "Noting something. "},
+            {"type": "system", "text": params.get("text", "Context was summarized.")},
+            {"type": "text", "text": "Done."}]
+
+
 def die(params: dict[str, str]) -> list[dict[str, Any]]:
     return [{"type": "text", "text": "About to crash…"}, {"type": "sleep", "seconds": _num(params, "after", 0.05)},
             {"type": "die"}]
@@ -212,6 +230,7 @@ BUILTIN = {
     "permission": permission, "plan": plan, "questions": questions, "ask_streaming": ask_streaming,
     "bg_bash": bg_bash, "bg_agent": bg_agent, "subagent": subagent, "history": history,
     "reply": reply, "help": help_text, "stubborn": stubborn, "steer_fk": steer_fk,
+    "end": end, "retry": retry, "system": system,
 }
 BUILTIN.update(faults.SCENARIOS)  # fail_mid_tool, die_mid_tool, spawn_child, close_stdout
 
@@ -225,6 +244,10 @@ DESCRIPTIONS = {
     "slow": "text deltas with a pause between them (count=50 interval=0.1)",
     "history": "adds many messages to the history at once (count=10000)",
     "fail": "the turn fails (code= message= times=)",
+    "end": "the turn ends with turn.completed of a resultType (result=error_max_turns|error_max_budget|"
+           "error_during_execution|error_max_tool_calls|cancelled)",
+    "retry": "the engine retries a model request itself, then recovers the stream (attempts=2 wait=0.05 stream=1)",
+    "system": "a system message (message.upserted) and a checkpoint (checkpoint.created) mid-turn",
     "die": "the backend process exits mid-turn (after=0.05)",
     "hang": "the turn never ends until it is stopped",
     "stubborn": "the turn ignores every stop; only session/close (or death) ends it",

@@ -91,6 +91,7 @@ class TodaySimServer(SimServer):
         self.removed |= {"steer", "rewind"}
         self.server_ids = itertools.count(1)
         self.create_hangs = False
+        self.live_turns: dict[str, SimTurn] = {}  # turn id → turn, until its end event went out
 
     def next_request_id(self) -> Any:
         return f"server-{next(self.server_ids)}"
@@ -108,6 +109,32 @@ class TodaySimServer(SimServer):
             return False
         self.create_hangs = bool(missing) and PROVIDER_CONFIG == "hang"
         return True
+
+    def emit(self, session: SimSession, kind: str, payload: dict[str, Any], turn_id: str | None = None,
+             push: bool = True, flush: bool = True) -> dict[str, Any]:
+        if kind in ("turn.completed", "turn.failed"):
+            payload = self.turn_end(kind, payload, self.live_turns.pop(turn_id or "", None))
+        return super().emit(session, kind, payload, turn_id, push=push, flush=flush)
+
+    @staticmethod
+    def turn_end(kind: str, payload: dict[str, Any], turn: SimTurn | None) -> dict[str, Any]:
+        """The end events with every field today's strict schemas require (docs/simulator.md, item 18)."""
+        body = dict(payload)
+        if turn is not None and turn.input_id:
+            body["inputId"] = turn.input_id
+        if kind == "turn.failed":
+            error = dict(body.get("error") or {})
+            error.setdefault("type", str(error.get("code") or "execution_error"))
+            error["message"] = error.get("message") or "The turn failed"
+            body["error"] = error
+            body.setdefault("turnPhase", "model_request")
+            return body
+        body.setdefault("response", turn.response if turn is not None else "")
+        usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+        body.setdefault("tokenCount", int(usage.get("totalTokens", 0)))
+        body.setdefault("toolCallCount", turn.tool_calls if turn is not None else 0)
+        body.setdefault("duration", round(time.monotonic() - turn.began, 3) if turn is not None else 0)
+        return body
 
     def envelope(self, session: SimSession, kind: str, payload: dict[str, Any],
                  turn_id: str | None) -> dict[str, Any]:
@@ -185,6 +212,7 @@ class TodaySimServer(SimServer):
         if turn is not None:
             turn.closed = turn.stopped = True
             session.lock = None
+            self.live_turns.pop(turn.turn_id, None)  # a closed turn sends no end event
         session.queue.clear()
         self.emit(session, "session.closed", {"reason": "closed"})
         session.active = session.subscribed = False
@@ -244,16 +272,21 @@ class TodaySimServer(SimServer):
     # -- turns ----------------------------------------------------------------------------------
 
     def m_session_send(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Accepted after ``state.updated {reason: "prompt_started"}``; refused, never merged, while busy."""
         session = self.session(params)
         if session.lock is not None:
             raise SimError(self.busy["code"], self.busy["message"])
         content = params.get("content") or ""
         early = EARLY_START or self.book.options(content)[1].get("early") == "1"
-        self.start_turn(session, content, early)
-        return {"accepted": True}
+        input_id = params.get("inputId") if isinstance(params.get("inputId"), str) and params.get("inputId") else None
+        self.start_turn(session, content, early, input_id)
+        self.state_updated(session, "prompt_started", {})
+        return {"accepted": True, "sessionId": session.session_id, "stateRevision": session.revision}
 
-    def start_turn(self, session: SimSession, content: str, early: bool = False) -> SimTurn:
-        turn = SimTurn(turn_id=f"turn_{_hex()}", execution_id=f"exec_{_hex()}")
+    def start_turn(self, session: SimSession, content: str, early: bool = False,
+                   input_id: str | None = None) -> SimTurn:
+        turn = SimTurn(turn_id=f"turn_{_hex()}", execution_id=f"exec_{_hex()}", input_id=input_id)
+        self.live_turns[turn.turn_id] = turn
         session.lock = turn
         session.turns += 1
         session.updated_at = int(time.time() * 1000)
@@ -280,9 +313,13 @@ class TodaySimServer(SimServer):
             session.title = " ".join(content.split()[:6]) or "Untitled"
             self.emit(session, "session.titleUpdated", {"previousTitle": "", "source": "first_input",
                                                         "title": session.title})
-        self.emit(session, "turn.started", {"turnNumber": session.turns - 1, "inputSource": "user",
-                                            "inputVisibility": "user", "input": content,
-                                            "foregroundExecutionId": turn.execution_id}, turn.turn_id)
+        started = {"turnNumber": session.turns - 1, "inputSource": "user", "inputVisibility": "user",
+                   "input": content, "foregroundExecutionId": turn.execution_id}
+        if turn.input_id:
+            started["inputId"] = turn.input_id
+        self.emit(session, "turn.started", started, turn.turn_id)
+        # The engine stores the user's message once and announces it; a host never sends it again.
+        self.emit(session, "message.upserted", {"content": content, "type": "user"}, turn.turn_id)
 
     def announce_title(self, session: SimSession, runner: TurnRunner) -> None:
         """The title went out as an event when the first turn started."""
@@ -316,13 +353,8 @@ class TodaySimServer(SimServer):
         return usage
 
     def m_session_stop(self, params: dict[str, Any]) -> dict[str, Any]:
-        """Aborts the current model request only: stream recovery resumes it and the turn goes on."""
-        session = self.session(params)
-        turn = session.lock
-        if turn is not None and turn.execution_id and not turn.stopped:
-            self.emit(session, "streamRecovery.updated", {"state": "recovering", "reason": "model_request_aborted"},
-                      turn.turn_id)
-            self.emit(session, "streamRecovery.updated", {"state": "recovered"}, turn.turn_id)
+        """Deprecated: hands the input to the v4 foreground execution and does nothing to a running send turn."""
+        self.session(params)
         return {}
 
     # -- v4 commands ------------------------------------------------------------------------------
@@ -348,12 +380,13 @@ class TodaySimServer(SimServer):
 
     def v4_stop(self, session: SimSession, payload: dict[str, Any], command_id: str) -> dict[str, Any]:
         turn = session.lock
-        if turn is None or not turn.execution_id or turn.stopped:
-            return {"status": "noop", "reasonCode": "stop.noForegroundExecution"}
+        running = turn is not None and bool(turn.execution_id) and not turn.stopped
         expected = payload.get("expectedForegroundExecutionId")
-        if expected is not None and expected != turn.execution_id:
-            return {"status": "stale", "reasonCode": "guard.stopTargetChanged",
-                    "message": f"the foreground execution is {turn.execution_id}, not {expected}"}
+        if expected is not None and (not running or turn is None or expected != turn.execution_id):
+            # The quoted execution no longer runs: nothing to do (the stop raced the turn's end).
+            return {"status": "noop", "reasonCode": "guard.stopTargetChanged"}
+        if not running:
+            return {"status": "noop", "reasonCode": "stop.noForegroundExecution"}
         self.stop_turn(session, turn)  # a stubborn turn accepts the stop and runs on
         return {"status": "accepted", "result": {"type": "stop"}}
 
@@ -373,7 +406,10 @@ class TodaySimServer(SimServer):
             return {"status": "accepted", "result": {"type": "inputAccepted", "delivery": "startNow",
                                                      "inputId": input_id}}
         intent = {"sourceCommandId": command_id, "requestedDelivery": delivery}
-        queued: dict[str, Any] = {"inputId": input_id, "pendingInputId": input_id, "intent": intent}
+        queued: dict[str, Any] = {"inputId": input_id, "pendingInputId": input_id, "input": text,
+                                  "inputPreview": text[:80], "inputSize": len(text), "commandKind": "sendText",
+                                  "targetTurnId": turn.turn_id, "queueLength": len(session.queue) + len(turn.guides) + 1,
+                                  "intent": intent}
         if delivery == "guide" and turn.execution_id and not turn.stopped:
             intent["admittedDelivery"] = queued["delivery"] = "guide"
             turn.guides.append({"text": text, "inputId": input_id, "intent": intent})
@@ -390,9 +426,10 @@ class TodaySimServer(SimServer):
             message_id = f"msg_{_hex(10)}"
             session.messages.append({"info": {"id": message_id, "role": "user"},
                                      "parts": [{"type": "text", "text": guide["text"]}]})
-            self.emit(session, "turn.steerDrained", {"drainedInputs": [
-                {"inputId": guide["inputId"], "messageId": message_id, "delivery": "guide", "intent": guide["intent"]}]},
-                turn.turn_id)
+            self.emit(session, "turn.steerDrained", {
+                "pendingInputIds": [guide["inputId"]], "targetTurnId": turn.turn_id, "injectedMessageIds": [message_id],
+                "drainedInputs": [{"pendingInputId": guide["inputId"], "messageId": message_id, "text": guide["text"],
+                                   "delivery": "guide", "intent": guide["intent"]}]}, turn.turn_id)
             runner.step_text({"text": f"[steered: {guide['text']}] "})
 
     # -- v4 conversation API: only the workspace-config topic (slash commands) ---------------
