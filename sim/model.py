@@ -74,6 +74,7 @@ class SimSession:
     revision: int = 0
     commands: dict[str, dict[str, Any]] = field(default_factory=dict)
     fk_once: bool = False
+    compaction: SimTurn | None = None  # today's engine: the compaction running in the background
 
     def visible_messages(self) -> list[dict[str, Any]]:
         """Right after a resume the history fills up gradually (a real backend's quirk)."""

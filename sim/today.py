@@ -49,8 +49,10 @@ if TYPE_CHECKING:
 
 BUSY_TODAY = {"code": -32010, "message": "A prompt is already running for this session"}
 HEADERS_FAILED = -32031
-# Compaction runs an internal turn this long (the real one takes minutes).
+# Compaction runs an internal turn this long (the real one takes minutes), and ends this way
+# (``completed``, ``failed`` or ``cancelled``; a v4 stop cancels it too).
 COMPACT_SECONDS = float(os.environ.get("ZCODE_SIM_COMPACT_SECONDS", "3"))
+COMPACT_OUTCOME = os.environ.get("ZCODE_SIM_COMPACT_OUTCOME", "completed")
 # The engine asks again after an error answer (a retry storm, bounded here), then fails the create.
 HEADER_ATTEMPTS = max(1, int(os.environ.get("ZCODE_SIM_HEADER_ATTEMPTS", "3")))
 # Every turn.started before the session/send answer (a #sim line's early=1 does it for one turn).
@@ -513,24 +515,53 @@ class TodaySimServer(SimServer):
         return result
 
     def m_session_compact(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Accepted at once; the compaction runs in the background and ends with a state.updated reason."""
         session = self.session(params)
+        running = session.compaction
+        if running is not None:
+            return self.compact_answer(session, "already_running", running)
         if session.lock is not None:
-            raise SimError(self.busy["code"], self.busy["message"])
-        turn = SimTurn(turn_id=f"turn_{_hex()}")
-        session.lock = turn  # the compaction's internal turn holds the session for a long time
+            raise SimError(self.busy["code"], "Cannot compact while a prompt is running")
+        turn = SimTurn(turn_id=f"turn_{_hex()}", execution_id=f"exec_{_hex()}", input_id=f"compact_{_hex()}")
+        session.lock = session.compaction = turn  # its internal turn holds the session for a long time
         instructions = params.get("instructions")
+        turn.greenlet = gevent.spawn_later(0, self.run_compaction, session, turn,
+                                           instructions if isinstance(instructions, str) else "")
+        return self.compact_answer(session, "accepted", turn)
+
+    def compact_answer(self, session: SimSession, state: str, turn: SimTurn) -> dict[str, Any]:
+        return {"response": "", "snapshot": self.m_session_read({"sessionId": session.session_id}),
+                "compact": {"state": state, "operationId": turn.input_id}}
+
+    def run_compaction(self, session: SimSession, turn: SimTurn, instructions: str) -> None:
         summary = f"Compacted {len(session.messages)} messages into a summary"
         summary += f", keeping: {instructions}." if instructions else "."
-        self.emit(session, "turn.started", {"inputSource": "compaction", "inputVisibility": "internal"}, turn.turn_id)
+        command = "/compact" + (f" {instructions}" if instructions else "")
+        self.emit(session, "turn.started", {"turnNumber": session.turns, "input": command,
+                                            "inputSource": "compaction", "inputVisibility": "internal",
+                                            "foregroundExecutionId": turn.execution_id}, turn.turn_id)
         words = summary.split(" ")
         for index, word in enumerate(words):
             gevent.sleep(COMPACT_SECONDS / len(words))
+            if turn.stopped:
+                break
             delta = word + (" " if index < len(words) - 1 else "")
+            turn.response += delta
             self.emit(session, "model.streaming", {"kind": "text_delta", "delta": delta}, turn.turn_id)
-        self.emit(session, "turn.completed", {"resultType": "success"}, turn.turn_id)
-        session.messages = session.messages[-2:]
-        session.context_used //= 4
+        if turn.stopped or COMPACT_OUTCOME == "cancelled":  # a stop, or someone else's (the desktop's)
+            reason = "session_compact_cancelled"
+            self.emit(session, "turn.completed", {"resultType": "cancelled"}, turn.turn_id)
+        elif COMPACT_OUTCOME == "failed":
+            reason = "session_compact_failed"
+            self.emit(session, "turn.failed", {"error": {"type": "compaction_failed",
+                                                         "message": "The summary could not be written"}},
+                      turn.turn_id)
+        else:
+            reason = "session_compacted"
+            self.emit(session, "turn.completed", {"resultType": "success"}, turn.turn_id)
+            session.messages = session.messages[-2:]
+            session.context_used //= 4
+        session.compaction = None
         self.release(session, turn)
-        self.state_updated(session, "session_compacted", {})
+        self.state_updated(session, reason, {})
         self.save(session)
-        return {"response": summary, "compact": {"state": "completed"}}

@@ -625,6 +625,7 @@ class Session(BridgeActor):
         params = message.params
         if message.method == STATE_UPDATED:
             self.deliver_in_order(self.settings.change(self.settings.current.with_patch(params.get("patch"))))
+            self.controls.compaction_ended(params.get("reason"))  # the end of a compaction is a reason
         elif message.method == TITLE_UPDATED and isinstance(params.get("title"), str):
             self.deliver_in_order([updates.session_title(params["title"], iso_time(time.time() * 1000))])
             self.supervisor.tell(SessionActivity(self.session_id, self.current is not None, params["title"]))
@@ -733,6 +734,7 @@ class Session(BridgeActor):
         self.lifecycle.lost()  # the next use resumes on a new backend process
         self.sequencer.reset()
         self.lifecycle.fail_waiters(RpcError(INTERNAL_ERROR, message.reason))
+        self.controls.compaction_lost({"message": f"{message.reason} during the compaction"})
         for turn in list(self.turns.values()):
             turn.tell(BackendLost(message.reason))  # each closes its own cards
         self.deliver(self.cards.close_open_cards())

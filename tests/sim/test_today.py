@@ -397,18 +397,21 @@ def test_row11_goal_has_replace_but_no_set(sim: SimPeer) -> None:
 
 # -- row 12: slow compaction ---------------------------------------------------------------------------
 
-def test_row12_compaction_is_slow_busy_meanwhile_and_answers_a_response(start) -> None:
+def test_row12_compaction_is_accepted_at_once_busy_meanwhile_and_ends_with_a_reason(start) -> None:
     peer = start("today", env={"ZCODE_SIM_COMPACT_SECONDS": "1.5"})
     sid = peer.create()
     peer.turn(sid, "#sim stream count=3")
     begin = peer.mark()
-    compact_id = peer.request("session/compact", {"sessionId": sid, "instructions": "the API decisions"})
+    result = peer.result("session/compact", {"sessionId": sid, "instructions": "the API decisions"})
+    assert result["response"] == "" and result["compact"]["state"] == "accepted" and result["snapshot"]
+    operation = result["compact"]["operationId"]
     peer.event(sid, "turn.started", begin, where=lambda e: e["payload"]["inputSource"] == "compaction")
     assert peer.error("session/send", {"sessionId": sid, "content": "hi"})["code"] == -32010
-    assert peer.error("session/compact", {"sessionId": sid})["code"] == -32010
-    result = peer.answer_to(compact_id, timeout=10)["result"]
-    assert result["response"] == "Compacted 2 messages into a summary, keeping: the API decisions."
-    assert result["compact"] == {"state": "completed"}
+    again = peer.result("session/compact", {"sessionId": sid})["compact"]
+    assert again == {"state": "already_running", "operationId": operation}
+    ended = peer.wait(lambda f: f.get("method") == "state.updated"
+                      and f["params"].get("reason", "").startswith("session_compact"), timeout=10, start=begin)
+    assert ended["params"]["reason"] == "session_compacted"
     assert peer.turn(sid, "#sim stream count=1")
 
 
