@@ -59,6 +59,7 @@ from zcode_acp.actors.messages import (
     InteractionAborted,
     InteractionAsked,
     PlanRead,
+    PreviousTurnRunning,
     ProbeAnswered,
     RelayUpdates,
     Reply,
@@ -81,6 +82,10 @@ log = logging.getLogger(__name__)
 # turn's answer races its bookkeeping), so the first retry comes after 20 ms, then 40, 80 …
 # up to ``config.busy_retry_interval`` between tries (docs/performance.md, "Busy retry").
 BUSY_FIRST_WAIT = 0.02
+# Busy for longer than that, with no reason the Session knows, the user reads why the prompt waits.
+BUSY_NOTICE_AFTER = 1.0
+BUSY_NOTICE = ("ZCode is busy with another turn in this session (a background task's report, a compaction, or a "
+               "turn started elsewhere); your prompt starts as soon as it is free.")
 
 CLIENT_ID = "zcode-acp"
 SESSION_CLOSED = "session.closed"  # today's engine: the last event of a closed session
@@ -135,6 +140,8 @@ class Turn(BridgeActor):
         self.v4_stop_sent = False
         self.busy_deadline: float | None = None
         self.busy_attempts = 0
+        self.busy_noticed = False  # the user was told why the prompt waits
+        self.held_unbounded = False  # an older turn that ignored its stop holds the session: no busy limit
         self.events_since_check = 0
         self.idle_probes = 0
         self.silence_timer: Any = None
@@ -226,13 +233,29 @@ class Turn(BridgeActor):
             now = gevent.get_hub().loop.now()
             if self.busy_deadline is None:
                 self.busy_deadline = now + self.config.busy_retry_limit
-            if now < self.busy_deadline:
+            if self.held_unbounded or now < self.busy_deadline:
+                if not self.busy_noticed and now >= self.busy_deadline - self.config.busy_retry_limit + BUSY_NOTICE_AFTER:
+                    self._notice_busy(BUSY_NOTICE)  # waiting longer than a lock's usual hand-over
                 self.busy_attempts += 1
                 gevent.spawn_later(self._busy_wait(), safe_tell, self.actor_ref, RetrySend())
                 return
-            self._settle(error=RpcError(INTERNAL_ERROR, "ZCode backend stayed busy: another turn holds the session"))
+            self._settle(error=RpcError(
+                INTERNAL_ERROR, f"ZCode stayed busy for {self.config.busy_retry_limit:g}s: another turn holds this "
+                "session (a background task's report, a compaction, or a turn started elsewhere). Send the prompt "
+                "again once it is over."))
             return
         self._settle(error=from_backend_error(error, "session/send"))
+
+    @handles(PreviousTurnRunning)
+    def on_previous_turn_running(self, message: PreviousTurnRunning) -> None:
+        """Told before a busy answer: why the session is busy (and whether the busy limit applies)."""
+        self.held_unbounded = self.held_unbounded or message.unbounded
+        self._notice_busy(message.notice)
+
+    def _notice_busy(self, text: str) -> None:
+        if not self.busy_noticed and not self.settled:
+            self.busy_noticed = True
+            self._emit([self.translator.notice(text)])
 
     def _busy_wait(self) -> float:
         """20 ms, doubling, capped at ``config.busy_retry_interval``."""
@@ -295,7 +318,7 @@ class Turn(BridgeActor):
         if self.turn_id is not None:
             log.warning("turn %s on %s still runs %gs after its stop; closing and resuming the session",
                         self.turn_id, self.session_id, self.config.stop_fallback)
-            self.session.tell(StopFailed(self.key))
+            self.session.tell(StopFailed(self.key, self.turn_id))
         self._stopped()
 
     # -- events ----------------------------------------------------------------------------

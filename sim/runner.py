@@ -200,10 +200,15 @@ class TurnRunner:
             self.absorb_guides()
         return "stopped"
 
-    def step_stubborn(self, step: dict[str, Any]) -> str:
-        """A turn no stop ends (a stuck sub-agent): only session/close (or death) does."""
+    def step_stubborn(self, step: dict[str, Any]) -> str | None:
+        """A turn no stop ends (a stuck sub-agent): only session/close (or death) does — or, with
+        ``seconds``, its own end that long after it began (it then completes normally)."""
         self.turn.unstoppable = True
+        seconds = float(step.get("seconds", 0))
+        ends = time.monotonic() + seconds if seconds > 0 else None
         while not self.turn.closed:
+            if ends is not None and time.monotonic() >= ends:
+                return None
             gevent.sleep(0.05)
             self.absorb_guides()
         return "stopped"

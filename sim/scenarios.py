@@ -171,7 +171,8 @@ def subagent(params: dict[str, str]) -> list[dict[str, Any]]:
 
 
 def stubborn(params: dict[str, str]) -> list[dict[str, Any]]:
-    return [{"type": "text", "text": "Waiting for a sub-agent that will not stop…"}, {"type": "stubborn"}]
+    return [{"type": "text", "text": "Waiting for a sub-agent that will not stop…"},
+            {"type": "stubborn", "seconds": _num(params, "seconds", 0)}, {"type": "text", "text": " It finished."}]
 
 
 def steer_fk(params: dict[str, str]) -> list[dict[str, Any]]:
@@ -250,7 +251,7 @@ DESCRIPTIONS = {
     "system": "a system message (message.upserted) and a checkpoint (checkpoint.created) mid-turn",
     "die": "the backend process exits mid-turn (after=0.05)",
     "hang": "the turn never ends until it is stopped",
-    "stubborn": "the turn ignores every stop; only session/close (or death) ends it",
+    "stubborn": "the turn ignores every stop; only session/close (or death) ends it, or itself after seconds=",
     "freeze": "the whole backend stops answering",
     "gap": "skips an event sequence number and repeats an event",
     "edit": "an Edit tool call with a diff",

@@ -42,6 +42,7 @@ from zcode_acp.protocol.errors import (
     cli_too_old,
     from_backend_error,
     invalid_params,
+    is_busy,
     is_not_active,
     session_not_found,
 )
@@ -50,7 +51,7 @@ from zcode_acp.protocol.handshake import supports_terminal_output
 from zcode_acp.protocol.history import replay_updates
 from zcode_acp.protocol.session_config import SessionSettings, session_state
 from zcode_acp.protocol.sessions import iso_time, own_workspace, workspace
-from zcode_acp.protocol.translator import TurnTranslator
+from zcode_acp.protocol.translator import TurnTranslator, agent_text
 from zcode_acp.protocol.usage import read_usage_update
 
 from zcode_acp.actors.background_tasks import BackgroundTasks
@@ -91,6 +92,7 @@ from zcode_acp.actors.messages import (
     InteractionAsked,
     Materialized,
     PlanRead,
+    PreviousTurnRunning,
     ProbeAnswered,
     Prompt,
     RegisterRoute,
@@ -117,6 +119,7 @@ from zcode_acp.actors.messages import (
 )
 from zcode_acp.actors.session.attribution import Attribution, Claim
 from zcode_acp.actors.session.extensions import Controls
+from zcode_acp.actors.session.held import HeldSession
 from zcode_acp.actors.session.history import POLL_INTERVAL, HistoryRead
 from zcode_acp.actors.session.lifecycle import Lifecycle, Phase, Step
 from zcode_acp.actors.session.routing import EventRouter, Routed
@@ -164,6 +167,7 @@ class Session(BridgeActor):
         self.sequencer = Sequencer()
         self.events = EventRouter()
         self.attribution = Attribution()
+        self.held = HeldSession()  # an older turn of ours that still holds the engine's lock (issue 21)
         self.adopted: set[int] = set()  # Turns whose backend turn is known (steering needs one running)
         self.speaks_v4 = False  # today's engine: a turn.started named its foreground execution
         self.steer_deliveries: dict[str, str] = {}  # v4 sendText commandId → the delivery the engine admitted
@@ -500,6 +504,10 @@ class Session(BridgeActor):
                 claim = self.attribution.accepted(message.key)
             else:
                 self.attribution.refused()
+                reason = self.held.busy_reason(any(key != message.key for key in self.turns)) \
+                    if is_busy(message.error) else None
+                if turn is not None and reason is not None:
+                    turn.tell(PreviousTurnRunning(*reason))  # before the busy answer: why it waits
         if turn is not None:
             turn.tell(message)
             if claim is not None:
@@ -541,6 +549,11 @@ class Session(BridgeActor):
             if error is not None:
                 log.warning("session/close of %s failed (%s); the stopped turn may still hold it",
                             backend_id, error.get("message"))
+                notice = self.held.close_failed(message.turn_id)
+                if notice:
+                    self.deliver_in_order([agent_text(notice, uuid.uuid4().hex)])
+            else:
+                self.held.freed()  # a close ends whatever ran in the session
             self.lifecycle.detached()
             if not self.lifecycle.closed:
                 self.when_live(lambda: None, lambda exc: log.warning("resume after close failed: %s", exc.message))
@@ -585,6 +598,9 @@ class Session(BridgeActor):
             has_turn = self.current is not None
             terminal = supports_terminal_output(self.capabilities)
             for event in ready.events:
+                freed = self.held.event(event)
+                if freed:
+                    routed.session.append(agent_text(freed, uuid.uuid4().hex))
                 claim = self.attribution.event(event)
                 if claim is not None:
                     self._adopt(claim)

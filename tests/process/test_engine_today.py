@@ -108,6 +108,7 @@ async def test_a_turn_that_ignores_the_stop_is_closed_and_the_session_resumed(tm
         assert (await first).stop_reason == "cancelled"
         second = await b.prompt(sid, "#sim stream count=3 text=new", timeout=QUICK)
         assert second.stop_reason == "end_turn"
+        assert "The previous turn has not stopped yet" in b.client.texts(sid)  # why the prompt waited
         methods = [c["method"] for c in b.backend_calls()]
         close = methods.index("session/close")
         assert "session/resume" in methods[close:] and "session/subscribe" in methods[close:]
