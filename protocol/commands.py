@@ -39,8 +39,20 @@ class ExtensionCall:
     steer: str | None = None  # text for the running turn (session/steer or v4 sendText, whichever the engine has)
 
 
-def _passed_through(params: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in params.items() if key != "sessionId"}
+# What each backend method takes besides ``sessionId``: today's engine checks its params with
+# strict schemas (an unknown key fails the whole call), so a client's extra keys stay here.
+BACKEND_KEYS: dict[str, tuple[str, ...]] = {
+    "session/compact": ("instructions",),
+    "session/cancelBackgroundTask": ("taskId",),
+    "session/steer": ("content",),
+    "session/rewind": ("target", "checkpointId"),
+}
+# Gone from 0.16 on: on today's engine the bridge refuses them itself, never calls them.
+REMOVED_IN_0_16 = frozenset({"session/steer", "session/rewind", "session/rewindCascade"})
+
+
+def _passed_through(params: dict[str, Any], method: str) -> dict[str, Any]:
+    return {key: params[key] for key in BACKEND_KEYS[method] if key in params}
 
 
 def _required_string(params: dict[str, Any], name: str) -> str:
@@ -57,7 +69,8 @@ def _fork(params: dict[str, Any]) -> ExtensionCall:
 
 
 def _steer(params: dict[str, Any]) -> ExtensionCall:
-    return ExtensionCall("session/steer", _passed_through(params), steer=_required_string(params, "content"))
+    return ExtensionCall("session/steer", _passed_through(params, "session/steer"),
+                         steer=_required_string(params, "content"))
 
 
 def _steering(params: dict[str, Any]) -> ExtensionCall:
@@ -73,17 +86,19 @@ def _steering(params: dict[str, Any]) -> ExtensionCall:
 
 def _cancel_task(params: dict[str, Any]) -> ExtensionCall:
     task_id = _required_string(params, "taskId")
-    return ExtensionCall("session/cancelBackgroundTask", _passed_through(params), cancels_task=task_id)
+    return ExtensionCall("session/cancelBackgroundTask", _passed_through(params, "session/cancelBackgroundTask"),
+                         cancels_task=task_id)
 
 
 # ACP-side extension methods, one table (each also accepted with a leading "_", as SDKs send them).
 EXTENSIONS: dict[str, Callable[[dict[str, Any]], ExtensionCall]] = {
     "session/fork": _fork,
     "session/goal": lambda params: ExtensionCall("session/goal", goal_params(params)),
-    "session/compact": lambda params: ExtensionCall("session/compact", _passed_through(params), long_running=True),
+    "session/compact": lambda params: ExtensionCall("session/compact", _passed_through(params, "session/compact"),
+                                                    long_running=True),
     "session/steer": _steer,
     "session/steering": _steering,
-    "session/rewind": lambda params: ExtensionCall("session/rewind", _passed_through(params)),
+    "session/rewind": lambda params: ExtensionCall("session/rewind", _passed_through(params, "session/rewind")),
     "session/setMode": lambda params: ExtensionCall(
         "session/setMode", setting=("mode", validate_mode(params.get("mode")))),
     "session/setThoughtLevel": lambda params: ExtensionCall(
@@ -103,9 +118,26 @@ class Command:
     argument: str
 
 
-def available_commands_update() -> dict[str, Any]:
+def engine_commands(snapshot: Any) -> tuple[tuple[str, str, str], ...]:
+    """The engine's own slash commands ``(name, description, hint)`` from a snapshot or a
+    ``workspace/readPresentation`` answer (``slashCommands: [{name, description, inputHint?, source?}]``:
+    its built-in ones and the user's ``.zcode/commands``)."""
+    listed = snapshot.get("slashCommands") if isinstance(snapshot, dict) else None
+    found = []
+    for item in listed if isinstance(listed, list) else []:
+        if isinstance(item, dict) and isinstance(item.get("name"), str) and item["name"].strip():
+            hint = item.get("inputHint")
+            found.append((item["name"].strip(), str(item.get("description") or ""),
+                          hint if isinstance(hint, str) else ""))
+    return tuple(found)
+
+
+def available_commands_update(engine: tuple[tuple[str, str, str], ...] = ()) -> dict[str, Any]:
+    """The bridge's own commands, then the engine's under the other names (the engine runs those:
+    a prompt ``/name …`` goes to it as text)."""
+    own = {name for name, _, _ in COMMANDS}
     commands = []
-    for name, description, hint in COMMANDS:
+    for name, description, hint in [*COMMANDS, *((n, d, h) for n, d, h in engine if n not in own)]:
         command: dict[str, Any] = {"name": name, "description": description}
         if hint:
             command["input"] = {"hint": hint}

@@ -52,6 +52,9 @@ class SessionSettings:
     model_descriptions: tuple[tuple[str, str], ...] = ()
     model_levels: tuple[tuple[str, ModelLevels], ...] = ()
     plan_toggle: bool = False  # offer the boolean "plan before editing" option (the client opted in)
+    # False on an engine whose plan mode is accepted and does nothing (runtime/capabilities without
+    # independentPlanState: CLI before 0.16.9): plan is then not offered.
+    plan_works: bool = True
     mode_before_plan: str = "build"  # where turning the toggle off goes back to
 
     def _with_mode(self, mode: str) -> SessionSettings:
@@ -75,15 +78,24 @@ class SessionSettings:
                 models = tuple((_model_id(item), str(item.get("name") or item.get("label") or _model_id(item)))
                                for item in items)
                 if models:
+                    # Merged, never replaced: today's engine lists only the current model in every
+                    # payload after create/resume (modelAvailability "current"), so a payload adds
+                    # what it names and refreshes it, and the rest of the catalog stays offered.
                     providers = tuple((_model_id(item), _provider_id(item)) for item in items if _provider_id(item))
                     descriptions = tuple((_model_id(item), _describe_model(item)) for item in items
                                          if _describe_model(item))
                     per_model = tuple((_model_id(item), _levels(item["reasoning"] if isinstance(
                         item.get("reasoning"), dict) else {})) for item in items if _has_catalog_levels(item))
-                    updated = replace(updated, models=models, providers=providers, model_descriptions=descriptions,
-                                      model_levels=per_model)
+                    known = tuple(pair for pair in updated.models if pair[0] != DEFAULT_MODEL)
+                    updated = replace(updated, models=_merged(known, models),
+                                      providers=_merged(updated.providers, providers),
+                                      model_descriptions=_merged(updated.model_descriptions, descriptions),
+                                      model_levels=_merged(updated.model_levels, per_model))
             if current:
                 updated = replace(updated, model=current)
+                chosen_provider = _provider_id(model["current"]) if isinstance(model.get("current"), dict) else ""
+                if chosen_provider:
+                    updated = replace(updated, providers=_merged(updated.providers, ((current, chosen_provider),)))
                 if current not in {value for value, _ in updated.models}:
                     updated = replace(updated, models=updated.models + ((current, current),))
                 updated = updated._levels_of(current)
@@ -134,11 +146,14 @@ class SessionSettings:
         return known.default if known.default in values else values[0]
 
     def model_ref(self, model_id: str) -> dict[str, Any]:
-        """``{providerId, modelId, options?: {reasoningLevel}}`` for ``session/setModel``."""
-        ref: dict[str, Any] = {"modelId": model_id}
-        provider = dict(self.providers).get(model_id)
-        if provider:
-            ref["providerId"] = provider
+        """``{providerId, modelId, options?: {reasoningLevel}}`` for ``session/setModel``.
+
+        ``providerId`` is required by the engine's schema: a model the catalog did not name a
+        provider for takes the current model's (the only provider the bridge knows it runs).
+        """
+        providers = dict(self.providers)
+        provider = providers.get(model_id) or providers.get(self.model) or next(iter(providers.values()), "")
+        ref: dict[str, Any] = {"providerId": provider, "modelId": model_id} if provider else {"modelId": model_id}
         level = self.level_for(model_id)
         if level is not None:
             ref["options"] = {"reasoningLevel": level}
@@ -147,6 +162,13 @@ class SessionSettings:
     def with_patch(self, patch: Any) -> SessionSettings:
         """Apply a ``state.updated`` patch (same shape as settings)."""
         return self.with_backend_settings(patch)
+
+
+def _merged(old: tuple[tuple[str, Any], ...], new: tuple[tuple[str, Any], ...]) -> tuple[tuple[str, Any], ...]:
+    """``old`` with each key of ``new`` refreshed in place and new keys appended, in order."""
+    fresh = dict(new)
+    kept = tuple((key, fresh.pop(key, value)) for key, value in old)
+    return kept + tuple((key, value) for key, value in new if key in fresh)
 
 
 def _current(value: Any) -> Any:
@@ -199,11 +221,17 @@ def _describe_model(item: dict[str, Any]) -> str:
     return " · ".join(parts)
 
 
+def offered_modes(settings: SessionSettings) -> tuple[tuple[str, str, str], ...]:
+    """The modes the session offers: plan only where the engine's plan mode works."""
+    return tuple(mode for mode in MODES if settings.plan_works or mode[0] != "plan" or settings.mode == "plan")
+
+
 def modes_state(settings: SessionSettings) -> dict[str, Any]:
     return {
         "currentModeId": settings.mode,
         "availableModes": [
-            {"id": mode_id, "name": name, "description": description} for mode_id, name, description in MODES
+            {"id": mode_id, "name": name, "description": description}
+            for mode_id, name, description in offered_modes(settings)
         ],
     }
 
@@ -227,7 +255,7 @@ def config_options(settings: SessionSettings) -> list[dict[str, Any]]:
             "category": "mode",
             "type": "select",
             "currentValue": settings.mode,
-            "options": [{"value": mode_id, "name": name} for mode_id, name, _ in MODES],
+            "options": [{"value": mode_id, "name": name} for mode_id, name, _ in offered_modes(settings)],
         },
         {
             "id": "model",
@@ -247,7 +275,7 @@ def config_options(settings: SessionSettings) -> list[dict[str, Any]]:
             "currentValue": settings.thought,
             "options": [{"value": value, "name": name} for value, name in settings.thought_levels],
         })
-    if settings.plan_toggle:
+    if settings.plan_toggle and settings.plan_works:
         options.append({
             "id": PLAN_FIRST,
             "name": "Plan before editing",
@@ -285,9 +313,15 @@ def validate_config_value(settings: SessionSettings | None, config_id: Any, valu
         if not settings.plan_toggle:
             raise invalid_params("configId", f"is not offered: {PLAN_FIRST} needs the client capability "
                                              "session.configOptions.boolean")
+        if value and not settings.plan_works:
+            raise invalid_params("value", "plan is not offered: this ZCode engine accepts plan mode and ignores it")
         return "mode", "plan" if value else (settings.mode_before_plan if settings.mode == "plan" else settings.mode)
     if config_id == "mode":
-        return "mode", validate_mode(value)
+        mode = validate_mode(value)
+        if settings is not None and mode not in {mode_id for mode_id, _, _ in offered_modes(settings)}:
+            raise invalid_params("value", "plan is not offered: this ZCode engine accepts plan mode and ignores "
+                                          "it (plan mode works from ZCode CLI 0.16.9, desktop 3.14)")
+        return "mode", mode
     if config_id not in ("model", "thought"):
         raise invalid_params("configId", f"is unknown: {config_id!r} (mode, model, thought, {PLAN_FIRST})")
     if not isinstance(value, str):

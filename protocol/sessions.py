@@ -11,11 +11,17 @@ def workspace(cwd: str) -> dict[str, str]:
     return {"workspacePath": cwd, "workspaceKey": cwd}
 
 
+# The engine's workspace reference (zcodeWorkspaceRefSchema, strict): nothing else is sent back.
+WORKSPACE_KEYS = ("workspacePath", "workspaceIdentity", "remoteSessionId", "workspaceKey")
+
+
 def own_workspace(listing: Any, backend_session_id: Any) -> dict[str, str] | None:
-    """The engine's own ``{workspacePath, workspaceKey}`` for a session, from ``session/list`` (or a resume answer).
+    """The engine's own workspace reference for a session, from ``session/list`` (or a resume answer).
 
     Today's engine keys a workspace by more than its folder; resuming a session
     under another key loses its model selection (docs/backend-protocol.md §11).
+    Its ``workspaceIdentity`` (a remote or isolated workspace) and ``remoteSessionId``
+    are kept too: a resume without them rebuilds the session on the wrong machine.
     """
     sessions = listing.get("sessions") if isinstance(listing, dict) else None
     for item in sessions if isinstance(sessions, list) else []:
@@ -23,8 +29,22 @@ def own_workspace(listing: Any, backend_session_id: Any) -> dict[str, str] | Non
             found = item.get("workspace")
             if isinstance(found, dict) and isinstance(found.get("workspaceKey"), str) and found["workspaceKey"]:
                 path = found.get("workspacePath")
-                return {"workspacePath": str(path) if isinstance(path, str) else "", "workspaceKey": found["workspaceKey"]}
+                ref = {"workspacePath": str(path) if isinstance(path, str) else "", "workspaceKey": found["workspaceKey"]}
+                for key in ("workspaceIdentity", "remoteSessionId"):
+                    if isinstance(found.get(key), str) and found[key].strip():
+                        ref[key] = found[key]
+                return {key: ref[key] for key in WORKSPACE_KEYS if key in ref}
     return None
+
+
+def speaks_the_zcode_protocol(result: Any) -> bool:
+    """A create/resume answer that names ``protocol: {name: "ZCode Protocol"}``: today's engine (0.16+).
+
+    Its snapshot says so before any turn runs, so the bridge never calls what 0.16 removed
+    (``session/steer``, ``session/rewind``) to find out.
+    """
+    protocol = result.get("protocol") if isinstance(result, dict) else None
+    return isinstance(protocol, dict) and protocol.get("name") == "ZCode Protocol"
 
 
 def iso_time(milliseconds: float) -> str:

@@ -13,13 +13,23 @@ def _levels(*values: str) -> list[dict[str, str]]:
     return [{"value": value, "label": value.title()} for value in values]
 
 
+def _properties(image: bool) -> dict[str, Any]:
+    """The entry's required ``properties`` (its input and output formats)."""
+    return {"inputFormat": {"supportsText": True, "supportsImage": image, "supportsVideo": False,
+                            "supportsAudio": False, "supportsPdf": image},
+            "outputFormat": {"supportsText": True}}
+
+
 # One model has no "reasoning" key at all: a catalog entry may lack it.
 MODELS: list[dict[str, Any]] = [
-    {"ref": {"providerId": PROVIDER, "modelId": "glm-5"}, "label": "GLM-5", "contextWindow": 200_000,
-     "reasoning": {"levels": _levels("low", "high", "max"), "defaultLevel": "high"}},
-    {"ref": {"providerId": PROVIDER, "modelId": "glm-5-air"}, "label": "GLM-5 Air", "contextWindow": 128_000,
-     "reasoning": {"levels": _levels("low", "high"), "defaultLevel": "high"}},
-    {"ref": {"providerId": PROVIDER, "modelId": "glm-4.6-flash"}, "label": "GLM-4.6 Flash", "contextWindow": 128_000},
+    {"ref": {"providerId": PROVIDER, "modelId": "glm-5"}, "label": "GLM-5", "providerLabel": "Zhipu",
+     "contextWindow": 200_000, "reasoning": {"levels": _levels("low", "high", "max"), "defaultLevel": "high"},
+     "properties": _properties(True)},
+    {"ref": {"providerId": PROVIDER, "modelId": "glm-5-air"}, "label": "GLM-5 Air", "providerLabel": "Zhipu",
+     "contextWindow": 128_000, "reasoning": {"levels": _levels("low", "high"), "defaultLevel": "high"},
+     "properties": _properties(False)},
+    {"ref": {"providerId": PROVIDER, "modelId": "glm-4.6-flash"}, "label": "GLM-4.6 Flash", "providerLabel": "Zhipu",
+     "contextWindow": 128_000, "properties": _properties(False)},
 ]
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 DIALECTS = ("classic", "today")
 # What each dialect claims to be when ZCODE_SIM_VERSION is not set.
-DEFAULT_VERSION = {"classic": "0.15.2", "today": "0.16.3"}
+DEFAULT_VERSION = {"classic": "0.15.2", "today": "0.16.9"}
 # Methods the seed calls "extension methods": present from CLI 0.15.0 on.
 EXTENSION_METHODS = frozenset({
     "session/fork", "session/rewind", "session/goal", "session/compact", "session/steer",

@@ -75,6 +75,12 @@ class SimSession:
     commands: dict[str, dict[str, Any]] = field(default_factory=dict)
     fk_once: bool = False
     compaction: SimTurn | None = None  # today's engine: the compaction running in the background
+    # Today's engine: the trace id create names, the deliveryKind subscribe chose (echoed on every
+    # event), and when the session was created (its snapshot's createdAt).
+    trace_id: str = ""
+    delivery_kind: str = ""
+    created_at: int = 0
+    mcp_servers: list[dict[str, Any]] = field(default_factory=list)  # registered at create/resume, not connected
 
     def visible_messages(self) -> list[dict[str, Any]]:
         """Right after a resume the history fills up gradually (a real backend's quirk)."""

@@ -72,6 +72,10 @@ class SimServer:
         self.waiting: dict[Any, gevent.event.AsyncResult] = {}
         self.frozen = False
         self.removed = set(WITHOUT)
+        self.removed_prefixes: tuple[str, ...] = ()
+
+    def check_params(self, method: str, params: Any) -> None:
+        """Hook: refuse params as the engine's schemas do (today's engine is strict; the seed's is not)."""
 
     def ready_to_start(self) -> bool:
         """Hook: whether the process may serve at all (today's engine checks its provider files)."""
@@ -164,7 +168,8 @@ class SimServer:
             return
         method = frame["method"]
         handler = getattr(self, "m_" + method.replace("/", "_"), None)
-        if method.split("/")[-1] in self.removed or self.dialect.too_old_for(method):
+        if method.split("/")[-1] in self.removed or method.startswith(self.removed_prefixes) \
+                or self.dialect.too_old_for(method):
             handler = None
         if "id" not in frame:
             return
@@ -173,6 +178,7 @@ class SimServer:
             return
         params = frame.get("params") or {}
         try:
+            self.check_params(method, params)
             result = handler(params)
         except SimError as exc:
             self.error(frame["id"], exc.code, exc.message, exc.data)
@@ -527,9 +533,12 @@ class SimServer:
     def absorb_guides(self, session: SimSession, turn: SimTurn, runner: TurnRunner) -> None:
         """Hook: fold text steered into a running turn (today's engine only)."""
 
-    def state_updated(self, session: SimSession, reason: str, patch: dict[str, Any]) -> None:
+    def state_updated(self, session: SimSession, reason: str, patch: Any = None) -> int:
+        """Announce a state change (the seed's shape: no envelope); returns the session's revision."""
+        session.revision += 1
         self.wire.send({"method": "state.updated",
-                        "params": {"sessionId": session.session_id, "reason": reason, "patch": patch}})
+                        "params": {"sessionId": session.session_id, "reason": reason, "patch": patch or {}}})
+        return session.revision
 
 
 def serve(disallowed_tools: list[str] | None = None) -> int:

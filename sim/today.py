@@ -16,12 +16,16 @@ What differs from the seed's app-server, each difference a method here
 * the title is a ``session.titleUpdated`` event; history uses ``messageId``,
   ``semantics.kind``, ``partId``/``callId``; the model catalog is keyed by
   ``ref`` with per-model reasoning levels that ``session/setModel`` enforces;
-* goal has ``replace`` but no ``set``; compaction is slow (busy ``-32010``
+* goal actions are ``show|set|replace|pause|resume|clear``; compaction is slow (busy ``-32010``
   meanwhile) and answers ``{response}``; ``session/usage`` is cumulative while
   ``session/read → runtime.contextUsage.used`` is the occupancy;
-  ``session/close`` ends a turn at once; a resume under another workspace key
-  loses the session's model; slash commands come from a ``workspace-config``
-  topic of the v4 conversation API.
+  ``session/close`` ends a turn at once and sends no ``session.closed``; a resume under another
+  workspace key loses the session's model; slash commands come from
+  ``workspace/readPresentation`` (``sim/today_workspace.py``), the snapshot and a
+  ``workspace-config`` topic of the v4 conversation API;
+* session level (``sim/snapshot.py``, ``sim/strict.py``): params checked as the zod ``.strict()``
+  schemas do; create/resume answer the whole snapshot, read and set* the current model only,
+  each change a ``state.updated`` with its revision; an unknown session is ``-32004``.
 """
 
 from __future__ import annotations
@@ -35,13 +39,14 @@ from typing import TYPE_CHECKING, Any
 
 import gevent
 
-from . import catalog
+from . import catalog, snapshot, strict
 from .dialect import Dialect
 from .history import present
 from .mcp_schema import check_mcp_servers
 from .model import SimError, SimSession, SimTurn
 from .scenarios import ScenarioBook
 from .server import PERSISTED, TRACE_PATH, SimServer
+from .today_workspace import BUILTIN_COMMANDS, WorkspaceMethods, user_commands
 from .wire import Wire, dumps
 
 if TYPE_CHECKING:
@@ -61,18 +66,12 @@ EARLY_START = os.environ.get("ZCODE_SIM_EARLY_START") == "1"
 PROVIDER_CONFIG = os.environ.get("ZCODE_SIM_PROVIDER_CONFIG", "ignore")
 PROVIDER_FILES = ("ZCODE_BUILTIN_PROVIDER_CONFIG_FILE", "ZCODE_PERSONAL_PROVIDER_CONFIG_FILE")
 SYSTEM_TOKENS = 1000
+MODES = ("plan", "build", "edit", "yolo", "auto")
 USAGE_KEYS = ("inputTokens", "outputTokens", "totalTokens", "reasoningTokens", "cacheReadTokens",
               "cacheCreationTokens", "modelRequestCount")
-GOAL_ACTIONS = ("show", "replace", "clear", "pause", "resume")
+GOAL_ACTIONS = ("show", "set", "replace", "clear", "pause", "resume")
 FOREIGN_KEY = {"status": "failed", "reasonCode": "fault.command.executionFailed",
                "message": "SqliteError: FOREIGN KEY constraint failed"}
-BUILTIN_COMMANDS = [
-    {"name": "compact", "description": "Summarize the conversation to free context", "inputHint": "[instructions]"},
-    {"name": "goal", "description": "Show, replace, pause, resume or clear the session goal",
-     "inputHint": "[replace <objective>|pause|resume|clear]"},
-    {"name": "init", "description": "Create or update AGENTS.md for this workspace", "inputHint": ""},
-    {"name": "plan", "description": "Plan before editing", "inputHint": "<task>"},
-]
 
 
 def _hex(size: int = 12) -> str:
@@ -84,16 +83,32 @@ def _required(value: Any, path: str) -> None:
         raise SimError(-32602, f"Invalid params: {path}: Required")
 
 
-class TodaySimServer(SimServer):
+class TodaySimServer(WorkspaceMethods, SimServer):
     busy = BUSY_TODAY
-    persisted = PERSISTED + ("usage_total",)
+    persisted = PERSISTED + ("usage_total", "revision", "trace_id", "created_at")
 
     def __init__(self, wire: Wire, book: ScenarioBook, dialect: Dialect) -> None:
         super().__init__(wire, book, dialect)
-        self.removed |= {"steer", "rewind"}
+        self.removed |= {"steer", "rewind", "rewindCascade"}  # removed in 0.16
+        self.removed_prefixes = ("automation/",)  # removed in 0.16.5
+        self.mcp_connected: dict[str, dict[str, Any]] = {}  # workspace key → MCP servers mcp/list connected
         self.server_ids = itertools.count(1)
         self.create_hangs = False
         self.live_turns: dict[str, SimTurn] = {}  # turn id → turn, until its end event went out
+
+    def check_params(self, method: str, params: Any) -> None:
+        strict.check(method, params)
+
+    def session(self, params: dict[str, Any]) -> SimSession:
+        """An unknown session is "not active" (-32004), as the engine's requireSession says."""
+        if self.known(params.get("sessionId")) is None:
+            raise SimError(-32004, f"Session is not active: {params.get('sessionId')}")
+        session = super().session(params)
+        expected = params.get("expectedRevision")
+        if isinstance(expected, int) and expected != session.revision:
+            raise SimError(-32009, "Session state revision mismatch",
+                           {"actualRevision": session.revision, "expectedRevision": expected})
+        return session
 
     def next_request_id(self) -> Any:
         return f"server-{next(self.server_ids)}"
@@ -140,10 +155,47 @@ class TodaySimServer(SimServer):
 
     def envelope(self, session: SimSession, kind: str, payload: dict[str, Any],
                  turn_id: str | None) -> dict[str, Any]:
+        """``{eventId, sessionId, turnId?, seq, traceId?, timestamp, deliveryKind?, type, payload}``."""
         event = super().envelope(session, kind, payload, turn_id)
         event["eventId"] = str(uuid.uuid4())
         event["timestamp"] = int(time.time() * 1000)
+        if session.trace_id:
+            event["traceId"] = session.trace_id
+        if session.delivery_kind:
+            event["deliveryKind"] = session.delivery_kind
         return event
+
+    # -- session state: revisions and state.updated -------------------------------------------
+
+    def state_updated(self, session: SimSession, reason: str, patch: Any = None) -> int:
+        """Count one state change and announce it; returns the new revision.
+
+        ``patch=None`` sends what a set* sends: the settings listing only the current model.
+        Every dialect module calls this after a change (prompts: ``{"status": "running"}``).
+        """
+        session.revision += 1
+        if patch is None:
+            patch = snapshot.settings(session, "current")
+        self.wire.send({"method": "state.updated", "params": snapshot.state_updated(session, reason, patch)})
+        return session.revision
+
+    def snapshot(self, session: SimSession, availability: snapshot.Availability,
+                 messages: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """The session's state snapshot (create/resume: the whole catalog; read and set*: current only)."""
+        shown = session.visible_messages() if messages is None else messages
+        key = str(session.workspace.get("workspaceKey") or "")
+        commands = BUILTIN_COMMANDS + user_commands(self.workspace_path(key)) if key else list(BUILTIN_COMMANDS)
+        return snapshot.snapshot(session, availability, shown, commands)
+
+    def m_session_subscribe(self, params: dict[str, Any]) -> dict[str, Any]:
+        result = super().m_session_subscribe(params)
+        session = self.session(params)
+        kind = params.get("deliveryKind")
+        if isinstance(kind, str) and kind:
+            session.delivery_kind = kind  # echoed on every event from now on
+        result["sessionId"] = session.session_id
+        result.setdefault("events", [])
+        return result
 
     # -- create, resume, list, close ------------------------------------------------------
 
@@ -152,16 +204,18 @@ class TodaySimServer(SimServer):
         if self.create_hangs:
             return None  # never answered, as a desktop engine without its provider files does
         entry = catalog.find(catalog.PROVIDER, catalog.DEFAULT_MODEL)
+        now = int(time.time() * 1000)
         session = SimSession(session_id=f"sess_{_hex()}", workspace=params.get("workspace") or {},
                              mode=params.get("mode") or "yolo", model=catalog.DEFAULT_MODEL,
-                             thought=catalog.default_level(entry), title="")
+                             thought=catalog.default_level(entry), title="", trace_id=f"trace_{_hex()}",
+                             created_at=now, updated_at=now)
+        session.mcp_servers = list(params.get("mcpServers") or [])  # registered only: mcp/list connects them
         self.ask_for_headers(session, params.get("mcpServers") or [])
         self.ask_bridge("session/requestRuntimePreferences",
                         {"scope": "runtime-materialization", "sessionId": session.session_id})
         self.sessions[session.session_id] = session
         self.save(session)
-        return {"session": {"sessionId": session.session_id, "title": session.title, "traceId": f"trace_{_hex()}"},
-                "settings": self.settings(session)}
+        return self.snapshot(session, "all")
 
     def ask_for_headers(self, session: SimSession, servers: list[dict[str, Any]]) -> None:
         """The two header requests of a create; an error answer (or a malformed one) fails it."""
@@ -198,25 +252,33 @@ class TodaySimServer(SimServer):
 
     def m_session_resume(self, params: dict[str, Any]) -> dict[str, Any]:
         check_mcp_servers(params.get("mcpServers"))
-        result = super().m_session_resume(params)
+        if self.known(params.get("sessionId")) is None:
+            raise SimError(-32004, f"Session not found: {params.get('sessionId')}")
+        super().m_session_resume(params)
         session = self.sessions[params["sessionId"]]
+        given = params.get("workspace")
         # Resumed under another workspace key, the session's model selection is not found.
-        session.model_lost = (params.get("workspace") or {}).get("workspaceKey") != session.workspace.get("workspaceKey")
-        result["session"]["title"] = session.title
-        result["settings"] = self.settings(session)
-        return result
+        session.model_lost = isinstance(given, dict) and given.get("workspaceKey") != session.workspace.get("workspaceKey")
+        if isinstance(given, dict) and not session.model_lost:
+            session.workspace = dict(given)  # the record takes the workspace as given (workspaceIdentity too)
+        if params.get("mcpServers"):
+            session.mcp_servers = list(params["mcpServers"])
+        if isinstance(params.get("thoughtLevel"), str) and params["thoughtLevel"] in catalog.levels(
+                catalog.find(catalog.PROVIDER, session.model)):
+            session.thought = params["thoughtLevel"]
+        return self.snapshot(session, "all")
 
     def m_session_close(self, params: dict[str, Any]) -> dict[str, Any]:
         session = self.known(params.get("sessionId"))
         if session is None:
-            raise SimError(-32002, f"session not found: {params.get('sessionId')}")
+            raise SimError(-32004, f"Session is not active: {params.get('sessionId')}")
         turn = session.lock
         if turn is not None:
             turn.closed = turn.stopped = True
             session.lock = None
             self.live_turns.pop(turn.turn_id, None)  # a closed turn sends no end event
         session.queue.clear()
-        self.emit(session, "session.closed", {"reason": "closed"})
+        # The engine unsubscribes before it closes: no session.closed reaches the host.
         session.active = session.subscribed = False
         self.save(session)
         return {"closed": True}
@@ -224,19 +286,23 @@ class TodaySimServer(SimServer):
     # -- settings and models ----------------------------------------------------------------
 
     def settings(self, session: SimSession) -> dict[str, Any]:
-        entry = catalog.find(catalog.PROVIDER, session.model)
-        levels = catalog.levels(entry)
-        current: dict[str, Any] | None = None
-        if not session.model_lost:
-            current = {"providerId": catalog.PROVIDER, "modelId": session.model}
-            if levels:
-                current["options"] = {"reasoningLevel": session.thought}
-        return {
-            "mode": {"current": session.mode},
-            "model": {"current": current, "available": catalog.MODELS},
-            "thoughtLevel": {"current": session.thought if levels and current else None,
-                             "available": [{"value": v, "label": v.title()} for v in levels]},
-        }
+        return snapshot.settings(session, "current")
+
+    def changed(self, session: SimSession, reason: str) -> dict[str, Any]:
+        """After a set*: save, announce ``state.updated``, answer the current-only snapshot."""
+        self.save(session)
+        self.state_updated(session, reason)
+        return self.snapshot(session, "current")
+
+    def m_session_setMode(self, params: dict[str, Any]) -> dict[str, Any]:
+        session = self.session(params)
+        mode = params.get("mode")
+        if mode not in MODES:
+            expected = " | ".join(f"'{m}'" for m in MODES)
+            raise SimError(-32602, f"Invalid params: mode: Invalid enum value. Expected {expected}, received {mode!r}")
+        if mode != "plan" or self.plan_works():
+            session.mode = mode  # before 0.16.9 plan was accepted and had no effect
+        return self.changed(session, "mode_changed")
 
     def m_session_setModel(self, params: dict[str, Any]) -> dict[str, Any]:
         session = self.session(params)
@@ -255,8 +321,7 @@ class TodaySimServer(SimServer):
             allowed = f"one of {', '.join(levels)}" if levels else "this model has no reasoning levels"
             raise SimError(-32602, f"Invalid reasoning level {level!r} for {ref}: {allowed}")
         session.model, session.thought, session.model_lost = model["modelId"], level or "", False
-        self.save(session)
-        return {"settings": self.settings(session)}
+        return self.changed(session, "model_changed")
 
     def m_session_setThoughtLevel(self, params: dict[str, Any]) -> dict[str, Any]:
         session = self.session(params)
@@ -268,8 +333,7 @@ class TodaySimServer(SimServer):
             allowed = f"one of {', '.join(levels)}" if levels else "this model has no reasoning levels"
             raise SimError(-32602, f"Invalid thought level {level!r} for {catalog.PROVIDER}/{session.model}: {allowed}")
         session.thought = level
-        self.save(session)
-        return {"settings": self.settings(session)}
+        return self.changed(session, "thought_level_changed")
 
     # -- turns ----------------------------------------------------------------------------------
 
@@ -282,8 +346,8 @@ class TodaySimServer(SimServer):
         early = EARLY_START or self.book.options(content)[1].get("early") == "1"
         input_id = params.get("inputId") if isinstance(params.get("inputId"), str) and params.get("inputId") else None
         self.start_turn(session, content, early, input_id)
-        self.state_updated(session, "prompt_started", {})
-        return {"accepted": True, "sessionId": session.session_id, "stateRevision": session.revision}
+        revision = self.state_updated(session, "prompt_started", {"status": "running"})
+        return {"accepted": True, "sessionId": session.session_id, "stateRevision": revision}
 
     def start_turn(self, session: SimSession, content: str, early: bool = False,
                    input_id: str | None = None) -> SimTurn:
@@ -447,7 +511,7 @@ class TodaySimServer(SimServer):
             raise SimError(-32602, f"zcode-sim does not simulate the v4 topic {topic!r}")
         key = topic.split("/", 1)[1]
         subscription = params.get("subscriptionId") or f"sub_{_hex()}"
-        commands = BUILTIN_COMMANDS + self.user_commands(self.workspace_path(key))
+        commands = BUILTIN_COMMANDS + user_commands(self.workspace_path(key))
         # The snapshot frame goes out before the subscribe's answer.
         self.wire.send({"method": "v4/conversation/frame", "params": {
             "topic": topic, "subscriptionId": subscription, "connectionId": params.get("connectionId"),
@@ -461,20 +525,6 @@ class TodaySimServer(SimServer):
                 return str(session.workspace.get("workspacePath") or key)
         return key
 
-    @staticmethod
-    def user_commands(workspace_path: str) -> list[dict[str, str]]:
-        """User-defined commands: ``<workspace>/.zcode/commands/<name>.md``, first line = description."""
-        folder = os.path.join(workspace_path, ".zcode", "commands")
-        if not os.path.isdir(folder):
-            return []
-        commands = []
-        for name in sorted(os.listdir(folder)):
-            if name.endswith(".md"):
-                with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as handle:
-                    first = handle.readline().strip().lstrip("# ")
-                commands.append({"name": name[:-3], "description": first, "inputHint": ""})
-        return commands
-
     # -- history, usage ------------------------------------------------------------------------
 
     def m_session_messages(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -483,17 +533,12 @@ class TodaySimServer(SimServer):
         return result
 
     def m_session_read(self, params: dict[str, Any]) -> dict[str, Any]:
-        result = super().m_session_read(params)
         session = self.session(params)
-        window = catalog.context_window(session.model)
-        result["projection"].update(contextWindow=window, totalTokenCount=session.usage_total.get("totalTokens", 0))
-        result["runtime"] = {"contextUsage": {"used": session.context_used, "size": window}}
         messages = session.visible_messages()
         limit = params.get("messageLimit")
-        if isinstance(limit, int) and limit >= 0:
-            messages = messages[len(messages) - limit:] if limit else []
-        result["messages"] = [present(message) for message in messages]
-        return result
+        if isinstance(limit, int) and limit > 0:
+            messages = messages[len(messages) - limit:]
+        return self.snapshot(session, "current", messages)
 
     def m_session_usage(self, params: dict[str, Any]) -> dict[str, Any]:
         session = self.session(params)
@@ -507,7 +552,7 @@ class TodaySimServer(SimServer):
         if action not in GOAL_ACTIONS:
             expected = " | ".join(f"'{a}'" for a in GOAL_ACTIONS)
             raise SimError(-32602, f"Invalid params: action: Invalid enum value. Expected {expected}, received {action!r}")
-        if action == "replace":
+        if action in ("set", "replace"):
             _required(params.get("objective"), "objective")
         result = super().m_session_goal(params)
         goal = result["goal"]
@@ -530,7 +575,7 @@ class TodaySimServer(SimServer):
         return self.compact_answer(session, "accepted", turn)
 
     def compact_answer(self, session: SimSession, state: str, turn: SimTurn) -> dict[str, Any]:
-        return {"response": "", "snapshot": self.m_session_read({"sessionId": session.session_id}),
+        return {"response": "", "snapshot": self.snapshot(session, "current"),
                 "compact": {"state": state, "operationId": turn.input_id}}
 
     def run_compaction(self, session: SimSession, turn: SimTurn, instructions: str) -> None:
@@ -563,5 +608,5 @@ class TodaySimServer(SimServer):
             session.context_used //= 4
         session.compaction = None
         self.release(session, turn)
-        self.state_updated(session, reason, {})
+        self.state_updated(session, reason, {"status": "idle"})
         self.save(session)

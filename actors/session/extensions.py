@@ -154,8 +154,14 @@ class Controls:
                     self.port.task_cancelled(task_id)  # {cancelled: false}: the task runs on, its card too
                 answer(result)
 
-        self.port.when_live(lambda: self.port.request(call.method, call.params, on_result, on_error,
-                                                      timeout=timeout), on_error)
+        def send() -> None:
+            if self.port.speaks_v4 and call.method in commands.REMOVED_IN_0_16:
+                on_error(RpcError(METHOD_NOT_FOUND, f"{call.method} was removed from ZCode in 0.16; this engine "
+                                                    "does not have it", {"removedIn": "0.16"}))
+                return
+            self.port.request(call.method, call.params, on_result, on_error, timeout=timeout)
+
+        self.port.when_live(send, on_error)
 
     def _retry_while_busy(self, call: commands.ExtensionCall, on_result: OnResult, on_error: OnError,
                           deadline: float) -> OnError:

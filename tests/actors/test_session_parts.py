@@ -220,6 +220,7 @@ def test_a_settings_change_announces_what_changed_only():
 
 class FakePort:
     compact_timeout = 99.0
+    speaks_v4 = False  # the seed's engine unless a test says otherwise
 
     def __init__(self) -> None:
         self.settings = Settings(SessionSettings(mode="yolo"))

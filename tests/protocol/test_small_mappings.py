@@ -85,3 +85,15 @@ def test_busy_and_method_not_found_errors():
     assert not is_busy({"code": -32603, "message": "x"})
     error = from_backend_error({"code": -32601, "message": "nope"}, "session/rewind")
     assert error.code == -32601 and "session/rewind" in error.message and "ZCode CLI" in error.message
+
+
+def test_extension_calls_forward_only_the_keys_the_engine_schema_has() -> None:
+    """Today's engine checks params strictly: a client's extra keys would fail the whole call."""
+    from zcode_acp.protocol.commands import extension_call
+
+    compact = extension_call("session/compact", {"sessionId": "s", "instructions": "keep the API", "_meta": {}})
+    assert compact.params == {"instructions": "keep the API"}
+    cancel = extension_call("session/cancelBackgroundTask", {"sessionId": "s", "taskId": "t1", "force": True})
+    assert cancel.params == {"taskId": "t1"}
+    steer = extension_call("session/steer", {"sessionId": "s", "content": "go", "priority": 1})
+    assert steer.params == {"content": "go"}
