@@ -141,6 +141,7 @@ class Turn(BridgeActor):
         self.busy_deadline: float | None = None
         self.busy_attempts = 0
         self.busy_noticed = False  # the user was told why the prompt waits
+        self.busy_text = BUSY_NOTICE  # what they are told (the Session may know better)
         self.held_unbounded = False  # an older turn that ignored its stop holds the session: no busy limit
         self.events_since_check = 0
         self.idle_probes = 0
@@ -235,7 +236,7 @@ class Turn(BridgeActor):
                 self.busy_deadline = now + self.config.busy_retry_limit
             if self.held_unbounded or now < self.busy_deadline:
                 if not self.busy_noticed and now >= self.busy_deadline - self.config.busy_retry_limit + BUSY_NOTICE_AFTER:
-                    self._notice_busy(BUSY_NOTICE)  # waiting longer than a lock's usual hand-over
+                    self._notice_busy(self.busy_text)  # waiting longer than a lock's usual hand-over
                 self.busy_attempts += 1
                 gevent.spawn_later(self._busy_wait(), safe_tell, self.actor_ref, RetrySend())
                 return
@@ -248,9 +249,15 @@ class Turn(BridgeActor):
 
     @handles(PreviousTurnRunning)
     def on_previous_turn_running(self, message: PreviousTurnRunning) -> None:
-        """Told before a busy answer: why the session is busy (and whether the busy limit applies)."""
-        self.held_unbounded = self.held_unbounded or message.unbounded
-        self._notice_busy(message.notice)
+        """Told before a busy answer: why the session is busy (and whether the busy limit applies).
+
+        A turn that ignored its stop is news at once; a turn still stopping usually lets go within
+        milliseconds (every preemption), so that one is said only if the wait grows past a second.
+        """
+        self.busy_text = message.notice
+        if message.unbounded:
+            self.held_unbounded = True
+            self._notice_busy(message.notice)
 
     def _notice_busy(self, text: str) -> None:
         if not self.busy_noticed and not self.settled:

@@ -100,7 +100,8 @@ async def test_preemption_stops_the_running_turn_the_same_way(tmp_path):
 
 @run
 async def test_a_turn_that_ignores_the_stop_is_closed_and_the_session_resumed(tmp_path):
-    async with bridge(tmp_path, env={"ZCODE_ACP_STOP_FALLBACK": "1"}) as b:
+    # A 3 s fallback: the next prompt waits that long, past the 1 s after which it says why.
+    async with bridge(tmp_path, env={"ZCODE_ACP_STOP_FALLBACK": "3"}) as b:
         sid = await b.new_session()
         first = asyncio.ensure_future(b.prompt(sid, "#sim stubborn"))
         await b.client.wait_for(lambda: "will not stop" in b.client.texts(sid))
