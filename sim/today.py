@@ -430,8 +430,10 @@ class TodaySimServer(WorkspaceMethods, SimServer):
         _required(params.get("type"), "type")
         session = self.session(params)
         command_id = params["commandId"]
-        if command_id in session.commands:
-            return {"commandId": command_id, "status": "duplicate", "revisionAtDecision": session.revision}
+        if command_id in session.commands:  # replayed: the first decision's result, if it had one
+            cached = session.commands[command_id]
+            return {"commandId": command_id, "status": "duplicate", "revisionAtDecision": session.revision,
+                    **({"result": cached["result"]} if "result" in cached else {})}
         handler = getattr(self, "v4_" + params["type"], None)
         payload = params.get("payload") if isinstance(params.get("payload"), dict) else {}
         decision = {"status": "failed", "reasonCode": "fault.command.notImplemented",
@@ -452,7 +454,7 @@ class TodaySimServer(WorkspaceMethods, SimServer):
             # The quoted execution no longer runs: nothing to do (the stop raced the turn's end).
             return {"status": "noop", "reasonCode": "guard.stopTargetChanged"}
         if not running:
-            return {"status": "noop", "reasonCode": "stop.noForegroundExecution"}
+            return {"status": "accepted", "result": {"type": "stop"}}  # an idle stop with no target: nothing to do
         self.stop_turn(session, turn)  # a stubborn turn accepts the stop and runs on
         return {"status": "accepted", "result": {"type": "stop"}}
 

@@ -189,7 +189,7 @@ def test_row5_session_stop_does_nothing_to_a_running_send_turn(today: SimPeer) -
 
 def test_row5_v4_stop_quoting_the_foreground_execution_stops_the_turn(today: SimPeer) -> None:
     sid = today.create()
-    assert command(today, sid, "stop", {})["status"] == "noop"  # idle: nothing to stop
+    assert command(today, sid, "stop", {})["status"] == "accepted"  # idle, no target: accepted, nothing done
     start, started = running(today, sid)
     execution = started["payload"]["foregroundExecutionId"]
     assert execution.startswith("exec_")
