@@ -379,7 +379,9 @@ class TodaySimServer(WorkspaceMethods, SimServer):
             session.title = " ".join(content.split()[:6]) or "Untitled"
             self.emit(session, "session.titleUpdated", {"previousTitle": "", "source": "first_input",
                                                         "title": session.title})
-        started = {"turnNumber": session.turns - 1, "inputSource": "user", "inputVisibility": "user",
+        # A user's turn names no inputSource: the engine's enum lists only synthetic sources
+        # (background_task, subagent, goal-continuation, …); visibility is user-visible | model-only.
+        started = {"turnNumber": session.turns - 1, "inputVisibility": "user-visible",
                    "input": content, "foregroundExecutionId": turn.execution_id}
         if turn.input_id:
             started["inputId"] = turn.input_id
@@ -585,7 +587,7 @@ class TodaySimServer(WorkspaceMethods, SimServer):
         summary += f", keeping: {instructions}." if instructions else "."
         command = "/compact" + (f" {instructions}" if instructions else "")
         self.emit(session, "turn.started", {"turnNumber": session.turns, "input": command,
-                                            "inputSource": "compaction", "inputVisibility": "internal",
+                                            "inputVisibility": "user-visible",
                                             "foregroundExecutionId": turn.execution_id}, turn.turn_id)
         words = summary.split(" ")
         for index, word in enumerate(words):

@@ -410,7 +410,7 @@ def test_row12_compaction_is_accepted_at_once_busy_meanwhile_and_ends_with_a_rea
     result = peer.result("session/compact", {"sessionId": sid, "instructions": "the API decisions"})
     assert result["response"] == "" and result["compact"]["state"] == "accepted" and result["snapshot"]
     operation = result["compact"]["operationId"]
-    peer.event(sid, "turn.started", begin, where=lambda e: e["payload"]["inputSource"] == "compaction")
+    peer.event(sid, "turn.started", begin, where=lambda e: e["payload"]["input"].startswith("/compact"))
     assert peer.error("session/send", {"sessionId": sid, "content": "hi"})["code"] == -32010
     again = peer.result("session/compact", {"sessionId": sid})["compact"]
     assert again == {"state": "already_running", "operationId": operation}
