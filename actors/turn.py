@@ -376,14 +376,15 @@ class Turn(BridgeActor):
         own_turn = self.turn_id
         text_delta = self.translator.text_delta
         text_line = self.text_lines.line
+        retry = self.translator.retry  # an open retry card closes at the model's next output
         for event in events:
             event_turn = ev.turn_id(event)
             if event_turn is not None and own_turn is not None and event_turn != own_turn:
                 continue
             text = text_delta(event)
             if text is not None:
-                if self.translator.retry.open:
-                    updates.extend(self.translator.retry.progress())  # the model is back: the retry is over
+                if retry.card_id is not None:
+                    updates.extend(retry.progress())  # the model is back: the retry is over
                 if updates:
                     lines.append(encode_updates(self.session_id, updates))
                     updates = []
