@@ -82,7 +82,7 @@ class Controls:
         self.port = port
         self.compacting = False  # a compaction's internal turn holds the session
         self.compaction: Compaction | None = None  # ours, until the engine says it is over
-        self.compaction_caller: tuple[OnResult, OnError] | None = None  # answered when it is over
+        self.compaction_callers: list[tuple[OnResult, OnError]] = []  # answered when it is over, once each
         self.deferred: list[int] = []  # turns that start when it is over
         self.goal_replace = False  # the engine refused a goal "set": send "replace"
 
@@ -240,20 +240,25 @@ class Controls:
     # -- compaction -------------------------------------------------------------------------------
 
     def _compact(self, call: commands.ExtensionCall, on_result: OnResult, on_error: OnError) -> None:
-        """Prompts are held until the engine says the compaction is over (not merely accepted)."""
+        """Prompts are held until the engine says the compaction is over (not merely accepted).
+
+        A second compaction asked for while ours runs joins it (the engine would answer
+        ``already_running``): both callers are answered when it is over, each once.
+        """
+        self.compaction_callers.append((on_result, on_error))
+        if self.compaction is not None:
+            return
         operation = Compaction()
         self.compacting, self.compaction = True, operation
 
         def answered(result: Any) -> None:
             if self.compaction is operation and operation.answered(result):
-                self._compaction_over(operation, on_result, on_error)
-            elif self.compaction is operation:
-                self.compaction_caller = (on_result, on_error)  # the end comes as a state.updated
+                self._compaction_over(operation)  # else: the end comes as a state.updated
 
         def failed(error: Any) -> None:
-            if self.compaction is operation:
-                self._release_held()
-            on_error(error)
+            if self.compaction is operation:  # (a lost backend answered the callers already)
+                for _, caller_failed in self._release_held():
+                    caller_failed(error)
 
         retry = self._retry_while_busy(call, answered, failed, time.monotonic() + COMPACT_BUSY_LIMIT)
         self.port.when_live(lambda: self.port.request(call.method, call.params, answered, retry,
@@ -262,32 +267,30 @@ class Controls:
     def compaction_ended(self, reason: Any) -> None:
         """A ``state.updated`` whose reason may end our compaction (the Session hands every reason here)."""
         operation = self.compaction
-        if operation is None or not operation.engine_ended(reason):
-            return
-        caller = self.compaction_caller
-        if caller is not None:
-            self._compaction_over(operation, *caller)
+        if operation is not None and operation.engine_ended(reason):
+            self._compaction_over(operation)
 
     def compaction_lost(self, error: Any) -> None:
         """The backend went away mid-compaction: its end will never come."""
-        caller = self.compaction_caller
         if self.compaction is not None:
-            self._release_held()
-            if caller is not None:
-                caller[1](error)
+            for _, caller_failed in self._release_held():
+                caller_failed(error)
 
-    def _compaction_over(self, operation: Compaction, on_result: OnResult, on_error: OnError) -> None:
-        self._release_held()
-        if operation.outcome == "failed":
-            on_error({"message": "ZCode reports that the compaction failed (session_compact_failed); "
-                                 "the conversation was left as it was"})
-        else:
-            on_result(operation.result())
+    def _compaction_over(self, operation: Compaction) -> None:
+        for caller_done, caller_failed in self._release_held():
+            if operation.outcome == "failed":
+                caller_failed({"message": "ZCode reports that the compaction failed (session_compact_failed); "
+                                          "the conversation was left as it was"})
+            else:
+                caller_done(operation.result())
 
-    def _release_held(self) -> None:
-        self.compacting, self.compaction, self.compaction_caller = False, None, None
+    def _release_held(self) -> list[tuple[OnResult, OnError]]:
+        """The compaction is over: held prompts start; returns the callers still owed an answer."""
+        callers, self.compaction_callers = self.compaction_callers, []
+        self.compacting, self.compaction = False, None
         deferred, self.deferred = self.deferred, []
         self.port.start_turns(deferred)
+        return callers
 
     def _fork(self, call: commands.ExtensionCall, reply_to: Any, request_id: Any, as_command: bool,
               on_error: OnError) -> None:

@@ -379,3 +379,16 @@ def test_a_task_the_engine_did_not_cancel_keeps_its_card():
     Controls(port).extension("session/cancelBackgroundTask", call, None, None, answers.append, pytest.fail)
     port.calls[0][2]({"cancelled": False})
     assert port.cancelled == [] and answers == [{"cancelled": False}]
+
+
+def test_a_second_compaction_joins_the_running_one_and_both_are_answered_once():
+    port = FakePort()
+    controls, answers, _ = compacting(port)
+    port.calls[0][2](ACCEPTED)
+    second: list[Any] = []
+    controls.extension("session/compact", commands.extension_call("session/compact", {}), None, None,
+                       second.append, pytest.fail)
+    assert len(port.calls) == 1  # not sent again
+    controls.compaction_ended("session_compacted")
+    controls.compaction_ended("session_compacted")
+    assert len(answers) == 1 and len(second) == 1 and second[0]["compact"]["state"] == "completed"
