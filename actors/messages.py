@@ -232,6 +232,20 @@ class ClientBacklog:
 
 
 @message
+class CatalogSeen:
+    """A create/resume listed the engine's model catalog (``{available, current?}``): remember it."""
+
+    catalog: dict[str, Any]
+
+
+@message
+class CatalogLoaded:
+    """The remembered model catalog, read at start off the loop (None: no usable file)."""
+
+    catalog: dict[str, Any] | None
+
+
+@message
 class Materialized:
     """A Session's backend session exists now."""
 

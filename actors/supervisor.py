@@ -32,6 +32,7 @@ from zcode_acp.protocol.handshake import (
     merge_capabilities,
     supports_boolean_options,
 )
+from zcode_acp.protocol import model_catalog
 from zcode_acp.protocol.mcp_servers import normalize_mcp_servers
 from zcode_acp.protocol.session_config import SessionSettings, session_state, validate_config_value, validate_mode
 from zcode_acp.protocol import lazy_sessions
@@ -45,6 +46,7 @@ from zcode_acp.actors.cli.config import Config
 from zcode_acp.actors.client_connection import ClientConnection
 from zcode_acp.actors.interaction_router import InteractionRouter
 from zcode_acp.actors.lazy_store import LazySessionStore
+from zcode_acp.actors.model_catalog import CatalogFile
 from zcode_acp.actors.quiet_release import QuietRelease, release_memory
 from zcode_acp.actors.messages import (
     Dormant,
@@ -69,6 +71,8 @@ from zcode_acp.actors.messages import (
     Forked,
     Listed,
     ListSessions,
+    CatalogLoaded,
+    CatalogSeen,
     Materialized,
     Occupancy,
     Prompt,
@@ -84,6 +88,8 @@ from zcode_acp.actors.session import Session
 from zcode_acp.actors.transport import flow
 
 log = logging.getLogger(__name__)
+# How long the first session/new waits for the remembered model catalog (a small local file).
+CATALOG_READ_WAIT = 1.0
 
 
 
@@ -164,8 +170,13 @@ class Supervisor(BridgeActor):
             "logout": self._logout,
             "session/set_mode": self._session_set_mode,
             "session/set_config_option": self._session_set_config_option,
+            "session/set_model": self._session_set_model,
         }
         self.store = LazySessionStore(config.zcode_home)
+        self.catalog_file = CatalogFile(config.zcode_home)
+        self.catalog: dict[str, Any] | None = None  # the engine's model catalog, remembered between runs
+        self.catalog_loaded = False  # the file was read (or given up on): session/new answers from then on
+        self.waiting_new: list[tuple[Any, Any, tuple[str, list[Any]]]] = []  # session/new that came before it
         self.notifications: dict[str, Callable[[Any, dict[str, Any]], None]] = {
             "session/cancel": self._session_cancel,
         }
@@ -176,6 +187,9 @@ class Supervisor(BridgeActor):
     def on_start(self) -> None:
         # Started in order, stopped in reverse (teardown).
         self.store.prepare()
+        self.catalog_file.load(lambda catalog: self.actor_ref.tell(CatalogLoaded(catalog)))
+        # A disk that does not answer must not hold session/new: past this, it answers without the catalog.
+        gevent.spawn_later(CATALOG_READ_WAIT, lambda: safe_tell(self.actor_ref, CatalogLoaded(None)))
         self.backend = Backend.start(self.config)
         self.router = InteractionRouter.start(self.backend, self.config.interaction_timeout)
         self.quiet_release.start()
@@ -304,10 +318,18 @@ class Supervisor(BridgeActor):
             raise invalid_params("cwd", f"must be this bridge's project directory {self.root} (it serves no other)")
         return cwd
 
-    def _session_new(self, conn: Any, request_id: Any, params: dict[str, Any]) -> dict[str, Any]:
+    def _session_new(self, conn: Any, request_id: Any, params: dict[str, Any]) -> Any:
         cwd = self._pinned(_absolute_cwd(params, must_exist=True))
         _no_additional_directories(params)
         servers = _mcp_servers(params)
+        if not self.catalog_loaded:
+            # The remembered catalog is a small local file read at start (initialize never waits for
+            # it); a session/new that comes first waits for it so that it offers the real models.
+            self.waiting_new.append((conn, request_id, (cwd, servers)))
+            return _DEFERRED
+        return self._new_session(cwd, servers)
+
+    def _new_session(self, cwd: str, servers: list[Any]) -> dict[str, Any]:
         session_id = str(uuid.uuid4())
         self.store.record(session_id, cwd)  # first: a session the store refuses is never made
         _, settings = self._spawn(session_id, cwd, servers)
@@ -316,8 +338,9 @@ class Supervisor(BridgeActor):
 
     def _spawn(self, session_id: str, cwd: str, mcp_servers: list[Any], backend_session_id: str | None = None,
                root_known: bool = True, settings: SessionSettings | None = None) -> tuple[Any, SessionSettings]:
-        settings = settings or SessionSettings(mode=self.config.default_mode,
-                                               plan_toggle=supports_boolean_options(self.capabilities))
+        settings = settings or model_catalog.seeded(
+            SessionSettings(mode=self.config.default_mode, plan_toggle=supports_boolean_options(self.capabilities)),
+            self.catalog)
         ref = Session.start(
             session_id=session_id,
             cwd=cwd,
@@ -463,6 +486,14 @@ class Supervisor(BridgeActor):
         session.tell(SetSetting(conn, request_id, "mode", validate_mode(params.get("modeId")), "mode"))
         return _DEFERRED
 
+    def _session_set_model(self, conn: Any, request_id: Any, params: dict[str, Any]) -> Any:
+        """The unstable ``session/set_model {sessionId, modelId}`` (acpc and older clients): the model
+        selector's change, answered ``{}``."""
+        session = self._session(params)
+        _, value = validate_config_value(None, "model", params.get("modelId"))
+        session.tell(SetSetting(conn, request_id, "model", value, "mode"))
+        return _DEFERRED
+
     def _session_set_config_option(self, conn: Any, request_id: Any, params: dict[str, Any]) -> Any:
         session = self._session(params)
         # Values are checked against what the selectors offer; the Session knows the current list.
@@ -555,6 +586,32 @@ class Supervisor(BridgeActor):
         running = sum(1 for session_id, entry in self.activity.items()
                       if session_id in self.sessions and entry.get("status") == "running")
         return len(self.clients), running
+
+    @handles(CatalogLoaded)
+    def on_catalog_loaded(self, message: CatalogLoaded) -> None:
+        if self.catalog is None:  # a create that came first already knows better
+            self.catalog = message.catalog  # (a read that ends after the wait still serves later ones)
+        if self.catalog_loaded:
+            return
+        self.catalog_loaded = True
+        waiting, self.waiting_new = self.waiting_new, []
+        for conn, handle, (cwd, servers) in waiting:
+            try:
+                result = self._new_session(cwd, servers)
+            except RpcError as exc:
+                conn.tell(Reply(handle, None, exc.to_dict()))
+                continue
+            conn.tell(Reply(handle, result, None))
+            self.sessions[result["sessionId"]].tell(Announce(conn))  # after the answer, never before it
+
+    @handles(CatalogSeen)
+    def on_catalog_seen(self, message: CatalogSeen) -> None:
+        # A create/resume lists the whole catalog: it replaces the remembered one (a model the engine
+        # dropped is not offered to the next run's first session/new).
+        catalog = message.catalog
+        if catalog != self.catalog:
+            self.catalog = catalog
+            self.catalog_file.save(catalog)
 
     @handles(Materialized)
     def on_materialized(self, message: Materialized) -> None:

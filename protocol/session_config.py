@@ -287,9 +287,29 @@ def config_options(settings: SessionSettings) -> list[dict[str, Any]]:
     return options
 
 
+def models_state(settings: SessionSettings) -> dict[str, Any] | None:
+    """The unstable ACP ``SessionModelState`` ``{currentModelId, availableModels: [{modelId, name,
+    description?}]}`` older clients read (acpc); None while only the placeholder is known."""
+    models = [(value, name) for value, name in settings.models if value != DEFAULT_MODEL]
+    if not models:
+        return None
+    descriptions = dict(settings.model_descriptions)
+    available = []
+    for value, name in models:
+        entry = {"modelId": value, "name": name}
+        if descriptions.get(value):
+            entry["description"] = descriptions[value]
+        available.append(entry)
+    return {"currentModelId": settings.model, "availableModels": available}
+
+
 def session_state(settings: SessionSettings) -> dict[str, Any]:
-    """The ``{modes, configOptions}`` part of new/load/resume answers."""
-    return {"modes": modes_state(settings), "configOptions": config_options(settings)}
+    """The ``{modes, configOptions, models?}`` part of new/load/resume answers."""
+    state = {"modes": modes_state(settings), "configOptions": config_options(settings)}
+    models = models_state(settings)
+    if models is not None:
+        state["models"] = models
+    return state
 
 
 def validate_mode(mode: Any) -> str:

@@ -336,7 +336,7 @@ class TurnRunner:
     def step_mode(self, step: dict[str, Any]) -> None:
         """The agent switches mode itself (EnterPlanMode / ExitPlanMode)."""
         self.session.mode = step.get("mode", "plan")
-        self.server.state_updated(self.session, step.get("reason", "tool_call"), {"mode": {"current": self.session.mode}})
+        self.server.agent_changed_mode(self.session, step.get("reason", "tool_call"))
 
     def step_evict(self, step: dict[str, Any]) -> None:
         """After this turn the backend forgets the session until it is resumed."""

@@ -533,6 +533,10 @@ class SimServer:
     def absorb_guides(self, session: SimSession, turn: SimTurn, runner: TurnRunner) -> None:
         """Hook: fold text steered into a running turn (today's engine only)."""
 
+    def agent_changed_mode(self, session: SimSession, reason: str) -> None:
+        """The agent entered or left plan mode itself (the seed's patch names the mode only)."""
+        self.state_updated(session, reason, {"mode": {"current": session.mode}})
+
     def state_updated(self, session: SimSession, reason: str, patch: Any = None) -> int:
         """Announce a state change (the seed's shape: no envelope); returns the session's revision."""
         session.revision += 1

@@ -135,7 +135,7 @@ class TodaySimServer(WorkspaceMethods, SimServer):
 
     @staticmethod
     def turn_end(kind: str, payload: dict[str, Any], turn: SimTurn | None) -> dict[str, Any]:
-        """The end events with every field today's strict schemas require (docs/simulator.md, item 18)."""
+        """The end events with every field today's strict schemas require (docs/simulator.md, item 21)."""
         body = dict(payload)
         if turn is not None and turn.input_id:
             body["inputId"] = turn.input_id
@@ -179,6 +179,10 @@ class TodaySimServer(WorkspaceMethods, SimServer):
         self.wire.send({"method": "state.updated", "params": snapshot.state_updated(session, reason, patch)})
         return session.revision
 
+    def agent_changed_mode(self, session: SimSession, reason: str) -> None:
+        """As every other change: the patch is the current-only settings."""
+        self.state_updated(session, reason)
+
     def snapshot(self, session: SimSession, availability: snapshot.Availability,
                  messages: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         """The session's state snapshot (create/resume: the whole catalog; read and set*: current only)."""
@@ -195,6 +199,8 @@ class TodaySimServer(WorkspaceMethods, SimServer):
             session.delivery_kind = kind  # echoed on every event from now on
         result["sessionId"] = session.session_id
         result.setdefault("events", [])
+        if params.get("includeSnapshot") is True:
+            result["snapshot"] = self.snapshot(session, "current")
         return result
 
     # -- create, resume, list, close ------------------------------------------------------
@@ -245,10 +251,9 @@ class TodaySimServer(WorkspaceMethods, SimServer):
         return ""
 
     def m_session_list(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``{sessions: [session info]}``: each entry as the snapshot's ``session`` (its whole workspace)."""
         result = super().m_session_list(params)
-        for entry in result["sessions"]:
-            entry["workspace"] = dict(self.sessions[entry["sessionId"]].workspace)
-        return result
+        return {"sessions": [snapshot.session_info(self.sessions[entry["sessionId"]]) for entry in result["sessions"]]}
 
     def m_session_resume(self, params: dict[str, Any]) -> dict[str, Any]:
         check_mcp_servers(params.get("mcpServers"))

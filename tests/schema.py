@@ -69,10 +69,24 @@ def assert_valid_notification(params: dict[str, Any]) -> None:
     assert_valid_update(params["update"])
 
 
+def assert_valid_unstable_models(models: Any) -> None:
+    """The unstable ``SessionModelState`` (older ACP schemas; SDK 0.12 no longer models it):
+    ``{currentModelId, availableModels: [{modelId, name, description?, _meta?}]}``."""
+    assert isinstance(models, dict) and set(models) <= {"currentModelId", "availableModels", "_meta"}, models
+    assert isinstance(models.get("currentModelId"), str) and isinstance(models.get("availableModels"), list)
+    for entry in models["availableModels"]:
+        assert isinstance(entry, dict) and set(entry) <= {"modelId", "name", "description", "_meta"}, entry
+        assert isinstance(entry.get("modelId"), str) and isinstance(entry.get("name"), str), entry
+
+
 def assert_valid_result(method: str, result: Any) -> None:
     model = _RESULT_MODELS.get(method)
     if model is None or result is None:
         return
+    if isinstance(result, dict) and "models" in result and method in (
+            "session/new", "session/load", "session/resume", "session/fork"):
+        assert_valid_unstable_models(result["models"])
+        result = {key: value for key, value in result.items() if key != "models"}
     parsed = model.model_validate(result)
     _kept_everything(result, parsed.model_dump(by_alias=True, mode="json"))
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import functools
 import logging
-from dataclasses import replace
 import time
 import uuid
 from typing import Any
@@ -52,7 +51,7 @@ from zcode_acp.protocol.events import STATE_UPDATED, TITLE_UPDATED, TURN_STEER_Q
 from zcode_acp.protocol.handshake import supports_terminal_output
 from zcode_acp.protocol.history import replay_updates
 from zcode_acp.protocol.session_config import SessionSettings, session_state
-from zcode_acp.protocol.sessions import iso_time, own_workspace, speaks_the_zcode_protocol, workspace
+from zcode_acp.protocol.sessions import iso_time, own_workspace, workspace
 from zcode_acp.protocol.translator import TurnTranslator, agent_text
 from zcode_acp.protocol.usage import read_usage_update
 
@@ -67,6 +66,7 @@ from zcode_acp.actors.messages import (
     SessionIdle,
     Adopt,
     Announce,
+    CatalogSeen,
     Answered,
     Attach,
     BackendCall,
@@ -120,6 +120,7 @@ from zcode_acp.actors.messages import (
     UnregisterRoute,
 )
 from zcode_acp.actors.session.attribution import Attribution, Claim
+from zcode_acp.actors.session.engine_surface import EngineSurface
 from zcode_acp.actors.session.extensions import Controls
 from zcode_acp.actors.session.held import HeldSession
 from zcode_acp.actors.session.history import POLL_INTERVAL, HistoryRead
@@ -172,8 +173,7 @@ class Session(BridgeActor):
         self.held = HeldSession()  # an older turn of ours that still holds the engine's lock (issue 21)
         self.adopted: set[int] = set()  # Turns whose backend turn is known (steering needs one running)
         self.speaks_v4 = False  # today's engine: a turn.started named its foreground execution
-        self.engine_commands: tuple[tuple[str, str, str], ...] = ()  # the engine's own slash commands
-        self.capabilities_read = False  # runtime/capabilities asked (today's engine, once)
+        self.surface = EngineSurface(self)  # what create/resume answers say about the engine
         self.steer_deliveries: dict[str, str] = {}  # v4 sendText commandId → the delivery the engine admitted
         self.workspace_ref: dict[str, str] | None = None  # the engine's own {workspacePath, workspaceKey}
         self.history = HistoryRead()
@@ -336,25 +336,8 @@ class Session(BridgeActor):
                 failure = self._resume_failure(error)
             self.lifecycle.step_failed(step, failure)
             return
-        backend_settings = self.settings.current.with_backend_settings(result.get("settings"))
-        if step is Step.CREATE:
-            # session/new answered before the create (lazy sessions): the catalog it lists reaches the
-            # clients' pickers now (config_option_update). A load/resume answers after its resume.
-            self.deliver(self.settings.change(backend_settings))
-        else:
-            self.settings.current = backend_settings
-        if speaks_the_zcode_protocol(result):
+        if self.surface.materialized(step is Step.CREATE, result, bool(self.mcp_servers)):
             self.speaks_v4 = True  # steer and stop through v4/command; never a removed method
-            if self.mcp_servers:
-                self._connect_mcp(session)
-            if not self.capabilities_read:
-                self.capabilities_read = True
-                self._call("runtime/capabilities", {}, functools.partial(Answered, self._runtime_capabilities))
-        offered = commands.engine_commands(result)
-        if offered and offered != self.engine_commands:
-            self.engine_commands = offered
-            if step is Step.CREATE:  # a load/resume announces them after its answer (on_announce)
-                self.deliver([commands.available_commands_update(offered)])
         if step is Step.CREATE:
             self.backend_session_id = backend_id
             self.supervisor.tell(Materialized(self.session_id, backend_id))
@@ -368,30 +351,17 @@ class Session(BridgeActor):
         self.lifecycle.materialized()
         self._subscribe()
 
-    def _runtime_capabilities(self, result: Any, error: ErrorDict | None) -> None:
-        """Plan mode is offered where it works: ``independentPlanState`` (CLI 0.16.9+); 0.16.5 took
-        ``setMode plan`` and ignored it. An engine without the method keeps what it offered."""
-        if error is not None or not isinstance(result, dict):
-            return
-        works = result.get("independentPlanState") is True
-        if works != self.settings.current.plan_works:
-            self.deliver(self.settings.change(replace(self.settings.current, plan_works=works)))
+    # -- the port EngineSurface uses ------------------------------------------------------------
 
-    def _connect_mcp(self, session: Any) -> None:
-        """Today's engine only registers the MCP servers a create/resume names: ``mcp/list
-        {mode: "connect"}`` starts them (the 0.16.5 build never mounted them otherwise)."""
+    def call(self, method: str, params: dict[str, Any], then: Callable[[Any, Any], None]) -> None:
+        self._call(method, params, functools.partial(Answered, then))
+
+    def remember_catalog(self, catalog: dict[str, Any]) -> None:
+        self.supervisor.tell(CatalogSeen(catalog))  # the next run's first session/new offers it
+
+    def workspace_of(self, session: Any) -> dict[str, Any]:
         ref = own_workspace({"sessions": [session]}, session.get("sessionId")) if isinstance(session, dict) else None
-
-        def connected(result: Any, error: ErrorDict | None) -> None:
-            if error is not None:
-                log.warning("session %s: the engine did not connect its MCP servers: %s", self.session_id,
-                            error.get("message"))
-                return
-            statuses = result.get("statuses") if isinstance(result, dict) else None
-            log.debug("session %s: MCP servers %s", self.session_id, statuses)
-
-        params = {"workspace": ref or self.workspace_ref or workspace(self.cwd), "mode": "connect"}
-        self._call("mcp/list", params, functools.partial(Answered, connected))
+        return ref or self.workspace_ref or workspace(self.cwd)
 
     def _resume_failure(self, error: ErrorDict | None) -> RpcError:
         """A resume the backend refused: a session it does not know is "not found" to the client.
@@ -792,7 +762,7 @@ class Session(BridgeActor):
     def on_announce(self, message: Announce) -> None:
         """After a new/load/resume answer (never before it): the commands this session offers."""
         message.conn.tell(Deliver(self.session_id, updates.encode(
-            self.session_id, [commands.available_commands_update(self.engine_commands)])))
+            self.session_id, [commands.available_commands_update(self.surface.commands)])))
 
     # -- the end -----------------------------------------------------------------------------------------
 

@@ -156,8 +156,8 @@ class Controls:
 
         def send() -> None:
             if self.port.speaks_v4 and call.method in commands.REMOVED_IN_0_16:
-                on_error(RpcError(METHOD_NOT_FOUND, f"{call.method} was removed from ZCode in 0.16; this engine "
-                                                    "does not have it", {"removedIn": "0.16"}))
+                on_error(RpcError(METHOD_NOT_FOUND, f"{call.method} was removed in ZCode CLI 0.16: the installed "
+                                                    "engine does not have it", {"removedIn": "0.16"}))
                 return
             self.port.request(call.method, call.params, on_result, on_error, timeout=timeout)
 

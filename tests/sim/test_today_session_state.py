@@ -172,3 +172,34 @@ def test_mcp_servers_given_at_create_connect_only_through_mcp_list(today: SimPee
     connected = today.result("mcp/list", {"workspace": workspace, "mode": "connect"})["statuses"]
     assert connected["docs"]["status"] == "connected"
     assert set(connected["docs"]) == {"status", "transport", "toolCount", "updatedAt"}
+
+
+def test_list_entries_are_session_infos_with_their_whole_workspace(today: SimPeer) -> None:
+    workspace = {"workspacePath": "/tmp", "workspaceKey": "k1", "workspaceIdentity": "ssh://box/tmp"}
+    sid = today.result("session/create", {"workspace": workspace})["session"]["sessionId"]
+    [entry] = today.result("session/list", {})["sessions"]
+    assert entry["sessionId"] == sid and entry["workspace"] == workspace
+    assert {"sessionKind", "title", "mode", "status", "createdAt", "updatedAt"} <= set(entry)
+
+
+def test_the_agent_switching_mode_sends_the_same_state_updated(today: SimPeer) -> None:
+    sid = today.create()
+    start = today.mark()
+    today.turn(sid, "#sim plan_mode mode=plan")
+    [update] = [u for u in state_updates(today, start) if u["reason"] != "prompt_started"]
+    assert update["patch"]["mode"] == {"current": "plan"}
+    assert [m["ref"]["modelId"] for m in update["patch"]["model"]["available"]] == ["glm-5"]
+    assert update["revision"] >= 1 and update["workspace"] == today.workspace()
+
+
+def test_subscribe_answers_its_own_shape_and_a_snapshot_when_asked(today: SimPeer) -> None:
+    sid = today.create(subscribe=False)
+    plain = today.result("session/subscribe", {"sessionId": sid, "deliveryKind": "desktop-continuous",
+                                               "includeSnapshot": False})
+    assert plain == {"sessionId": sid, "eventSeq": 0, "events": []}
+    asked = today.result("session/subscribe", {"sessionId": sid, "deliveryKind": "web-remote-replayable",
+                                               "includeSnapshot": True})
+    assert set(asked["snapshot"]) == SNAPSHOT_KEYS
+    assert asked["snapshot"]["runtime"]["deliveryKind"] == "web-remote-replayable"
+    assert today.error("session/subscribe", {"sessionId": sid})["message"].startswith(
+        "Invalid params — deliveryKind: Required")
