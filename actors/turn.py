@@ -138,7 +138,7 @@ class Turn(BridgeActor):
         self.execution_id: str | None = None  # today's engine: the foreground execution to stop
         self.stopping = False  # settled, stop sent, the backend turn not seen ending yet
         self.v4_stop_sent = False
-        self.busy_deadline: float | None = None
+        self.busy_since: float | None = None  # the first busy answer (loop time)
         self.busy_attempts = 0
         self.busy_noticed = False  # the user was told why the prompt waits
         self.busy_text = BUSY_NOTICE  # what they are told (the Session may know better)
@@ -232,10 +232,10 @@ class Turn(BridgeActor):
             return
         if is_busy(error):
             now = gevent.get_hub().loop.now()
-            if self.busy_deadline is None:
-                self.busy_deadline = now + self.config.busy_retry_limit
-            if self.held_unbounded or now < self.busy_deadline:
-                if not self.busy_noticed and now >= self.busy_deadline - self.config.busy_retry_limit + BUSY_NOTICE_AFTER:
+            if self.busy_since is None:
+                self.busy_since = now
+            if self.held_unbounded or now < self.busy_since + self.config.busy_retry_limit:
+                if now >= self.busy_since + BUSY_NOTICE_AFTER:
                     self._notice_busy(self.busy_text)  # waiting longer than a lock's usual hand-over
                 self.busy_attempts += 1
                 gevent.spawn_later(self._busy_wait(), safe_tell, self.actor_ref, RetrySend())
