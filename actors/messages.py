@@ -478,6 +478,19 @@ class StopFailed:
     """A stopped turn was still running after the grace: close and resume the backend session."""
 
     key: int
+    turn_id: str | None = None  # the backend turn that ignored the stop
+
+
+@message
+class PreviousTurnRunning:
+    """The Session, to a Turn whose send was refused busy: an older turn of this session still holds it.
+
+    ``notice`` is what the user reads (once); ``unbounded``: wait without the busy limit, because the
+    holder is a turn that ignored its stop and the engine could not close (issue 21).
+    """
+
+    notice: str
+    unbounded: bool = False
 
 
 @message

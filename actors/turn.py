@@ -37,7 +37,7 @@ import gevent
 import tenacity
 
 from zcode_acp.protocol import events as ev
-from zcode_acp.protocol import interactions
+from zcode_acp.protocol import interactions, turn_end
 from zcode_acp.protocol.content import BackendPrompt
 from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError, from_backend_error, is_busy, is_not_active
 from zcode_acp.protocol.translator import TextChunkLines, TurnTranslator
@@ -59,6 +59,7 @@ from zcode_acp.actors.messages import (
     InteractionAborted,
     InteractionAsked,
     PlanRead,
+    PreviousTurnRunning,
     ProbeAnswered,
     RelayUpdates,
     Reply,
@@ -81,12 +82,13 @@ log = logging.getLogger(__name__)
 # turn's answer races its bookkeeping), so the first retry comes after 20 ms, then 40, 80 …
 # up to ``config.busy_retry_interval`` between tries (docs/performance.md, "Busy retry").
 BUSY_FIRST_WAIT = 0.02
+# Busy for longer than that, with no reason the Session knows, the user reads why the prompt waits.
+BUSY_NOTICE_AFTER = 1.0
+BUSY_NOTICE = ("ZCode is busy with another turn in this session (a background task's report, a compaction, or a "
+               "turn started elsewhere); your prompt starts as soon as it is free.")
 
 CLIENT_ID = "zcode-acp"
 SESSION_CLOSED = "session.closed"  # today's engine: the last event of a closed session
-TRANSIENT_FAILURES = frozenset(
-    {"model_request_failed", "model_rate_limited", "timeout", "ECONNRESET", "rate_limited", "overloaded"}
-)
 
 
 class _Attempt:
@@ -136,9 +138,11 @@ class Turn(BridgeActor):
         self.execution_id: str | None = None  # today's engine: the foreground execution to stop
         self.stopping = False  # settled, stop sent, the backend turn not seen ending yet
         self.v4_stop_sent = False
-        self.busy_deadline: float | None = None
+        self.busy_since: float | None = None  # the first busy answer (loop time)
         self.busy_attempts = 0
-        self.transient_failures = 0
+        self.busy_noticed = False  # the user was told why the prompt waits
+        self.busy_text = BUSY_NOTICE  # what they are told (the Session may know better)
+        self.held_unbounded = False  # an older turn that ignored its stop holds the session: no busy limit
         self.events_since_check = 0
         self.idle_probes = 0
         self.silence_timer: Any = None
@@ -228,15 +232,37 @@ class Turn(BridgeActor):
             return
         if is_busy(error):
             now = gevent.get_hub().loop.now()
-            if self.busy_deadline is None:
-                self.busy_deadline = now + self.config.busy_retry_limit
-            if now < self.busy_deadline:
+            if self.busy_since is None:
+                self.busy_since = now
+            if self.held_unbounded or now < self.busy_since + self.config.busy_retry_limit:
+                if now >= self.busy_since + BUSY_NOTICE_AFTER:
+                    self._notice_busy(self.busy_text)  # waiting longer than a lock's usual hand-over
                 self.busy_attempts += 1
                 gevent.spawn_later(self._busy_wait(), safe_tell, self.actor_ref, RetrySend())
                 return
-            self._settle(error=RpcError(INTERNAL_ERROR, "ZCode backend stayed busy: another turn holds the session"))
+            self._settle(error=RpcError(
+                INTERNAL_ERROR, f"ZCode stayed busy for {self.config.busy_retry_limit:g}s: another turn holds this "
+                "session (a background task's report, a compaction, or a turn started elsewhere). Send the prompt "
+                "again once it is over."))
             return
         self._settle(error=from_backend_error(error, "session/send"))
+
+    @handles(PreviousTurnRunning)
+    def on_previous_turn_running(self, message: PreviousTurnRunning) -> None:
+        """Told before a busy answer: why the session is busy (and whether the busy limit applies).
+
+        A turn that ignored its stop is news at once; a turn still stopping usually lets go within
+        milliseconds (every preemption), so that one is said only if the wait grows past a second.
+        """
+        self.busy_text = message.notice
+        if message.unbounded:
+            self.held_unbounded = True
+            self._notice_busy(message.notice)
+
+    def _notice_busy(self, text: str) -> None:
+        if not self.busy_noticed and not self.settled:
+            self.busy_noticed = True
+            self._emit([self.translator.notice(text)])
 
     def _busy_wait(self) -> float:
         """20 ms, doubling, capped at ``config.busy_retry_interval``."""
@@ -299,7 +325,7 @@ class Turn(BridgeActor):
         if self.turn_id is not None:
             log.warning("turn %s on %s still runs %gs after its stop; closing and resuming the session",
                         self.turn_id, self.session_id, self.config.stop_fallback)
-            self.session.tell(StopFailed(self.key))
+            self.session.tell(StopFailed(self.key, self.turn_id))
         self._stopped()
 
     # -- events ----------------------------------------------------------------------------
@@ -350,12 +376,15 @@ class Turn(BridgeActor):
         own_turn = self.turn_id
         text_delta = self.translator.text_delta
         text_line = self.text_lines.line
+        retry = self.translator.retry  # an open retry card closes at the model's next output
         for event in events:
             event_turn = ev.turn_id(event)
             if event_turn is not None and own_turn is not None and event_turn != own_turn:
                 continue
             text = text_delta(event)
             if text is not None:
+                if retry.card_id is not None:
+                    updates.extend(retry.progress())  # the model is back: the retry is over
                 if updates:
                     lines.append(encode_updates(self.session_id, updates))
                     updates = []
@@ -366,10 +395,16 @@ class Turn(BridgeActor):
                 self._emit_lines(lines, updates)
                 body = ev.payload(event)
                 if kind == ev.TURN_FAILED:
-                    self._failed(body.get("error"))
+                    self._settle(error=turn_end.failed(body))  # final: the engine already retried
                     return
-                stop = "cancelled" if body.get("resultType") == "cancelled" else "end_turn"
-                self._completed(prompt_result(stop, body.get("usage")))
+                self._emit(self.translator.retry.close())
+                ending = turn_end.completed(body)
+                if ending.notice:
+                    self._emit([self.translator.notice(ending.notice)])
+                if ending.error is not None:
+                    self._settle(error=ending.error)
+                    return
+                self._completed(prompt_result(ending.stop_reason or "end_turn", body.get("usage")))
                 return
             updates.extend(self.translator.feed(event))
         self._emit_lines(lines, updates)
@@ -378,27 +413,6 @@ class Turn(BridgeActor):
         if updates:
             lines.append(encode_updates(self.session_id, updates))
         deliver_encoded(self.clients, self.session_id, b"".join(lines))
-
-    def _failed(self, error: Any) -> None:
-        error = error if isinstance(error, dict) else {"message": str(error)}
-        code = error.get("code")
-        if code in TRANSIENT_FAILURES and self.transient_failures < self.config.transient_retries:
-            self.transient_failures += 1
-            delay = self.config.transient_backoff * (2 ** (self.transient_failures - 1))
-            self._emit([self.translator.notice(
-                f"Model request failed ({code}); retrying in {delay:g}s "
-                f"({self.transient_failures}/{self.config.transient_retries})…")])
-            self.state = "sending"
-            self.turn_id = None
-            self.accepted = False
-            gevent.spawn_later(delay, safe_tell, self.actor_ref, RetrySend())
-            return
-        message = error.get("message") or "turn failed"
-        self._settle(error=RpcError(
-            INTERNAL_ERROR,
-            f"ZCode turn failed: {message}" + (f" ({code})" if code is not None else ""),
-            {"backendCode": code, "backendMessage": message},
-        ))
 
     # -- cancel, loss, silence --------------------------------------------------------------------
 

@@ -18,7 +18,8 @@ from json.encoder import encode_basestring
 from typing import Any
 
 from . import framing, jsonrpc, tools, updates
-from .events import MODEL_STREAMING, SESSION_UPDATED, TOOL_UPDATED, payload
+from .events import MODEL_STREAMING, SESSION_UPDATED, STREAM_RECOVERY_UPDATED, TOOL_UPDATED, payload
+from .recovery import RetryCard
 from .usage import context_usage_update
 
 
@@ -104,6 +105,10 @@ class TurnTranslator:
     last_usage: dict[str, Any] | None = None  # the last context meter this turn showed
     _declared: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
     _segment: int = 0
+    retry: RetryCard = field(init=False)  # the engine's own retries, while they last (protocol/recovery.py)
+
+    def __post_init__(self) -> None:
+        self.retry = RetryCard(self.message_id)
 
     # -- text ------------------------------------------------------------
 
@@ -135,13 +140,17 @@ class TurnTranslator:
         kind = event.get("type")
         body = payload(event)
         if kind == MODEL_STREAMING:
+            if self.retry.open and body.get("kind") in ("text_delta", "reasoning_delta", "tool_call"):
+                return self.retry.progress() + self._streaming(body)  # the model is back: the retry is over
             return self._streaming(body)
+        if kind == STREAM_RECOVERY_UPDATED:
+            return self.retry.stream_recovery(body)
         if kind == TOOL_UPDATED:
             if body.get("kind") == "batch":
                 return self._batch(body)
             return self._tool(body)
         if kind == SESSION_UPDATED:
-            return self.usage(context_usage_update(body))
+            return self.retry.session_updated(body) + self.usage(context_usage_update(body))
         return []
 
     def usage(self, update: dict[str, Any] | None) -> list[dict[str, Any]]:
@@ -351,7 +360,7 @@ class TurnTranslator:
     def close_open_cards(self) -> list[dict[str, Any]]:
         """A turn that ended abnormally: every card still open (except those a
         background task took over) closes ``failed``, once."""
-        updates = []
+        updates = self.retry.close("failed")
         for card in self.open_cards():
             if not card.launched:
                 card.status = "failed"

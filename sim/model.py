@@ -24,6 +24,12 @@ class SimTurn:
     execution_id: str = ""
     announced: bool = False  # turn.started already sent (today's engine may send it before the send reply)
     guides: list[dict[str, Any]] = field(default_factory=list)
+    # What today's turn.completed reports: the input id the send chose, the answer's text, how many
+    # tools ran, when the turn began (monotonic seconds).
+    input_id: str | None = None
+    response: str = ""
+    tool_calls: int = 0
+    began: float = field(default_factory=time.monotonic)
 
 
 @dataclass
@@ -68,6 +74,7 @@ class SimSession:
     revision: int = 0
     commands: dict[str, dict[str, Any]] = field(default_factory=dict)
     fk_once: bool = False
+    compaction: SimTurn | None = None  # today's engine: the compaction running in the background
     # Today's engine: the trace id create names, the deliveryKind subscribe chose (echoed on every
     # event), and when the session was created (its snapshot's createdAt).
     trace_id: str = ""

@@ -57,6 +57,8 @@ class TurnRunner:
             delta = word + (" " if index < len(words) - 1 else "")
             if delta:
                 self.emit("model.streaming", {"kind": kind, "delta": delta})
+        if kind == "text_delta":
+            self.turn.response += text
         self._append_part(part_type, text)
 
     def _append_part(self, part_type: str, text: str) -> None:
@@ -93,12 +95,15 @@ class TurnRunner:
                 gevent.sleep(0)  # let requests (a stop) in
         wire.flush()
         self._append_part("text", text * int(step.get("count", 1)))
+        if not stamp:
+            self.turn.response += text * int(step.get("count", 1))
         self.output_tokens += int(step.get("count", 1))
         return None
 
     def step_tool(self, step: dict[str, Any]) -> str | None:
         tool_id = step.get("id") or f"call_{self.turn.turn_id[-6:]}_{next(self.tool_ids)}"
         name = step.get("name", "Tool")
+        self.turn.tool_calls += 1
         tool_input = step.get("input") or {}
         self.emit("model.streaming", {"kind": "tool_call", "toolCallId": tool_id, "toolName": name,
                                       "input": tool_input})
@@ -136,6 +141,55 @@ class TurnRunner:
         self.session.failures[key] = seen + 1
         return f"failed:{step.get('code', 'internal_error')}:{step.get('message', 'failed')}"
 
+    def step_end(self, step: dict[str, Any]) -> str:
+        """End the turn with ``turn.completed`` of the given ``resultType`` (an error ending, say)."""
+        usage = self.server.account(self.session, self)
+        self.emit("turn.completed", {"resultType": step.get("result", "success"), "usage": usage,
+                                     "response": self.turn.response})
+        return "ended"
+
+    def step_retry(self, step: dict[str, Any]) -> None:
+        """The engine retries a failed model request itself, then recovers the interrupted stream.
+
+        As today's engine reports it: an API retry rides on ``session.updated`` as
+        ``_meta.zcode.apiRetry`` (cleared with ``null`` once a request succeeds), and
+        stream recovery is a run of ``streamRecovery.updated`` events (started, tail
+        discarded, retry started) that ends when the model makes progress again.
+        The user's message is stored once: nothing here asks the host to send it again.
+        """
+        attempts = int(step.get("attempts", 2))
+        wait = float(step.get("wait", 0.05))
+        error = step.get("error", "429 Too Many Requests")
+        for attempt in range(1, attempts + 1):
+            retry = {"kind": "api_retry", "attempt": attempt, "maxRetries": int(step.get("max", 10)),
+                     "retryDelayMs": int(wait * 1000), "errorStatus": int(step.get("status", 429)), "error": error}
+            self.emit("session.updated", {"_meta": {"zcode": {"apiRetry": retry}}})
+            gevent.sleep(wait)
+        self.emit("session.updated", {"_meta": {"zcode": {"apiRetry": None}}})
+        if not step.get("stream", True):
+            return
+        attempt_id, anchor_id = f"recovery_{uuid.uuid4().hex[:8]}", f"anchor_{uuid.uuid4().hex[:8]}"
+        retry_meta = {"kind": "api_retry", "attempt": 1, "maxRetries": 3, "retryDelayMs": 0, "errorStatus": None,
+                      "error": "The model stream was interrupted"}
+        self.emit("streamRecovery.updated", {"attemptId": attempt_id, "failureKind": "stream_interrupted",
+                                             "message": "The model stream was interrupted", "retryNumber": 1,
+                                             "maxRetries": 3, "_meta": {"zcode": {"apiRetry": retry_meta}}})
+        self.emit("streamRecovery.updated", {"attemptId": attempt_id, "anchorId": anchor_id,
+                                             "reason": "latest_committed_message", "committedToolCallIds": []})
+        self.emit("streamRecovery.updated", {"attemptId": attempt_id, "anchorId": anchor_id,
+                                             "discardedTextBytes": 0, "discardedReasoningBytes": 0,
+                                             "discardedToolCallIds": []})
+        gevent.sleep(wait)
+        self.emit("streamRecovery.updated", {"attemptId": attempt_id, "anchorId": anchor_id, "retryNumber": 1,
+                                             "maxRetries": 3, "streamMode": "sse",
+                                             "_meta": {"zcode": {"apiRetry": retry_meta}}})
+
+    def step_system(self, step: dict[str, Any]) -> None:
+        """A system message the engine stores (and announces with ``message.upserted``), and a checkpoint."""
+        self.emit("message.upserted", {"content": step.get("text", "Context was summarized."), "type": "system"})
+        self.emit("checkpoint.created", {"checkpointId": f"ckpt_{uuid.uuid4().hex[:8]}",
+                                         "messageId": f"msg_{uuid.uuid4().hex[:10]}"})
+
     def step_die(self, step: dict[str, Any]) -> None:
         self.server.wire.flush()
         os._exit(int(step.get("code", 1)))
@@ -146,10 +200,15 @@ class TurnRunner:
             self.absorb_guides()
         return "stopped"
 
-    def step_stubborn(self, step: dict[str, Any]) -> str:
-        """A turn no stop ends (a stuck sub-agent): only session/close (or death) does."""
+    def step_stubborn(self, step: dict[str, Any]) -> str | None:
+        """A turn no stop ends (a stuck sub-agent): only session/close (or death) does — or, with
+        ``seconds``, its own end that long after it began (it then completes normally)."""
         self.turn.unstoppable = True
+        seconds = float(step.get("seconds", 0))
+        ends = time.monotonic() + seconds if seconds > 0 else None
         while not self.turn.closed:
+            if ends is not None and time.monotonic() >= ends:
+                return None
             gevent.sleep(0.05)
             self.absorb_guides()
         return "stopped"

@@ -71,6 +71,24 @@ def fail(params: dict[str, str]) -> list[dict[str, Any]]:
             {"type": "text", "text": "Recovered."}]
 
 
+def end(params: dict[str, str]) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": params.get("text", "Working on it… ")},
+            {"type": "end", "result": params.get("result", "success")}]
+
+
+def retry(params: dict[str, str]) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": "Let me think. "},
+            {"type": "retry", "attempts": int(_num(params, "attempts", 2)), "wait": _num(params, "wait", 0.05),
+             "stream": params.get("stream", "1") != "0"},
+            {"type": "text", "text": "Recovered and done."}]
+
+
+def system(params: dict[str, str]) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": "Noting something. "},
+            {"type": "system", "text": params.get("text", "Context was summarized.")},
+            {"type": "text", "text": "Done."}]
+
+
 def die(params: dict[str, str]) -> list[dict[str, Any]]:
     return [{"type": "text", "text": "About to crash…"}, {"type": "sleep", "seconds": _num(params, "after", 0.05)},
             {"type": "die"}]
@@ -173,7 +191,8 @@ def tool_error(params: dict[str, str]) -> list[dict[str, Any]]:
 
 
 def stubborn(params: dict[str, str]) -> list[dict[str, Any]]:
-    return [{"type": "text", "text": "Waiting for a sub-agent that will not stop…"}, {"type": "stubborn"}]
+    return [{"type": "text", "text": "Waiting for a sub-agent that will not stop…"},
+            {"type": "stubborn", "seconds": _num(params, "seconds", 0)}, {"type": "text", "text": " It finished."}]
 
 
 def steer_fk(params: dict[str, str]) -> list[dict[str, Any]]:
@@ -233,6 +252,7 @@ BUILTIN = {
     "bg_bash": bg_bash, "bg_agent": bg_agent, "subagent": subagent, "history": history,
     "reply": reply, "help": help_text, "stubborn": stubborn, "steer_fk": steer_fk,
     "subagent_tools": subagent_tools, "official_mcp": official_mcp, "tool_error": tool_error,
+    "end": end, "retry": retry, "system": system,
 }
 BUILTIN.update(faults.SCENARIOS)  # fail_mid_tool, die_mid_tool, spawn_child, close_stdout
 
@@ -246,9 +266,13 @@ DESCRIPTIONS = {
     "slow": "text deltas with a pause between them (count=50 interval=0.1)",
     "history": "adds many messages to the history at once (count=10000)",
     "fail": "the turn fails (code= message= times=)",
+    "end": "the turn ends with turn.completed of a resultType (result=error_max_turns|error_max_budget|"
+           "error_during_execution|error_max_tool_calls|cancelled)",
+    "retry": "the engine retries a model request itself, then recovers the stream (attempts=2 wait=0.05 stream=1)",
+    "system": "a system message (message.upserted) and a checkpoint (checkpoint.created) mid-turn",
     "die": "the backend process exits mid-turn (after=0.05)",
     "hang": "the turn never ends until it is stopped",
-    "stubborn": "the turn ignores every stop; only session/close (or death) ends it",
+    "stubborn": "the turn ignores every stop; only session/close (or death) ends it, or itself after seconds=",
     "freeze": "the whole backend stops answering",
     "gap": "skips an event sequence number and repeats an event",
     "edit": "an Edit tool call with a diff",

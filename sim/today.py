@@ -54,8 +54,10 @@ if TYPE_CHECKING:
     from .runner import TurnRunner
 
 BUSY_TODAY = {"code": -32010, "message": "A prompt is already running for this session"}
-# Compaction runs an internal turn this long (the real one takes minutes).
+# Compaction runs an internal turn this long (the real one takes minutes), and ends this way
+# (``completed``, ``failed`` or ``cancelled``; a v4 stop cancels it too).
 COMPACT_SECONDS = float(os.environ.get("ZCODE_SIM_COMPACT_SECONDS", "3"))
+COMPACT_OUTCOME = os.environ.get("ZCODE_SIM_COMPACT_OUTCOME", "completed")
 # Every turn.started before the session/send answer (a #sim line's early=1 does it for one turn).
 EARLY_START = os.environ.get("ZCODE_SIM_EARLY_START") == "1"
 # Without its provider configuration files a desktop engine exits at start or hangs on create.
@@ -93,6 +95,7 @@ class TodaySimServer(TodayInteractions, WorkspaceMethods, SimServer):
         self.rules = {}
         self.attachments = {}
         self.preferences = {}
+        self.live_turns: dict[str, SimTurn] = {}  # turn id → turn, until its end event went out
 
     def check_params(self, method: str, params: Any) -> None:
         strict.check(method, params)
@@ -124,6 +127,32 @@ class TodaySimServer(TodayInteractions, WorkspaceMethods, SimServer):
             return False
         self.create_hangs = bool(missing) and PROVIDER_CONFIG == "hang"
         return True
+
+    def emit(self, session: SimSession, kind: str, payload: dict[str, Any], turn_id: str | None = None,
+             push: bool = True, flush: bool = True) -> dict[str, Any]:
+        if kind in ("turn.completed", "turn.failed"):
+            payload = self.turn_end(kind, payload, self.live_turns.pop(turn_id or "", None))
+        return super().emit(session, kind, payload, turn_id, push=push, flush=flush)
+
+    @staticmethod
+    def turn_end(kind: str, payload: dict[str, Any], turn: SimTurn | None) -> dict[str, Any]:
+        """The end events with every field today's strict schemas require (docs/simulator.md, item 21)."""
+        body = dict(payload)
+        if turn is not None and turn.input_id:
+            body["inputId"] = turn.input_id
+        if kind == "turn.failed":
+            error = dict(body.get("error") or {})
+            error.setdefault("type", str(error.get("code") or "execution_error"))
+            error["message"] = error.get("message") or "The turn failed"
+            body["error"] = error
+            body.setdefault("turnPhase", "model_request")
+            return body
+        body.setdefault("response", turn.response if turn is not None else "")
+        usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+        body.setdefault("tokenCount", int(usage.get("totalTokens", 0)))
+        body.setdefault("toolCallCount", turn.tool_calls if turn is not None else 0)
+        body.setdefault("duration", round(time.monotonic() - turn.began, 3) if turn is not None else 0)
+        return body
 
     def envelope(self, session: SimSession, kind: str, payload: dict[str, Any],
                  turn_id: str | None) -> dict[str, Any]:
@@ -231,6 +260,7 @@ class TodaySimServer(TodayInteractions, WorkspaceMethods, SimServer):
         if turn is not None:
             turn.closed = turn.stopped = True
             session.lock = None
+            self.live_turns.pop(turn.turn_id, None)  # a closed turn sends no end event
         session.queue.clear()
         # The engine unsubscribes before it closes: no session.closed reaches the host.
         session.active = session.subscribed = False
@@ -292,17 +322,22 @@ class TodaySimServer(TodayInteractions, WorkspaceMethods, SimServer):
     # -- turns ----------------------------------------------------------------------------------
 
     def m_session_send(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Accepted after ``state.updated {reason: "prompt_started"}``; refused, never merged, while busy."""
         session = self.session(params)
         if session.lock is not None:
             raise SimError(self.busy["code"], self.busy["message"])
         content = params.get("content") or ""
         self.take_attachments(session, params.get("attachments"))  # what the engine can read of them
         early = EARLY_START or self.book.options(content)[1].get("early") == "1"
-        self.start_turn(session, content, early)
-        return {"accepted": True}
+        input_id = params.get("inputId") if isinstance(params.get("inputId"), str) and params.get("inputId") else None
+        self.start_turn(session, content, early, input_id)
+        revision = self.state_updated(session, "prompt_started", {"status": "running"})
+        return {"accepted": True, "sessionId": session.session_id, "stateRevision": revision}
 
-    def start_turn(self, session: SimSession, content: str, early: bool = False) -> SimTurn:
-        turn = SimTurn(turn_id=f"turn_{_hex()}", execution_id=f"exec_{_hex()}")
+    def start_turn(self, session: SimSession, content: str, early: bool = False,
+                   input_id: str | None = None) -> SimTurn:
+        turn = SimTurn(turn_id=f"turn_{_hex()}", execution_id=f"exec_{_hex()}", input_id=input_id)
+        self.live_turns[turn.turn_id] = turn
         session.lock = turn
         session.turns += 1
         session.updated_at = int(time.time() * 1000)
@@ -337,11 +372,16 @@ class TodaySimServer(TodayInteractions, WorkspaceMethods, SimServer):
             session.title = self.book.title(content)
             self.emit(session, "session.titleUpdated", {"previousTitle": "", "source": "first_input",
                                                         "title": session.title})
-        self.emit(session, "turn.started", {"turnNumber": session.turns - 1, "inputSource": "user",
-                                            "inputVisibility": "user", "input": content,
-                                            "foregroundExecutionId": turn.execution_id,
-                                            **self.attachments_shown(session)}, turn.turn_id)
+        # A user's turn names no inputSource: the engine's enum lists only synthetic sources
+        # (background_task, subagent, goal-continuation, …); visibility is user-visible | model-only.
+        started = {"turnNumber": session.turns - 1, "inputVisibility": "user-visible",
+                   "input": content, "foregroundExecutionId": turn.execution_id, **self.attachments_shown(session)}
+        if turn.input_id:
+            started["inputId"] = turn.input_id
+        self.emit(session, "turn.started", started, turn.turn_id)
         self.say_attachments(session, turn)
+        # The engine stores the user's message once and announces it; a host never sends it again.
+        self.emit(session, "message.upserted", {"content": content, "type": "user"}, turn.turn_id)
 
     def announce_title(self, session: SimSession, runner: TurnRunner) -> None:
         """The title went out as an event when the first turn started."""
@@ -375,13 +415,8 @@ class TodaySimServer(TodayInteractions, WorkspaceMethods, SimServer):
         return usage
 
     def m_session_stop(self, params: dict[str, Any]) -> dict[str, Any]:
-        """Aborts the current model request only: stream recovery resumes it and the turn goes on."""
-        session = self.session(params)
-        turn = session.lock
-        if turn is not None and turn.execution_id and not turn.stopped:
-            self.emit(session, "streamRecovery.updated", {"state": "recovering", "reason": "model_request_aborted"},
-                      turn.turn_id)
-            self.emit(session, "streamRecovery.updated", {"state": "recovered"}, turn.turn_id)
+        """Deprecated: hands the input to the v4 foreground execution and does nothing to a running send turn."""
+        self.session(params)
         return {}
 
     # -- v4 commands ------------------------------------------------------------------------------
@@ -391,8 +426,10 @@ class TodaySimServer(TodayInteractions, WorkspaceMethods, SimServer):
         _required(params.get("type"), "type")
         session = self.session(params)
         command_id = params["commandId"]
-        if command_id in session.commands:
-            return {"commandId": command_id, "status": "duplicate", "revisionAtDecision": session.revision}
+        if command_id in session.commands:  # replayed: the first decision's result, if it had one
+            cached = session.commands[command_id]
+            return {"commandId": command_id, "status": "duplicate", "revisionAtDecision": session.revision,
+                    **({"result": cached["result"]} if "result" in cached else {})}
         handler = getattr(self, "v4_" + params["type"], None)
         payload = params.get("payload") if isinstance(params.get("payload"), dict) else {}
         decision = {"status": "failed", "reasonCode": "fault.command.notImplemented",
@@ -407,12 +444,13 @@ class TodaySimServer(TodayInteractions, WorkspaceMethods, SimServer):
 
     def v4_stop(self, session: SimSession, payload: dict[str, Any], command_id: str) -> dict[str, Any]:
         turn = session.lock
-        if turn is None or not turn.execution_id or turn.stopped:
-            return {"status": "noop", "reasonCode": "stop.noForegroundExecution"}
+        running = turn is not None and bool(turn.execution_id) and not turn.stopped
         expected = payload.get("expectedForegroundExecutionId")
-        if expected is not None and expected != turn.execution_id:
-            return {"status": "stale", "reasonCode": "guard.stopTargetChanged",
-                    "message": f"the foreground execution is {turn.execution_id}, not {expected}"}
+        if expected is not None and (not running or turn is None or expected != turn.execution_id):
+            # The quoted execution no longer runs: nothing to do (the stop raced the turn's end).
+            return {"status": "noop", "reasonCode": "guard.stopTargetChanged"}
+        if not running:
+            return {"status": "accepted", "result": {"type": "stop"}}  # an idle stop with no target: nothing to do
         self.stop_turn(session, turn)  # a stubborn turn accepts the stop and runs on
         return {"status": "accepted", "result": {"type": "stop"}}
 
@@ -432,7 +470,10 @@ class TodaySimServer(TodayInteractions, WorkspaceMethods, SimServer):
             return {"status": "accepted", "result": {"type": "inputAccepted", "delivery": "startNow",
                                                      "inputId": input_id}}
         intent = {"sourceCommandId": command_id, "requestedDelivery": delivery}
-        queued: dict[str, Any] = {"inputId": input_id, "pendingInputId": input_id, "intent": intent}
+        queued: dict[str, Any] = {"inputId": input_id, "pendingInputId": input_id, "input": text,
+                                  "inputPreview": text[:80], "inputSize": len(text), "commandKind": "sendText",
+                                  "targetTurnId": turn.turn_id, "queueLength": len(session.queue) + len(turn.guides) + 1,
+                                  "intent": intent}
         if delivery == "guide" and turn.execution_id and not turn.stopped:
             intent["admittedDelivery"] = queued["delivery"] = "guide"
             turn.guides.append({"text": text, "inputId": input_id, "intent": intent})
@@ -449,9 +490,10 @@ class TodaySimServer(TodayInteractions, WorkspaceMethods, SimServer):
             message_id = f"msg_{_hex(10)}"
             session.messages.append({"info": {"id": message_id, "role": "user"},
                                      "parts": [{"type": "text", "text": guide["text"]}]})
-            self.emit(session, "turn.steerDrained", {"drainedInputs": [
-                {"inputId": guide["inputId"], "messageId": message_id, "delivery": "guide", "intent": guide["intent"]}]},
-                turn.turn_id)
+            self.emit(session, "turn.steerDrained", {
+                "pendingInputIds": [guide["inputId"]], "targetTurnId": turn.turn_id, "injectedMessageIds": [message_id],
+                "drainedInputs": [{"pendingInputId": guide["inputId"], "messageId": message_id, "text": guide["text"],
+                                   "delivery": "guide", "intent": guide["intent"]}]}, turn.turn_id)
             runner.step_text({"text": f"[steered: {guide['text']}] "})
 
     # -- v4 conversation API: only the workspace-config topic (slash commands) ---------------
@@ -519,24 +561,53 @@ class TodaySimServer(TodayInteractions, WorkspaceMethods, SimServer):
         return result
 
     def m_session_compact(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Accepted at once; the compaction runs in the background and ends with a state.updated reason."""
         session = self.session(params)
+        running = session.compaction
+        if running is not None:
+            return self.compact_answer(session, "already_running", running)
         if session.lock is not None:
-            raise SimError(self.busy["code"], self.busy["message"])
-        turn = SimTurn(turn_id=f"turn_{_hex()}")
-        session.lock = turn  # the compaction's internal turn holds the session for a long time
+            raise SimError(self.busy["code"], "Cannot compact while a prompt is running")
+        turn = SimTurn(turn_id=f"turn_{_hex()}", execution_id=f"exec_{_hex()}", input_id=f"compact_{_hex()}")
+        session.lock = session.compaction = turn  # its internal turn holds the session for a long time
         instructions = params.get("instructions")
+        turn.greenlet = gevent.spawn_later(0, self.run_compaction, session, turn,
+                                           instructions if isinstance(instructions, str) else "")
+        return self.compact_answer(session, "accepted", turn)
+
+    def compact_answer(self, session: SimSession, state: str, turn: SimTurn) -> dict[str, Any]:
+        return {"response": "", "snapshot": self.snapshot(session, "current"),
+                "compact": {"state": state, "operationId": turn.input_id}}
+
+    def run_compaction(self, session: SimSession, turn: SimTurn, instructions: str) -> None:
         summary = f"Compacted {len(session.messages)} messages into a summary"
         summary += f", keeping: {instructions}." if instructions else "."
-        self.emit(session, "turn.started", {"inputSource": "compaction", "inputVisibility": "internal"}, turn.turn_id)
+        command = "/compact" + (f" {instructions}" if instructions else "")
+        self.emit(session, "turn.started", {"turnNumber": session.turns, "input": command,
+                                            "inputVisibility": "user-visible",
+                                            "foregroundExecutionId": turn.execution_id}, turn.turn_id)
         words = summary.split(" ")
         for index, word in enumerate(words):
             gevent.sleep(COMPACT_SECONDS / len(words))
+            if turn.stopped:
+                break
             delta = word + (" " if index < len(words) - 1 else "")
+            turn.response += delta
             self.emit(session, "model.streaming", {"kind": "text_delta", "delta": delta}, turn.turn_id)
-        self.emit(session, "turn.completed", {"resultType": "success"}, turn.turn_id)
-        session.messages = session.messages[-2:]
-        session.context_used //= 4
+        if turn.stopped or COMPACT_OUTCOME == "cancelled":  # a stop, or someone else's (the desktop's)
+            reason = "session_compact_cancelled"
+            self.emit(session, "turn.completed", {"resultType": "cancelled"}, turn.turn_id)
+        elif COMPACT_OUTCOME == "failed":
+            reason = "session_compact_failed"
+            self.emit(session, "turn.failed", {"error": {"type": "compaction_failed",
+                                                         "message": "The summary could not be written"}},
+                      turn.turn_id)
+        else:
+            reason = "session_compacted"
+            self.emit(session, "turn.completed", {"resultType": "success"}, turn.turn_id)
+            session.messages = session.messages[-2:]
+            session.context_used //= 4
+        session.compaction = None
         self.release(session, turn)
-        self.state_updated(session, "session_compacted", {})
+        self.state_updated(session, reason, {"status": "idle"})
         self.save(session)
-        return {"response": summary, "compact": {"state": "completed"}}

@@ -52,9 +52,6 @@ class Config:
     idle_session_after: float = 600.0
     # A turn that is silent this long is probed with session/read.
     silence_probe: float = 60.0
-    # Transient model failures are re-sent this many times (with backoff).
-    transient_retries: int = 2
-    transient_backoff: float = 1.0
     # How long a seq gap may wait for session/subscribe {afterSeq} to fill it.
     gap_wait: float = 2.0
     # An unanswered question is declined after this long (0: wait for the user, however long).

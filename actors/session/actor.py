@@ -43,6 +43,7 @@ from zcode_acp.protocol.errors import (
     cli_too_old,
     from_backend_error,
     invalid_params,
+    is_busy,
     is_not_active,
     session_not_found,
 )
@@ -51,7 +52,7 @@ from zcode_acp.protocol.handshake import supports_terminal_output
 from zcode_acp.protocol.history import replay_updates
 from zcode_acp.protocol.session_config import SessionSettings, session_state
 from zcode_acp.protocol.sessions import iso_time, own_workspace, workspace
-from zcode_acp.protocol.translator import TurnTranslator
+from zcode_acp.protocol.translator import TurnTranslator, agent_text
 from zcode_acp.protocol.usage import read_usage_update
 
 from zcode_acp.actors.background_tasks import BackgroundTasks
@@ -93,6 +94,7 @@ from zcode_acp.actors.messages import (
     InteractionAsked,
     Materialized,
     PlanRead,
+    PreviousTurnRunning,
     ProbeAnswered,
     Prompt,
     RegisterRoute,
@@ -120,6 +122,7 @@ from zcode_acp.actors.messages import (
 from zcode_acp.actors.session.attribution import Attribution, Claim
 from zcode_acp.actors.session.engine_surface import EngineSurface
 from zcode_acp.actors.session.extensions import Controls
+from zcode_acp.actors.session.held import HeldSession
 from zcode_acp.actors.session.history import POLL_INTERVAL, HistoryRead
 from zcode_acp.actors.session.lifecycle import Lifecycle, Phase, Step
 from zcode_acp.actors.session.routing import EventRouter, Routed
@@ -167,6 +170,7 @@ class Session(BridgeActor):
         self.sequencer = Sequencer()
         self.events = EventRouter()
         self.attribution = Attribution()
+        self.held = HeldSession()  # an older turn of ours that still holds the engine's lock (issue 21)
         self.adopted: set[int] = set()  # Turns whose backend turn is known (steering needs one running)
         self.speaks_v4 = False  # today's engine: a turn.started named its foreground execution
         self.surface = EngineSurface(self)  # what create/resume answers say about the engine
@@ -521,6 +525,10 @@ class Session(BridgeActor):
                 claim = self.attribution.accepted(message.key)
             else:
                 self.attribution.refused()
+                reason = self.held.busy_reason(any(key != message.key for key in self.turns)) \
+                    if is_busy(message.error) else None
+                if turn is not None and reason is not None:
+                    turn.tell(PreviousTurnRunning(*reason))  # before the busy answer: why it waits
         if turn is not None:
             turn.tell(message)
             if claim is not None:
@@ -562,6 +570,11 @@ class Session(BridgeActor):
             if error is not None:
                 log.warning("session/close of %s failed (%s); the stopped turn may still hold it",
                             backend_id, error.get("message"))
+                notice = self.held.close_failed(message.turn_id)
+                if notice:
+                    self.deliver_in_order([agent_text(notice, uuid.uuid4().hex)])
+            else:
+                self.held.freed()  # a close ends whatever ran in the session
             self.lifecycle.detached()
             if not self.lifecycle.closed:
                 self.when_live(lambda: None, lambda exc: log.warning("resume after close failed: %s", exc.message))
@@ -606,6 +619,9 @@ class Session(BridgeActor):
             has_turn = self.current is not None
             terminal = supports_terminal_output(self.capabilities)
             for event in ready.events:
+                freed = self.held.event(event)
+                if freed:
+                    routed.session.append(agent_text(freed, uuid.uuid4().hex))
                 claim = self.attribution.event(event)
                 if claim is not None:
                     self._adopt(claim)
@@ -646,6 +662,7 @@ class Session(BridgeActor):
         params = message.params
         if message.method == STATE_UPDATED:
             self.deliver_in_order(self.settings.change(self.settings.current.with_patch(params.get("patch"))))
+            self.controls.compaction_ended(params.get("reason"))  # the end of a compaction is a reason
         elif message.method == TITLE_UPDATED and isinstance(params.get("title"), str):
             self.deliver_in_order([updates.session_title(params["title"], iso_time(time.time() * 1000))])
             self.supervisor.tell(SessionActivity(self.session_id, self.current is not None, params["title"]))
@@ -754,6 +771,7 @@ class Session(BridgeActor):
         self.lifecycle.lost()  # the next use resumes on a new backend process
         self.sequencer.reset()
         self.lifecycle.fail_waiters(RpcError(INTERNAL_ERROR, message.reason))
+        self.controls.compaction_lost({"message": f"{message.reason} during the compaction"})
         for turn in list(self.turns.values()):
             turn.tell(BackendLost(message.reason))  # each closes its own cards
         self.deliver(self.cards.close_open_cards())

@@ -59,10 +59,10 @@ class Attribution:
         """An applied event; the claim it settles, if any."""
         if not self.unclaimed and event.get("type") not in SETTLING_TYPES:
             return None  # the streaming case: nothing held, nothing to settle
-        turn_id = ev.turn_id(event)
+        kind = event.get("type")
+        turn_id = ev.steer_target(event) if kind == ev.TURN_STEER_QUEUED else ev.turn_id(event)
         if turn_id is None:
             return None
-        kind = event.get("type")
         if kind == ev.TURN_STARTED and not ev.is_background_start(event):
             if self.awaiting:
                 return Claim(self.awaiting.popleft(), turn_id, execution_id(event))

@@ -31,6 +31,7 @@ from zcode_acp.protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RpcError
 from zcode_acp.protocol.session_config import config_options, validate_config_value
 from zcode_acp.protocol.translator import agent_text
 
+from zcode_acp.actors.session.compaction import Compaction
 from zcode_acp.actors.session.settings import Settings
 
 OnResult = Callable[[Any], None]
@@ -64,7 +65,10 @@ class SessionPort(Protocol):
 
 
 def compacted(result: Any) -> str:
-    """What the user sees after ``/compact``: today's engine's own summary, when it gives one."""
+    """What the user sees after ``/compact``: the engine's own summary, when it gives one."""
+    compact = result.get("compact") if isinstance(result, dict) else None
+    if isinstance(compact, dict) and compact.get("state") == "cancelled":
+        return "Compaction cancelled: the conversation was left as it was."
     response = result.get("response") if isinstance(result, dict) else None
     return response if isinstance(response, str) and response else "Conversation compacted."
 
@@ -77,13 +81,17 @@ class Controls:
     def __init__(self, port: SessionPort) -> None:
         self.port = port
         self.compacting = False  # a compaction's internal turn holds the session
+        self.compaction: Compaction | None = None  # ours, until the engine says it is over
+        self.compaction_callers: list[tuple[OnResult, OnError]] = []  # answered when it is over, once each
         self.deferred: list[int] = []  # turns that start when it is over
         self.goal_replace = False  # the engine refused a goal "set": send "replace"
 
     def hold_turn(self, key: int) -> bool:
-        """True if a compaction is running: the turn starts after it."""
+        """True if a compaction is running: the turn starts after it (and the user reads why it waits)."""
         if self.compacting:
             self.deferred.append(key)
+            self.port.deliver([agent_text("Waiting for the conversation's compaction to finish; your prompt "
+                                          "starts right after it.", uuid.uuid4().hex)])
         return self.compacting
 
     # -- settings -----------------------------------------------------------------------------
@@ -136,15 +144,14 @@ class Controls:
             self._goal(call.params, on_result, on_error)
             return
         if call.long_running:
-            timeout = self.port.compact_timeout
-            self.compacting = True  # prompts wait for the compaction's internal turn
-            on_result, on_error = self._after_compaction(on_result), self._after_compaction(on_error)
-            on_error = self._retry_while_busy(call, on_result, on_error, time.monotonic() + COMPACT_BUSY_LIMIT)
-        elif call.cancels_task is not None:
+            self._compact(call, on_result, on_error)
+            return
+        if call.cancels_task is not None:
             task_id, answer = call.cancels_task, on_result
 
             def on_result(result: Any) -> None:
-                self.port.task_cancelled(task_id)
+                if not (isinstance(result, dict) and result.get("cancelled") is False):
+                    self.port.task_cancelled(task_id)  # {cancelled: false}: the task runs on, its card too
                 answer(result)
 
         def send() -> None:
@@ -230,14 +237,60 @@ class Controls:
 
         self.port.request("v4/command", params, decided, on_error)
 
-    def _after_compaction(self, then: Callable[[Any], None]) -> Callable[[Any], None]:
-        def finished(value: Any) -> None:
-            self.compacting = False
-            deferred, self.deferred = self.deferred, []
-            self.port.start_turns(deferred)
-            then(value)
+    # -- compaction -------------------------------------------------------------------------------
 
-        return finished
+    def _compact(self, call: commands.ExtensionCall, on_result: OnResult, on_error: OnError) -> None:
+        """Prompts are held until the engine says the compaction is over (not merely accepted).
+
+        A second compaction asked for while ours runs joins it (the engine would answer
+        ``already_running``): both callers are answered when it is over, each once.
+        """
+        self.compaction_callers.append((on_result, on_error))
+        if self.compaction is not None:
+            return
+        operation = Compaction()
+        self.compacting, self.compaction = True, operation
+
+        def answered(result: Any) -> None:
+            if self.compaction is operation and operation.answered(result):
+                self._compaction_over(operation)  # else: the end comes as a state.updated
+
+        def failed(error: Any) -> None:
+            if self.compaction is operation:  # (a lost backend answered the callers already)
+                for _, caller_failed in self._release_held():
+                    caller_failed(error)
+
+        retry = self._retry_while_busy(call, answered, failed, time.monotonic() + COMPACT_BUSY_LIMIT)
+        self.port.when_live(lambda: self.port.request(call.method, call.params, answered, retry,
+                                                      timeout=self.port.compact_timeout), retry)
+
+    def compaction_ended(self, reason: Any) -> None:
+        """A ``state.updated`` whose reason may end our compaction (the Session hands every reason here)."""
+        operation = self.compaction
+        if operation is not None and operation.engine_ended(reason):
+            self._compaction_over(operation)
+
+    def compaction_lost(self, error: Any) -> None:
+        """The backend went away mid-compaction: its end will never come."""
+        if self.compaction is not None:
+            for _, caller_failed in self._release_held():
+                caller_failed(error)
+
+    def _compaction_over(self, operation: Compaction) -> None:
+        for caller_done, caller_failed in self._release_held():
+            if operation.outcome == "failed":
+                caller_failed({"message": "ZCode reports that the compaction failed (session_compact_failed); "
+                                          "the conversation was left as it was"})
+            else:
+                caller_done(operation.result())
+
+    def _release_held(self) -> list[tuple[OnResult, OnError]]:
+        """The compaction is over: held prompts start; returns the callers still owed an answer."""
+        callers, self.compaction_callers = self.compaction_callers, []
+        self.compacting, self.compaction = False, None
+        deferred, self.deferred = self.deferred, []
+        self.port.start_turns(deferred)
+        return callers
 
     def _fork(self, call: commands.ExtensionCall, reply_to: Any, request_id: Any, as_command: bool,
               on_error: OnError) -> None:

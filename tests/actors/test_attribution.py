@@ -60,3 +60,15 @@ def test_a_forgotten_turn_claims_nothing():
     a.forget(1)
     assert a.event(started("t")) is None
     assert a.accepted(2).turn_id == "t"
+
+
+def test_a_steer_queued_names_its_turn_in_the_payload():
+    # Today's strict payload requires targetTurnId; the envelope may carry no turnId at all.
+    a = Attribution()
+    assert a.accepted(1) is None
+    assert a.event(started("running")).key == 1
+    assert a.accepted(2) is None  # accepted while "running" runs: waits for its turn
+    queued = {"type": "turn.steerQueued", "payload": {"pendingInputId": "p1", "input": "x", "inputPreview": "x",
+                                                      "inputSize": 1, "targetTurnId": "running", "queueLength": 1}}
+    claim = a.event(queued)
+    assert claim is not None and (claim.key, claim.turn_id, claim.merged) == (2, "running", True)

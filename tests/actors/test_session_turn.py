@@ -311,3 +311,43 @@ def test_after_a_stop_fails_the_session_resumes_only_once_its_close_is_answered(
     subscribe = backend.wait_call("session/subscribe", count=2)
     script.reply(subscribe, {"eventSeq": script.seq})
     backend.wait_call("session/send", count=2)  # the waiting prompt runs on the resumed session
+
+
+# -- why a prompt waits on the busy lock (docs/decisions.md, "A turn that ignores stop") ----------
+
+BUSY = {"code": -32010, "message": "A prompt is already running for this session"}
+
+
+def test_a_long_busy_wait_with_no_known_cause_is_explained(world):
+    session, backend, conn, _ = world
+    script = Script(session, backend)
+    prompt(session, conn, 1)
+    script.go_live()
+    count = 0
+    while "busy with another turn" not in conn.text():  # the engine stays busy until the notice shows
+        count += 1
+        assert count < 1000, "no notice after a long busy wait"
+        script.reply(backend.wait_call("session/send", count=count), error=BUSY)
+    script.reply(backend.wait_call("session/send", count=count + 1), {"accepted": True})
+    script.push(script.event("turn.started", "t1"), script.event("turn.completed", "t1", resultType="success"))
+    assert conn.wait_reply(1).result["stopReason"] == "end_turn"
+    assert conn.text().count("busy with another turn") == 1  # said once
+
+
+def test_a_prompt_behind_a_turn_that_ignored_its_stop_says_so_at_once(world):
+    session, backend, conn, _ = world
+    script = Script(session, backend)
+    start_running(session, backend, conn, script, request_id=1, turn_id="stuck")
+    session.tell(StopFailed(99, "stuck"))  # the fallback for the stopped turn
+    close = backend.wait_call("session/close")
+    script.reply(close, error={"code": -32601, "message": "Method not found: session/close"})
+    conn.wait_for(lambda: "ignored the stop" in conn.text())
+    script.reply(backend.wait_call("session/resume"), {"session": {"sessionId": "b-1"}})
+    script.reply(backend.wait_call("session/subscribe", count=2), {"eventSeq": 1})
+    before = conn.text().count("ignored the stop")
+    prompt(session, conn, 2)  # preempts the (already settled) first prompt's turn, if any
+    send = backend.wait_call("session/send", count=2)
+    script.reply(send, error=BUSY)
+    conn.wait_for(lambda: conn.text().count("ignored the stop") > before)  # at the first busy answer
+    script.push(script.event("turn.completed", "stuck", resultType="success"))
+    conn.wait_for(lambda: "takes prompts again" in conn.text())

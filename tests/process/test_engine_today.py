@@ -100,7 +100,8 @@ async def test_preemption_stops_the_running_turn_the_same_way(tmp_path):
 
 @run
 async def test_a_turn_that_ignores_the_stop_is_closed_and_the_session_resumed(tmp_path):
-    async with bridge(tmp_path, env={"ZCODE_ACP_STOP_FALLBACK": "1"}) as b:
+    # A 3 s fallback: the next prompt waits that long, past the 1 s after which it says why.
+    async with bridge(tmp_path, env={"ZCODE_ACP_STOP_FALLBACK": "3"}) as b:
         sid = await b.new_session()
         first = asyncio.ensure_future(b.prompt(sid, "#sim stubborn"))
         await b.client.wait_for(lambda: "will not stop" in b.client.texts(sid))
@@ -108,6 +109,7 @@ async def test_a_turn_that_ignores_the_stop_is_closed_and_the_session_resumed(tm
         assert (await first).stop_reason == "cancelled"
         second = await b.prompt(sid, "#sim stream count=3 text=new", timeout=QUICK)
         assert second.stop_reason == "end_turn"
+        assert "The previous turn has not stopped yet" in b.client.texts(sid)  # why the prompt waited
         methods = [c["method"] for c in b.backend_calls()]
         close = methods.index("session/close")
         assert "session/resume" in methods[close:] and "session/subscribe" in methods[close:]
@@ -201,9 +203,42 @@ async def test_goal_set_is_sent_as_set_and_compaction_waits_out_a_busy_engine(tm
         turn = asyncio.ensure_future(b.prompt(sid, "#sim slow count=20 interval=0.05 text=."))
         await b.client.wait_for(lambda: "." in b.client.texts(sid))
         compaction = await b.conn.ext_method("session/compact", {"sessionId": sid})
-        assert compaction["response"].startswith("Compacted ")
+        assert compaction["compact"]["state"] == "completed"
         assert (await turn).stop_reason == "end_turn"
         assert len(b.backend_calls("session/compact")) >= 2
+
+
+@run
+async def test_prompts_wait_for_the_engines_word_that_compaction_is_over_not_its_acceptance(tmp_path):
+    # The engine accepts at once and compacts for longer than the bridge's whole busy allowance (0.5 s here):
+    # a prompt sent when the answer came would meet -32010 until it gave up.
+    env = {"ZCODE_SIM_COMPACT_SECONDS": "1.5", "ZCODE_ACP_BUSY_LIMIT": "0.5"}
+    async with bridge(tmp_path, env=env) as b:
+        sid = await b.new_session()
+        await b.prompt(sid, "#sim stream count=2 text=a")
+        # One connection, two requests in this order: the bridge reads the compaction first.
+        compaction = asyncio.ensure_future(b.conn.ext_method("session/compact", {"sessionId": sid}))
+        prompt = asyncio.ensure_future(b.prompt(sid, "#sim stream count=2 text=b"))
+        await b.client.wait_for(lambda: "compaction to finish" in b.client.texts(sid))  # why it waits
+        result = await compaction
+        assert result["compact"]["state"] == "completed" and result["compact"]["operationId"]
+        assert (await prompt).stop_reason == "end_turn"
+        assert b.backend_calls("session/send")[-1]["params"]["content"].endswith("text=b")
+
+
+@pytest.mark.parametrize("outcome", ["failed", "cancelled"])
+@run
+async def test_a_compaction_that_fails_or_is_cancelled_is_not_reported_done(tmp_path, outcome):
+    env = {"ZCODE_SIM_COMPACT_SECONDS": "1.0", "ZCODE_SIM_COMPACT_OUTCOME": outcome}
+    async with bridge(tmp_path, env=env) as b:
+        sid = await b.new_session()
+        await b.prompt(sid, "#sim stream count=2 text=a")
+        compaction = asyncio.ensure_future(b.prompt(sid, "/compact"))  # the sim's engine fails or cancels it
+        assert (await compaction).stop_reason == "end_turn"
+        text = b.client.texts(sid)
+        assert "Conversation compacted." not in text
+        assert ("/compact failed" in text and "compaction failed" in text) if outcome == "failed" \
+            else "Compaction cancelled" in text
 
 
 @run

@@ -102,14 +102,57 @@ async def test_a_failed_turn_is_an_internal_error_with_the_backend_message(tmp_p
 
 
 @run
-async def test_a_transient_failure_is_retried_with_a_notice(tmp_path):
+async def test_a_failed_turn_is_final_the_prompt_is_never_sent_twice(tmp_path):
+    # The engine retries transient failures itself and has stored the user's message: a turn.failed is
+    # its last word, and a second send would put the prompt in the history twice.
     async with bridge(tmp_path) as b:
         sid = await b.new_session()
-        response = await b.prompt(sid, "#sim fail code=model_rate_limited message=slow-down times=1")
+        with pytest.raises(RequestError) as err:
+            await b.prompt(sid, "#sim fail code=model_rate_limited message=slow-down times=1")
+        assert err.value.code == -32603 and "slow-down" in str(err.value)
+        assert len(b.backend_calls("session/send")) == 1
+
+
+@run
+async def test_a_retry_the_engine_makes_itself_is_shown_while_it_lasts_and_not_resent(tmp_path):
+    async with bridge(tmp_path) as b:
+        sid = await b.new_session()
+        response = await b.prompt(sid, "#sim retry attempts=2")
         assert response.stop_reason == "end_turn"
-        text = b.client.texts(sid)
-        assert "retrying" in text and text.endswith("Recovered.")
-        assert len(b.backend_calls("session/send")) == 2
+        assert len(b.backend_calls("session/send")) == 1
+        cards = [c for c in b.client.of_kind(sid, "tool_call") if c["toolCallId"].startswith("zcode-retry-")]
+        assert [c["status"] for c in cards] == ["in_progress", "in_progress"]
+        assert "Retrying the model request (1/10)" in cards[0]["title"] and "Recovering" in cards[1]["title"]
+        updates = b.client.of_kind(sid, "tool_call_update")
+        first = [u for u in updates if u["toolCallId"] == cards[0]["toolCallId"]]
+        assert any("(2/10)" in (u.get("title") or "") for u in first)  # each attempt, as it happens
+        for card in cards:  # each closes once the engine got through, before the answer
+            assert [u["status"] for u in updates if u["toolCallId"] == card["toolCallId"] and "status" in u] \
+                == ["completed"]
+        assert b.client.texts(sid).endswith("Recovered and done.")
+
+
+@pytest.mark.parametrize("result_type, stop_reason", [
+    ("error_max_turns", "max_turn_requests"), ("error_max_tool_calls", "max_turn_requests"),
+    ("error_max_budget", "max_tokens"), ("cancelled", "cancelled")])
+@run
+async def test_error_endings_map_to_their_stop_reasons(tmp_path, result_type, stop_reason):
+    async with bridge(tmp_path) as b:
+        sid = await b.new_session()
+        response = await b.prompt(sid, f"#sim end result={result_type}")
+        assert response.stop_reason == stop_reason
+        if stop_reason != "cancelled":
+            assert "ZCode stopped" in b.client.texts(sid)
+
+
+@run
+async def test_an_error_during_execution_fails_the_prompt_with_the_engines_words(tmp_path):
+    async with bridge(tmp_path) as b:
+        sid = await b.new_session()
+        with pytest.raises(RequestError) as err:
+            await b.prompt(sid, "#sim end result=error_during_execution text=the-disk-is-full")
+        assert err.value.code == -32603 and "the-disk-is-full" in str(err.value)
+        assert (await b.prompt(sid, "#sim stream count=2")).stop_reason == "end_turn"
 
 
 @run

@@ -193,29 +193,29 @@ def test_row4_classic_takes_entries_as_given(start) -> None:
 
 # -- row 5: stopping a turn ---------------------------------------------------------------------
 
-def test_row5_session_stop_only_recovers_the_stream_and_the_turn_runs_on(today: SimPeer) -> None:
+def test_row5_session_stop_does_nothing_to_a_running_send_turn(today: SimPeer) -> None:
     sid = today.create()
     start, started = running(today, sid, "#sim slow count=100000 interval=0.01")
+    stopped_at = today.mark()
     assert today.result("session/stop", {"sessionId": sid}) == {}
-    recovering = today.event(sid, "streamRecovery.updated", start)
-    assert recovering["payload"]["state"] == "recovering"
-    recovered = today.event(sid, "streamRecovery.updated", start, where=lambda e: e["payload"]["state"] == "recovered")
     # The turn streams on: 30 more deltas (well past when a stopped turn would have ended) ...
-    today.event(sid, "model.streaming", start, where=lambda e: e["seq"] >= recovered["seq"] + 30)
-    # ... still holds the session, and never completed.
+    first = today.event(sid, "model.streaming", stopped_at)
+    today.event(sid, "model.streaming", stopped_at, where=lambda e: e["seq"] >= first["seq"] + 30)
+    # ... still holds the session, and never completed; session/stop wrote no event of its own.
     assert today.result("session/read", {"sessionId": sid})["projection"]["status"] == "running"
     assert today.error("session/send", {"sessionId": sid, "content": "next"})["code"] == -32010
     assert not today.events(sid, "turn.completed", start)
+    assert not today.events(sid, "streamRecovery.updated", start)
 
 
 def test_row5_v4_stop_quoting_the_foreground_execution_stops_the_turn(today: SimPeer) -> None:
     sid = today.create()
-    assert command(today, sid, "stop", {})["status"] == "noop"  # idle: nothing to stop
+    assert command(today, sid, "stop", {})["status"] == "accepted"  # idle, no target: accepted, nothing done
     start, started = running(today, sid)
     execution = started["payload"]["foregroundExecutionId"]
     assert execution.startswith("exec_")
     stale = command(today, sid, "stop", {"expectedForegroundExecutionId": "exec_someone_else"})
-    assert (stale["status"], stale["reasonCode"]) == ("stale", "guard.stopTargetChanged")
+    assert (stale["status"], stale["reasonCode"]) == ("noop", "guard.stopTargetChanged")
     accepted = command(today, sid, "stop", {"expectedForegroundExecutionId": execution}, "stop-1")
     assert accepted["status"] == "accepted" and accepted["commandId"] == "stop-1"
     done = today.event(sid, "turn.completed", start)
@@ -445,18 +445,21 @@ def test_row11_goal_set_and_replace_are_both_valid(sim: SimPeer) -> None:
 
 # -- row 12: slow compaction ---------------------------------------------------------------------------
 
-def test_row12_compaction_is_slow_busy_meanwhile_and_answers_a_response(start) -> None:
+def test_row12_compaction_is_accepted_at_once_busy_meanwhile_and_ends_with_a_reason(start) -> None:
     peer = start("today", env={"ZCODE_SIM_COMPACT_SECONDS": "1.5"})
     sid = peer.create()
     peer.turn(sid, "#sim stream count=3")
     begin = peer.mark()
-    compact_id = peer.request("session/compact", {"sessionId": sid, "instructions": "the API decisions"})
-    peer.event(sid, "turn.started", begin, where=lambda e: e["payload"]["inputSource"] == "compaction")
+    result = peer.result("session/compact", {"sessionId": sid, "instructions": "the API decisions"})
+    assert result["response"] == "" and result["compact"]["state"] == "accepted" and result["snapshot"]
+    operation = result["compact"]["operationId"]
+    peer.event(sid, "turn.started", begin, where=lambda e: e["payload"]["input"].startswith("/compact"))
     assert peer.error("session/send", {"sessionId": sid, "content": "hi"})["code"] == -32010
-    assert peer.error("session/compact", {"sessionId": sid})["code"] == -32010
-    result = peer.answer_to(compact_id, timeout=10)["result"]
-    assert result["response"] == "Compacted 2 messages into a summary, keeping: the API decisions."
-    assert result["compact"] == {"state": "completed"}
+    again = peer.result("session/compact", {"sessionId": sid})["compact"]
+    assert again == {"state": "already_running", "operationId": operation}
+    ended = peer.wait(lambda f: f.get("method") == "state.updated"
+                      and f["params"].get("reason", "").startswith("session_compact"), timeout=10, start=begin)
+    assert ended["params"]["reason"] == "session_compacted"
     assert peer.turn(sid, "#sim stream count=1")
 
 

@@ -1,0 +1,60 @@
+"""Why a session is busy when a prompt's send is refused: an older turn of ours still holds it (issue 21).
+
+A stopped turn normally ends within moments. Today's engine ends one that
+ignored even the v4 stop when the Session closes and resumes the backend
+session (after ``ZCODE_ACP_STOP_FALLBACK``, 5 s). The seed's engine has no
+``session/close`` (``-32601``): a turn that ignores ``session/stop`` there
+holds the session until it ends by itself — minutes, or never. Either way the
+next prompt waits; what this object decides is what the user reads meanwhile
+and whether the wait has the usual busy limit (docs/decisions.md, "A turn
+that ignores stop never jams its session").
+
+A plain object the Session owns; it sees every applied event.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zcode_acp.protocol import events as ev
+
+STOPPING = ("The previous turn has not stopped yet. ZCode was asked to stop it; if it still runs a few seconds "
+            "after the stop, the bridge closes and resumes this session to end it. Your prompt starts right after.")
+STUCK = ("The previous turn is still running in ZCode: it ignored the stop, and this ZCode cannot close the "
+         "session to end it. Your prompt waits until that turn ends by itself; cancel the prompt to give up, "
+         "or restart the agent to end the turn now (the conversation is kept).")
+FREED = "The turn that ignored the stop has ended; this session takes prompts again."
+
+
+class HeldSession:
+    def __init__(self) -> None:
+        self.stuck_turn: str | None = None  # a backend turn that ignored its stop and could not be closed
+
+    def close_failed(self, turn_id: str | None) -> str | None:
+        """The fallback close did not end a stopped turn; the notice for the session, if it is news."""
+        if turn_id is None or turn_id == self.stuck_turn:
+            return None
+        self.stuck_turn = turn_id
+        return STUCK
+
+    def event(self, event: dict[str, Any]) -> str | None:
+        """An applied event; the notice for the session when it frees a stuck turn."""
+        if self.stuck_turn is None:
+            return None
+        kind = event.get("type")
+        if kind == ev.SESSION_CLOSED or (kind in ev.TURN_END_TYPES and ev.turn_id(event) == self.stuck_turn):
+            self.stuck_turn = None
+            return FREED
+        return None
+
+    def freed(self) -> None:
+        """The session was closed and resumed: whatever ran in it is gone."""
+        self.stuck_turn = None
+
+    def busy_reason(self, older_turn_alive: bool) -> tuple[str, bool] | None:
+        """(notice, unbounded) for a Turn whose send was refused busy, when the Session knows why."""
+        if self.stuck_turn is not None:
+            return STUCK, True
+        if older_turn_alive:
+            return STOPPING, False
+        return None
