@@ -41,10 +41,12 @@ def _converged(client: Client, plane: Any, session_id: str) -> None:
     assert held == ours
 
 
-def _a_turn(engine: Engine, text: str = "hello world") -> None:
+def _a_turn(engine: Engine, text: str = "hello world", client: Client | None = None) -> None:
     engine.start("please " + text)
     engine.text("let me think", "reasoning_delta")
     engine.text(text)
+    if client is not None:  # while rows still stream: deltas, not settled rows, made this state
+        _converged(client, engine.plane, engine.session_id)
     engine.tool(f"tool_{engine.turn_id}", tails=("compiling\n", "compiling\nlinking\n"))
     engine.text("all done")
     engine.complete()
@@ -82,7 +84,7 @@ def test_a_turn_streams_as_online_deltas_and_the_bridge_converges_to_the_simulat
     plane, port, wire, clock = make_plane()
     session_id = create_session(plane, wire)
     client, _ = subscribe(plane, wire, f"conversation/{session_id}")
-    _a_turn(Engine(plane, session_id, wire))
+    _a_turn(Engine(plane, session_id, wire), client=client)
     frames = _frames(wire)
     assert all(f["deliveryKind"] == "online" for f in frames[1:])
     assert [f["logicalFrameOrdinal"] for f in frames] == list(range(1, len(frames) + 1))
@@ -243,7 +245,11 @@ def test_under_random_gaps_duplicates_fragments_and_stale_ids_the_bridge_converg
     client, _ = subscribe(plane, wire, f"conversation/{session_id}")
     engine = Engine(plane, session_id, wire)
     engine.start("begin")
+    compared = 0
     for step, (event, fault) in enumerate(zip(events, faults * (len(events) // len(faults) + 1), strict=False)):
+        if client.sub.seq == plane.sessions.get(session_id).log.seq:
+            _converged(client, plane, session_id)  # mid-stream too: a settled row must not hide a bad delta
+            compared += 1
         if fault:
             plane.faults.arm(fault)
         if event == "text":
@@ -259,6 +265,7 @@ def test_under_random_gaps_duplicates_fragments_and_stale_ids_the_bridge_converg
     plane.faults.arm("duplicate")  # leave nothing armed that would never play: settle with one more frame
     engine.event("session.titleUpdated", {"previousTitle": "", "source": "first_input", "title": "done"})
     _converged(client, plane, session_id)
+    assert compared >= 1
 
 
 def test_frames_decode_as_complete_wires_and_parse_as_the_schema_says() -> None:

@@ -10,6 +10,7 @@ check that what the bridge ends up holding is what the simulator holds.
 from __future__ import annotations
 
 import itertools
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -187,6 +188,7 @@ class Wire:
         self._unread: list[dict[str, Any]] = []
 
     def send(self, message: dict[str, Any]) -> None:
+        message = json.loads(json.dumps(message))  # through the pipe: nothing shared with the simulator
         self.sent.append(message)
         self.log.append("frame")
         self._unread.append(message)
