@@ -19,6 +19,8 @@ decides, from its source and the captures (tests/fixtures/engine-captures/):
   delivery (or the session's ``followupMode``): ``guide`` steers it into the running
   turn, ``queue`` adds an item to the engine's queue, drained in order when turns end
   (``autoDrain``; a stop pauses it);
+* a second answer to an interaction is ``noop interaction.alreadyResolved`` (the first
+  answer wins); an interaction never asked is ``stale proto.staleTarget``;
 * a type this simulator does not play is ``failed fault.command.notImplemented``.
 
 Frames a command causes are sent after its ack (``plane.DataPlane`` holds them).
@@ -71,6 +73,7 @@ class CommandHandler:
         self.attachments = attachments
         self.clock = clock
         self.decided: dict[tuple[str | None, str], Ack] = {}
+        self._resolved: set[tuple[str, str]] = set()
         self._ids = itertools.count(1)
 
     # -- methods -------------------------------------------------------------------------
@@ -263,7 +266,9 @@ class CommandHandler:
         answer = _need(payload, "answer", dict, "object")
         item = projection.interaction(interaction_id)
         if item is None:
-            raise Decision("stale", "proto.staleTarget")  # answered already (first answer wins) or gone
+            if (projection.session_id, interaction_id) in self._resolved:
+                raise Decision("noop", "interaction.alreadyResolved")  # the first answer won
+            raise Decision("stale", "proto.staleTarget")
         self._resolve(projection, item, answer)
         resolved_by = {"clientId": str(params.get("clientId") or "")}
         if isinstance(answer.get("optionId"), str):
@@ -274,6 +279,7 @@ class CommandHandler:
         request_id = projection.request_id_of(item["interactionId"])
         if request_id is None:
             return
+        self._resolved.add((projection.session_id, item["interactionId"]))
         projection.feed({"type": f"{item['kind']}.resolved", "payload": {"requestId": request_id}})
         self.port.resolve_interaction(projection.session_id, request_id, item["kind"], answer)
 

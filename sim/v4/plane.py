@@ -18,6 +18,7 @@ Methods: ``v4/conversation/subscribe|resync|unsubscribe``, ``v4/command``,
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -33,6 +34,8 @@ from .topics import TopicServer
 from .wire import DEFAULT_FRAGMENT_BYTES
 
 Respond = Callable[[dict[str, Any] | None, V4Error | None], None]
+FRAGMENT_ENV = "ZCODE_SIM_V4_FRAGMENT_BYTES"
+"""Logical frames larger than this many bytes go out as fragments (default 256 KiB)."""
 _TERMINAL = frozenset(("turn.completed", "turn.failed"))
 
 
@@ -43,8 +46,10 @@ def wall_clock_ms() -> float:
 class DataPlane:
     def __init__(self, port: Port, send: Callable[[dict[str, Any]], None], *,
                  clock: Callable[[], float] = wall_clock_ms, faults: Faults | None = None,
-                 fragment_bytes: int = DEFAULT_FRAGMENT_BYTES,
+                 fragment_bytes: int | None = None,
                  slash_commands: list[dict[str, Any]] | None = None) -> None:
+        if fragment_bytes is None:
+            fragment_bytes = int(os.environ.get(FRAGMENT_ENV) or DEFAULT_FRAGMENT_BYTES)
         self.topics = TopicServer(send, clock=clock, faults=faults if faults is not None else Faults.from_env(),
                                   fragment_bytes=fragment_bytes)
         self.sessions = Sessions(self.topics, clock=clock, slash_commands=slash_commands)
