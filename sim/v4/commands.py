@@ -242,7 +242,7 @@ class CommandHandler:
                 "admittedAt": int(self.clock())}
         projection.set("queue", {**queue, "items": [*queue["items"], item]})
 
-    def _c_stop(self, params: dict[str, Any], payload: dict[str, Any], projection: ConversationProjection) -> dict[str, Any]:
+    def _c_stop(self, params: dict[str, Any], payload: dict[str, Any], projection: ConversationProjection) -> None:
         works = projection.state["control"]["activeWorks"]
         if not projection.running or not works:
             raise Decision("noop", "stop.noForegroundExecution")
@@ -254,7 +254,7 @@ class CommandHandler:
             projection.set("queue", {**queue, "autoDrain": False, "pauseReason": "stopped"})
         projection.stopping()
         self.port.stop(projection.session_id)
-        return {"type": "stop"}
+        # No result: the engine's ack result union (command.ts) has no "stop" member.
 
     def _c_compact(self, params: dict[str, Any], payload: dict[str, Any], projection: ConversationProjection) -> None:
         self._allowed(projection, "compact")

@@ -186,9 +186,13 @@ class Wire:
         self.log: list[str] = []
         """"frame" and "reply" in the order they were written."""
         self._unread: list[dict[str, Any]] = []
+        self.conversation: list[tuple[str, dict[str, Any]]] = []
+        """Every frame both ways, as the pipe would carry it (for the engine's schemas)."""
+        self._ids = itertools.count(1)
 
     def send(self, message: dict[str, Any]) -> None:
         message = json.loads(json.dumps(message))  # through the pipe: nothing shared with the simulator
+        self.conversation.append(("engine->host", message))
         self.sent.append(message)
         self.log.append("frame")
         self._unread.append(message)
@@ -211,11 +215,20 @@ class Wire:
 def call(plane: DataPlane, method: str, params: Any, wire: Wire | None = None, *, pump: bool = True) -> Any:
     """One request answered by the plane; raises the V4Error it answered with."""
     answers: list[tuple[Any, V4Error | None]] = []
+    request_id = next(wire._ids) if wire is not None else 0
+    if wire is not None:
+        wire.conversation.append(("host->engine", {"id": request_id, "method": method, "params": params}))
 
     def respond(result: Any, error: V4Error | None) -> None:
         answers.append((result, error))
         if wire is not None:
             wire.log.append("reply")
+            reply: dict[str, Any] = {"id": request_id}
+            if error is None:
+                reply["result"] = json.loads(json.dumps(result))
+            else:
+                reply["error"] = {"code": error.code, "message": error.message}
+            wire.conversation.append(("engine->host", reply))
 
     plane.dispatch(method, params, respond)
     assert len(answers) == 1, f"{method} answered {len(answers)} times"
