@@ -114,7 +114,7 @@ class CommandHandler:
     def drain(self, session_id: str) -> None:
         """After a turn ends: the next queued input starts, if the queue drains itself."""
         projection = self.sessions.get(session_id)
-        if projection is None or projection.running:
+        if projection is None or projection.busy:
             return
         queue = projection.state["queue"]
         if not queue["items"] or not queue["autoDrain"]:
@@ -216,7 +216,7 @@ class CommandHandler:
         input_id = self._input_id()
         if projection.state["inputRouting"]["mode"] == "reject":
             raise Decision("rejected", projection.state["inputRouting"].get("reasonCode", "input.rejected"))
-        if not projection.running and not projection.state["queue"]["items"]:
+        if not projection.busy and not projection.state["queue"]["items"]:
             self._start(projection, text, command_id, client_id, attachments)
             return {"type": "inputAccepted", "delivery": "startNow", "inputId": input_id}
         requested = payload.get("requestedDelivery")
@@ -354,7 +354,7 @@ class CommandHandler:
 
     def _rerun(self, projection: ConversationProjection, row: dict[str, Any], text: str | None,
                command_id: str, client_id: Any) -> None:
-        if projection.running:
+        if projection.busy:
             raise Decision("rejected", "turn.running")
         turn_rows = [r for r in projection.rows.rows if r["turnId"] == row["turnId"]]
         header = next((r for r in turn_rows if r["kind"] == "turnHeader"), None)

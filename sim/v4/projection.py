@@ -83,6 +83,11 @@ class ConversationProjection(ConversationState):
         self._interactions: dict[str, str] = {}
         """legacy requestId → interactionId."""
 
+    @property
+    def busy(self) -> bool:
+        """A turn runs, or one was asked for and has not started yet (the engine admits one at a time)."""
+        return self.running or bool(self.expected)
+
     # -- the event stream ----------------------------------------------------------------
 
     def feed(self, event: dict[str, Any]) -> Commit | None:

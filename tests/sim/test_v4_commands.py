@@ -157,6 +157,16 @@ def test_send_text_starts_now_when_idle_then_queues_or_guides_as_the_routing_say
     assert side.projection.rows.rows[-1]["sourceCommandId"] == queued["commandId"]
 
 
+def test_a_prompt_sent_before_the_previous_one_has_started_waits_in_the_queue() -> None:
+    side = Bridge()
+    assert side.send(bridge.send_text(side.session_id, "first"))["result"]["delivery"] == "startNow"
+    second = side.send(bridge.send_text(side.session_id, "second"))  # turn.started of "first" not in yet
+    assert second["result"]["delivery"] == "queue" and len(side.port.named("start_turn")) == 1
+    side.engine.start("first")
+    side.engine.complete()
+    assert [c[2] for c in side.port.named("start_turn")] == ["first", "second"]
+
+
 def test_stop_is_a_noop_when_idle_and_stale_ids_are_guarded_and_a_real_stop_pauses_the_queue() -> None:
     side = Bridge()
     ack = side.send(bridge.stop(side.session_id))
