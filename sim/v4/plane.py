@@ -34,6 +34,7 @@ from .topics import TopicServer
 from .wire import DEFAULT_FRAGMENT_BYTES
 
 Respond = Callable[[dict[str, Any] | None, V4Error | None], None]
+INTERNAL_ERROR = -32603
 FRAGMENT_ENV = "ZCODE_SIM_V4_FRAGMENT_BYTES"
 """Logical frames larger than this many bytes go out as fragments (default 256 KiB)."""
 _TERMINAL = frozenset(("turn.completed", "turn.failed"))
@@ -88,6 +89,8 @@ class DataPlane:
                     result = handler(params)
                 except V4Error as error:
                     respond(None, error)
+                except Exception as error:  # a simulator bug still gets its request answered, once
+                    respond(None, V4Error(INTERNAL_ERROR, f"Internal error: {type(error).__name__}: {error}"))
                 else:
                     respond(result, None)
         finally:

@@ -48,3 +48,15 @@ def test_a_legacy_session_can_be_served_on_v4_and_its_events_reach_the_projectio
     plane.dispatch("v4/commands/query", {"commands": [{"sessionId": None, "commandId": "create-1"}]},
                    lambda result, error: answers.append((result, error)))
     assert len(answers) == 1 and answers[0][1] is None
+
+
+def test_a_handler_that_breaks_still_answers_its_request_once_with_an_internal_error() -> None:
+    plane = DataPlane(FakePort(), Wire().send, faults=Faults())
+
+    def broken(params: dict[str, Any]) -> dict[str, Any]:
+        raise KeyError("oops")
+
+    plane._methods["v4/command"] = broken
+    answers: list[Any] = []
+    plane.dispatch("v4/command", {}, lambda result, error: answers.append((result, error)))
+    assert len(answers) == 1 and answers[0][1].code == -32603
