@@ -282,6 +282,17 @@ def test_rename_delete_and_cancel_background_work() -> None:
     assert side.send(bridge.rename_session(side.session_id, "late"))["reasonCode"] == "proto.sessionNotFound"
 
 
+def test_compact_is_refused_as_the_availability_says_and_runs_once_there_is_a_history() -> None:
+    side = Bridge()
+    ack = side.send(bridge.compact(side.session_id))
+    assert (ack["status"], ack["reasonCode"]) == ("rejected", "idleCannotCompact")  # the captured availability
+    side.send(bridge.send_text(side.session_id, "go"))
+    side.engine.start("go")
+    side.engine.complete()
+    assert side.send(bridge.compact(side.session_id))["status"] == "accepted"
+    assert side.port.named("compact") == [("compact", side.session_id)]
+
+
 def test_an_unsimulated_command_fails_as_not_implemented() -> None:
     side = Bridge()
     ack = call(side.plane, "v4/command", {"commandId": "x", "clientId": "bridge", "sessionId": side.session_id,

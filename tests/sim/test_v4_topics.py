@@ -86,6 +86,8 @@ def test_a_turn_streams_as_online_deltas_and_the_bridge_converges_to_the_simulat
     client, _ = subscribe(plane, wire, f"conversation/{session_id}")
     _a_turn(Engine(plane, session_id, wire), client=client)
     frames = _frames(wire)
+    assert all(set(f) == set(CAPTURED_SNAPSHOT) and set(f["frame"]) == set(CAPTURED[1]["frame"]) for f in frames)
+    assert all(set(f["frame"]["payload"]) == set(CAPTURED[1]["frame"]["payload"]) for f in frames[1:])
     assert all(f["deliveryKind"] == "online" for f in frames[1:])
     assert [f["logicalFrameOrdinal"] for f in frames] == list(range(1, len(frames) + 1))
     for wire_frame in frames:
