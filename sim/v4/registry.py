@@ -15,7 +15,9 @@ from .log import Commit
 from .port import SessionSeed
 from .projection import ConversationProjection
 from .topics import TopicServer
-from .workspace_topics import SessionsIndex, WorkspaceConfig
+from .workspace_topics import SessionsIndex, WorkspaceConfig, config_options
+
+PREVIEW_CHARS = 120
 
 
 class Sessions:
@@ -27,6 +29,7 @@ class Sessions:
         self.conversations: dict[str, ConversationProjection] = {}
         self.workspace_of: dict[str, str] = {}
         self.parent_of: dict[str, str] = {}
+        self.created_at: dict[str, int] = {}
         self.indexes: dict[str, SessionsIndex] = {}
         self.configs: dict[str, WorkspaceConfig] = {}
 
@@ -40,9 +43,12 @@ class Sessions:
         self.workspace_of[seed.session_id] = workspace_key
         if parent_session_id:
             self.parent_of[seed.session_id] = parent_session_id
+        self.created_at[seed.session_id] = int(self.clock())
         self.topics.add_source(projection)
         projection.log.listeners.append(lambda commit, sid=seed.session_id: self._summarise(sid, commit))
-        self.workspace(workspace_key)
+        _, workspace_config = self.workspace(workspace_key)
+        if not workspace_config.config["configOptions"]:
+            workspace_config.update({**workspace_config.config, "configOptions": config_options(seed.config)})
         self._summarise(seed.session_id, None)
         return projection
 
@@ -66,19 +72,46 @@ class Sessions:
         return self.indexes[workspace_key], self.configs[workspace_key]
 
     def _summarise(self, session_id: str, commit: Commit | None) -> None:
+        """The session's line in its workspace's index, upserted when what it shows changed."""
         projection = self.conversations.get(session_id)
         index = self.indexes.get(self.workspace_of.get(session_id, ""))
         if projection is None or index is None:
             return
         previous = index.sessions.get(session_id) or {}
-        summary: dict[str, Any] = {"sessionId": session_id, "title": projection.state["meta"]["title"],
-                                   "phase": projection.state["control"]["phase"],
-                                   "lastActivityAt": previous.get("lastActivityAt", int(self.clock()))}
+        summary = self._summary(session_id, projection, previous.get("lastActivityAt"))
+        prompted = commit is not None and any(op["op"] == "row.appended" and op["row"]["kind"] == "userInput"
+                                              for op in commit.ops)
+        if prompted or "lastActivityAt" not in summary:
+            summary["lastActivityAt"] = int(self.clock())
+        if summary != previous:
+            index.upsert(summary)
+
+    def _summary(self, session_id: str, projection: ConversationProjection, activity: Any) -> dict[str, Any]:
+        state = projection.state
+        summary: dict[str, Any] = {
+            "sessionId": session_id, "workspaceId": self.workspace_of[session_id], "title": state["meta"]["title"],
+            "titleSource": state["meta"]["titleSource"], "phase": state["control"]["phase"],
+            "sessionEnded": state["control"]["sessionEnded"], "hasBackgroundWork": bool(state["backgroundWorks"]),
+            "createdAt": self.created_at[session_id]}
+        if activity is not None:
+            summary["lastActivityAt"] = activity
         if session_id in self.parent_of:
             summary["parentSessionId"] = self.parent_of[session_id]
-        changed = {k: v for k, v in summary.items() if k != "lastActivityAt"} != {
-            k: v for k, v in previous.items() if k != "lastActivityAt"}
-        if changed or (commit is not None and any(op["op"] == "row.appended" and op["row"]["kind"] == "userInput"
-                                                 for op in commit.ops)):
-            summary["lastActivityAt"] = int(self.clock())
-            index.upsert(summary)
+        pending = state["pendingInteractions"]
+        if pending:
+            first = pending[0]
+            line: dict[str, Any] = {"interactionId": first["interactionId"], "kind": first["kind"]}
+            if first["payload"].get("toolName"):
+                line["toolName"] = first["payload"]["toolName"]
+            if "autoResolution" in first:
+                line["autoResolution"] = first["autoResolution"]
+            summary["pendingInteraction"] = line
+            summary["pendingInteractionSummary"] = {
+                "permissionCount": sum(1 for i in pending if i["kind"] == "permission"),
+                "userInputCount": sum(1 for i in pending if i["kind"] == "userInput")}
+        # A settled answer only: a preview per streamed delta would be an index frame per delta.
+        answer = next((r for r in reversed(projection.rows.rows)
+                       if r["kind"] == "assistantText" and r["state"] != "streaming" and r["text"]), None)
+        if answer is not None:
+            summary["lastAssistantPreview"] = answer["text"][:PREVIEW_CHARS]
+        return summary

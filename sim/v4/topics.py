@@ -102,9 +102,11 @@ class TopicServer:
             self._send_snapshot(subscription, source, "initial")
         elif commits:
             self._send_deltas(subscription, source, commits, "initial")
-        ack = {"subscriptionId": subscription.subscription_id, "mode": mode, "logEpoch": source.log.log_epoch,
-               "openTiming": {"version": 1, "initialFrameEncodeMs": 0, "sessionRuntimeState": "warm",
-                              "snapshotRowCount": _row_count(source)}}
+        ack: dict[str, Any] = {"subscriptionId": subscription.subscription_id, "mode": mode,
+                               "logEpoch": source.log.log_epoch}
+        if topic.startswith("conversation/"):  # the engine times only conversation opens (transport.ts)
+            ack["openTiming"] = {"version": 1, "initialFrameEncodeMs": 0, "sessionRuntimeState": "warm",
+                                 "snapshotRowCount": _row_count(source)}
         return {"ack": ack}
 
     def resync(self, params: dict[str, Any]) -> dict[str, Any]:

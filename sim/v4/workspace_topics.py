@@ -1,11 +1,16 @@
 """The two workspace-wide topics: ``sessions-index/<workspaceKey>`` and ``workspace-config/<workspaceKey>``.
 
-The sessions index is ``{protocolVersion, workspaceId, logEpoch, seq, sessions: [summary]}``
-with ops ``session.upserted {session}`` (a summary replaced whole by ``sessionId``) and
-``session.removed {sessionId}``; a summary carries ``sessionId``, ``title``, ``phase``,
-``lastActivityAt`` (epoch ms) and, for a fork, ``parentSessionId``. The workspace config
-is ``{protocolVersion, workspaceId, logEpoch, seq, config: {configOptions, slashCommands}}``
-replaced whole by ``config.updated {config}``.
+From the engine's ``zcode-protocol-v4/sessions-index.ts`` and ``workspace-config.ts``.
+The sessions index is ``{protocolVersion, workspaceId, logEpoch, sessions: [summary]}``
+(unordered) with ops ``session.upserted {session}`` (a summary replaced whole by
+``sessionId``) and ``session.removed {sessionId}``; a summary carries ``sessionId``,
+``workspaceId``, ``title``, ``titleSource``, ``phase``, ``sessionEnded``,
+``hasBackgroundWork``, ``lastActivityAt``, ``createdAt`` (epoch ms), and when they apply
+``parentSessionId``, ``pendingInteraction``, ``pendingInteractionSummary`` and
+``lastAssistantPreview`` (at most 120 characters). The workspace config is
+``{protocolVersion, workspaceId, logEpoch, config: {configOptions, slashCommands}}``
+replaced whole by ``config.updated {config}``; ``config_options`` builds the options the
+way the engine lists them (``model``, ``mode``, ``thought_level``).
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ class SessionsIndex:
 
     def snapshot(self) -> dict[str, Any]:
         return {"protocolVersion": PROTOCOL_VERSION, "workspaceId": self.workspace_key,
-                "logEpoch": self.log.log_epoch, "seq": self.log.seq, "sessions": list(self.sessions.values())}
+                "logEpoch": self.log.log_epoch, "sessions": list(self.sessions.values())}
 
     def upsert(self, summary: dict[str, Any]) -> None:
         if self.sessions.get(summary["sessionId"]) == summary:
@@ -46,10 +51,24 @@ class WorkspaceConfig:
 
     def snapshot(self) -> dict[str, Any]:
         return {"protocolVersion": PROTOCOL_VERSION, "workspaceId": self.workspace_key,
-                "logEpoch": self.log.log_epoch, "seq": self.log.seq, "config": self.config}
+                "logEpoch": self.log.log_epoch, "config": self.config}
 
     def update(self, config: dict[str, Any]) -> None:
         if config == self.config:
             return
         self.config = config
         self.log.commit([{"op": "config.updated", "config": config}])
+
+
+def config_options(config: dict[str, Any], modes: tuple[str, ...] = ("build", "plan")) -> list[dict[str, Any]]:
+    """The workspace's default selections, from a session ``config``, as ``configOptions``."""
+    levels = list(config.get("thoughtLevels") or [])
+    return [
+        {"id": "model", "name": "Model", "type": "select", "currentValue": config["model"],
+         "options": [{"value": config["model"], "name": config["model"], "origin": "native",
+                      "modelProviderId": config["provider"], "modelThoughtLevels": levels}]},
+        {"id": "mode", "name": "Mode", "type": "select", "currentValue": config["mode"],
+         "options": [{"value": mode, "name": mode.capitalize()} for mode in modes]},
+        {"id": "thought_level", "name": "Thought level", "type": "select", "currentValue": config.get("thought", ""),
+         "options": [{"value": level, "name": level.capitalize()} for level in levels]},
+    ]

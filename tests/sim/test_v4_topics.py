@@ -224,13 +224,27 @@ def test_the_workspace_topics_list_sessions_and_slash_commands() -> None:
         if params["topic"].startswith("sessions-index/"):
             for outcome in index_sub.accept(parse_wire(params), 0.0):
                 assert isinstance(outcome, client_topic.Applied), outcome
-    assert [s["title"] for s in index_sub.applier.sessions.values()] == ["Fix the build"]
+    [summary] = index_sub.applier.sessions.values()
+    assert summary["title"] == "Fix the build" and summary["workspaceId"] == "/fixture/workspace"
+    # sessions-index.ts: what a summary must carry
+    assert {"sessionId", "workspaceId", "title", "phase", "sessionEnded", "hasBackgroundWork", "lastActivityAt",
+            "createdAt"} <= set(summary)
+    assert "openTiming" not in answer["ack"], "only conversation opens are timed (transport.ts)"
+    index_frames = [f for f in _frames(wire) if f["topic"].startswith("sessions-index/")]
+    engine.text("streaming words")
+    assert len([f for f in _frames(wire) if f["topic"].startswith("sessions-index/")]) == len(index_frames), \
+        "a streamed delta does not touch the index"
+    engine.complete()
+    assert any(f["topic"].startswith("sessions-index/") for f in _frames(wire)[-3:])
     config_sub = client_topic.TopicSubscription("workspace-config//fixture/workspace", WorkspaceConfigState())
     answer = call(plane, "v4/conversation/subscribe",
                   client_topic.subscribe_params("workspace-config//fixture/workspace", "bridge"), wire)
     config_sub.subscribed(answer["ack"])
     outcomes = config_sub.accept(parse_wire(_frames(wire)[-1]), 0.0)
     assert isinstance(outcomes[0], client_topic.Applied) and config_sub.applier.config is not None
+    options = {o["id"]: o for o in config_sub.applier.config["configOptions"]}
+    assert set(options) == {"model", "mode", "thought_level"} and options["model"]["currentValue"] == "glm-5"
+    assert all({"id", "name", "type", "currentValue"} <= set(o) for o in options.values())
 
 
 _EVENTS = st.lists(st.sampled_from(["text", "reasoning", "tool", "turn"]), min_size=1, max_size=12)
