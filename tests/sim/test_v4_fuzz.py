@@ -20,7 +20,9 @@ from zcode_acp.protocol.v4 import commands as bridge
 ACTIONS = st.lists(st.sampled_from([
     "send", "send_guide", "send_queue", "stop", "start", "text", "tool", "ask", "answer", "complete", "fail",
     "edit_queue", "delete_queue", "reorder_queue", "send_now", "auto_drain", "followup_guide", "rename", "retry",
+    "gap", "checksum", "duplicate", "stale_subscription", "fragment",
 ]), min_size=1, max_size=25)
+FAULTS = frozenset(("gap", "checksum", "duplicate", "stale_subscription", "fragment"))
 
 
 @settings(deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=300)
@@ -47,7 +49,9 @@ def test_random_commands_and_events_keep_every_frame_and_ack_well_formed(actions
 
     for step, action in enumerate(actions):
         started = projection.running
-        if action == "send":
+        if action in FAULTS:
+            plane.faults.arm(action)
+        elif action == "send":
             send(bridge.send_text(session_id, f"prompt {step}"))
         elif action == "send_guide":
             send(bridge.send_text(session_id, f"guide {step}", requested_delivery="guide"))
@@ -96,8 +100,20 @@ def test_random_commands_and_events_keep_every_frame_and_ack_well_formed(actions
         if projection.expected and not projection.running:
             engine.start(projection.expected[0].text)  # the engine starts the turn it was asked for
         check_snapshot(projection.snapshot())
-        held = client.picture()
-        held.pop("seq", None)
-        ours = projection.snapshot()
-        assert client.sub.seq == ours.pop("seq")
-        assert held == ours
+        if client.sub.seq == projection.log.seq:  # a dropped frame is only noticed when the next one comes
+            _same(client, projection)
+    settle = 0
+    while plane.faults.pending or settle == 0:  # frames until every armed fault has played, then one more
+        settle += 1
+        send(bridge.rename_session(session_id, f"settled {settle}"))
+        assert settle < 20
+    send(bridge.rename_session(session_id, "settled"))
+    _same(client, projection)
+
+
+def _same(client: Any, projection: Any) -> None:
+    held = client.picture()
+    held.pop("seq", None)
+    ours = projection.snapshot()
+    assert client.sub.seq == ours.pop("seq")
+    assert held == ours

@@ -31,6 +31,9 @@ def test_faults_and_the_fragment_threshold_come_from_the_environment(monkeypatch
     assert plane.faults.take("duplicate") and not plane.faults.take("checksum")
     with pytest.raises(ValueError, match="unknown v4 fault"):
         Faults("flood")
+    stepped = Faults()
+    stepped.arm_step({"type": "v4fault", "fault": "stale_subscription", "times": 2})
+    assert [stepped.take("stale_subscription") for _ in range(3)] == [True, True, False] and not stepped.pending
 
 
 def test_a_legacy_session_can_be_served_on_v4_and_its_events_reach_the_projection() -> None:

@@ -292,3 +292,20 @@ def test_frames_decode_as_complete_wires_and_parse_as_the_schema_says() -> None:
     for params in _frames(wire):
         parsed = parse_wire(json.loads(json.dumps(params)))
         assert isinstance(parsed, CompleteWire), parsed
+
+
+def test_two_connections_on_one_conversation_both_converge_and_a_dropped_one_gets_nothing_more() -> None:
+    plane, port, wire, clock = make_plane()
+    session_id = create_session(plane, wire)
+    topic = f"conversation/{session_id}"
+    desktop, _ = subscribe(plane, wire, topic, "desktop")
+    remote, _ = subscribe(plane, wire, topic, "remote")
+    engine = Engine(plane, session_id, wire)
+    _a_turn(engine)
+    _converged(desktop, plane, session_id)
+    _converged(remote, plane, session_id)
+    plane.topics.drop_connection("remote")
+    seq = remote.sub.seq
+    engine.start("only the desktop sees this")
+    assert remote.sub.seq == seq
+    _converged(desktop, plane, session_id)
