@@ -368,6 +368,11 @@ class CommandHandler:
                     client_id if isinstance(client_id, str) else None, list(user.get("attachments") or []),
                     origin="editRerun")
 
+    def _c_applyFileRewind(self, params: dict[str, Any], payload: dict[str, Any],
+                           projection: ConversationProjection) -> None:
+        self._target(payload, projection)  # a target that is gone is stale, as captured
+        raise Decision("failed", "fault.command.notImplemented", "file rewinds are not simulated")
+
     def _c_retryTurn(self, params: dict[str, Any], payload: dict[str, Any],
                      projection: ConversationProjection) -> None:
         self._rerun(projection, self._target(payload, projection), None, params["commandId"], params.get("clientId"))

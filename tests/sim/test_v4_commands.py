@@ -111,6 +111,7 @@ def test_row_targets_that_do_not_exist_are_stale_targets_as_captured() -> None:
     side = Bridge()
     target = bridge.RowTarget(row_id=999_999, entity_id="never-created-row")
     for command in (bridge.fork_assistant(side.session_id, target), bridge.retry_turn(side.session_id, target),
+                    bridge.apply_file_rewind(side.session_id, target),
                     bridge.edit_user_query(side.session_id, target, "unreachable input")):
         ack = side.send(command, base=side.base())
         captured = _captured(command.type, "stale")
