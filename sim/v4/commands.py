@@ -160,7 +160,7 @@ class CommandHandler:
             return ack
         if isinstance(result, dict):
             ack["result"] = result
-        if kind in ("createSession", "sendText", "setFollowupMode", "switchCollaborationMode"):
+        if kind in ("createSession", "setFollowupMode", "switchCollaborationMode"):  # as captured
             ack["memoryEnabled"] = False
         return ack
 
