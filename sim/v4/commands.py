@@ -28,55 +28,21 @@ Frames a command causes are sent after its ack (``plane.DataPlane`` holds them).
 
 from __future__ import annotations
 
-import itertools
-import json
-from collections.abc import Callable
 from typing import Any
 
-from .attachments import AttachmentStore
+from .command_base import Ack, Decision, need, zod_issue
 from .errors import INVALID_PARAMS, V4Error
-from .port import Port
 from .projection import ConversationProjection, ExpectedInput
-from .registry import Sessions
+from .queue_commands import QueueCommands
 
-Ack = dict[str, Any]
 QUERY_MAX = 64
 _UNCHANGED = "config.unchanged"
 
-
-class Decision(Exception):
-    """A command decided before it did anything (raised inside a handler, turned into its ack)."""
-
-    def __init__(self, status: str, reason_code: str, message: str | None = None) -> None:
-        super().__init__(reason_code)
-        self.status, self.reason_code, self.message = status, reason_code, message
+__all__ = ["Ack", "CommandHandler", "Decision"]
 
 
-def _zod_issue(path: str, expected: str, value: Any) -> str:
-    received = "undefined" if value is None else type(value).__name__
-    return json.dumps([{"expected": expected, "code": "invalid_type", "path": [path],
-                        "message": f"Invalid input: expected {expected}, received {received}"}], indent=2)
-
-
-def _need(payload: dict[str, Any], key: str, kind: type | tuple[type, ...], expected: str) -> Any:
-    value = payload.get(key)
-    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
-        raise Decision("rejected", "proto.invalidPayload", _zod_issue(key, expected, value))
-    return value
-
-
-class CommandHandler:
-    def __init__(self, port: Port, sessions: Sessions, attachments: AttachmentStore, *,
-                 clock: Callable[[], float]) -> None:
-        self.port = port
-        self.sessions = sessions
-        self.attachments = attachments
-        self.clock = clock
-        self.decided: dict[tuple[str | None, str], Ack] = {}
-        self._resolved: set[tuple[str, str]] = set()
-        self._ids = itertools.count(1)
-
-    # -- methods -------------------------------------------------------------------------
+class CommandHandler(QueueCommands):
+    """Decides every ``v4/command`` (one ack each, remembered for duplicates and queries)."""
 
     def command(self, params: dict[str, Any]) -> Ack:
         command_id = params.get("commandId")
@@ -111,19 +77,6 @@ class CommandHandler:
                             "result": found if found is not None else "unknown"})
         return {"results": results}
 
-    def drain(self, session_id: str) -> None:
-        """After a turn ends: the next queued input starts, if the queue drains itself."""
-        projection = self.sessions.get(session_id)
-        if projection is None or projection.busy:
-            return
-        queue = projection.state["queue"]
-        if not queue["items"] or not queue["autoDrain"]:
-            return
-        item, rest = queue["items"][0], queue["items"][1:]
-        projection.set("queue", {**queue, "items": rest})
-        projection.commit()
-        self._start(projection, item["text"], item["sourceCommandId"], item["clientId"], item.get("attachments") or [])
-
     def expire_interactions(self, now_ms: float) -> None:
         """The engine's countdowns: an interaction past its deadline is answered with its first option."""
         for projection in list(self.sessions.conversations.values()):
@@ -147,7 +100,7 @@ class CommandHandler:
             if handler is None:
                 raise Decision("failed", "fault.command.notImplemented", f"command type {kind!r} is not simulated")
             if kind == "sendText":
-                _need(payload, "text", str, "string")  # the engine checks the payload before the session
+                need(payload, "text", str, "string")  # the engine checks the payload before the session
             if kind != "createSession":
                 if projection is None:
                     raise Decision("rejected", "proto.sessionNotFound")
@@ -172,32 +125,47 @@ class CommandHandler:
         if epoch is not None and epoch != projection.log.log_epoch:
             raise Decision("stale", "proto.staleTarget")
 
-    @staticmethod
-    def _target(payload: dict[str, Any], projection: ConversationProjection) -> dict[str, Any]:
-        target = _need(payload, "target", dict, "object")
-        row = projection.rows.get(target.get("rowId") if isinstance(target.get("rowId"), int) else None)
-        if row is None or row.get("entityId") != target.get("entityId"):
+    # -- deciding ------------------------------------------------------------------------
+
+    def _decide(self, params: dict[str, Any], command_id: str, projection: ConversationProjection | None,
+                revision: int) -> Ack:
+        kind = params.get("type")
+        payload = params.get("payload") if isinstance(params.get("payload"), dict) else {}
+        handler = getattr(self, f"_c_{kind}", None) if isinstance(kind, str) else None
+        ack: Ack = {"commandId": command_id, "status": "accepted", "revisionAtDecision": revision}
+        try:
+            if handler is None:
+                raise Decision("failed", "fault.command.notImplemented", f"command type {kind!r} is not simulated")
+            if kind == "sendText":
+                need(payload, "text", str, "string")  # the engine checks the payload before the session
+            if kind != "createSession":
+                if projection is None:
+                    raise Decision("rejected", "proto.sessionNotFound")
+                self._check_base(params, payload, projection)
+            result = handler(params, payload, projection)
+        except Decision as decision:
+            ack.update(status=decision.status, reasonCode=decision.reason_code)
+            if decision.message is not None:
+                ack["message"] = decision.message
+            return ack
+        if isinstance(result, dict):
+            ack["result"] = result
+        if kind in ("createSession", "setFollowupMode", "switchCollaborationMode"):  # as captured
+            ack["memoryEnabled"] = False
+        return ack
+
+    def _check_base(self, params: dict[str, Any], payload: dict[str, Any], projection: ConversationProjection) -> None:
+        base = params.get("baseRevision")
+        if base is not None and base != projection.revision:
+            raise Decision("stale", "proto.staleRevision")
+        epoch = params.get("baseLogEpoch")
+        if epoch is not None and epoch != projection.log.log_epoch:
             raise Decision("stale", "proto.staleTarget")
-        return row
-
-    @staticmethod
-    def _allowed(projection: ConversationProjection, action: str) -> None:
-        verdict = projection.state["availability"].get(action) or {"allowed": True}
-        if not verdict["allowed"]:
-            raise Decision("rejected", verdict.get("reasonCode", f"{action}.notAllowed"))
-
-    def _input_id(self) -> str:
-        return f"input_{next(self._ids)}"
-
-    def _start(self, projection: ConversationProjection, text: str, command_id: str | None, client_id: str | None,
-               attachments: list[dict[str, Any]], origin: str = "userInput") -> None:
-        projection.expected.append(ExpectedInput(text, command_id, client_id, attachments, origin))
-        self.port.start_turn(projection.session_id, text, attachments)
 
     # -- the commands --------------------------------------------------------------------
 
     def _c_createSession(self, params: dict[str, Any], payload: dict[str, Any], _: Any) -> dict[str, Any]:
-        workspace = _need(payload, "workspaceId", str, "string")
+        workspace = need(payload, "workspaceId", str, "string")
         seed = self.port.create_session(workspace)
         self.sessions.open(seed, workspace)
         return {"type": "createSession", "sessionId": seed.session_id}
@@ -229,19 +197,6 @@ class CommandHandler:
         self._enqueue(projection, text, command_id, client_id, attachments, payload.get("requestedDelivery"))
         return {"type": "inputAccepted", "delivery": "queue", "inputId": input_id}
 
-    def _enqueue(self, projection: ConversationProjection, text: str, command_id: str, client_id: Any,
-                 attachments: list[dict[str, Any]], requested: Any) -> None:
-        queue = projection.state["queue"]
-        item = {"sourceCommandId": command_id, "queueItemId": f"queue_{next(self._ids)}",
-                "clientId": client_id if isinstance(client_id, str) and client_id else "unknown-client",
-                "kind": "sendText", "text": text, "attachments": attachments,
-                "delivery": {"requested": requested if requested in ("startNow", "queue", "guide") else "auto",
-                             "admitted": "queue"},
-                "order": {"admissionSeq": projection.log.seq, "queuePosition": len(queue["items"])},
-                "steer": {"state": "notRequested"}, "dispatch": {"state": "queued"},
-                "admittedAt": int(self.clock())}
-        projection.set("queue", {**queue, "items": [*queue["items"], item]})
-
     def _c_stop(self, params: dict[str, Any], payload: dict[str, Any], projection: ConversationProjection) -> None:
         works = projection.state["control"]["activeWorks"]
         if not projection.running or not works:
@@ -262,8 +217,8 @@ class CommandHandler:
 
     def _c_resolveInteraction(self, params: dict[str, Any], payload: dict[str, Any],
                               projection: ConversationProjection) -> dict[str, Any]:
-        interaction_id = _need(payload, "interactionId", str, "string")
-        answer = _need(payload, "answer", dict, "object")
+        interaction_id = need(payload, "interactionId", str, "string")
+        answer = need(payload, "answer", dict, "object")
         item = projection.interaction(interaction_id)
         if item is None:
             if (projection.session_id, interaction_id) in self._resolved:
@@ -285,14 +240,14 @@ class CommandHandler:
 
     def _c_snoozeInteractionAutoResolution(self, params: dict[str, Any], payload: dict[str, Any],
                                            projection: ConversationProjection) -> None:
-        if not projection.snooze(_need(payload, "interactionId", str, "string")):
+        if not projection.snooze(need(payload, "interactionId", str, "string")):
             raise Decision("stale", "proto.staleTarget")
 
     def _c_switchModelConfig(self, params: dict[str, Any], payload: dict[str, Any],
                              projection: ConversationProjection) -> None:
-        provider = _need(payload, "provider", str, "string")
-        model = _need(payload, "model", str, "string")
-        thought = _need(payload, "thought", str, "string")
+        provider = need(payload, "provider", str, "string")
+        model = need(payload, "model", str, "string")
+        thought = need(payload, "thought", str, "string")
         config = projection.state["config"]
         if (config["provider"], config["model"], config["thought"]) == (provider, model, thought):
             raise Decision("noop", _UNCHANGED)
@@ -302,7 +257,7 @@ class CommandHandler:
 
     def _c_switchCollaborationMode(self, params: dict[str, Any], payload: dict[str, Any],
                                    projection: ConversationProjection) -> None:
-        mode = _need(payload, "mode", str, "string")
+        mode = need(payload, "mode", str, "string")
         config = projection.state["config"]
         if config["mode"] == mode:
             raise Decision("noop", _UNCHANGED)
@@ -314,12 +269,12 @@ class CommandHandler:
                            projection: ConversationProjection) -> None:
         mode = payload.get("mode")
         if mode not in ("queue", "guide"):
-            raise Decision("rejected", "proto.invalidPayload", _zod_issue("mode", '"queue" | "guide"', mode))
+            raise Decision("rejected", "proto.invalidPayload", zod_issue("mode", '"queue" | "guide"', mode))
         projection.switch_config({**projection.state["config"], "followupMode": mode})
 
     def _c_cancelBackgroundWork(self, params: dict[str, Any], payload: dict[str, Any],
                                 projection: ConversationProjection) -> None:
-        work_id = _need(payload, "workId", str, "string")
+        work_id = need(payload, "workId", str, "string")
         work = next((w for w in projection.state["backgroundWorks"] if w["workId"] == work_id), None)
         if work is None:
             raise Decision("stale", "proto.staleTarget")
@@ -328,7 +283,7 @@ class CommandHandler:
 
     def _c_renameSession(self, params: dict[str, Any], payload: dict[str, Any],
                          projection: ConversationProjection) -> None:
-        title = _need(payload, "title", str, "string")
+        title = need(payload, "title", str, "string")
         self.port.rename(projection.session_id, title)
         projection.set("meta", {"title": title, "titleSource": "custom"})
 
@@ -380,71 +335,7 @@ class CommandHandler:
     def _c_editUserQuery(self, params: dict[str, Any], payload: dict[str, Any],
                          projection: ConversationProjection) -> None:
         row = self._target(payload, projection)
-        new_text = _need(payload, "newText", str, "string")
+        new_text = need(payload, "newText", str, "string")
         if row["kind"] != "userInput":
             raise Decision("stale", "proto.staleTarget")
         self._rerun(projection, row, new_text, params["commandId"], params.get("clientId"))
-
-    # -- the queue -----------------------------------------------------------------------
-
-    def _queue_item(self, payload: dict[str, Any], projection: ConversationProjection) -> tuple[int, dict[str, Any]]:
-        item_id = _need(payload, "queueItemId", str, "string")
-        for position, item in enumerate(projection.state["queue"]["items"]):
-            if item["queueItemId"] == item_id:
-                return position, item
-        raise Decision("stale", "proto.staleTarget")
-
-    def _set_items(self, projection: ConversationProjection, items: list[dict[str, Any]]) -> None:
-        items = [{**item, "order": {**item["order"], "queuePosition": position}} for position, item in enumerate(items)]
-        projection.set("queue", {**projection.state["queue"], "items": items})
-
-    def _c_sendQueuedNow(self, params: dict[str, Any], payload: dict[str, Any],
-                         projection: ConversationProjection) -> dict[str, Any]:
-        position, item = self._queue_item(payload, projection)
-        self._allowed(projection, "sendQueuedNow")
-        items = list(projection.state["queue"]["items"])
-        del items[position]
-        self._set_items(projection, items)
-        input_id = self._input_id()
-        projection.guides[input_id] = ExpectedInput(item["text"], item["sourceCommandId"], item["clientId"])
-        self.port.guide(projection.session_id, item["text"], input_id)
-        return {"type": "inputDisposition", "delivery": "guide"}
-
-    def _c_editQueueItem(self, params: dict[str, Any], payload: dict[str, Any],
-                         projection: ConversationProjection) -> None:
-        position, item = self._queue_item(payload, projection)
-        items = list(projection.state["queue"]["items"])
-        items[position] = {**item, "text": _need(payload, "newText", str, "string")}
-        self._set_items(projection, items)
-
-    def _c_reorderQueueItem(self, params: dict[str, Any], payload: dict[str, Any],
-                            projection: ConversationProjection) -> None:
-        _, item = self._queue_item(payload, projection)
-        items = [i for i in projection.state["queue"]["items"] if i is not item]
-        before = payload.get("beforeQueueItemId")
-        if before is None:
-            items.append(item)
-        else:
-            index = next((n for n, i in enumerate(items) if i["queueItemId"] == before), None)
-            if index is None:
-                raise Decision("stale", "proto.staleTarget")
-            items.insert(index, item)
-        self._set_items(projection, items)
-
-    def _c_deleteQueueItem(self, params: dict[str, Any], payload: dict[str, Any],
-                           projection: ConversationProjection) -> None:
-        position, _ = self._queue_item(payload, projection)
-        items = list(projection.state["queue"]["items"])
-        del items[position]
-        self._set_items(projection, items)
-
-    def _c_setAutoDrain(self, params: dict[str, Any], payload: dict[str, Any],
-                        projection: ConversationProjection) -> None:
-        auto = _need(payload, "autoDrain", bool, "boolean")
-        queue = {k: v for k, v in projection.state["queue"].items() if k != "pauseReason"}
-        if not auto:
-            queue["pauseReason"] = "manual"
-        projection.set("queue", {**queue, "autoDrain": auto})
-        projection.commit()
-        if auto:
-            self.drain(projection.session_id)
