@@ -1,0 +1,341 @@
+"""``v4/command`` and ``v4/commands/query``: commands decided against the state, answered by acks.
+
+An ack is ``{commandId, status, revisionAtDecision, reasonCode (unless accepted or
+duplicate), message?, result?}`` (``zcode-protocol-v4/command.ts``). How the engine
+decides, from its source and the captures (tests/fixtures/engine-captures/):
+
+* ``commandId`` is the idempotency key: the same one again (for the same session) is
+  ``duplicate`` with the first decision's result, and nothing is done twice;
+* a payload that fails the command's schema is ``rejected proto.invalidPayload`` (the
+  message lists the problems the way zod does), an unknown session ``rejected
+  proto.sessionNotFound``; a ``baseRevision`` other than the state's is ``stale
+  proto.staleRevision``; a row target that is gone (or whose ``entityId`` differs, or
+  whose ``baseLogEpoch`` is not the log's) is ``stale proto.staleTarget``;
+* an action the snapshot's ``availability`` refuses is ``rejected`` with that reason code;
+  a change to what already is is ``noop config.unchanged``; a stop with nothing running
+  is ``noop stop.noForegroundExecution``, and one quoting an execution that no longer
+  runs ``noop guard.stopTargetChanged``;
+* a ``sendText`` follows ``inputRouting``: ``startNow`` when idle, otherwise the requested
+  delivery (or the session's ``followupMode``): ``guide`` steers it into the running
+  turn, ``queue`` adds an item to the engine's queue, drained in order when turns end
+  (``autoDrain``; a stop pauses it);
+* a second answer to an interaction is ``noop interaction.alreadyResolved`` (the first
+  answer wins); an interaction never asked is ``stale proto.staleTarget``;
+* a type this simulator does not play is ``failed fault.command.notImplemented``.
+
+Frames a command causes are sent after its ack (``plane.DataPlane`` holds them).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .command_base import Ack, Decision, need, zod_issue
+from .errors import INVALID_PARAMS, V4Error
+from .projection import ConversationProjection, ExpectedInput
+from .queue_commands import QueueCommands
+
+QUERY_MAX = 64
+_UNCHANGED = "config.unchanged"
+
+__all__ = ["Ack", "CommandHandler", "Decision"]
+
+
+class CommandHandler(QueueCommands):
+    """Decides every ``v4/command`` (one ack each, remembered for duplicates and queries)."""
+
+    def command(self, params: dict[str, Any]) -> Ack:
+        command_id = params.get("commandId")
+        if not isinstance(command_id, str) or not command_id:
+            return {"commandId": str(command_id or ""), "status": "rejected", "reasonCode": "proto.invalidEnvelope",
+                    "message": "commandId must be a non-empty string", "revisionAtDecision": 0}
+        session_id = params.get("sessionId") if isinstance(params.get("sessionId"), str) else None
+        key = (session_id, command_id)
+        known = self.decided.get(key)
+        projection = self.sessions.get(session_id)
+        revision = projection.revision if projection else 0
+        if known is not None:
+            duplicate: Ack = {"commandId": command_id, "status": "duplicate", "revisionAtDecision": revision}
+            if "result" in known:
+                duplicate["result"] = known["result"]
+            return duplicate
+        ack = self._decide(params, command_id, projection, revision)
+        self.decided[key] = ack
+        return ack
+
+    def query(self, params: dict[str, Any]) -> dict[str, Any]:
+        keys = params.get("commands") if isinstance(params, dict) else None
+        if not isinstance(keys, list) or not 1 <= len(keys) <= QUERY_MAX:
+            raise V4Error(INVALID_PARAMS, f"Invalid params: commands must hold 1 to {QUERY_MAX} keys")
+        results = []
+        for key in keys:
+            if not isinstance(key, dict) or not isinstance(key.get("commandId"), str):
+                raise V4Error(INVALID_PARAMS, "Invalid params: each key needs a commandId")
+            session_id = key.get("sessionId") if isinstance(key.get("sessionId"), str) else None
+            found = self.decided.get((session_id, key["commandId"]))
+            results.append({"key": {"sessionId": session_id, "commandId": key["commandId"]},
+                            "result": found if found is not None else "unknown"})
+        return {"results": results}
+
+    def expire_interactions(self, now_ms: float) -> None:
+        """The engine's countdowns: an interaction past its deadline is answered with its first option."""
+        for projection in list(self.sessions.conversations.values()):
+            for item in projection.state["pendingInteractions"]:
+                countdown = item.get("autoResolution") or {}
+                if countdown.get("state") == "visibleCountdown" and countdown.get("deadlineAt", now_ms + 1) <= now_ms:
+                    options = item["payload"].get("options") or [{}]
+                    answer = {"optionId": options[0].get("optionId", "")} if item["kind"] == "permission" else {
+                        "action": "decline"}
+                    self._resolve(projection, item, answer)
+
+    # -- deciding ------------------------------------------------------------------------
+
+    def _decide(self, params: dict[str, Any], command_id: str, projection: ConversationProjection | None,
+                revision: int) -> Ack:
+        kind = params.get("type")
+        payload = params.get("payload") if isinstance(params.get("payload"), dict) else {}
+        handler = getattr(self, f"_c_{kind}", None) if isinstance(kind, str) else None
+        ack: Ack = {"commandId": command_id, "status": "accepted", "revisionAtDecision": revision}
+        try:
+            if handler is None:
+                raise Decision("failed", "fault.command.notImplemented", f"command type {kind!r} is not simulated")
+            if kind == "sendText":
+                need(payload, "text", str, "string")  # the engine checks the payload before the session
+            if kind != "createSession":
+                if projection is None:
+                    raise Decision("rejected", "proto.sessionNotFound")
+                self._check_base(params, payload, projection)
+            result = handler(params, payload, projection)
+        except Decision as decision:
+            ack.update(status=decision.status, reasonCode=decision.reason_code)
+            if decision.message is not None:
+                ack["message"] = decision.message
+            return ack
+        if isinstance(result, dict):
+            ack["result"] = result
+        if kind in ("createSession", "setFollowupMode", "switchCollaborationMode"):  # as captured
+            ack["memoryEnabled"] = False
+        return ack
+
+    def _check_base(self, params: dict[str, Any], payload: dict[str, Any], projection: ConversationProjection) -> None:
+        base = params.get("baseRevision")
+        if base is not None and base != projection.revision:
+            raise Decision("stale", "proto.staleRevision")
+        epoch = params.get("baseLogEpoch")
+        if epoch is not None and epoch != projection.log.log_epoch:
+            raise Decision("stale", "proto.staleTarget")
+
+    # -- deciding ------------------------------------------------------------------------
+
+    def _decide(self, params: dict[str, Any], command_id: str, projection: ConversationProjection | None,
+                revision: int) -> Ack:
+        kind = params.get("type")
+        payload = params.get("payload") if isinstance(params.get("payload"), dict) else {}
+        handler = getattr(self, f"_c_{kind}", None) if isinstance(kind, str) else None
+        ack: Ack = {"commandId": command_id, "status": "accepted", "revisionAtDecision": revision}
+        try:
+            if handler is None:
+                raise Decision("failed", "fault.command.notImplemented", f"command type {kind!r} is not simulated")
+            if kind == "sendText":
+                need(payload, "text", str, "string")  # the engine checks the payload before the session
+            if kind != "createSession":
+                if projection is None:
+                    raise Decision("rejected", "proto.sessionNotFound")
+                self._check_base(params, payload, projection)
+            result = handler(params, payload, projection)
+        except Decision as decision:
+            ack.update(status=decision.status, reasonCode=decision.reason_code)
+            if decision.message is not None:
+                ack["message"] = decision.message
+            return ack
+        if isinstance(result, dict):
+            ack["result"] = result
+        if kind in ("createSession", "setFollowupMode", "switchCollaborationMode"):  # as captured
+            ack["memoryEnabled"] = False
+        return ack
+
+    def _check_base(self, params: dict[str, Any], payload: dict[str, Any], projection: ConversationProjection) -> None:
+        base = params.get("baseRevision")
+        if base is not None and base != projection.revision:
+            raise Decision("stale", "proto.staleRevision")
+        epoch = params.get("baseLogEpoch")
+        if epoch is not None and epoch != projection.log.log_epoch:
+            raise Decision("stale", "proto.staleTarget")
+
+    # -- the commands --------------------------------------------------------------------
+
+    def _c_createSession(self, params: dict[str, Any], payload: dict[str, Any], _: Any) -> dict[str, Any]:
+        workspace = need(payload, "workspaceId", str, "string")
+        seed = self.port.create_session(workspace)
+        self.sessions.open(seed, workspace)
+        return {"type": "createSession", "sessionId": seed.session_id}
+
+    def _c_sendText(self, params: dict[str, Any], payload: dict[str, Any],
+                    projection: ConversationProjection) -> dict[str, Any]:
+        text = payload["text"]
+        attachments = []
+        for reference in payload.get("attachments") or []:
+            upload = self.attachments.resolve(reference)
+            if upload is None:
+                raise Decision("rejected", "proto.invalidPayload", f"unknown attachment ref {reference!r}")
+            attachments.append({"ref": upload.ref, "fileName": upload.file_name, "mime": upload.mime,
+                                "bytes": upload.total_bytes})
+        command_id, client_id = params["commandId"], params.get("clientId")
+        input_id = self._input_id()
+        if projection.state["inputRouting"]["mode"] == "reject":
+            raise Decision("rejected", projection.state["inputRouting"].get("reasonCode", "input.rejected"))
+        if not projection.busy and not projection.state["queue"]["items"]:
+            self._start(projection, text, command_id, client_id, attachments)
+            return {"type": "inputAccepted", "delivery": "startNow", "inputId": input_id}
+        requested = payload.get("requestedDelivery")
+        if requested not in ("guide", "queue"):
+            requested = "guide" if projection.state["config"].get("followupMode") == "guide" else "queue"
+        if requested == "guide" and projection.running:
+            projection.guides[input_id] = ExpectedInput(text, command_id, client_id, attachments)
+            self.port.guide(projection.session_id, text, input_id)
+            return {"type": "inputAccepted", "delivery": "guide", "inputId": input_id}
+        self._enqueue(projection, text, command_id, client_id, attachments, payload.get("requestedDelivery"))
+        return {"type": "inputAccepted", "delivery": "queue", "inputId": input_id}
+
+    def _c_stop(self, params: dict[str, Any], payload: dict[str, Any], projection: ConversationProjection) -> None:
+        works = projection.state["control"]["activeWorks"]
+        if not projection.running or not works:
+            raise Decision("noop", "stop.noForegroundExecution")
+        expected = payload.get("expectedForegroundExecutionId")
+        if expected is not None and all(w.get("foregroundExecutionId") != expected for w in works):
+            raise Decision("noop", "guard.stopTargetChanged")
+        queue = projection.state["queue"]
+        if queue["items"]:
+            projection.set("queue", {**queue, "autoDrain": False, "pauseReason": "stopped"})
+        projection.stopping()
+        self.port.stop(projection.session_id)
+        # No result: the engine's ack result union (command.ts) has no "stop" member.
+
+    def _c_compact(self, params: dict[str, Any], payload: dict[str, Any], projection: ConversationProjection) -> None:
+        self._allowed(projection, "compact")
+        self.port.compact(projection.session_id)
+
+    def _c_resolveInteraction(self, params: dict[str, Any], payload: dict[str, Any],
+                              projection: ConversationProjection) -> dict[str, Any]:
+        interaction_id = need(payload, "interactionId", str, "string")
+        answer = need(payload, "answer", dict, "object")
+        item = projection.interaction(interaction_id)
+        if item is None:
+            if (projection.session_id, interaction_id) in self._resolved:
+                raise Decision("noop", "interaction.alreadyResolved")  # the first answer won
+            raise Decision("stale", "proto.staleTarget")
+        self._resolve(projection, item, answer)
+        resolved_by = {"clientId": str(params.get("clientId") or "")}
+        if isinstance(answer.get("optionId"), str):
+            resolved_by["optionId"] = answer["optionId"]
+        return {"type": "resolveInteraction", "resolvedBy": resolved_by}
+
+    def _resolve(self, projection: ConversationProjection, item: dict[str, Any], answer: dict[str, Any]) -> None:
+        request_id = projection.request_id_of(item["interactionId"])
+        if request_id is None:
+            return
+        self._resolved.add((projection.session_id, item["interactionId"]))
+        projection.feed({"type": f"{item['kind']}.resolved", "payload": {"requestId": request_id}})
+        self.port.resolve_interaction(projection.session_id, request_id, item["kind"], answer)
+
+    def _c_snoozeInteractionAutoResolution(self, params: dict[str, Any], payload: dict[str, Any],
+                                           projection: ConversationProjection) -> None:
+        if not projection.snooze(need(payload, "interactionId", str, "string")):
+            raise Decision("stale", "proto.staleTarget")
+
+    def _c_switchModelConfig(self, params: dict[str, Any], payload: dict[str, Any],
+                             projection: ConversationProjection) -> None:
+        provider = need(payload, "provider", str, "string")
+        model = need(payload, "model", str, "string")
+        thought = need(payload, "thought", str, "string")
+        config = projection.state["config"]
+        if (config["provider"], config["model"], config["thought"]) == (provider, model, thought):
+            raise Decision("noop", _UNCHANGED)
+        if not self.port.switch_model(projection.session_id, provider, model, thought):
+            raise Decision("rejected", "config.modelUnavailable")
+        projection.switch_config({**config, "provider": provider, "model": model, "thought": thought})
+
+    def _c_switchCollaborationMode(self, params: dict[str, Any], payload: dict[str, Any],
+                                   projection: ConversationProjection) -> None:
+        mode = need(payload, "mode", str, "string")
+        config = projection.state["config"]
+        if config["mode"] == mode:
+            raise Decision("noop", _UNCHANGED)
+        if not self.port.switch_mode(projection.session_id, mode):
+            raise Decision("rejected", "config.modeUnavailable")
+        projection.switch_config({**config, "mode": mode, "planEnabled": mode == "plan"})
+
+    def _c_setFollowupMode(self, params: dict[str, Any], payload: dict[str, Any],
+                           projection: ConversationProjection) -> None:
+        mode = payload.get("mode")
+        if mode not in ("queue", "guide"):
+            raise Decision("rejected", "proto.invalidPayload", zod_issue("mode", '"queue" | "guide"', mode))
+        projection.switch_config({**projection.state["config"], "followupMode": mode})
+
+    def _c_cancelBackgroundWork(self, params: dict[str, Any], payload: dict[str, Any],
+                                projection: ConversationProjection) -> None:
+        work_id = need(payload, "workId", str, "string")
+        work = next((w for w in projection.state["backgroundWorks"] if w["workId"] == work_id), None)
+        if work is None:
+            raise Decision("stale", "proto.staleTarget")
+        if work["status"] != "running" or not self.port.cancel_background(projection.session_id, work_id):
+            raise Decision("noop", "background.notRunning")
+
+    def _c_renameSession(self, params: dict[str, Any], payload: dict[str, Any],
+                         projection: ConversationProjection) -> None:
+        title = need(payload, "title", str, "string")
+        self.port.rename(projection.session_id, title)
+        projection.set("meta", {"title": title, "titleSource": "custom"})
+
+    def _c_deleteSession(self, params: dict[str, Any], payload: dict[str, Any],
+                         projection: ConversationProjection) -> None:
+        self.port.delete(projection.session_id)
+        projection.set("control", {**projection.state["control"], "sessionEnded": True})
+        projection.commit()
+        self.sessions.close(projection.session_id)
+
+    def _c_forkAssistant(self, params: dict[str, Any], payload: dict[str, Any],
+                         projection: ConversationProjection) -> dict[str, Any]:
+        row = self._target(payload, projection)
+        self._allowed(projection, "fork")
+        seed = self.port.fork(projection.session_id, row["turnId"])
+        workspace = self.sessions.workspace_of.get(projection.session_id, "")
+        child = self.sessions.open(seed, workspace, parent_session_id=projection.session_id)
+        child.copy_rows([r for r in projection.rows.rows if r["rowId"] <= row["rowId"]])
+        child.fork_notice(projection.session_id, row["rowId"])
+        child.commit()
+        projection.fork_created(seed.session_id, row["rowId"])
+        return {"type": "forkAssistant", "sessionId": seed.session_id}
+
+    def _rerun(self, projection: ConversationProjection, row: dict[str, Any], text: str | None,
+               command_id: str, client_id: Any) -> None:
+        if projection.busy:
+            raise Decision("rejected", "turn.running")
+        turn_rows = [r for r in projection.rows.rows if r["turnId"] == row["turnId"]]
+        header = next((r for r in turn_rows if r["kind"] == "turnHeader"), None)
+        user = next((r for r in turn_rows if r["kind"] == "userInput"), None)
+        if header is None or user is None:
+            raise Decision("stale", "proto.staleTarget")
+        self.port.truncate(projection.session_id, row["turnId"])
+        projection.cut_from(header["rowId"])
+        projection.commit()
+        self._start(projection, user["text"] if text is None else text, command_id,
+                    client_id if isinstance(client_id, str) else None, list(user.get("attachments") or []),
+                    origin="editRerun")
+
+    def _c_applyFileRewind(self, params: dict[str, Any], payload: dict[str, Any],
+                           projection: ConversationProjection) -> None:
+        self._target(payload, projection)  # a target that is gone is stale, as captured
+        raise Decision("failed", "fault.command.notImplemented", "file rewinds are not simulated")
+
+    def _c_retryTurn(self, params: dict[str, Any], payload: dict[str, Any],
+                     projection: ConversationProjection) -> None:
+        self._rerun(projection, self._target(payload, projection), None, params["commandId"], params.get("clientId"))
+
+    def _c_editUserQuery(self, params: dict[str, Any], payload: dict[str, Any],
+                         projection: ConversationProjection) -> None:
+        row = self._target(payload, projection)
+        new_text = need(payload, "newText", str, "string")
+        if row["kind"] != "userInput":
+            raise Decision("stale", "proto.staleTarget")
+        self._rerun(projection, row, new_text, params["commandId"], params.get("clientId"))

@@ -1,0 +1,282 @@
+"""The conversation projection: the legacy engine event stream → v4 state and deltas.
+
+The today dialect emits the engine's legacy ``session/event`` stream (``turn.started``,
+``model.streaming``, ``tool.updated``, ``turn.completed``/``turn.failed``, …). The
+engine's CLI projects the same events into the conversation its desktop subscribes to;
+this module does that projection for the simulator, one commit per event. What the rows
+and keys look like comes from ``zcode-protocol-v4/rows.ts`` and ``snapshot.ts``:
+
+* a user turn opens a ``turnHeader`` row (``state: running``) and the ``userInput`` row;
+  text and reasoning stream into ``assistantText`` / ``reasoning`` rows (``state:
+  streaming``, grown by ``row.delta`` at ``text``), closed when something else starts;
+* a tool is a ``toolCall`` row walking ``inputStreaming → running → success|error``
+  (``pendingApproval`` while a permission is asked), its output growing at
+  ``output.text``; ``Task``/``Agent`` tools also open a ``subagent`` row;
+* a compaction is a ``timelineMarker {type: compact}``, a model switch a ``modelChange``
+  marker; ``control``, ``inputRouting``, ``meta``, ``usage``, ``pendingInteractions``
+  (with ``autoResolution`` countdowns), ``backgroundWorks``, ``plan`` and ``config``
+  follow the events that change them.
+
+Permissions and questions reach the projection as ``permission.requested|resolved`` and
+``userInput.requested|resolved`` events (names of the engine's official union); the
+today server, which asks them as requests, feeds those events (docs/simulator.md).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from .log import Commit
+from .rows import RowStore
+from .snapshot import idle_control
+from .turn_parts import ExpectedInput, TurnParts, OpenTurn
+
+_ENDED = {"success": "completedSuccess", "cancelled": "completedInterrupted"}
+_PLAN_STATUS = {"pending": "pending", "in_progress": "inProgress", "inProgress": "inProgress", "completed": "completed"}
+
+__all__ = ["ConversationProjection", "ExpectedInput"]
+
+
+class ConversationProjection(TurnParts):
+    """Consumes legacy events (``feed``); commands change it through the methods below."""
+
+    def __init__(self, session_id: str, config: dict[str, Any], *, clock: Callable[[], float],
+                 context_window: int | None = None, log_epoch: str | None = None) -> None:
+        super().__init__(session_id, config, clock=clock, context_window=context_window, log_epoch=log_epoch)
+        self.expected: deque[ExpectedInput] = deque()
+        self.guides: dict[str, ExpectedInput] = {}
+
+    @property
+    def busy(self) -> bool:
+        """A turn runs, or one was asked for and has not started yet (the engine admits one at a time)."""
+        return self.running or bool(self.expected)
+
+    def feed(self, event: dict[str, Any]) -> Commit | None:
+        """One legacy event ``{type, payload, turnId?}``: its changes as one commit (None: none)."""
+        handler = getattr(self, "_on_" + str(event.get("type", "")).replace(".", "_"), None)
+        if handler is not None:
+            handler(event.get("payload") or {}, event.get("turnId") or "")
+        return self.commit()
+
+    def _on_turn_started(self, payload: dict[str, Any], turn_id: str) -> None:
+        now = self.now()
+        self._close_streams()
+        turn = self._turn = OpenTurn(turn_id or f"turn-{self.rows.next_row_id}", started_at=now)
+        self._last_turn_id = turn.turn_id
+        source = payload.get("inputSource")
+        if source == "compaction":
+            turn.compact = self._row("timelineMarker", lane="assistantWork",
+                                     marker={"type": "compact", "origin": "manual", "status": "running"})["rowId"]
+            self._control_running("compact", {"kind": "compact", "startedAt": now})
+            return
+        background = source == "background_task"
+        expected = self.expected.popleft() if self.expected and not background else None
+        origin = "backgroundResult" if background else (expected.origin if expected else "userInput")
+        header: dict[str, Any] = {"origin": origin, "executionKind": "agent", "state": "running", "startedAt": now}
+        user: dict[str, Any] = {"text": str(payload.get("input") or (expected.text if expected else "")),
+                                "origin": "backgroundResult" if background else "realUser"}
+        if background:
+            user["originMeta"] = {"backgroundSource": "bash"}
+            self._settle_background_results(user["text"])
+        if expected is not None:
+            if expected.source_command_id:
+                header["sourceCommandId"] = user["sourceCommandId"] = expected.source_command_id
+            if expected.client_id:
+                user["clientId"] = expected.client_id
+            if expected.attachments:
+                user["attachments"] = expected.attachments
+        turn.header = self._row("turnHeader", **header)["rowId"]
+        self._row("userInput", **user)
+        work: dict[str, Any] = {"kind": "primaryTurn", "startedAt": now}
+        if payload.get("foregroundExecutionId"):
+            work["foregroundExecutionId"] = payload["foregroundExecutionId"]
+        self._control_running("assistant", work)
+
+    def _on_model_streaming(self, payload: dict[str, Any], turn_id: str) -> None:
+        kind = payload.get("kind")
+        if kind == "text_delta":
+            self._stream("text", "assistantText", str(payload.get("delta") or ""))
+        elif kind == "reasoning_delta":
+            self._stream("reasoning", "reasoning", str(payload.get("delta") or ""))
+        elif kind == "tool_call":
+            self._tool_row(payload)
+
+    def _on_turn_steerDrained(self, payload: dict[str, Any], turn_id: str) -> None:
+        for drained in payload.get("drainedInputs") or []:
+            guide = self.guides.pop(str(drained.get("inputId")), None)
+            if guide is None:
+                continue
+            self._close_streams()
+            user: dict[str, Any] = {"text": guide.text, "origin": "realUser", "guided": True}
+            if guide.source_command_id:
+                user["sourceCommandId"] = guide.source_command_id
+            if guide.client_id:
+                user["clientId"] = guide.client_id
+            self._row("userInput", **user)
+
+    def _on_turn_completed(self, payload: dict[str, Any], turn_id: str) -> None:
+        result = str(payload.get("resultType") or "success")
+        interrupted = result == "cancelled"
+        turn = self._turn
+        if turn is not None and turn.compact is not None:
+            self.rows.upsert(turn.compact, {"marker": {"type": "compact", "origin": "manual",
+                                                       "status": "cancelled" if interrupted else "success"}})
+        usage = payload.get("usage")
+        if isinstance(usage, dict):
+            total = dict(self.state["usage"]["cumulative"])
+            for key in total:
+                value = usage.get(key)
+                total[key] += int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
+            self.set("usage", {**self.state["usage"], "cumulative": total})
+        if result in _ENDED:
+            self._end_turn("interrupted" if interrupted else "complete", _ENDED[result], None)
+        else:
+            self._end_turn("failed", "error", {"code": result, "message": f"The turn ended: {result}"})
+
+    def _on_turn_failed(self, payload: dict[str, Any], turn_id: str) -> None:
+        error = payload.get("error") if isinstance(payload.get("error"), dict) else {}
+        self._end_turn("failed", "error", {"code": str(error.get("code") or error.get("type") or "error"),
+                                           "message": str(error.get("message") or "The turn failed")})
+
+    def _on_session_titleUpdated(self, payload: dict[str, Any], turn_id: str) -> None:
+        source = "custom" if payload.get("source") == "custom" else "generated"
+        self.set("meta", {"title": str(payload.get("title") or ""), "titleSource": source})
+
+    def _on_session_updated(self, payload: dict[str, Any], turn_id: str) -> None:
+        if payload.get("taskId"):
+            self._background(payload)
+        usage = payload.get("usage")
+        if isinstance(usage, dict) and isinstance(usage.get("inputTokens"), int | float):
+            maximum = payload.get("contextWindow") or self.context_window
+            if isinstance(maximum, int | float) and not isinstance(maximum, bool):
+                self.context_window = int(maximum)
+                window = {"usedTokens": usage["inputTokens"], "maxTokens": maximum, "autoCompactThresholdTokens": None}
+                self.set("usage", {**self.state["usage"], "contextWindow": window})
+
+    def _on_state_updated(self, payload: dict[str, Any], turn_id: str) -> None:
+        patch = payload.get("patch") if isinstance(payload.get("patch"), dict) else payload
+        config = dict(self.state["config"])
+        mode = (patch.get("mode") or {}).get("current") if isinstance(patch.get("mode"), dict) else None
+        if isinstance(mode, str):
+            config.update(mode=mode, planEnabled=mode == "plan")
+        thought = (patch.get("thoughtLevel") or {}).get("current") if isinstance(patch.get("thoughtLevel"), dict) else None
+        if isinstance(thought, str):
+            config["thought"] = thought
+        model = (patch.get("model") or {}).get("current") if isinstance(patch.get("model"), dict) else None
+        if isinstance(model, dict) and model.get("providerId") and model.get("modelId"):
+            config.update(provider=model["providerId"], model=model["modelId"])
+            level = (model.get("options") or {}).get("reasoningLevel")
+            if isinstance(level, str):
+                config["thought"] = level
+        self.switch_config(config)
+        todos = patch.get("todos")
+        if isinstance(todos, list):
+            self.set_plan(todos)
+
+    def _on_streamRecovery_updated(self, payload: dict[str, Any], turn_id: str) -> None:
+        control = self.state["control"]
+        retry = None
+        if payload.get("state") == "recovering":
+            retry = {"attempt": 1, "maxAttempts": 3, "nextRetryAt": self.now(),
+                     "reasonCode": str(payload.get("reason") or "streamRecovery")}
+        self.set("control", {**control, "apiRetry": retry})
+
+    def _on_session_closed(self, payload: dict[str, Any], turn_id: str) -> None:
+        self.set("control", {**self.state["control"], "sessionEnded": True})
+
+    def switch_config(self, config: dict[str, Any]) -> None:
+        """A new config; a different model leaves a ``modelChange`` marker on the timeline."""
+        before = self.state["config"]
+        selection: dict[str, Any] = {"providerId": config["provider"], "modelId": config["model"]}
+        if config.get("thought"):
+            selection["options"] = {"reasoningLevel": config["thought"]}
+        config = {**config, "modelSelection": selection}
+        if (before["provider"], before["model"]) != (config["provider"], config["model"]):
+            self._row("timelineMarker", lane="lightBoundary", marker={
+                "type": "modelChange", "fromProvider": before["provider"], "fromModel": before["model"],
+                "toProvider": config["provider"], "toModel": config["model"], "toThought": config.get("thought", "")})
+        self.set("config", config)
+        if self.running:
+            self.set("inputRouting", self._busy_routing())
+
+    def set_plan(self, todos: list[Any]) -> None:
+        items = [{"id": str(t.get("id") or index + 1), "content": str(t.get("content") or ""),
+                  "status": _PLAN_STATUS.get(str(t.get("status")), "pending")}
+                 for index, t in enumerate(todos) if isinstance(t, dict)]
+        self.set("plan", {"items": items, "updatedAt": self.now()} if items else None)
+
+    def stopping(self) -> None:
+        if self.running:
+            self.set("control", {**self.state["control"], "stopState": "stopping", "canStop": False})
+
+    def cut_from(self, row_id: int) -> None:
+        """An edit or retry: the rows from ``row_id`` on go, and the revision moves."""
+        if self.rows.remove_from(row_id):
+            self.bump_revision()
+            self.refresh_availability()
+
+    def fork_notice(self, parent_session_id: str, parent_row_id: int) -> None:
+        self._row("timelineMarker", lane="turnTailBoundary",
+                  marker={"type": "forkNotice", "parentSessionId": parent_session_id, "parentRowId": parent_row_id})
+
+    def fork_created(self, child_session_id: str, at_row_id: int) -> None:
+        self._row("timelineMarker", lane="turnTailBoundary",
+                  marker={"type": "forkCreated", "childSessionId": child_session_id, "atRowId": at_row_id})
+
+    def copy_rows(self, rows: list[dict[str, Any]]) -> None:
+        """A fork's history: the parent's rows up to the fork point, renumbered here."""
+        for row in rows:
+            fields = {k: v for k, v in row.items() if k not in ("rowId", "entityId", "kind", "createdAtSeq")}
+            self.rows.append(row["kind"], {"createdAtSeq": self.log.seq + 1}, fields)
+
+    def _busy_routing(self) -> dict[str, Any]:
+        return {"mode": "guide" if self.state["config"].get("followupMode") == "guide" else "enqueue"}
+
+    def _control_running(self, target: str, work: dict[str, Any]) -> None:
+        self.set("control", {"phase": "running", "sessionEnded": False, "canStop": True, "stopState": "stoppable",
+                             "stopTargetKind": target, "activeWorks": [work], "lastError": None, "apiRetry": None})
+        self.set("inputRouting", self._busy_routing())
+        self.refresh_availability()
+
+    def _stream(self, attr: str, kind: str, delta: str) -> None:
+        if not delta:
+            return
+        if self._turn is None:
+            self._turn = OpenTurn(self._last_turn_id or "turn-orphan")
+        other = "reasoning" if attr == "text" else "text"
+        self._close(other, "complete")
+        open_row = getattr(self._turn, attr)
+        if open_row is not None and self.rows.get(open_row) is not None:
+            self.rows.append_text(open_row, "text", delta)
+            return
+        fields: dict[str, Any] = {"text": delta, "state": "streaming"}
+        if kind == "assistantText":
+            fields["model"] = self.state["config"]["model"]
+        setattr(self._turn, attr, self._row(kind, **fields)["rowId"])
+
+    def _end_turn(self, row_state: str, phase: str, error: dict[str, Any] | None) -> None:
+        turn = self._turn
+        now = self.now()
+        if turn is not None:
+            self._close_streams(row_state)
+            for row_id in list(turn.tools.values()) + list(turn.subagents.values()):
+                row = self.rows.get(row_id) or {}
+                if row.get("status") in ("inputStreaming", "pendingApproval", "running"):
+                    self.rows.upsert(row_id, {"status": "cancelled", "endedAt": now,
+                                              "approvalInteractionId": RowStore.DROP})
+            header = self.rows.get(turn.header)
+            if header is not None:
+                state = {"complete": "completedSuccess", "interrupted": "completedInterrupted"}.get(row_state, "failed")
+                self.rows.upsert(header["rowId"], {"state": state, "endedAt": now,
+                                                   "activeMs": max(0, now - turn.started_at)})
+        self._turn = None
+        control = idle_control(phase)
+        if error is not None:
+            control["lastError"] = {**error, "recoverable": False, "at": now, "source": "runtime"}
+        self.set("control", control)
+        self.set("inputRouting", {"mode": "startNow"})
+        self._interactions.clear()
+        self.set("pendingInteractions", [])
+        self.refresh_availability()
