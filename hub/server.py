@@ -30,6 +30,7 @@ from zcode_acp.actors.transport import websocket as ws
 from zcode_acp.actors.transport.http_server import HttpError, HttpExchange, HttpServer
 from zcode_acp.actors.transport.tokens import request_token, token_matches
 from zcode_acp.hub import static
+from zcode_acp.hub.handovers import HandoverRecord
 from zcode_acp.hub.proxy import ProxyPair
 from zcode_acp.hub.registry import Registry, RegistrationError, parse_registration
 from zcode_acp.hub.spawner import ServeCommand, ServeSpawner, default_serve_command, \
@@ -64,6 +65,11 @@ class HubSettings:
     serve_command: ServeCommand = default_serve_command
     serve_log: Path | None = None
     version: str = field(default_factory=package_version)
+    # Where the versions handed over to are kept (None: this process only).
+    handover_record: Path | None = None
+    # Under a supervisor (``--stay``): a hand-over exits non-zero and the unit restarts the
+    # hub from the installed code; the bridge is told not to start one itself.
+    supervised: bool = False
     # Environment for started bridges (the token and the hub's address are added).
     serve_env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
 
@@ -82,6 +88,7 @@ class Hub:
         self._ws_options = ws.WebSocketOptions(ping_interval=settings.ping_interval)
         self.spawner: ServeSpawner | None = None
         self.handing_over = False
+        self.handovers = HandoverRecord(settings.handover_record)
 
     # --- life cycle -------------------------------------------------------------------
 
@@ -230,20 +237,31 @@ class Hub:
             self.spawner.registered(registration.pid)
         answer: dict[str, Any] = {"ok": True, "version": self.settings.version}
         can_start_hub = isinstance(body, dict) and body.get("canStartHub") is True
-        if can_start_hub and not self.handing_over and \
-                is_newer(registration.version, self.settings.version):
-            age = time.monotonic() - self.started
-            if age >= self.settings.handover_cooldown:
-                log.info("hub: bridge %s runs %s, newer than this hub (%s); handing over",
-                         registration.id, registration.version, self.settings.version)
-                answer["handover"] = True
-                self.handing_over = True  # one successor only
-                # Answer first; the bridge starts the new hub once this one is gone.
-                gevent.spawn_later(0.2, self.stop, "handover")
-            else:
-                log.info("hub: newer bridge %s (%s) seen; no hand-over during the first %g s",
-                         registration.id, registration.version, self.settings.handover_cooldown)
+        if can_start_hub and self._should_hand_over(registration.id, registration.version):
+            answer["handover"] = True
+            if self.settings.supervised:
+                answer["successor"] = "supervisor"
+            # Answer first; the bridge (or the unit) starts the new hub once this one is gone.
+            gevent.spawn_later(0.2, self.stop, "handover")
         exchange.respond(200, answer)
+
+    def _should_hand_over(self, bridge: str, version: str) -> bool:
+        """Only to a strictly newer version, once per version ever, never while young."""
+        if self.handing_over or not is_newer(version, self.settings.version):
+            return False
+        if self.handovers.already(version):
+            log.info("hub: bridge %s runs %s, newer than this hub (%s), but a hub already handed "
+                     "over to %s once; staying", bridge, version, self.settings.version, version)
+            return False
+        if time.monotonic() - self.started < self.settings.handover_cooldown:
+            log.info("hub: newer bridge %s (%s) seen; no hand-over during the first %g s",
+                     bridge, version, self.settings.handover_cooldown)
+            return False
+        log.info("hub: bridge %s runs %s, newer than this hub (%s); handing over", bridge,
+                 version, self.settings.version)
+        self.handing_over = True  # one successor only
+        self.handovers.remember(version)
+        return True
 
     def _unregister(self, exchange: HttpExchange) -> None:
         body = exchange.request.json()

@@ -8,7 +8,8 @@ per ``autostart_interval`` and never when autostart is off. A 401 (token
 rotated, or not yet in the config) is retried on a widening backoff (tenacity),
 re-reading the token each time, and never given up. When the hub answers
 ``handover`` (this bridge is newer and may start hubs), the client starts a
-hub of its own version once the old one has left. See docs/hub.md
+hub of its own version once the old one has left, unless the hub says its
+supervisor restarts it (``successor: "supervisor"``, a ``--stay`` hub). See docs/hub.md
 ("Bridges and the hub").
 """
 
@@ -69,6 +70,7 @@ class BridgeIdentity:
 class Outcome(Enum):
     REGISTERED = "registered"
     HANDOVER = "handover"          # registered, and the hub is leaving for us
+    SUPERVISED_HANDOVER = "supervised-handover"  # leaving; its supervisor starts the next
     UNREACHABLE = "unreachable"
     UNAUTHORIZED = "unauthorized"
     REJECTED = "rejected"          # any other answer (logged)
@@ -154,9 +156,14 @@ class HubClient:
                     self._maybe_start_hub()
                 elif outcome is Outcome.HANDOVER:
                     self._start_hub_after_handover()
+                elif outcome is Outcome.SUPERVISED_HANDOVER:
+                    # The unit restarts that hub; one of ours would race it for the port.
+                    # Counted as a start: no autostart for a while, quick retries meanwhile.
+                    self._last_autostart = time.monotonic()
                 recently_started = (self._last_autostart is not None and
                                     time.monotonic() - self._last_autostart < FAST_RETRY_WINDOW)
-                quick = outcome in (Outcome.UNREACHABLE, Outcome.HANDOVER) and recently_started
+                quick = (outcome in (Outcome.UNREACHABLE, Outcome.HANDOVER) and recently_started) \
+                    or outcome is Outcome.SUPERVISED_HANDOVER
                 if self._wake.wait(min(FAST_RETRY, self.heartbeat) if quick else self.heartbeat):
                     self._wake.clear()
         except _Stopped:
@@ -188,7 +195,9 @@ class HubClient:
             if status == 200:
                 self.registrations += 1
                 handover = isinstance(body, dict) and body.get("handover") is True
-                outcome = Outcome.HANDOVER if handover else Outcome.REGISTERED
+                supervised = isinstance(body, dict) and body.get("successor") == "supervisor"
+                outcome = (Outcome.REGISTERED if not handover else
+                           Outcome.SUPERVISED_HANDOVER if supervised else Outcome.HANDOVER)
             elif status == 401:
                 outcome = Outcome.UNAUTHORIZED
             else:
