@@ -47,6 +47,7 @@ def hub(tmp_path: Path) -> Iterator[HubProcess]:
     process.stop()
 
 
+@pytest.mark.timeout(DEFAULT_SECONDS + 90)  # the suite's 120 s is for ordinary tests
 def test_a_phone_stays_connected_through_the_hub_for_minutes(tmp_path: Path, project: Path,
                                                             hub: HubProcess) -> None:
     seconds = long_run_seconds()
