@@ -27,20 +27,26 @@ import gevent.event
 from gevent import socket as gsocket
 
 from zcode_acp.actors.transport import websocket as ws
-from zcode_acp.actors.transport.http_server import HttpError, HttpExchange, HttpServer
-from zcode_acp.actors.transport.tokens import request_token, token_matches
+from zcode_acp.actors.transport.http_server import MAX_CONNECTIONS, HttpError, HttpExchange, \
+    HttpServer
+from zcode_acp.actors.transport.origin_policy import HostPolicy
+from zcode_acp.actors.transport.tokens import SUBPROTOCOL, RemoteAuth, offers_subprotocol
 from zcode_acp.hub import static
 from zcode_acp.hub.handovers import HandoverRecord
+from zcode_acp.hub.ownership import port_proves_owner
 from zcode_acp.hub.proxy import ProxyPair
-from zcode_acp.hub.registry import Registry, RegistrationError, parse_registration
+from zcode_acp.hub.registry import Registry, RegistrationError, TakeOver, parse_registration
 from zcode_acp.hub.spawner import ServeCommand, ServeSpawner, default_serve_command, \
     resolve_project
 from zcode_acp.hub.versioning import is_newer, package_version
 
 log = logging.getLogger("zcode_acp.hub")
 
-UNAUTHORIZED = {"error": "unauthorized: missing or wrong token "
-                         "(Authorization: Bearer <token> or ?token=<token>)"}
+
+
+def needs_token(path: str) -> bool:
+    """Everything that reveals or changes something; the health check and the page do not."""
+    return path == "/acp" or (path.startswith("/api/") and path != "/api/health")
 
 
 @dataclass(frozen=True)
@@ -72,6 +78,9 @@ class HubSettings:
     supervised: bool = False
     # Environment for started bridges (the token and the hub's address are added).
     serve_env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    # Host names a tunnel serves the hub under (beside loopback): the Host/Origin allow-list.
+    public_hosts: tuple[str, ...] = ()
+    max_connections: int = MAX_CONNECTIONS
 
 
 class Hub:
@@ -89,6 +98,8 @@ class Hub:
         self.spawner: ServeSpawner | None = None
         self.handing_over = False
         self.handovers = HandoverRecord(settings.handover_record)
+        self.auth = RemoteAuth(settings.token, HostPolicy.allowing(settings.public_hosts),
+                               protected=needs_token, bodiless_paths=frozenset({"/acp"}))
 
     # --- life cycle -------------------------------------------------------------------
 
@@ -100,7 +111,9 @@ class Hub:
     def start(self) -> Hub:
         """Bind and serve; raises OSError when the address is taken."""
         self.server = HttpServer((self.settings.host, self.settings.port), self._handle,
-                                 max_body=self.settings.max_body, name="hub").start()
+                                 max_body=self.settings.max_body, name="hub",
+                                 admit=self.auth.admit,
+                                 max_connections=self.settings.max_connections).start()
         env = dict(self.settings.serve_env)
         env.update(ZCODE_ACP_REMOTE="1", ZCODE_ACP_REMOTE_TOKEN=self.settings.token,
                    ZCODE_ACP_HUB_HOST=self.settings.host, ZCODE_ACP_HUB_PORT=str(self.port))
@@ -169,10 +182,6 @@ class Hub:
 
     # --- HTTP -------------------------------------------------------------------------
 
-    def _authorized(self, exchange: HttpExchange) -> bool:
-        request = exchange.request
-        return token_matches(request_token(request.headers, request.query), self.settings.token)
-
     def _handle(self, exchange: HttpExchange) -> None:
         request = exchange.request
         path, method = request.path, request.method
@@ -209,10 +218,7 @@ class Hub:
             else:
                 exchange.respond(404, {"error": f"no such endpoint: {path}"})
             return
-        if route != self._health and not self._authorized(exchange):
-            exchange.respond(401, UNAUTHORIZED, headers=[("WWW-Authenticate", "Bearer")])
-            return
-        route(exchange)
+        route(exchange)  # the token (or a proof) was checked on the head: RemoteAuth
 
     def _health(self, exchange: HttpExchange) -> None:
         exchange.respond(200, {"ok": True, "version": self.settings.version,
@@ -228,7 +234,10 @@ class Hub:
         except RegistrationError as exc:
             raise HttpError(400, f"invalid registration: {exc}") from None
         fresh = self.registry.get(registration.id) is None
-        self.registry.register(registration, time.monotonic())
+        try:
+            self.registry.register(registration, time.monotonic())
+        except TakeOver as exc:
+            raise HttpError(409, str(exc)) from None
         if fresh:
             log.info("hub: instance %s registered (%s, pid %d, port %d, %s)", registration.id,
                      registration.origin, registration.pid, registration.port,
@@ -266,9 +275,14 @@ class Hub:
     def _unregister(self, exchange: HttpExchange) -> None:
         body = exchange.request.json()
         instance_id = body.get("id") if isinstance(body, dict) else None
-        if not isinstance(instance_id, str) or not instance_id:
-            raise HttpError(400, "unregister needs {\"id\": <instance id>}")
-        removed = self.registry.unregister(instance_id)
+        pid = body.get("pid") if isinstance(body, dict) else None
+        if not isinstance(instance_id, str) or not instance_id or len(instance_id) > 128 or \
+                isinstance(pid, bool) or not isinstance(pid, int):
+            raise HttpError(400, "unregister needs {\"id\": <instance id>, \"pid\": <its pid>}")
+        try:
+            removed = self.registry.unregister(instance_id, pid)
+        except TakeOver as exc:
+            raise HttpError(409, str(exc)) from None
         if removed:
             log.info("hub: instance %s unregistered", instance_id)
         exchange.respond(200, {"ok": True, "removed": removed})
@@ -288,10 +302,6 @@ class Hub:
         if request.method != "GET":
             exchange.respond(405, "GET only\n", headers=[("Allow", "GET")])
             return
-        if not self._authorized(exchange):
-            exchange.respond(401, "unauthorized: missing or wrong token\n",
-                             headers=[("WWW-Authenticate", "Bearer")])
-            return
         problem = ws.handshake_problem(request.headers)
         if problem is not None:
             exchange.respond(400, problem + "\n")
@@ -301,13 +311,20 @@ class Hub:
         if instance is None:
             exchange.respond(404, f"unknown instance: {instance_id!r}\n")
             return
+        # The port must still be that bridge's, proved without the token crossing (ownership.py).
+        if not port_proves_owner(instance.registration.port, self.settings.token, instance_id):
+            log.warning("hub: the port instance %s registered does not prove it is that bridge; "
+                        "not dialing it", instance_id)
+            exchange.respond(502, "bridge unreachable: its port does not prove it is that bridge\n")
+            return
         # The bridge leg first: the client is accepted only onto an open pipe.
         try:
-            bridge = ws.connect(f"ws://127.0.0.1:{instance.registration.port}/acp",
-                                [("Authorization", f"Bearer {self.settings.token}")],
+            # A proof, never the token: a squatter on a dead bridge's port learns nothing,
+            # and fails the handshake (it cannot prove the token back).
+            bridge = ws.connect(f"ws://127.0.0.1:{instance.registration.port}/acp", (),
                                 ws.WebSocketOptions(ping_interval=self.settings.ping_interval,
                                                     connect_timeout=5.0),
-                                name=f"hub-bridge-{instance_id}")
+                                name=f"hub-bridge-{instance_id}", prove_with=self.settings.token)
         except ws.HandshakeRefused as exc:
             log.warning("hub: bridge %s refused the proxy leg (HTTP %d)", instance_id, exc.status)
             exchange.respond(502, f"bridge refused the connection (HTTP {exc.status})\n")
@@ -318,7 +335,10 @@ class Hub:
             return
         try:
             client = ws.accept(exchange.detach(), request.raw, self._ws_options,
-                               name=f"hub-client-{instance_id}")
+                               name=f"hub-client-{instance_id}",
+                               extra_headers=request.answer_headers,
+                               subprotocol=SUBPROTOCOL if offers_subprotocol(request.headers)
+                               else None)
         except (OSError, ws.HandshakeError) as exc:
             log.info("hub: client left during the handshake: %s", exc)
             bridge.abort(ws.CloseCode.GOING_AWAY, "client left")

@@ -40,6 +40,8 @@ from wsproto.events import (AcceptConnection, BytesMessage, CloseConnection, Pin
                             RejectConnection, RejectData, Request, TextMessage)
 from wsproto.utilities import RemoteProtocolError
 
+from zcode_acp.actors.transport import proofs
+
 log = logging.getLogger(__name__)
 
 READ_CHUNK = 64 * 1024
@@ -390,7 +392,8 @@ def handshake_problem(headers: Mapping[str, str]) -> str | None:
 
 def accept(sock: gsocket.socket, raw_request: bytes, options: WebSocketOptions = WebSocketOptions(),
            *, name: str = "websocket", on_overflow: OnOverflow | None = None,
-           extra_headers: Iterable[tuple[str, str]] = ()) -> WebSocket:
+           extra_headers: Iterable[tuple[str, str]] = (),
+           subprotocol: str | None = None) -> WebSocket:
     """Answer ``101`` to the upgrade request in ``raw_request`` (every byte read so far).
 
     Raises ``HandshakeError`` when wsproto rejects the request; the caller
@@ -405,7 +408,8 @@ def accept(sock: gsocket.socket, raw_request: bytes, options: WebSocketOptions =
     if request is None:
         raise HandshakeError("incomplete upgrade request")
     headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in extra_headers]
-    sock.sendall(protocol.send(AcceptConnection(extra_headers=headers)))
+    chosen = subprotocol if subprotocol in request.subprotocols else None
+    sock.sendall(protocol.send(AcceptConnection(extra_headers=headers, subprotocol=chosen)))
     return WebSocket(sock, protocol, options, name=name, on_overflow=on_overflow)
 
 
@@ -414,12 +418,14 @@ def accept(sock: gsocket.socket, raw_request: bytes, options: WebSocketOptions =
 
 def connect(url: str, headers: Iterable[tuple[str, str]] = (),
             options: WebSocketOptions = WebSocketOptions(), *, name: str = "websocket-client",
-            on_overflow: OnOverflow | None = None) -> WebSocket:
+            on_overflow: OnOverflow | None = None, prove_with: str | None = None) -> WebSocket:
     """Dial ``ws://host:port/path?query``; the returned WebSocket still needs ``start``.
 
+    ``prove_with``: the token, to prove instead of send (``proofs.py``); the 101
+    must then prove it back, or the socket is closed before a frame is sent.
     Raises ``HandshakeRefused`` (with the status and body) for a non-101 answer,
-    ``HandshakeError`` for anything else that is not a WebSocket, and
-    ``OSError`` when nothing listens.
+    ``HandshakeError`` for anything else that is not a WebSocket (an unproved
+    answer included), and ``OSError`` when nothing listens.
     """
     parts = urlsplit(url)
     if parts.scheme != "ws" or not parts.hostname:
@@ -431,6 +437,11 @@ def connect(url: str, headers: Iterable[tuple[str, str]] = (),
         sock.setsockopt(gsocket.IPPROTO_TCP, gsocket.TCP_NODELAY, 1)
         protocol = WSConnection(ConnectionType.CLIENT)
         host = parts.hostname if port == 80 else f"{parts.hostname}:{port}"
+        headers = list(headers)
+        nonce = ""
+        if prove_with is not None:
+            proof_headers, nonce = proofs.request_headers(prove_with, "GET", target, host)
+            headers += proof_headers
         extra = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers]
         sock.sendall(protocol.send(Request(host=host, target=target, extra_headers=extra)))
         status: int | None = None
@@ -442,6 +453,11 @@ def connect(url: str, headers: Iterable[tuple[str, str]] = (),
                 # Lazily: frames that came with the 101 stay queued for the reader.
                 for event in protocol.events():
                     if isinstance(event, AcceptConnection):
+                        if prove_with is not None:
+                            given = dict(event.extra_headers).get(
+                                proofs.ANSWER_HEADER.lower().encode("latin-1"), b"")
+                            if not proofs.answer_holds(prove_with, nonce, given.decode("latin-1")):
+                                raise HandshakeError("the server did not prove it knows the token")
                         sock.settimeout(None)
                         return WebSocket(sock, protocol, options, name=name,
                                          on_overflow=on_overflow)

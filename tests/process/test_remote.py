@@ -13,6 +13,7 @@ import websockets
 
 from tests.process.harness import TIMEOUT, RecordingClient, bridge, file_contains, pick, run
 from tests.process.remote import REMOTE_ENV, TOKEN, RemoteClient, remote_url
+from zcode_acp.actors.transport.tokens import token_subprotocol
 
 FORMS = {"elicitation": {"form": {}}, "_meta": {"terminal_output": True}}
 NO_FORMS = {"_meta": {"terminal_output": True}}
@@ -57,14 +58,20 @@ async def test_refusals_are_real_status_lines_and_the_endpoint_is_loopback_only(
         url = await remote_url(b.log)
         assert url.startswith("ws://127.0.0.1:")
         assert (await http_status(url, "/acp", UPGRADE))[0] == 401  # no token
-        assert (await http_status(url, "/acp?token=wrong", UPGRADE))[0] == 401
         assert (await http_status(url, "/acp", {**UPGRADE, "Authorization": "Bearer wrong"}))[0] == 401
-        assert (await http_status(url, f"/other?token={TOKEN}", UPGRADE))[0] == 404
-        assert (await http_status(url, f"/acp?token={TOKEN}", {}))[0] == 400  # not an upgrade
+        # The right token in the URL is refused too: a URL ends up in logs (docs/security.md).
+        assert (await http_status(url, f"/acp?token={TOKEN}", UPGRADE))[0] == 401
+        bearer = {"Authorization": f"Bearer {TOKEN}"}
+        assert (await http_status(url, "/other", {**UPGRADE, **bearer}))[0] == 404
+        assert (await http_status(url, "/acp", bearer))[0] == 400  # not an upgrade
         with pytest.raises(websockets.InvalidStatus) as refused:
-            await websockets.connect(f"{url}?token=nope")
+            await websockets.connect(url, additional_headers={"Authorization": "Bearer nope-nope-nope-nope"})
         assert refused.value.response.status_code == 401
-        # A header token works as well as the query one.
+        # A header token works, and so does the subprotocol a browser uses (answered with the plain one).
+        remote = RemoteClient(await websockets.connect(url, subprotocols=["zcode-acp", token_subprotocol(TOKEN)]))
+        assert remote.socket.subprotocol == "zcode-acp"
+        assert (await remote.initialize())["result"]["protocolVersion"] == 1
+        await remote.close()
         remote = RemoteClient(await websockets.connect(url, additional_headers={"Authorization": f"Bearer {TOKEN}"}))
         assert (await remote.initialize())["result"]["protocolVersion"] == 1
         await remote.close()
@@ -238,7 +245,8 @@ async def test_a_stalled_remote_client_is_dropped_and_never_slows_the_editor(tmp
         sid = await b.new_session()
         url = await remote_url(b.log)
         # A client that connects and then stops reading (its library queues one message).
-        stalled = await websockets.connect(f"{url}?token={TOKEN}", max_queue=1, max_size=None)
+        stalled = await websockets.connect(url, max_queue=1, max_size=None,
+                                           additional_headers={"Authorization": f"Bearer {TOKEN}"})
         await stalled.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
                                        "params": {"protocolVersion": 1, "clientCapabilities": {}}}))
         response = await b.prompt(sid, "#sim stream count=150000 text=abcdefghij", timeout=60)

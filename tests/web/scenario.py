@@ -23,10 +23,11 @@ from playwright.async_api import Page, async_playwright, expect
 
 from tests.web.browser import open_phone_page, scenario_command
 from tests.web.fake_hub import Connection, FakeHub
+from zcode_acp.actors.transport.tokens import token_subprotocol
 
 REPO = Path(__file__).resolve().parents[2]
 WEB_ROOT = REPO / "hub" / "web"
-TOKEN = "s3cret-token"
+TOKEN = "s3cret-token-0123456789"
 WORKSPACE = "/home/dev/demo-project"
 SESSION = "sess-1"
 XSS_TEXT = "Here is <script>window.__pwned = 1</script> and <img src=x onerror=\"window.__pwned = 2\"> "
@@ -194,7 +195,9 @@ class Steps:
         await self.step("open a session: initialize, session/load, the history replayed")
         await instance.locator(f'.session-row[data-session-id="{SESSION}"]').click()
         conn = await hub.next_connection()
-        assert conn.http_request.query["token"] == TOKEN and conn.http_request.query["instance"] == "inst-1"
+        # The token travels in the subprotocol list, never in the URL the page builds.
+        assert "token" not in conn.http_request.query and conn.http_request.query["instance"] == "inst-1"
+        assert token_subprotocol(TOKEN) in conn.http_request.headers["Sec-WebSocket-Protocol"]
         await self.open_session(conn, SESSION, HISTORY)
         await expect(page.locator(".session-view")).to_have_attribute("data-loaded", "true")
         await expect(transcript.locator(".message.user")).to_have_text(["Please fix the login bug"])
