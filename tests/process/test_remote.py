@@ -294,3 +294,22 @@ def test_port_is_the_next_free_one_when_taken(tmp_path):
         body(tmp_path)
     finally:
         taken.close()
+
+
+@run
+async def test_the_backend_never_inherits_the_token_or_any_remote_setting(tmp_path):
+    # The backend and every tool it runs (a model-written shell command) see this environment.
+    env = {**REMOTE_ENV, "ZCODE_ACP_PROJECT_ROOTS": str(tmp_path), "ZCODE_ACP_PUBLIC_HOST": "agent.example.org",
+           "ZCODE_ACP_REMOTE_PORT": "8378", "MY_COPY_OF_IT": f"x{TOKEN}x", "KEEP_ME": "still here"}
+    async with bridge(tmp_path, env=env) as b:
+        await remote_url(b.log)  # remote access is up in the bridge
+        sid = await b.new_session()
+        assert (await b.prompt(sid, "#sim stream count=1")).stop_reason == "end_turn"  # the backend runs
+        (backend,) = b.backend_pids()
+        names = dict(item.split(b"=", 1) for item in Path(f"/proc/{backend}/environ").read_bytes().split(b"\0")
+                     if b"=" in item)
+        assert names[b"KEEP_ME"] == b"still here" and names[b"ZCODE_BIN"]
+        leaked = [name for name, value in names.items()
+                  if name.startswith((b"ZCODE_ACP_REMOTE", b"ZCODE_ACP_HUB_", b"ZCODE_ACP_PROJECT", b"ZCODE_ACP_PUBLIC"))
+                  or TOKEN.encode() in value]
+        assert leaked == []
