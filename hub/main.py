@@ -96,6 +96,7 @@ def run_hub(*, stay: bool = False, host: str | None = None, port: int | None = N
         ping_interval=_seconds(env, "ZCODE_ACP_HUB_PING_INTERVAL", 30.0),
         handover_cooldown=_seconds(env, "ZCODE_ACP_HUB_HANDOVER_COOLDOWN", 60.0),
         handover_record=default_record_path(env), supervised=stay,
+        public_hosts=config.public_hosts,
         serve_env=dict(env))
     hub = Hub(settings)
     for signum in (signal.SIGTERM, signal.SIGINT):

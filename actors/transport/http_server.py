@@ -312,6 +312,11 @@ class HttpServer:
     def port(self) -> int:
         return self.address[1]
 
+    @property
+    def open_connections(self) -> int:
+        """Connections being read or answered (what ``max_connections`` caps)."""
+        return len(self._connections)
+
     @classmethod
     def first_free(cls, host: str, port: int, handler: Handler, *, tries: int = 100,
                    **options: Any) -> HttpServer:
@@ -357,7 +362,7 @@ class HttpServer:
                 backoff = min(backoff * 2, ACCEPT_BACKOFF_MAX)
                 continue
             backoff = ACCEPT_BACKOFF_MIN
-            if len(self._connections) >= self.max_connections:
+            if self.open_connections >= self.max_connections:
                 # Over the cap: a status line, not a silent reset, and no greenlet to hold.
                 self.refused_busy += 1
                 gevent.spawn(_refuse_busy, sock)

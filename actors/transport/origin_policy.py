@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 from zcode_acp.actors.transport.http_server import HttpError, HttpRequest
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def _host_name(authority: str) -> str | None:
@@ -71,11 +72,11 @@ class HostPolicy:
         # loopback port (another local dev server) is as foreign as one on the internet.
         parts = urlsplit(origin)
         host = urlsplit(f"//{request.header('host').strip().lower()}")
+        default = DEFAULT_PORTS.get(parts.scheme)
         try:
-            ports_differ = parts.port is not None and host.port is not None and \
-                parts.port != host.port
+            # A Host without a port means the scheme's default (what a browser leaves out).
+            same_port = (parts.port or default) == (host.port or default)
         except ValueError:
-            ports_differ = True
-        if parts.scheme not in ("http", "https") or parts.hostname != host.hostname or \
-                ports_differ:
+            same_port = False
+        if default is None or parts.hostname != host.hostname or not same_port:
             raise HttpError(403, "forbidden: requests from this Origin are not accepted")

@@ -313,3 +313,25 @@ async def test_the_backend_never_inherits_the_token_or_any_remote_setting(tmp_pa
                   if name.startswith((b"ZCODE_ACP_REMOTE", b"ZCODE_ACP_HUB_", b"ZCODE_ACP_PROJECT", b"ZCODE_ACP_PUBLIC"))
                   or TOKEN.encode() in value]
         assert leaked == []
+
+
+@run
+async def test_the_bridge_endpoint_refuses_a_foreign_host_or_origin(tmp_path):
+    # A DNS-rebinding page or a page elsewhere reaching the bridge's loopback port: 403, token or not.
+    async with bridge(tmp_path, env=REMOTE_ENV) as b:
+        url = await remote_url(b.log)
+        authorized = {**UPGRADE, "Authorization": f"Bearer {TOKEN}"}
+        host, port = url.removeprefix("ws://").split("/")[0].split(":")
+        assert (await http_status(url, "/acp", {**authorized, "Origin": "https://attacker.example"}))[0] == 403
+        assert (await http_status(url, "/acp", {**authorized, "Origin": f"http://{host}:{int(port) + 1}"}))[0] == 403
+        reader, writer = await asyncio.open_connection(host, int(port))
+        head = "".join(f"{k}: {v}\r\n" for k, v in authorized.items())
+        writer.write(f"GET /acp HTTP/1.1\r\nHost: rebind.attacker.example:{port}\r\n{head}\r\n".encode())
+        answer = await asyncio.wait_for(reader.read(), TIMEOUT)
+        writer.close()
+        assert answer.startswith(b"HTTP/1.1 403 ")
+        # The loopback origin itself is fine (a page the hub serves never reaches here, a script may).
+        remote = RemoteClient(await websockets.connect(url, origin=f"http://{host}:{port}",
+                                                       additional_headers={"Authorization": f"Bearer {TOKEN}"}))
+        assert (await remote.initialize())["result"]["protocolVersion"] == 1
+        await remote.close()
