@@ -94,7 +94,10 @@ class Hub:
         self._stopped = gevent.event.Event()
         self._sweeper: gevent.Greenlet | None = None
         self._idle_since = time.monotonic()
-        self._ws_options = ws.WebSocketOptions(ping_interval=settings.ping_interval)
+        # Client legs: a budget each, so one client's flood cannot stall the others.
+        self._ws_options = ws.WebSocketOptions(ping_interval=settings.ping_interval,
+                                               frames_per_second=ws.CLIENT_FRAMES_PER_SECOND,
+                                               bytes_per_second=ws.CLIENT_BYTES_PER_SECOND)
         self.spawner: ServeSpawner | None = None
         self.handing_over = False
         self.handovers = HandoverRecord(settings.handover_record)

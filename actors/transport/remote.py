@@ -80,7 +80,9 @@ class RemoteEndpoint:
         self.supervisor = supervisor
         self.token = token
         self.options = options or ws.WebSocketOptions(max_message_bytes=framing.DEFAULT_MAX_LINE,
-                                                      max_buffer_bytes=BUFFER_BOUND)
+                                                      max_buffer_bytes=BUFFER_BOUND,
+                                                      frames_per_second=ws.CLIENT_FRAMES_PER_SECOND,
+                                                      bytes_per_second=ws.CLIENT_BYTES_PER_SECOND)
         # Every route needs the token or a proof, checked on the head (docs/security.md).
         self.auth = RemoteAuth(token, HostPolicy.allowing(public_hosts),
                                bodiless_paths=frozenset({PATH, proofs.OWNER_PATH}))
