@@ -335,3 +335,23 @@ async def test_the_bridge_endpoint_refuses_a_foreign_host_or_origin(tmp_path):
                                                        additional_headers={"Authorization": f"Bearer {TOKEN}"}))
         assert (await remote.initialize())["result"]["protocolVersion"] == 1
         await remote.close()
+
+
+@run
+async def test_the_editors_bridge_announces_a_new_session_to_the_hub_at_once(tmp_path):
+    from tests.hub.harness import HubProcess, get_json
+
+    hub = HubProcess(tmp_path / "hub-home")
+    try:
+        # The hub's token for the bridge too; the heartbeat is 10 s, the session must show well before.
+        env = {**REMOTE_ENV, "ZCODE_ACP_HUB_PORT": str(hub.port), "ZCODE_ACP_REMOTE_TOKEN": "test-token-0123456789"}
+        async with bridge(tmp_path, env=env) as b:
+            await file_contains(b.log, "registered with the hub")
+            sid = await b.new_session()
+            assert (await b.prompt(sid, "#sim stream count=1")).stop_reason == "end_turn"
+            deadline = asyncio.get_running_loop().time() + 5
+            while not any(s["sessionId"] == sid for i in get_json(f"{hub.url}/api/instances") for s in i["sessions"]):
+                assert asyncio.get_running_loop().time() < deadline, "not announced before the 10 s heartbeat"
+                await asyncio.sleep(0.1)  # polls the hub's answer, bounded by the deadline
+    finally:
+        hub.stop()
