@@ -218,14 +218,16 @@ class Steps:
         await expect(transcript.locator('.tool-card[data-tool-call-id="h1"] .tool-status')).to_have_text("done")
 
         await self.step("send a prompt; the answer streams with thoughts, a terminal, a diff, the plan, usage")
-        await page.fill(".prompt-input", "Run the tests")
+        await page.fill(".prompt-input", "Run the `tests`")
         await page.click("button.send")
         prompt = await conn.expect("session/prompt")
-        assert prompt["params"] == {"sessionId": SESSION, "prompt": [{"type": "text", "text": "Run the tests"}]}
+        assert prompt["params"] == {"sessionId": SESSION, "prompt": [{"type": "text", "text": "Run the `tests`"}]}
         await expect(page.locator("button.cancel")).to_be_enabled()
         for update in turn_updates():
             await conn.update(SESSION, update)
+        # The user's own message is Markdown too: the backticks make a code span, not stray marks.
         await expect(transcript.locator(".message.user").last).to_have_text("Run the tests")
+        await expect(transcript.locator(".message.user").last.locator("code")).to_have_text("tests")
         await expect(transcript.locator(".message.agent").last).to_have_text("All tests pass. Fixed the login check.")
         await expect(transcript.locator(".thought")).to_contain_text("The failing test is in tests/test_login.py")
         bash = transcript.locator('.tool-card[data-tool-call-id="t1"]')
