@@ -108,6 +108,8 @@ async def steps(page: Page, base: str, instance_id: str, project: Path, artifact
     bash = transcript.locator(".tool-card").filter(has_text="ls -la")
     await expect(bash.locator(".tool-status")).to_have_text("done")
     await expect(transcript.locator(".tool-card")).to_have_count(2)
+    # The demo's plan: one step done, the next pending. The bar names the step it is at.
+    await expect(page.locator(".plan summary")).to_have_text("Plan 1/2 · Explore src/")
     await expect(page.locator("button.cancel")).to_be_disabled()
 
     print("step: a permission dialog, approved (#sim permission)", flush=True)
