@@ -370,3 +370,42 @@ def test_a_body_flood_without_the_token_costs_the_hub_nothing(hub: HubProcess) -
     after = rss_kib(hub.proc.pid)
     print(f"hub RSS under a 200-client body flood: {before} KiB before, {peak} KiB during, {after} KiB after")
     assert set(statuses) == {b"401"}
+
+
+def test_one_clients_flood_through_the_hub_never_stalls_another(
+        tmp_path: Path, hub: HubProcess, bridges: list[Process]) -> None:
+    bridge = FakeBridge(tmp_path, hub.port, "--id", "shared")
+    bridges.append(bridge)
+    hub.wait_line(r"instance shared registered")
+    flooder = socket.create_connection(("127.0.0.1", hub.port), timeout=5)
+    flooder.sendall(head(hub.port, "GET", "/acp?instance=shared", "Connection: Upgrade", "Upgrade: websocket",
+                         "Sec-WebSocket-Version: 13", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+                         f"Authorization: Bearer {TOKEN}"))
+    assert flooder.recv(4096).startswith(b"HTTP/1.1 101 ")
+    note = b'{"jsonrpc":"2.0","method":"flood/x"}'
+    batch = (bytes([0x81, 0x80 | len(note)]) + b"\0\0\0\0" + note) * 1500  # ~64 KiB of notifications
+
+    sent = [0]
+
+    def flood() -> None:
+        try:
+            while sent[0] < 2_000_000:  # bounded in count; the other client's answers bound it in time
+                flooder.sendall(batch)
+                sent[0] += 1500
+        except OSError:
+            pass
+
+    flooding = gevent.spawn(flood)
+    try:
+        other = wsclient.create_connection(f"ws://127.0.0.1:{hub.port}/acp?instance=shared", timeout=10,
+                                           header=[f"Authorization: Bearer {TOKEN}"])
+        for n in range(5):
+            other.send(json.dumps({"jsonrpc": "2.0", "id": n, "method": "ping"}))
+            while (answer := json.loads(other.recv())).get("id") != n:
+                pass  # the bridge's own notifications, if any
+            assert answer["result"]["instance"] == "shared"
+        assert not flooding.dead  # answered while the flood went on
+        other.close()
+    finally:
+        flooding.kill()
+        flooder.close()
