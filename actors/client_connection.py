@@ -72,7 +72,8 @@ class ClientConnection(BridgeActor):
         self.open_requests: dict[RequestHandle, tuple[str | None, str]] = {}  # instance → (its session, method)
         self.by_id: dict[Any, RequestHandle] = {}  # id key → the open instance with that id
         self.outbound = Correlation()  # dialogs we sent the client
-        self.held: dict[str, list[bytes]] = {}  # session id → updates held during its replay
+        # session id → updates held during its replay, each with the Turn that sent it (if one did)
+        self.held: dict[str, list[tuple[bytes, int | None]]] = {}
         self._serials = itertools.count(1)
         self.out: list[bytes] = []  # written at the end of the current burst of messages
         self.out_size = 0
@@ -163,6 +164,10 @@ class ClientConnection(BridgeActor):
             session_id = params.get("sessionId") if isinstance(params, dict) else None
             self.open_requests[handle] = (session_id if isinstance(session_id, str) else None, frame["method"])
             self.by_id[key] = handle
+            if frame["method"] == "session/load" and isinstance(session_id, str):
+                # Hold from the moment the client asks, not from when the Session hears of it:
+                # what streams in between is part of the replay, not written before it.
+                self.held.setdefault(session_id, [])
         self.supervisor.tell(ClientFrame(self.actor_ref, frame, handle, flow.share(self.reading)))
 
     @handles(InboundError)
@@ -198,7 +203,10 @@ class ClientConnection(BridgeActor):
         self._answer(message.request_id, message.result, message.error)
 
     def _answer(self, handle: RequestHandle, result: Any, error: dict[str, Any] | None) -> None:
-        del self.open_requests[handle]
+        session_id, method = self.open_requests.pop(handle)
+        if method == "session/load" and session_id is not None and session_id in self.held:
+            # Answered without a replay (refused before it reached the Session): what was held goes out.
+            self._write(b"".join(payload for payload, _ in self.held.pop(session_id)))
         key = id_key(handle.id)
         if self.by_id.get(key) is handle:
             del self.by_id[key]
@@ -211,7 +219,7 @@ class ClientConnection(BridgeActor):
     def on_deliver(self, message: Deliver) -> None:
         held = self.held.get(message.session_id)
         if held is not None:
-            held.append(message.payload)
+            held.append((message.payload, message.turn))
         else:
             self._write(message.payload)
 
@@ -222,9 +230,13 @@ class ClientConnection(BridgeActor):
 
     @handles(ReleaseSession)
     def on_release(self, message: ReleaseSession) -> None:
-        """Write the replay, then the live updates held meanwhile, in order."""
+        """Write the replay, then the live updates held meanwhile, in order.
+
+        A replay that covers a Turn already holds every line that Turn sent: those held
+        are dropped, so each reaches the client once."""
         held = self.held.pop(message.session_id, [])
-        self._write(message.replay + b"".join(held))
+        kept = [payload for payload, turn in held if turn is None or turn != message.covers_turn]
+        self._write(message.replay + b"".join(kept))
 
     @handles(CloseConnection)
     def on_close_connection(self, message: CloseConnection) -> None:

@@ -19,10 +19,10 @@ def deliver(clients: Iterable[Any], session_id: str, session_updates: list[dict[
             client.tell(message)
 
 
-def deliver_encoded(clients: Iterable[Any], session_id: str, lines: bytes) -> None:
+def deliver_encoded(clients: Iterable[Any], session_id: str, lines: bytes, turn: int | None = None) -> None:
     """Notifications already encoded (a Turn's batch, text deltas from their template)."""
     if lines:
-        message = Deliver(session_id, lines)
+        message = Deliver(session_id, lines, turn)
         for client in clients:
             client.tell(message)
 

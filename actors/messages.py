@@ -136,6 +136,9 @@ class Deliver:
 
     session_id: str
     payload: bytes
+    # The Turn (its key in the Session) that sent them, if a Turn did: a replay built from
+    # that Turn's record supersedes them (ReleaseSession.covers_turn).
+    turn: int | None = None
 
 
 @message
@@ -151,6 +154,29 @@ class ReleaseSession:
 
     session_id: str
     replay: bytes
+    # The replay holds everything this Turn has sent: its held lines are dropped (once each).
+    covers_turn: int | None = None
+
+
+@message
+class ReplayTurn:
+    """To the running (or last) Turn: send ``conn`` the history before it plus its record, then the answer.
+
+    ``before`` is the history cut before this turn's prompt; ``whole`` is the uncut
+    history, used when the record overflowed."""
+
+    conn: Any
+    before: bytes
+    whole: bytes
+    reply: Any
+    attach: Any
+
+
+@message
+class TurnReplayed:
+    """From the Turn: the load is answered; the Session announces and joins dialogs."""
+
+    attach: Any
 
 
 @message

@@ -41,13 +41,17 @@ from zcode_acp.protocol import interactions, turn_end
 from zcode_acp.protocol.content import BackendPrompt
 from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError, from_backend_error, is_busy, is_not_active
 from zcode_acp.protocol.translator import TextChunkLines, TurnTranslator
-from zcode_acp.protocol.updates import encode as encode_updates
+from zcode_acp.protocol.updates import encode as encode_updates, user_text
 from zcode_acp.protocol.usage import prompt_result, read_usage_update
 
 from zcode_acp.actors.base import BridgeActor, handles, safe_tell
 from zcode_acp.actors.cli.config import Config
-from zcode_acp.actors.delivery import deliver, deliver_encoded
+from zcode_acp.actors.delivery import deliver_encoded
+from zcode_acp.actors.turn_record import TurnRecord
 from zcode_acp.actors.messages import (
+    ReleaseSession,
+    ReplayTurn,
+    TurnReplayed,
     Adopt,
     BackendCall,
     BackendLost,
@@ -148,6 +152,9 @@ class Turn(BridgeActor):
         self.silence_timer: Any = None
         self.done_told = False
         self.evicted_once = False
+        # What this turn sent, its prompt first: a client loading mid-turn gets it (turn_record.py).
+        self.record = TurnRecord(encode_updates(session_id, [user_text(prompt.text, uuid.uuid4().hex)])
+                                 if prompt.text else b"")
 
     # -- helpers ---------------------------------------------------------------------
 
@@ -156,7 +163,12 @@ class Turn(BridgeActor):
         return self.state == "settled"
 
     def _emit(self, updates: list[dict[str, Any]]) -> None:
-        deliver(self.clients, self.session_id, updates)
+        if updates:
+            self._deliver(encode_updates(self.session_id, updates))
+
+    def _deliver(self, lines: bytes) -> None:
+        self.record.add(lines)
+        deliver_encoded(self.clients, self.session_id, lines, self.key)
 
     def _call(self, method: str, params: dict[str, Any], reply: type | None = None,
               timeout: float | None = None) -> None:
@@ -360,6 +372,19 @@ class Turn(BridgeActor):
     def on_relay(self, message: RelayUpdates) -> None:
         self._emit(message.updates)
 
+    @handles(ReplayTurn)
+    def on_replay_turn(self, message: ReplayTurn) -> None:
+        """A client loads the session: the history before this turn, then all it sent, then the answer.
+
+        In this mailbox's order, so every line sent before is in the record and every line
+        after follows the replay live; the lines the client held meanwhile are dropped."""
+        if self.record.overflowed:
+            message.conn.tell(ReleaseSession(self.session_id, message.whole))
+        else:
+            message.conn.tell(ReleaseSession(self.session_id, message.before + self.record.joined(), self.key))
+        message.conn.tell(message.reply)
+        self.session.tell(TurnReplayed(message.attach))
+
     def _events(self, events: list[dict[str, Any]]) -> None:
         if self.stopping:
             self._watch_end(events)
@@ -412,7 +437,8 @@ class Turn(BridgeActor):
     def _emit_lines(self, lines: list[bytes], updates: list[dict[str, Any]]) -> None:
         if updates:
             lines.append(encode_updates(self.session_id, updates))
-        deliver_encoded(self.clients, self.session_id, b"".join(lines))
+        if lines:
+            self._deliver(b"".join(lines))
 
     # -- cancel, loss, silence --------------------------------------------------------------------
 

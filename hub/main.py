@@ -1,6 +1,7 @@
 """``zcode-acp hub``: run the machine-level hub until idle, hand-over or a signal.
 
-Exit codes: 0 after an idle exit, a hand-over, a signal, or when another
+Exit codes: 0 after an idle exit, a hand-over (75 with ``--stay``: the unit
+restarts the hub from the installed code), a signal, or when another
 hub already answers on the address; 2 without a token; 1 when the address
 cannot be bound. Tuning knobs for tests and unusual setups come from the
 environment (seconds): ``ZCODE_ACP_HUB_IDLE_EXIT``,
@@ -25,6 +26,7 @@ from collections.abc import Mapping
 import gevent
 
 from zcode_acp.actors.cli.remote_config import load_remote_config
+from zcode_acp.hub.handovers import default_record_path
 from zcode_acp.hub.server import Hub, HubSettings
 from zcode_acp.hub.static import default_web_root
 
@@ -32,6 +34,8 @@ log = logging.getLogger("zcode_acp.hub")
 
 # A hub handing over still holds the port for a moment; its successor waits.
 BIND_WAIT = 5.0
+# A --stay hub's exit after a hand-over (EX_TEMPFAIL): its supervisor restarts it.
+HANDED_OVER_TO_SUPERVISOR = 75
 
 
 def is_loopback(host: str) -> bool:
@@ -91,6 +95,8 @@ def run_hub(*, stay: bool = False, host: str | None = None, port: int | None = N
         idle_exit=idle_exit,
         ping_interval=_seconds(env, "ZCODE_ACP_HUB_PING_INTERVAL", 30.0),
         handover_cooldown=_seconds(env, "ZCODE_ACP_HUB_HANDOVER_COOLDOWN", 60.0),
+        handover_record=default_record_path(env), supervised=stay,
+        public_hosts=config.public_hosts,
         serve_env=dict(env))
     hub = Hub(settings)
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -116,4 +122,7 @@ def run_hub(*, stay: bool = False, host: str | None = None, port: int | None = N
     hub.wait()
     gevent.sleep(0.1)  # let close frames reach the proxied peers
     log.info("hub: exiting (%s)", hub.exit_reason)
+    if stay and hub.exit_reason == "handover":
+        # Non-zero on purpose: the unit's Restart=on-failure starts the installed (newer) hub.
+        return HANDED_OVER_TO_SUPERVISOR
     return 0

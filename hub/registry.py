@@ -16,11 +16,22 @@ from typing import Any, Literal
 Origin = Literal["editor", "serve"]
 MAX_ID = 128
 MAX_SESSIONS = 1000
-MAX_TEXT = 4096
+MAX_TEXT = 4096          # a workspace path
+MAX_TITLE = 512
+MAX_VERSION = 64
+MAX_PID = 4_194_304      # Linux's pid_max ceiling
+# Epoch milliseconds between 1970 and 3000: anything else is a bug or an attack (an
+# infinity or a NaN would make the listing invalid JSON for every client).
+MAX_EPOCH_MS = 32_503_680_000_000
+ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
 
 
 class RegistrationError(ValueError):
     """A register/unregister body that cannot be accepted (answered with 400)."""
+
+
+class TakeOver(RegistrationError):
+    """A registration or removal of an id another bridge holds (answered with 409)."""
 
 
 @dataclass(frozen=True)
@@ -74,21 +85,24 @@ def instant(value: float | str) -> float:
         return float(value)
     try:
         parsed = datetime.fromisoformat(value)
-    except ValueError:
+    except (ValueError, OverflowError):
         return 0.0
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
     return parsed.timestamp() * 1000.0
 
 
-def _text(body: dict[str, Any], key: str, *, required: bool = False, default: str = "") -> str:
+def _text(body: dict[str, Any], key: str, *, required: bool = False, default: str = "",
+          limit: int = MAX_TEXT) -> str:
     value = body.get(key)
     if value is None:
         if required:
             raise RegistrationError(f"{key} is required")
         return default
-    if not isinstance(value, str) or len(value) > MAX_TEXT:
-        raise RegistrationError(f"{key} must be a string")
+    if not isinstance(value, str) or len(value) > limit:
+        raise RegistrationError(f"{key} must be a string of at most {limit} characters")
+    if any(ord(c) < 0x20 or c == "\x7f" for c in value):
+        raise RegistrationError(f"{key} must not contain control characters")
     return value
 
 
@@ -97,39 +111,49 @@ def _stamp(value: object, key: str, now_ms: float) -> float | str:
         return now_ms
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         raise RegistrationError(f"{key} must be epoch milliseconds or an ISO 8601 string")
-    if isinstance(value, str) and instant(value) == 0.0:
-        raise RegistrationError(f"{key} is not an ISO 8601 time: {value!r}")
+    if isinstance(value, str):
+        if len(value) > 64 or not 0 < instant(value) <= MAX_EPOCH_MS:
+            raise RegistrationError(f"{key} is not an ISO 8601 time")
+        return value
+    # ``not 0 <= x <= MAX`` is also true for a NaN, and bounds an infinity or a huge int.
+    if not 0 <= value <= MAX_EPOCH_MS:
+        raise RegistrationError(f"{key} must be epoch milliseconds between 1970 and 3000")
     return value
 
 
 def _session(raw: object, now_ms: float) -> SessionSummary:
     if not isinstance(raw, dict):
         raise RegistrationError("each session must be an object")
-    session_id = raw.get("sessionId")
-    if not isinstance(session_id, str) or not session_id or len(session_id) > MAX_ID * 2:
+    session_id = _text(raw, "sessionId", required=True, limit=MAX_ID * 2)
+    if not session_id:
         raise RegistrationError("session.sessionId must be a non-empty string")
     title = raw.get("title")
+    if title is not None and not isinstance(title, str):
+        raise RegistrationError("session.title must be a string")
     status = raw.get("status")
+    if status is not None and (not isinstance(status, str) or len(status) > 32):
+        raise RegistrationError("session.status must be a short string")
     return SessionSummary(
         session_id=session_id,
         updated_at=_stamp(raw.get("updatedAt"), "session.updatedAt", now_ms),
-        status=status if status in ("running", "idle") else "idle",
-        title=title[:MAX_TEXT] if isinstance(title, str) else None)
+        status="running" if status == "running" else "idle",
+        # A title is shown, not checked: cut to a line's worth, control characters dropped.
+        title="".join(c for c in title[:MAX_TITLE] if ord(c) >= 0x20) if title else title)
 
 
 def parse_registration(body: object, *, now_ms: float) -> Registration:
     """Validate a ``POST /api/register`` body."""
     if not isinstance(body, dict):
         raise RegistrationError("body must be a JSON object")
-    instance_id = _text(body, "id", required=True)
-    if not instance_id or len(instance_id) > MAX_ID:
-        raise RegistrationError("id must be a non-empty string")
+    instance_id = _text(body, "id", required=True, limit=MAX_ID)
+    if not instance_id or not set(instance_id) <= ID_CHARS:
+        raise RegistrationError("id must be a non-empty string of letters, digits, '-', '_', '.'")
     port = body.get("port")
     if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
         raise RegistrationError("port must be an integer in 1..65535")
     pid = body.get("pid", 0)
-    if isinstance(pid, bool) or not isinstance(pid, int) or pid < 0:
-        raise RegistrationError("pid must be a non-negative integer")
+    if isinstance(pid, bool) or not isinstance(pid, int) or not 0 <= pid <= MAX_PID:
+        raise RegistrationError(f"pid must be an integer in 0..{MAX_PID}")
     origin = body.get("origin", "editor")
     if origin not in ("editor", "serve"):
         raise RegistrationError('origin must be "editor" or "serve"')
@@ -140,7 +164,7 @@ def parse_registration(body: object, *, now_ms: float) -> Registration:
         id=instance_id, pid=pid, port=port, origin=origin,
         workspace=_text(body, "workspace"),
         started_at=_stamp(body.get("startedAt"), "startedAt", now_ms),
-        version=_text(body, "version", default="0"),
+        version=_text(body, "version", default="0", limit=MAX_VERSION),
         sessions=tuple(_session(s, now_ms) for s in sessions))
 
 
@@ -155,8 +179,15 @@ class Registry:
         return self.instances.get(instance_id)
 
     def register(self, registration: Registration, now: float) -> Instance:
-        """Add or refresh; a heartbeat keeps the start time first seen."""
+        """Add or refresh; a heartbeat keeps the start time first seen.
+
+        An id belongs to the process that registered it first (its pid and port): a
+        registration that would take it over is refused (``TakeOver``, answered 409).
+        """
         existing = self.instances.get(registration.id)
+        if existing is not None and (existing.registration.pid, existing.registration.port) != \
+                (registration.pid, registration.port):
+            raise TakeOver(f"instance {registration.id} belongs to another bridge")
         if existing is not None:
             registration = replace(registration,
                                    started_at=existing.registration.started_at)
@@ -164,8 +195,15 @@ class Registry:
         self.instances[registration.id] = instance
         return instance
 
-    def unregister(self, instance_id: str) -> bool:
-        return self.instances.pop(instance_id, None) is not None
+    def unregister(self, instance_id: str, pid: int | None = None) -> bool:
+        """Remove; with ``pid``, only the process that registered the id may (else TakeOver)."""
+        existing = self.instances.get(instance_id)
+        if existing is None:
+            return False
+        if pid is not None and existing.registration.pid != pid:
+            raise TakeOver(f"instance {instance_id} belongs to another bridge")
+        del self.instances[instance_id]
+        return True
 
     def silent(self, now: float, after: float) -> list[Instance]:
         """Instances not heard from for ``after`` seconds or more."""

@@ -27,19 +27,26 @@ import gevent.event
 from gevent import socket as gsocket
 
 from zcode_acp.actors.transport import websocket as ws
-from zcode_acp.actors.transport.http_server import HttpError, HttpExchange, HttpServer
-from zcode_acp.actors.transport.tokens import request_token, token_matches
+from zcode_acp.actors.transport.http_server import MAX_CONNECTIONS, HttpError, HttpExchange, \
+    HttpServer
+from zcode_acp.actors.transport.origin_policy import HostPolicy
+from zcode_acp.actors.transport.tokens import SUBPROTOCOL, RemoteAuth, offers_subprotocol
 from zcode_acp.hub import static
+from zcode_acp.hub.handovers import HandoverRecord
+from zcode_acp.hub.ownership import port_proves_owner
 from zcode_acp.hub.proxy import ProxyPair
-from zcode_acp.hub.registry import Registry, RegistrationError, parse_registration
+from zcode_acp.hub.registry import Registry, RegistrationError, TakeOver, parse_registration
 from zcode_acp.hub.spawner import ServeCommand, ServeSpawner, default_serve_command, \
     resolve_project
 from zcode_acp.hub.versioning import is_newer, package_version
 
 log = logging.getLogger("zcode_acp.hub")
 
-UNAUTHORIZED = {"error": "unauthorized: missing or wrong token "
-                         "(Authorization: Bearer <token> or ?token=<token>)"}
+
+
+def needs_token(path: str) -> bool:
+    """Everything that reveals or changes something; the health check and the page do not."""
+    return path == "/acp" or (path.startswith("/api/") and path != "/api/health")
 
 
 @dataclass(frozen=True)
@@ -64,8 +71,16 @@ class HubSettings:
     serve_command: ServeCommand = default_serve_command
     serve_log: Path | None = None
     version: str = field(default_factory=package_version)
+    # Where the versions handed over to are kept (None: this process only).
+    handover_record: Path | None = None
+    # Under a supervisor (``--stay``): a hand-over exits non-zero and the unit restarts the
+    # hub from the installed code; the bridge is told not to start one itself.
+    supervised: bool = False
     # Environment for started bridges (the token and the hub's address are added).
     serve_env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    # Host names a tunnel serves the hub under (beside loopback): the Host/Origin allow-list.
+    public_hosts: tuple[str, ...] = ()
+    max_connections: int = MAX_CONNECTIONS
 
 
 class Hub:
@@ -79,9 +94,15 @@ class Hub:
         self._stopped = gevent.event.Event()
         self._sweeper: gevent.Greenlet | None = None
         self._idle_since = time.monotonic()
-        self._ws_options = ws.WebSocketOptions(ping_interval=settings.ping_interval)
+        # Client legs: a budget each, so one client's flood cannot stall the others.
+        self._ws_options = ws.WebSocketOptions(ping_interval=settings.ping_interval,
+                                               frames_per_second=ws.CLIENT_FRAMES_PER_SECOND,
+                                               bytes_per_second=ws.CLIENT_BYTES_PER_SECOND)
         self.spawner: ServeSpawner | None = None
         self.handing_over = False
+        self.handovers = HandoverRecord(settings.handover_record)
+        self.auth = RemoteAuth(settings.token, HostPolicy.allowing(settings.public_hosts),
+                               protected=needs_token, bodiless_paths=frozenset({"/acp"}))
 
     # --- life cycle -------------------------------------------------------------------
 
@@ -93,7 +114,9 @@ class Hub:
     def start(self) -> Hub:
         """Bind and serve; raises OSError when the address is taken."""
         self.server = HttpServer((self.settings.host, self.settings.port), self._handle,
-                                 max_body=self.settings.max_body, name="hub").start()
+                                 max_body=self.settings.max_body, name="hub",
+                                 admit=self.auth.admit,
+                                 max_connections=self.settings.max_connections).start()
         env = dict(self.settings.serve_env)
         env.update(ZCODE_ACP_REMOTE="1", ZCODE_ACP_REMOTE_TOKEN=self.settings.token,
                    ZCODE_ACP_HUB_HOST=self.settings.host, ZCODE_ACP_HUB_PORT=str(self.port))
@@ -162,10 +185,6 @@ class Hub:
 
     # --- HTTP -------------------------------------------------------------------------
 
-    def _authorized(self, exchange: HttpExchange) -> bool:
-        request = exchange.request
-        return token_matches(request_token(request.headers, request.query), self.settings.token)
-
     def _handle(self, exchange: HttpExchange) -> None:
         request = exchange.request
         path, method = request.path, request.method
@@ -202,10 +221,7 @@ class Hub:
             else:
                 exchange.respond(404, {"error": f"no such endpoint: {path}"})
             return
-        if route != self._health and not self._authorized(exchange):
-            exchange.respond(401, UNAUTHORIZED, headers=[("WWW-Authenticate", "Bearer")])
-            return
-        route(exchange)
+        route(exchange)  # the token (or a proof) was checked on the head: RemoteAuth
 
     def _health(self, exchange: HttpExchange) -> None:
         exchange.respond(200, {"ok": True, "version": self.settings.version,
@@ -221,7 +237,10 @@ class Hub:
         except RegistrationError as exc:
             raise HttpError(400, f"invalid registration: {exc}") from None
         fresh = self.registry.get(registration.id) is None
-        self.registry.register(registration, time.monotonic())
+        try:
+            self.registry.register(registration, time.monotonic())
+        except TakeOver as exc:
+            raise HttpError(409, str(exc)) from None
         if fresh:
             log.info("hub: instance %s registered (%s, pid %d, port %d, %s)", registration.id,
                      registration.origin, registration.pid, registration.port,
@@ -230,27 +249,43 @@ class Hub:
             self.spawner.registered(registration.pid)
         answer: dict[str, Any] = {"ok": True, "version": self.settings.version}
         can_start_hub = isinstance(body, dict) and body.get("canStartHub") is True
-        if can_start_hub and not self.handing_over and \
-                is_newer(registration.version, self.settings.version):
-            age = time.monotonic() - self.started
-            if age >= self.settings.handover_cooldown:
-                log.info("hub: bridge %s runs %s, newer than this hub (%s); handing over",
-                         registration.id, registration.version, self.settings.version)
-                answer["handover"] = True
-                self.handing_over = True  # one successor only
-                # Answer first; the bridge starts the new hub once this one is gone.
-                gevent.spawn_later(0.2, self.stop, "handover")
-            else:
-                log.info("hub: newer bridge %s (%s) seen; no hand-over during the first %g s",
-                         registration.id, registration.version, self.settings.handover_cooldown)
+        if can_start_hub and self._should_hand_over(registration.id, registration.version):
+            answer["handover"] = True
+            if self.settings.supervised:
+                answer["successor"] = "supervisor"
+            # Answer first; the bridge (or the unit) starts the new hub once this one is gone.
+            gevent.spawn_later(0.2, self.stop, "handover")
         exchange.respond(200, answer)
+
+    def _should_hand_over(self, bridge: str, version: str) -> bool:
+        """Only to a strictly newer version, once per version ever, never while young."""
+        if self.handing_over or not is_newer(version, self.settings.version):
+            return False
+        if self.handovers.already(version):
+            log.info("hub: bridge %s runs %s, newer than this hub (%s), but a hub already handed "
+                     "over to %s once; staying", bridge, version, self.settings.version, version)
+            return False
+        if time.monotonic() - self.started < self.settings.handover_cooldown:
+            log.info("hub: newer bridge %s (%s) seen; no hand-over during the first %g s",
+                     bridge, version, self.settings.handover_cooldown)
+            return False
+        log.info("hub: bridge %s runs %s, newer than this hub (%s); handing over", bridge,
+                 version, self.settings.version)
+        self.handing_over = True  # one successor only
+        self.handovers.remember(version)
+        return True
 
     def _unregister(self, exchange: HttpExchange) -> None:
         body = exchange.request.json()
         instance_id = body.get("id") if isinstance(body, dict) else None
-        if not isinstance(instance_id, str) or not instance_id:
-            raise HttpError(400, "unregister needs {\"id\": <instance id>}")
-        removed = self.registry.unregister(instance_id)
+        pid = body.get("pid") if isinstance(body, dict) else None
+        if not isinstance(instance_id, str) or not instance_id or len(instance_id) > 128 or \
+                isinstance(pid, bool) or not isinstance(pid, int):
+            raise HttpError(400, "unregister needs {\"id\": <instance id>, \"pid\": <its pid>}")
+        try:
+            removed = self.registry.unregister(instance_id, pid)
+        except TakeOver as exc:
+            raise HttpError(409, str(exc)) from None
         if removed:
             log.info("hub: instance %s unregistered", instance_id)
         exchange.respond(200, {"ok": True, "removed": removed})
@@ -270,10 +305,6 @@ class Hub:
         if request.method != "GET":
             exchange.respond(405, "GET only\n", headers=[("Allow", "GET")])
             return
-        if not self._authorized(exchange):
-            exchange.respond(401, "unauthorized: missing or wrong token\n",
-                             headers=[("WWW-Authenticate", "Bearer")])
-            return
         problem = ws.handshake_problem(request.headers)
         if problem is not None:
             exchange.respond(400, problem + "\n")
@@ -283,13 +314,20 @@ class Hub:
         if instance is None:
             exchange.respond(404, f"unknown instance: {instance_id!r}\n")
             return
+        # The port must still be that bridge's, proved without the token crossing (ownership.py).
+        if not port_proves_owner(instance.registration.port, self.settings.token, instance_id):
+            log.warning("hub: the port instance %s registered does not prove it is that bridge; "
+                        "not dialing it", instance_id)
+            exchange.respond(502, "bridge unreachable: its port does not prove it is that bridge\n")
+            return
         # The bridge leg first: the client is accepted only onto an open pipe.
         try:
-            bridge = ws.connect(f"ws://127.0.0.1:{instance.registration.port}/acp",
-                                [("Authorization", f"Bearer {self.settings.token}")],
+            # A proof, never the token: a squatter on a dead bridge's port learns nothing,
+            # and fails the handshake (it cannot prove the token back).
+            bridge = ws.connect(f"ws://127.0.0.1:{instance.registration.port}/acp", (),
                                 ws.WebSocketOptions(ping_interval=self.settings.ping_interval,
                                                     connect_timeout=5.0),
-                                name=f"hub-bridge-{instance_id}")
+                                name=f"hub-bridge-{instance_id}", prove_with=self.settings.token)
         except ws.HandshakeRefused as exc:
             log.warning("hub: bridge %s refused the proxy leg (HTTP %d)", instance_id, exc.status)
             exchange.respond(502, f"bridge refused the connection (HTTP {exc.status})\n")
@@ -300,7 +338,10 @@ class Hub:
             return
         try:
             client = ws.accept(exchange.detach(), request.raw, self._ws_options,
-                               name=f"hub-client-{instance_id}")
+                               name=f"hub-client-{instance_id}",
+                               extra_headers=request.answer_headers,
+                               subprotocol=SUBPROTOCOL if offers_subprotocol(request.headers)
+                               else None)
         except (OSError, ws.HandshakeError) as exc:
             log.info("hub: client left during the handshake: %s", exc)
             bridge.abort(ws.CloseCode.GOING_AWAY, "client left")

@@ -34,7 +34,7 @@ def default_serve_command(cwd: Path) -> list[str]:
 
 def resolve_project(cwd: object, roots: Sequence[Path]) -> Path:
     """The real directory for ``cwd`` if it lies under a project root; else HttpError."""
-    if not isinstance(cwd, str) or not cwd.strip():
+    if not isinstance(cwd, str) or not cwd.strip() or "\0" in cwd or len(cwd) > 4096:
         raise HttpError(400, "cwd (an absolute directory path) is required")
     path = Path(cwd.strip())
     if not path.is_absolute():

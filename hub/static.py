@@ -2,15 +2,17 @@
 
 Only regular files inside the web root are served (``..``, symlinks leading
 out and absolute paths are refused), with a content type from a short list
-and a Content-Security-Policy that keeps the page to its own origin (and to
-WebSockets, which the page needs). See docs/hub.md ("The page").
+and a Content-Security-Policy that keeps the page to its own origin (its
+WebSocket included: ``connect-src 'self'``). See docs/hub.md ("The page").
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-CONTENT_SECURITY_POLICY = "default-src 'self'; connect-src 'self' ws: wss:"
+# 'self' covers the page's own ws:/wss: origin (CSP3); no other host can be reached.
+CONTENT_SECURITY_POLICY = "default-src 'self'; connect-src 'self'; frame-ancestors 'none'; " \
+    "base-uri 'none'; form-action 'self'"
 
 CONTENT_TYPES: dict[str, str] = {
     ".html": "text/html; charset=utf-8",

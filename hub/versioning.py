@@ -8,7 +8,9 @@ source checkout (``0.0.0+source``) never evicts an installed hub.
 
 from __future__ import annotations
 
+import configparser
 import re
+from pathlib import Path
 
 _RELEASE = re.compile(r"^\s*v?(\d+(?:\.\d+)*)")
 
@@ -29,10 +31,30 @@ def is_newer(candidate: str, current: str) -> bool:
 
 
 def package_version() -> str:
-    """The installed distribution's version (what bridges and the hub compare)."""
-    try:
-        from importlib.metadata import version as dist_version
+    """This distribution's version (``zcode-acp-bridge``): what bridges and the hub compare.
 
-        return dist_version("zcode-acp")
-    except Exception:
-        return "0.0.0+source"
+    Never another project's metadata (``zcode-acp`` on PyPI is unrelated). Not installed,
+    it is the source tree's ``setup.cfg`` version, so a hub and a bridge run from one
+    checkout agree and neither hands over to the other.
+    """
+    from zcode_acp import SOURCE_VERSION, version
+
+    found = version()
+    if found != SOURCE_VERSION:
+        return found
+    return source_tree_version() or SOURCE_VERSION
+
+
+def source_tree_version(tree: Path | None = None) -> str | None:
+    """``[metadata] version`` of the checkout this package was imported from, if it is one."""
+    import zcode_acp
+
+    root = tree or Path(zcode_acp.__file__).resolve().parents[1]
+    parser = configparser.ConfigParser()
+    try:
+        parser.read(root / "setup.cfg", encoding="utf-8")
+        if parser.get("metadata", "name", fallback="") != "zcode-acp-bridge":
+            return None
+        return parser.get("metadata", "version", fallback=None)
+    except (OSError, configparser.Error):
+        return None

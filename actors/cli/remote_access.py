@@ -13,6 +13,8 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import gevent
+
 from zcode_acp.actors.cli.remote_config import RemoteConfig, load_remote_config
 from zcode_acp.actors.messages import ListSessions
 
@@ -23,12 +25,18 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+SESSIONS_CHECK = 1.0  # seconds between looks at the session list (for the hub's listing)
+
+
 @dataclass
 class RemoteAccess:
     endpoint: RemoteEndpoint
     hub: HubClient | None
+    watcher: gevent.Greenlet | None = None
 
     def stop(self) -> None:
+        if self.watcher is not None:
+            self.watcher.kill(block=False)
         if self.hub is not None:
             self.hub.stop(unregister=True, timeout=1.0)
         self.endpoint.close()
@@ -48,14 +56,34 @@ def start_remote(supervisor: Any, version: str, origin: Origin = "editor", works
     from zcode_acp.actors.transport.hub_client import BridgeIdentity, HubClient
     from zcode_acp.actors.transport.remote import RemoteEndpoint
 
-    endpoint = RemoteEndpoint(supervisor, settings.token, settings.bridge_port).start()
+    endpoint = RemoteEndpoint(supervisor, settings.token, settings.bridge_port,
+                              public_hosts=settings.public_hosts).start()
 
     def sessions() -> list[dict[str, Any]]:
         listed: list[dict[str, Any]] = supervisor.ask(ListSessions(), timeout=2.0)
         return listed
 
     identity = BridgeIdentity.new(endpoint.port, origin, workspace or os.getcwd(), version)
+    endpoint.instance_id = identity.instance_id
     hub = HubClient(identity, sessions, token=lambda: load_remote_config(log_warnings=False).token or "",
                     hub_host=settings.hub_host, hub_port=settings.hub_port, autostart=settings.hub_autostart)
     hub.start()
-    return RemoteAccess(endpoint, hub)
+    # Editor and serve alike: a new or finished session reaches the hub's listing at once.
+    watcher = gevent.spawn(announce_session_changes, supervisor, hub)
+    return RemoteAccess(endpoint, hub, watcher)
+
+
+def announce_session_changes(supervisor: Any, hub: HubClient, interval: float = SESSIONS_CHECK) -> None:
+    """Register at once when a session appears, goes or starts/ends a turn (not only every 10 s),
+    so that a phone's list shows a session made elsewhere without waiting for the heartbeat."""
+    last: list[tuple[str, str]] = []
+    while True:
+        gevent.sleep(interval)
+        try:
+            listed = supervisor.ask(ListSessions(), timeout=2.0)
+        except Exception:  # shutting down, or busy: look again later
+            continue
+        current = sorted((item["sessionId"], item["status"]) for item in listed)
+        if current != last:
+            last = current
+            hub.poke()

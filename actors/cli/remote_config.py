@@ -4,7 +4,8 @@
 section ``remote``::
 
     {"remote": {"enabled": true, "token": "...", "hubHost": "127.0.0.1",
-                "hubPort": 8377, "bridgePort": 8378, "projectRoots": ["~/src"]}}
+                "hubPort": 8377, "bridgePort": 8378, "projectRoots": ["~/src"],
+                "publicHost": "agent.example.org"}}
 
 Each environment variable, when set and valid, wins over the file's field.
 The file holds a secret, so a token is taken from it only when the file is
@@ -32,6 +33,9 @@ DEFAULT_HUB_PORT = 8377
 DEFAULT_BRIDGE_PORT = 8378
 TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 FALSE_WORDS = frozenset({"0", "false", "no", "off"})
+# Shorter tokens are refused: a peer that sees a challenge's answer must not be able to
+# guess the token offline, nor a stranger online (docs/security.md).
+MIN_TOKEN_LENGTH = 16
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,8 @@ class RemoteConfig:
     bridge_port: int = DEFAULT_BRIDGE_PORT
     project_roots: tuple[Path, ...] = ()
     hub_autostart: bool = True
+    # Host names a tunnel or proxy serves the hub under (beside loopback): Host/Origin allow-list.
+    public_hosts: tuple[str, ...] = ()
     config_path: Path | None = None
     # What was ignored and why (the loader logs each once).
     warnings: tuple[str, ...] = ()
@@ -74,6 +80,19 @@ def port(value: object) -> int | None:
     if isinstance(value, int) and 1 <= value <= 65535:
         return value
     return None
+
+
+def _host_names(value: object) -> tuple[str, ...] | None:
+    """``"a.example.org"``, ``"a.example.org,b.example.org"`` or a list of names."""
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, list):
+        return None
+    names = tuple(n.strip().lower() for n in items if isinstance(n, str) and n.strip())
+    if len(names) != len([n for n in items if not isinstance(n, str) or n.strip()]):
+        return None
+    if any(len(n) > 253 or not all(c.isalnum() or c in "-." for c in n) for n in names):
+        return None
+    return names
 
 
 def project_roots(values: list[object], home: Path, warnings: list[str], origin: str) -> tuple[Path, ...]:
@@ -140,6 +159,8 @@ def parse_remote_config(file_text: str | None, file_mode: int | None, env: Mappi
     bridge_port = pick("bridgePort", "ZCODE_ACP_REMOTE_PORT", port, DEFAULT_BRIDGE_PORT)
     autostart = pick("hubAutostart", "ZCODE_ACP_HUB_AUTOSTART", flag, True)
 
+    public_hosts = pick("publicHost", "ZCODE_ACP_PUBLIC_HOST", _host_names, ())
+
     token: str | None = None
     env_token = env.get("ZCODE_ACP_REMOTE_TOKEN", "").strip()
     if env_token:
@@ -154,6 +175,10 @@ def parse_remote_config(file_text: str | None, file_mode: int | None, env: Mappi
                 f"{stat.S_IMODE(file_mode):04o}); its token is refused. Run: chmod 600 {where}")
         else:
             token = file_token.strip()
+    if token is not None and len(token) < MIN_TOKEN_LENGTH:
+        warnings.append(f"the remote token is shorter than {MIN_TOKEN_LENGTH} characters; refused "
+                        "(make one with: openssl rand -hex 32)")
+        token = None
 
     env_roots = env.get("ZCODE_ACP_PROJECT_ROOTS", "")
     if env_roots.strip():
@@ -168,7 +193,7 @@ def parse_remote_config(file_text: str | None, file_mode: int | None, env: Mappi
 
     return RemoteConfig(enabled=enabled, token=token, hub_host=hub_host, hub_port=hub_port,
                         bridge_port=bridge_port, project_roots=roots, hub_autostart=autostart,
-                        config_path=path, warnings=tuple(warnings))
+                        public_hosts=public_hosts, config_path=path, warnings=tuple(warnings))
 
 
 def load_remote_config(env: Mapping[str, str] | None = None, *, home: Path | None = None,

@@ -457,7 +457,8 @@ def _remote_url(log_path: str, timeout: float) -> str:
 
 def _open_remote(conn: Connection, replay: Replay, log_path: str, token: str, timeout: float) -> None:
     """A remote client on the bridge's WebSocket endpoint: one ACP frame per text message."""
-    socket = websocket.connect(f"{_remote_url(log_path, timeout)}?token={token}", name=f"replay-{conn.name}")
+    socket = websocket.connect(_remote_url(log_path, timeout), [("Authorization", f"Bearer {token}")],
+                               name=f"replay-{conn.name}")
 
     def received(text: str) -> None:
         replay.receive_text(conn.name, text)

@@ -29,15 +29,13 @@ from zcode_acp.actors.cli.logs import fail, warn
 from zcode_acp.actors.cli.remote_access import start_remote
 from zcode_acp.actors.cli.remote_config import load_remote_config
 from zcode_acp.actors.cli.sdnotify import Notifier
-from zcode_acp.actors.messages import ListSessions, Occupancy, Shutdown
+from zcode_acp.actors.messages import Occupancy, Shutdown
 from zcode_acp.actors.supervisor import Supervisor
-from zcode_acp.actors.transport.hub_client import HubClient
 
 log = logging.getLogger("zcode_acp.serve")
 
 LOG_ROTATE_BYTES = 10 * 1024 * 1024  # --log-file is rotated at this size …
 LOG_BACKUPS = 5  # … keeping this many old files
-SESSIONS_CHECK = 1.0  # seconds between looks at the session list (for the hub's listing)
 IDLE_CHECK_MAX = 5.0  # seconds between idle checks at most (a short --idle-exit checks more often)
 
 
@@ -68,22 +66,6 @@ def watch_idle(supervisor: Any, idle_seconds: float, notifier: Notifier) -> None
             notifier.send("STOPPING=1")
             supervisor.tell(Shutdown(f"idle for {idle_seconds / 60:g} minute(s): no client, no running turn"))
             return
-
-
-def announce_session_changes(supervisor: Any, hub: HubClient, interval: float = SESSIONS_CHECK) -> None:
-    """Register at once when a session appears, goes or starts/ends a turn (not only every 10 s),
-    so that a phone's list shows a session made elsewhere without waiting for the heartbeat."""
-    last: list[tuple[str, str]] = []
-    while True:
-        gevent.sleep(interval)
-        try:
-            listed = supervisor.ask(ListSessions(), timeout=2.0)
-        except Exception:  # shutting down, or busy: look again later
-            continue
-        current = sorted((item["sessionId"], item["status"]) for item in listed)
-        if current != last:
-            last = current
-            hub.poke()
 
 
 def keep_watchdog_fed(notifier: Notifier, interval: float) -> None:
@@ -119,8 +101,6 @@ def run_serve(cwd: str, idle_exit: float | None) -> int:
     log.info("serving %s on ws://127.0.0.1:%d/acp (pid %d, idle exit %s)", root, remote.endpoint.port, os.getpid(),
              f"after {idle_exit:g} min" if idle_exit else "never")
     notifier.send(f"READY=1\nSTATUS=serving {root}\nMAINPID={os.getpid()}")
-    if remote.hub is not None:
-        gevent.spawn(announce_session_changes, supervisor, remote.hub)
     if notifier.watchdog_interval:
         gevent.spawn(keep_watchdog_fed, notifier, notifier.watchdog_interval)
 

@@ -100,6 +100,7 @@ from zcode_acp.actors.messages import (
     RegisterRoute,
     RelayUpdates,
     ReleaseSession,
+    ReplayTurn,
     Reply,
     Resumed,
     SendAnswered,
@@ -116,6 +117,7 @@ from zcode_acp.actors.messages import (
     Teardown,
     TurnDone,
     TurnEvents,
+    TurnReplayed,
     TurnSettled,
     UnregisterRoute,
 )
@@ -123,7 +125,7 @@ from zcode_acp.actors.session.attribution import Attribution, Claim
 from zcode_acp.actors.session.engine_surface import EngineSurface
 from zcode_acp.actors.session.extensions import Controls
 from zcode_acp.actors.session.held import HeldSession
-from zcode_acp.actors.session.history import POLL_INTERVAL, HistoryRead
+from zcode_acp.actors.session.history import POLL_INTERVAL, HistoryRead, split_replay
 from zcode_acp.actors.session.lifecycle import Lifecycle, Phase, Step
 from zcode_acp.actors.session.routing import EventRouter, Routed
 from zcode_acp.actors.session.sequencer import Ready, Sequencer
@@ -183,6 +185,7 @@ class Session(BridgeActor):
         # preemption
         self.turns: dict[int, Any] = {}
         self.turn_requests: dict[int, tuple[str, Any]] = {}
+        self.turn_prompts: dict[int, str] = {}  # each Turn's prompt text (split_replay)
         self.current: int | None = None
         self.next_key = 1
         self.plan: list[dict[str, str]] | None = None
@@ -443,6 +446,7 @@ class Session(BridgeActor):
         )
         self.turns[key] = turn
         self.turn_requests[key] = (conn.actor_urn, request_id)
+        self.turn_prompts[key] = prompt.text  # where the turn begins in the history (a load mid-turn)
         self.current = key
         self.supervisor.tell(SessionActivity(self.session_id, True))
         self._start_when_live(key)
@@ -512,6 +516,7 @@ class Session(BridgeActor):
         self.adopted.discard(message.key)
         turn = self.turns.pop(message.key, None)
         self.turn_requests.pop(message.key, None)
+        self.turn_prompts.pop(message.key, None)
         if turn is not None:
             turn.stop(block=False)
 
@@ -721,18 +726,37 @@ class Session(BridgeActor):
             self._read_history()
 
     def _history_state(self, result: Any) -> None:
-        replay = replay_updates(self.history.messages)
+        extras: list[dict[str, Any]] = []
         if isinstance(result, dict):
             entries = updates.plan_entries(result.get("todos"))
             if entries:
                 self.plan = entries
-                replay.append(updates.plan(entries))
+                extras.append(updates.plan(entries))
             self.settings.current = self.settings.current.with_backend_settings(result.get("settings"))
             usage = read_usage_update(result)
             if usage:
-                replay.append(usage)
+                extras.append(usage)
+        if self.turns:
+            # A turn runs (or has just ended and its Turn is still here): the engine's history
+            # lags it, so the Turn sends its own record after the history before it.
+            key = max(self.turns)
+            before, during = split_replay(self.history.messages, self.turn_prompts.get(key))
+            head = encode_cooperatively(self.session_id, before)
+            tail = encode_cooperatively(self.session_id, during + extras)
+            last = encode_cooperatively(self.session_id, extras)
+            for message in self.history.finish():
+                reply = Reply(message.request_id, session_state(self.settings.current), None)
+                self.turns[key].tell(ReplayTurn(message.conn, head + last, head + tail, reply, message))
+            return
+        replay = replay_updates(self.history.messages) + extras
         for message in self.history.finish():
             self._attached(message, replay)
+
+    @handles(TurnReplayed)
+    def on_turn_replayed(self, message: TurnReplayed) -> None:
+        """The Turn wrote the replay and the answer: what follows an answered load."""
+        self.on_announce(Announce(message.attach.conn))
+        self.router.tell(ClientAttached(self.session_id, message.attach.conn))
 
     def _history_failed(self, error: Any) -> None:
         failure = from_backend_error(error, "session/messages")

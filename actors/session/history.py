@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from zcode_acp.protocol.history import message_count
+from zcode_acp.protocol.history import message_count, replay_updates
 
 POLL_INTERVAL = 0.1  # seconds between two reads while the history grows
 POLL_LIMIT = 20  # reads
@@ -56,3 +56,35 @@ class HistoryRead:
         self.in_flight = False
         self.messages = None  # the replay is built: a long history is not kept until the next load
         return waiting
+
+
+def turn_start(messages: Any, prompt_text: str | None) -> int:
+    """Where a running (or just finished) turn begins in the engine's history.
+
+    The history may hold none of the turn yet, its prompt only, or part of the
+    answer. The turn begins at the last user message if that message is the
+    turn's prompt; otherwise the engine has not recorded the prompt yet and the
+    whole history comes before the turn. Two identical prompts in a row whose
+    second is not recorded yet are mistaken for each other: the record then
+    repeats what the history held of the first.
+    """
+    if not isinstance(messages, list):
+        return 0
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        info = message.get("info") if isinstance(message, dict) else None
+        if not isinstance(info, dict) or info.get("role") != "user":
+            continue
+        said = "".join(part.get("text", "") for part in message.get("parts") or []
+                       if isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str))
+        return index if prompt_text is not None and said.strip() == prompt_text.strip() else len(messages)
+    return len(messages)
+
+
+def split_replay(messages: Any, prompt_text: str | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(the replay updates of the history before the turn, those of the turn's part of it)."""
+    if not isinstance(messages, list):
+        return replay_updates(messages), []
+    cut = turn_start(messages, prompt_text)
+    return replay_updates(messages[:cut]), replay_updates(messages[cut:])
+

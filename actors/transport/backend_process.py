@@ -99,12 +99,26 @@ def personal_provider_config(env: Mapping[str, str]) -> Any:
         return None
 
 
+# Remote access is the bridge's, never the engine's: the backend and every tool it runs (a
+# model-written shell command included) must not see the token or where the hub listens.
+REMOTE_VARIABLES = ("ZCODE_ACP_REMOTE", "ZCODE_ACP_HUB_", "ZCODE_ACP_PROJECT_ROOTS",
+                    "ZCODE_ACP_PUBLIC_HOST")
+
+
+def without_remote_settings(environ: Mapping[str, str]) -> dict[str, str]:
+    """``environ`` less every remote-access variable, and any other that holds the token."""
+    token = environ.get("ZCODE_ACP_REMOTE_TOKEN", "").strip()
+    return {name: value for name, value in environ.items()
+            if not name.startswith(REMOTE_VARIABLES) and not (token and token in value)}
+
+
 def child_environment(argv: Sequence[str], zcode_home: Path) -> dict[str, str]:
-    """The bridge's environment plus what ``provider_environment`` derives (logged at info)."""
+    """The bridge's environment, remote settings scrubbed, plus what ``provider_environment``
+    derives (logged at info)."""
     derived = provider_environment(entry_point(argv), zcode_home, os.environ)
     for name, value in derived.items():
         log.info("backend environment: %s=%s (derived; it was not set)", name, value)
-    return {**os.environ, **derived}
+    return {**without_remote_settings(os.environ), **derived}
 
 
 def _child_setup() -> None:  # runs in the child between fork and exec

@@ -11,6 +11,7 @@ status line (400, 413, 431, 408), never a bare reset. See docs/hub.md.
 from __future__ import annotations
 
 import errno
+import hashlib
 import logging
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +29,13 @@ MAX_HEAD_BYTES = 16 * 1024
 DEFAULT_MAX_BODY = 1024 * 1024
 HEAD_TIMEOUT = 10.0
 READ_CHUNK = 64 * 1024
+# Concurrent connections per listener; beyond it, 503 (a flood cannot take every descriptor).
+MAX_CONNECTIONS = 512
+# accept() errors that mean "not now" (descriptors or buffers exhausted), never "closed".
+ACCEPT_TRANSIENT = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM,
+                              errno.ECONNABORTED, errno.EPROTO, errno.EPERM})
+ACCEPT_BACKOFF_MIN = 0.01
+ACCEPT_BACKOFF_MAX = 1.0
 
 REASONS: dict[int, str] = {
     101: "Switching Protocols", 200: "OK", 201: "Created", 204: "No Content",
@@ -42,10 +50,12 @@ REASONS: dict[int, str] = {
 class HttpError(Exception):
     """A request that must be refused with ``status`` before any handler runs."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str,
+                 headers: tuple[tuple[str, str], ...] = ()) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.headers = headers or ((("WWW-Authenticate", "Bearer"),) if status == 401 else ())
 
 
 @dataclass(frozen=True)
@@ -60,6 +70,8 @@ class HttpRequest:
     # Every byte read from the socket, head included: a WebSocket handshake
     # re-parses them with wsproto (and keeps any bytes that followed).
     raw: bytes = field(default=b"", repr=False)
+    # Added to every answer (the proof a proved request's answer carries: tokens.RemoteAuth).
+    answer_headers: tuple[tuple[str, str], ...] = ()
 
     def header(self, name: str, default: str = "") -> str:
         return self.headers.get(name.lower(), default)
@@ -92,15 +104,30 @@ def _split_target(target: str) -> tuple[str, dict[str, str]]:
     return unquote(parts.path) or "/", query
 
 
+def _head_length(raw: bytes | bytearray) -> int | None:
+    """Bytes up to and including the blank line that ends the head; None before it."""
+    end = raw.find(b"\r\n\r\n")
+    return None if end < 0 else end + 4
+
+
+# Judges a request on its head alone: raises HttpError to refuse it, or returns the headers
+# every answer to it must carry.
+Admit = Callable[[HttpRequest], Iterable[tuple[str, str]]]
+
+
 def read_request(sock: gsocket.socket, conn: h11.Connection, *, max_body: int = DEFAULT_MAX_BODY,
-                 timeout: float = HEAD_TIMEOUT) -> HttpRequest | None:
-    """Read one request (head and body); None when the peer closed before one.
+                 timeout: float = HEAD_TIMEOUT, admit: Admit | None = None) -> HttpRequest | None:
+    """Read one request (head, then body); None when the peer closed before one.
 
     The whole read runs under one deadline, so a client trickling bytes
-    cannot hold a greenlet forever.
+    cannot hold a greenlet forever. The head is capped at ``MAX_HEAD_BYTES``
+    however it arrives (one read or a trickle), and ``admit`` judges it — the
+    token, the Host and Origin, whether a body may follow — before a single
+    byte of the body is read: a stranger cannot make the server buffer a body.
     """
     raw = bytearray()
-    head: h11.Request | None = None
+    head: HttpRequest | None = None
+    answer_headers: tuple[tuple[str, str], ...] = ()
     body = bytearray()
     with gevent.Timeout(timeout, HttpError(408, "request not received in time")):
         while True:
@@ -112,8 +139,13 @@ def read_request(sock: gsocket.socket, conn: h11.Connection, *, max_body: int = 
                     status = 431
                 raise HttpError(status, f"malformed request: {exc}") from None
             if event is h11.NEED_DATA:
+                # Before the head is complete, never read past the cap (h11 alone caps only
+                # what is still incomplete: a whole oversized head in one read would pass).
+                room = READ_CHUNK if head is not None else MAX_HEAD_BYTES + 1 - len(raw)
+                if room <= 0:
+                    raise HttpError(431, f"request head over {MAX_HEAD_BYTES} bytes")
                 try:
-                    data = sock.recv(READ_CHUNK)
+                    data = sock.recv(min(room, READ_CHUNK))
                 except OSError:
                     data = b""
                 if not data and not raw:
@@ -122,10 +154,15 @@ def read_request(sock: gsocket.socket, conn: h11.Connection, *, max_body: int = 
                 conn.receive_data(data)
                 continue
             if isinstance(event, h11.Request):
-                head = event
-                length = _decode_headers(event.headers).get("content-length")
-                if length is not None and length.isdigit() and int(length) > max_body:
+                length = _head_length(raw)
+                if length is None or length > MAX_HEAD_BYTES:
+                    raise HttpError(431, f"request head over {MAX_HEAD_BYTES} bytes")
+                head = _request(event, raw)
+                declared = head.header("content-length")
+                if declared.isdigit() and int(declared) > max_body:
                     raise HttpError(413, f"request body over {max_body} bytes")
+                if admit is not None:
+                    answer_headers = tuple(admit(head))
                 continue
             if isinstance(event, h11.Data):
                 body += event.data
@@ -139,11 +176,31 @@ def read_request(sock: gsocket.socket, conn: h11.Connection, *, max_body: int = 
                     return None
                 raise HttpError(400, "connection closed mid-request")
     assert head is not None
-    target = head.target.decode("latin-1")
+    declared_digest = head.header("x-zcode-body-sha256")
+    if declared_digest and hashlib.sha256(body).hexdigest() != declared_digest.strip().lower():
+        raise HttpError(400, "the body does not match its declared digest")
+    return HttpRequest(method=head.method, target=head.target, path=head.path, query=head.query,
+                       headers=head.headers, body=bytes(body), raw=bytes(raw),
+                       answer_headers=answer_headers)
+
+
+def _request(event: h11.Request, raw: bytes | bytearray) -> HttpRequest:
+    target = event.target.decode("latin-1")
     path, query = _split_target(target)
-    return HttpRequest(method=head.method.decode("ascii").upper(), target=target, path=path,
-                       query=query, headers=_decode_headers(head.headers), body=bytes(body),
-                       raw=bytes(raw))
+    return HttpRequest(method=event.method.decode("ascii").upper(), target=target, path=path,
+                       query=query, headers=_decode_headers(event.headers), raw=bytes(raw))
+
+
+def has_body(request: HttpRequest) -> bool:
+    """The head announces a body (a length above zero, or chunks)."""
+    length = request.header("content-length").strip()
+    return bool(request.header("transfer-encoding")) or (length not in ("", "0"))
+
+
+def no_body_allowed(request: HttpRequest) -> None:
+    """``GET``/``HEAD`` and WebSocket upgrades carry no body: refused before one is read."""
+    if request.method in ("GET", "HEAD") and has_body(request):
+        raise HttpError(400, f"a {request.method} request carries no body")
 
 
 def encode_body(body: bytes | str | object) -> tuple[bytes, str]:
@@ -192,7 +249,8 @@ class HttpExchange:
             raise RuntimeError("this request was already answered")
         self.status = status
         data = build_response(self.conn, status, body, content_type=content_type,
-                              headers=headers, head_only=self.request.method == "HEAD")
+                              headers=[*headers, *self.request.answer_headers],
+                              head_only=self.request.method == "HEAD")
         send_quietly(self.sock, data)
 
     def detach(self) -> gsocket.socket:
@@ -212,9 +270,10 @@ def send_quietly(sock: gsocket.socket, data: bytes) -> bool:
 def refuse_malformed(sock: gsocket.socket, conn: h11.Connection, error: HttpError) -> None:
     """Answer a request that could not be read; falls back to a fresh parser state."""
     try:
-        data = build_response(conn, error.status, error.message + "\n")
+        data = build_response(conn, error.status, error.message + "\n", headers=error.headers)
     except h11.LocalProtocolError:
-        data = build_response(h11.Connection(h11.SERVER), error.status, error.message + "\n")
+        data = build_response(h11.Connection(h11.SERVER), error.status, error.message + "\n",
+                              headers=error.headers)
     send_quietly(sock, data)
 
 
@@ -226,11 +285,16 @@ class HttpServer:
 
     def __init__(self, address: tuple[str, int], handler: Handler, *,
                  max_body: int = DEFAULT_MAX_BODY, head_timeout: float = HEAD_TIMEOUT,
-                 name: str = "http") -> None:
+                 name: str = "http", admit: Admit | None = None,
+                 max_connections: int = MAX_CONNECTIONS) -> None:
         self.handler = handler
         self.max_body = max_body
         self.head_timeout = head_timeout
         self.name = name
+        self.admit = admit
+        self.max_connections = max_connections
+        self.refused_busy = 0       # connections answered 503 (over max_connections)
+        self.accept_errors = 0      # accept() failures survived (EMFILE, ENFILE, ENOBUFS, ...)
         self.listener = gsocket.socket(gsocket.AF_INET6 if ":" in address[0] else gsocket.AF_INET,
                                        gsocket.SOCK_STREAM)
         self.listener.setsockopt(gsocket.SOL_SOCKET, gsocket.SO_REUSEADDR, 1)
@@ -247,6 +311,11 @@ class HttpServer:
     @property
     def port(self) -> int:
         return self.address[1]
+
+    @property
+    def open_connections(self) -> int:
+        """Connections being read or answered (what ``max_connections`` caps)."""
+        return len(self._connections)
 
     @classmethod
     def first_free(cls, host: str, port: int, handler: Handler, *, tries: int = 100,
@@ -276,11 +345,28 @@ class HttpServer:
         gevent.killall(list(self._connections), block=False)
 
     def _accept_loop(self) -> None:
+        backoff = ACCEPT_BACKOFF_MIN
         while True:
             try:
                 sock, peer = self.listener.accept()
-            except OSError:
-                return
+            except OSError as exc:
+                if exc.errno not in ACCEPT_TRANSIENT:
+                    return  # the listener was closed (or is unusable): the server is over
+                # Out of descriptors or buffers: the pending connection stays in the backlog.
+                # Log, wait for connections to finish, go on; never end the loop for it.
+                self.accept_errors += 1
+                if self.accept_errors == 1 or backoff >= ACCEPT_BACKOFF_MAX:
+                    log.warning("%s: accept() failed (%s); backing off %.2f s", self.name,
+                                errno.errorcode.get(exc.errno or 0, exc.errno), backoff)
+                gevent.sleep(backoff)
+                backoff = min(backoff * 2, ACCEPT_BACKOFF_MAX)
+                continue
+            backoff = ACCEPT_BACKOFF_MIN
+            if self.open_connections >= self.max_connections:
+                # Over the cap: a status line, not a silent reset, and no greenlet to hold.
+                self.refused_busy += 1
+                gevent.spawn(_refuse_busy, sock)
+                continue
             sock.setsockopt(gsocket.IPPROTO_TCP, gsocket.TCP_NODELAY, 1)
             greenlet = gevent.spawn(self._serve, sock, peer)
             self._connections.add(greenlet)
@@ -292,7 +378,7 @@ class HttpServer:
         try:
             try:
                 request = read_request(sock, conn, max_body=self.max_body,
-                                       timeout=self.head_timeout)
+                                       timeout=self.head_timeout, admit=self.admit)
             except HttpError as error:
                 refuse_malformed(sock, conn, error)
                 return
@@ -303,10 +389,10 @@ class HttpServer:
                 self.handler(exchange)
             except HttpError as error:
                 if exchange.status is None and not exchange.detached:
-                    exchange.respond(error.status, error.message + "\n")
+                    exchange.respond(error.status, error.message + "\n", headers=error.headers)
             except Exception:
-                log.exception("%s: handler failed for %s %s", self.name, request.method,
-                              request.target)
+                # The method only: a target can carry an instance id or a stray token.
+                log.exception("%s: handler failed for a %s request", self.name, request.method)
                 if exchange.status is None and not exchange.detached:
                     exchange.respond(500, "internal error\n")
             if exchange.status is None and not exchange.detached:
@@ -314,6 +400,17 @@ class HttpServer:
         finally:
             if exchange is None or not exchange.detached:
                 _close_gracefully(sock)
+
+
+def _refuse_busy(sock: gsocket.socket) -> None:
+    data = build_response(h11.Connection(h11.SERVER), 503, "too many connections; retry later\n",
+                          headers=[("Retry-After", "1")])
+    try:
+        sock.settimeout(1.0)
+        sock.sendall(data)
+    except OSError:
+        pass
+    _close_gracefully(sock)
 
 
 def _close_gracefully(sock: gsocket.socket) -> None:

@@ -8,7 +8,8 @@ per ``autostart_interval`` and never when autostart is off. A 401 (token
 rotated, or not yet in the config) is retried on a widening backoff (tenacity),
 re-reading the token each time, and never given up. When the hub answers
 ``handover`` (this bridge is newer and may start hubs), the client starts a
-hub of its own version once the old one has left. See docs/hub.md
+hub of its own version once the old one has left, unless the hub says its
+supervisor restarts it (``successor: "supervisor"``, a ``--stay`` hub). See docs/hub.md
 ("Bridges and the hub").
 """
 
@@ -32,6 +33,8 @@ import gevent.event
 import tenacity
 import ujson
 
+from zcode_acp.actors.transport import proofs
+
 log = logging.getLogger(__name__)
 
 Origin = Literal["editor", "serve"]
@@ -42,6 +45,8 @@ TokenSource = Callable[[], str | None]
 # (the new hub needs a moment to bind) before falling back to the heartbeat.
 FAST_RETRY = 0.5
 FAST_RETRY_WINDOW = 10.0
+UNPROVED = -1  # the status _post reports for an answer that did not prove the token
+MAX_ANSWER_BYTES = 1024 * 1024
 
 
 def default_hub_command() -> list[str]:
@@ -69,9 +74,11 @@ class BridgeIdentity:
 class Outcome(Enum):
     REGISTERED = "registered"
     HANDOVER = "handover"          # registered, and the hub is leaving for us
+    SUPERVISED_HANDOVER = "supervised-handover"  # leaving; its supervisor starts the next
     UNREACHABLE = "unreachable"
     UNAUTHORIZED = "unauthorized"
     REJECTED = "rejected"          # any other answer (logged)
+    UNTRUSTED = "untrusted"        # something answers on the hub's port without proving the token
 
 
 class _Stopped(Exception):
@@ -124,7 +131,7 @@ class HubClient:
             self._greenlet.kill(block=True, timeout=timeout)
             self._greenlet = None
         if unregister and self.registrations:
-            self._post("/api/unregister", {"id": self.identity.instance_id},
+            self._post("/api/unregister", {"id": self.identity.instance_id, "pid": self.identity.pid},
                        timeout=min(timeout, self.request_timeout))
 
     def poke(self) -> None:
@@ -154,9 +161,14 @@ class HubClient:
                     self._maybe_start_hub()
                 elif outcome is Outcome.HANDOVER:
                     self._start_hub_after_handover()
+                elif outcome is Outcome.SUPERVISED_HANDOVER:
+                    # The unit restarts that hub; one of ours would race it for the port.
+                    # Counted as a start: no autostart for a while, quick retries meanwhile.
+                    self._last_autostart = time.monotonic()
                 recently_started = (self._last_autostart is not None and
                                     time.monotonic() - self._last_autostart < FAST_RETRY_WINDOW)
-                quick = outcome in (Outcome.UNREACHABLE, Outcome.HANDOVER) and recently_started
+                quick = (outcome in (Outcome.UNREACHABLE, Outcome.HANDOVER) and recently_started) \
+                    or outcome is Outcome.SUPERVISED_HANDOVER
                 if self._wake.wait(min(FAST_RETRY, self.heartbeat) if quick else self.heartbeat):
                     self._wake.clear()
         except _Stopped:
@@ -183,12 +195,19 @@ class HubClient:
         answer = self._post("/api/register", payload, timeout=self.request_timeout)
         if answer is None:
             outcome = Outcome.UNREACHABLE
+        elif answer[0] == UNPROVED:
+            self._warn_once("untrusted", "something listens on the hub's port %s:%d but cannot "
+                            "prove it knows the token: not a hub of ours (another user's program?); "
+                            "nothing was sent to it but a proof", self.hub_host, self.hub_port)
+            outcome = Outcome.UNTRUSTED
         else:
             status, body = answer
             if status == 200:
                 self.registrations += 1
                 handover = isinstance(body, dict) and body.get("handover") is True
-                outcome = Outcome.HANDOVER if handover else Outcome.REGISTERED
+                supervised = isinstance(body, dict) and body.get("successor") == "supervisor"
+                outcome = (Outcome.REGISTERED if not handover else
+                           Outcome.SUPERVISED_HANDOVER if supervised else Outcome.HANDOVER)
             elif status == 401:
                 outcome = Outcome.UNAUTHORIZED
             else:
@@ -261,24 +280,35 @@ class HubClient:
 
     def _post(self, path: str, payload: Mapping[str, Any],
               timeout: float) -> tuple[int, object] | None:
-        """(status, JSON or text body); None when the hub cannot be reached."""
+        """(status, JSON or text body); None when the hub cannot be reached.
+
+        The request proves the token instead of carrying it, and an answer is believed
+        only when it proves the token back: whatever squats the hub's port learns
+        nothing, and a 2xx from it is ``(UNPROVED, body)``.
+        """
         host = "127.0.0.1" if self.hub_host in ("", "0.0.0.0", "::") else self.hub_host
+        authority = f"[{host}]:{self.hub_port}" if ":" in host else f"{host}:{self.hub_port}"
         connection = http.client.HTTPConnection(host, self.hub_port, timeout=timeout)
         body = ujson.dumps(payload).encode("utf-8")
-        headers = {"Content-Type": "application/json",
-                   "Authorization": f"Bearer {self._token() or ''}"}
+        token = self._token() or ""
+        proof, nonce = proofs.request_headers(token, "POST", path, authority, body)
+        headers = {"Content-Type": "application/json", "Host": authority, **dict(proof)}
         try:
             connection.request("POST", path, body=body, headers=headers)
             response = connection.getresponse()
-            raw = response.read()
+            raw = response.read(MAX_ANSWER_BYTES)
         except (OSError, http.client.HTTPException):
             return None
         finally:
             connection.close()
+        status = response.status
+        if status < 400 and not proofs.answer_holds(token, nonce,
+                                                    response.getheader(proofs.ANSWER_HEADER)):
+            status = UNPROVED
         try:
-            return response.status, ujson.loads(raw)
+            return status, ujson.loads(raw)
         except ValueError:
-            return response.status, raw.decode("utf-8", "replace")
+            return status, raw.decode("utf-8", "replace")
 
     def _warn_once(self, key: str, message: str, *args: object) -> None:
         if key not in self._warned:

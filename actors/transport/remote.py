@@ -25,8 +25,10 @@ from zcode_acp.protocol import framing
 from zcode_acp.actors.base import safe_tell
 from zcode_acp.actors.messages import AttachClient, InboundClosed, InboundFrames
 from zcode_acp.actors.transport import websocket as ws
+from zcode_acp.actors.transport import proofs
 from zcode_acp.actors.transport.http_server import HttpExchange, HttpServer
-from zcode_acp.actors.transport.tokens import request_token, token_matches
+from zcode_acp.actors.transport.origin_policy import HostPolicy
+from zcode_acp.actors.transport.tokens import SUBPROTOCOL, RemoteAuth, offers_subprotocol
 
 log = logging.getLogger(__name__)
 
@@ -73,12 +75,21 @@ def _overflowed(socket: ws.WebSocket) -> None:
 
 class RemoteEndpoint:
     def __init__(self, supervisor: Any, token: str, port: int, host: str = "127.0.0.1",
-                 options: ws.WebSocketOptions | None = None) -> None:
+                 options: ws.WebSocketOptions | None = None,
+                 public_hosts: tuple[str, ...] = ()) -> None:
         self.supervisor = supervisor
         self.token = token
         self.options = options or ws.WebSocketOptions(max_message_bytes=framing.DEFAULT_MAX_LINE,
-                                                      max_buffer_bytes=BUFFER_BOUND)
-        self.server = HttpServer.first_free(host, port, self._handle, name="acp-remote")
+                                                      max_buffer_bytes=BUFFER_BOUND,
+                                                      frames_per_second=ws.CLIENT_FRAMES_PER_SECOND,
+                                                      bytes_per_second=ws.CLIENT_BYTES_PER_SECOND)
+        # Every route needs the token or a proof, checked on the head (docs/security.md).
+        self.auth = RemoteAuth(token, HostPolicy.allowing(public_hosts),
+                               bodiless_paths=frozenset({PATH, proofs.OWNER_PATH}))
+        self.server = HttpServer.first_free(host, port, self._handle, name="acp-remote",
+                                            admit=self.auth.admit)
+        # The id this bridge registers under (set by remote access): it proves the port is its.
+        self.instance_id = ""
         self._serials = itertools.count(1)
         self.closing = False
 
@@ -97,11 +108,11 @@ class RemoteEndpoint:
 
     def _handle(self, exchange: HttpExchange) -> None:
         request = exchange.request
+        if request.path == proofs.OWNER_PATH and request.method == "GET":
+            self._prove_ownership(exchange)
+            return
         if request.path != PATH:
             exchange.respond(404, f"not found: only {PATH} is served here\n")
-            return
-        if not token_matches(request_token(request.headers, request.query), self.token):
-            exchange.respond(401, "unauthorized: missing or wrong token\n", headers=[("WWW-Authenticate", "Bearer")])
             return
         problem = ws.handshake_problem(request.headers)
         if problem is not None or request.method != "GET":
@@ -112,9 +123,20 @@ class RemoteEndpoint:
             return
         name = f"ws-{next(self._serials)}"
         try:
-            socket = ws.accept(exchange.detach(), request.raw, self.options, name=name, on_overflow=_overflowed)
+            socket = ws.accept(exchange.detach(), request.raw, self.options, name=name, on_overflow=_overflowed,
+                               extra_headers=request.answer_headers,
+                               subprotocol=SUBPROTOCOL if offers_subprotocol(request.headers) else None)
         except (ws.HandshakeError, OSError) as exc:
             log.info("remote handshake failed: %s", exc)
             return
         log.info("remote client %s attached from %s:%d", name, *exchange.peer[:2])
         safe_tell(self.supervisor, AttachClient(WebSocketTransport(socket, name), False))
+
+    def _prove_ownership(self, exchange: HttpExchange) -> None:
+        """The hub's check that this port is the registered bridge's: a proof over its nonce."""
+        nonce = exchange.request.header(proofs.CHALLENGE_HEADER.lower()).strip()
+        if not self.instance_id or not 16 <= len(nonce) <= 128:
+            exchange.respond(400, "a challenge nonce is required\n")
+            return
+        exchange.respond(200, {"instance": self.instance_id,
+                               "proof": proofs.owner_proof(self.token, nonce, self.instance_id)})

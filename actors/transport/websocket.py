@@ -24,6 +24,7 @@ from __future__ import annotations
 import base64
 import logging
 import os
+import time
 from collections import deque
 from dataclasses import dataclass
 from enum import IntEnum
@@ -40,9 +41,35 @@ from wsproto.events import (AcceptConnection, BytesMessage, CloseConnection, Pin
                             RejectConnection, RejectData, Request, TextMessage)
 from wsproto.utilities import RemoteProtocolError
 
+from zcode_acp.actors.transport import proofs
+
 log = logging.getLogger(__name__)
 
 READ_CHUNK = 64 * 1024
+# The reader hands control back to the loop after this many frames, even mid-read.
+YIELD_EVERY = 64
+
+
+class Budget:
+    """A token bucket (frames or bytes) refilled at ``rate`` per second, holding ``burst`` at most."""
+
+    def __init__(self, rate: float, burst: float, clock: Callable[[], float]) -> None:
+        self.rate = rate  # 0: unlimited
+        self.burst = burst
+        self.level = burst
+        self._clock = clock
+        self._at = clock()
+
+    def spend(self, amount: float) -> None:
+        if self.rate <= 0:
+            return
+        now = self._clock()
+        self.level = min(self.burst, self.level + (now - self._at) * self.rate) - amount
+        self._at = now
+
+    def wait_needed(self) -> float:
+        """Seconds until the bucket is back above zero (0 when it is)."""
+        return 0.0 if self.level >= 0 else -self.level / self.rate
 
 
 class CloseCode(IntEnum):
@@ -71,6 +98,18 @@ class WebSocketOptions:
     max_buffer_bytes: int = 8 * 1024 * 1024
     close_timeout: float = 3.0
     connect_timeout: float = 10.0
+    # What one peer may make this end process per second (burst: twice as much): frames of
+    # any kind (pings and fragments included) and bytes. Beyond it the reader stops reading
+    # until the budget refills, so TCP slows that peer down and nobody else waits for it.
+    # 0: no budget (a leg to our own bridge, whose stream must not be slowed).
+    frames_per_second: float = 0.0
+    bytes_per_second: float = 0.0
+
+
+# The budgets of a remote client (the hub's client legs, a bridge's endpoint): far above what a
+# person's client sends (a few requests a second, a pasted file now and then).
+CLIENT_FRAMES_PER_SECOND = 500.0
+CLIENT_BYTES_PER_SECOND = 8 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -122,8 +161,14 @@ class WebSocket:
         self._out: deque[bytes] = deque()
         self._out_bytes = 0
         self._wake = gevent.event.Event()
-        self._fragments: list[str] = []
-        self._fragment_bytes = 0
+        # One buffer for a fragmented message, counted in bytes (a list of a million
+        # one-character fragments would cost fifty times what the cap says).
+        self._fragments = bytearray()
+        clock = time.monotonic
+        self._frame_budget = Budget(options.frames_per_second, 2 * options.frames_per_second, clock)
+        self._byte_budget = Budget(options.bytes_per_second,
+                                   max(2 * options.bytes_per_second, options.max_message_bytes), clock)
+        self.throttled = 0  # times the reader paused for this peer's budget
         self._awaiting_pong = False
         self._close_sent = False
         self._finished = False
@@ -266,14 +311,19 @@ class WebSocket:
             while not self._finished:
                 if self._protocol.state is ConnectionState.CLOSED:
                     return  # both close frames seen; the writer or the timer finishes
+                self._keep_to_budget()
                 try:
                     data = self.sock.recv(READ_CHUNK)
                 except OSError:
                     data = b""
                 if self._finished:
                     return
+                self._byte_budget.spend(len(data))
                 self._protocol.receive_data(data or None)
                 self._dispatch()
+                # A socket with data waiting never blocks, so a flooding peer would keep
+                # this greenlet running forever: yield after every read.
+                gevent.sleep(0)
                 if not data:
                     self._finish(None)
                     return
@@ -284,7 +334,14 @@ class WebSocket:
             self.abort(CloseCode.INTERNAL_ERROR, "reader failed")
 
     def _dispatch(self) -> None:
-        for event in self._protocol.events():
+        for count, event in enumerate(self._protocol.events(), 1):
+            # Frame by frame (wsproto parses lazily): a read of tiny frames is thousands of
+            # them, so the budget and the yield apply inside one read too.
+            self._frame_budget.spend(1)
+            if self._frame_budget.level < 0 or count % YIELD_EVERY == 0:
+                self._keep_to_budget()
+                if self._finished:
+                    return
             if isinstance(event, TextMessage):
                 self._on_text(event)
             elif isinstance(event, BytesMessage):
@@ -292,28 +349,43 @@ class WebSocket:
                            discard_pending=True)
             elif isinstance(event, Ping):
                 if self._protocol.state is ConnectionState.OPEN:
-                    self._queue(self._protocol.send(event.response()))
+                    # A pong is a send like any other: a peer that pings without reading
+                    # fills its own buffer and is dropped, it does not grow ours.
+                    pong = self._protocol.send(event.response())
+                    if self._out_bytes + len(pong) > self.options.max_buffer_bytes:
+                        self.overflowed = True
+                        self._on_overflow(self)
+                        return
+                    self._queue(pong)
             elif isinstance(event, Pong):
                 self._awaiting_pong = False
                 self.pongs_received += 1
             elif isinstance(event, CloseConnection):
                 self._on_close_frame(event)
 
+    def _keep_to_budget(self) -> None:
+        """Pause reading while this peer is over its frame or byte budget."""
+        wait = max(self._frame_budget.wait_needed(), self._byte_budget.wait_needed())
+        if wait > 0:
+            self.throttled += 1
+            if self.throttled == 1:
+                log.info("%s: the peer sends faster than its budget; reading it more slowly",
+                         self.name)
+        gevent.sleep(wait)  # 0: a plain yield
+
     def _on_text(self, event: TextMessage) -> None:
         if self._close_sent:
             return  # closing: what the peer still sends is dropped
-        self._fragment_bytes += len(event.data)
-        if self._fragment_bytes > self.options.max_message_bytes:
-            self._fragments.clear()
+        self._fragments += event.data.encode("utf-8", "surrogatepass")
+        if len(self._fragments) > self.options.max_message_bytes:
+            self._fragments = bytearray()
             self.close(CloseCode.MESSAGE_TOO_BIG,
                        f"message over {self.options.max_message_bytes} bytes")
             return
-        self._fragments.append(event.data)
         if not event.message_finished:
             return
-        message = "".join(self._fragments)
-        self._fragments.clear()
-        self._fragment_bytes = 0
+        message = self._fragments.decode("utf-8", "surrogatepass")
+        self._fragments = bytearray()
         if self._on_message is not None:
             self._on_message(message)
         else:
@@ -390,7 +462,8 @@ def handshake_problem(headers: Mapping[str, str]) -> str | None:
 
 def accept(sock: gsocket.socket, raw_request: bytes, options: WebSocketOptions = WebSocketOptions(),
            *, name: str = "websocket", on_overflow: OnOverflow | None = None,
-           extra_headers: Iterable[tuple[str, str]] = ()) -> WebSocket:
+           extra_headers: Iterable[tuple[str, str]] = (),
+           subprotocol: str | None = None) -> WebSocket:
     """Answer ``101`` to the upgrade request in ``raw_request`` (every byte read so far).
 
     Raises ``HandshakeError`` when wsproto rejects the request; the caller
@@ -405,7 +478,8 @@ def accept(sock: gsocket.socket, raw_request: bytes, options: WebSocketOptions =
     if request is None:
         raise HandshakeError("incomplete upgrade request")
     headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in extra_headers]
-    sock.sendall(protocol.send(AcceptConnection(extra_headers=headers)))
+    chosen = subprotocol if subprotocol in request.subprotocols else None
+    sock.sendall(protocol.send(AcceptConnection(extra_headers=headers, subprotocol=chosen)))
     return WebSocket(sock, protocol, options, name=name, on_overflow=on_overflow)
 
 
@@ -414,12 +488,14 @@ def accept(sock: gsocket.socket, raw_request: bytes, options: WebSocketOptions =
 
 def connect(url: str, headers: Iterable[tuple[str, str]] = (),
             options: WebSocketOptions = WebSocketOptions(), *, name: str = "websocket-client",
-            on_overflow: OnOverflow | None = None) -> WebSocket:
+            on_overflow: OnOverflow | None = None, prove_with: str | None = None) -> WebSocket:
     """Dial ``ws://host:port/path?query``; the returned WebSocket still needs ``start``.
 
+    ``prove_with``: the token, to prove instead of send (``proofs.py``); the 101
+    must then prove it back, or the socket is closed before a frame is sent.
     Raises ``HandshakeRefused`` (with the status and body) for a non-101 answer,
-    ``HandshakeError`` for anything else that is not a WebSocket, and
-    ``OSError`` when nothing listens.
+    ``HandshakeError`` for anything else that is not a WebSocket (an unproved
+    answer included), and ``OSError`` when nothing listens.
     """
     parts = urlsplit(url)
     if parts.scheme != "ws" or not parts.hostname:
@@ -431,6 +507,11 @@ def connect(url: str, headers: Iterable[tuple[str, str]] = (),
         sock.setsockopt(gsocket.IPPROTO_TCP, gsocket.TCP_NODELAY, 1)
         protocol = WSConnection(ConnectionType.CLIENT)
         host = parts.hostname if port == 80 else f"{parts.hostname}:{port}"
+        headers = list(headers)
+        nonce = ""
+        if prove_with is not None:
+            proof_headers, nonce = proofs.request_headers(prove_with, "GET", target, host)
+            headers += proof_headers
         extra = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers]
         sock.sendall(protocol.send(Request(host=host, target=target, extra_headers=extra)))
         status: int | None = None
@@ -442,6 +523,11 @@ def connect(url: str, headers: Iterable[tuple[str, str]] = (),
                 # Lazily: frames that came with the 101 stay queued for the reader.
                 for event in protocol.events():
                     if isinstance(event, AcceptConnection):
+                        if prove_with is not None:
+                            given = dict(event.extra_headers).get(
+                                proofs.ANSWER_HEADER.lower().encode("latin-1"), b"")
+                            if not proofs.answer_holds(prove_with, nonce, given.decode("latin-1")):
+                                raise HandshakeError("the server did not prove it knows the token")
                         sock.settimeout(None)
                         return WebSocket(sock, protocol, options, name=name,
                                          on_overflow=on_overflow)

@@ -24,7 +24,9 @@ import gevent.event  # noqa: E402
 from zcode_acp.actors.transport import websocket as ws  # noqa: E402
 from zcode_acp.actors.transport.http_server import HttpExchange, HttpServer  # noqa: E402
 from zcode_acp.actors.transport.hub_client import BridgeIdentity, HubClient  # noqa: E402
-from zcode_acp.actors.transport.tokens import request_token, token_matches  # noqa: E402
+from zcode_acp.actors.transport import proofs  # noqa: E402
+from zcode_acp.actors.transport.origin_policy import HostPolicy  # noqa: E402
+from zcode_acp.actors.transport.tokens import RemoteAuth  # noqa: E402
 
 
 def main() -> int:
@@ -49,18 +51,21 @@ def main() -> int:
 
     def handle(exchange: HttpExchange) -> None:
         request = exchange.request
+        if request.path == proofs.OWNER_PATH:  # the hub's check that this port is ours
+            nonce = request.header(proofs.CHALLENGE_HEADER.lower())
+            exchange.respond(200, {"instance": identity_box[0].instance_id,
+                                   "proof": proofs.owner_proof(token, nonce, identity_box[0].instance_id)})
+            return
         if request.path != "/acp":
             exchange.respond(404, "not found\n")
-            return
-        if not token_matches(request_token(request.headers, request.query), token):
-            exchange.respond(401, "unauthorized\n")
             return
         problem = ws.handshake_problem(request.headers)
         if problem:
             exchange.respond(400, problem)
             return
         conn = ws.accept(exchange.detach(), request.raw,
-                         ws.WebSocketOptions(ping_interval=args.ping_interval), name="fake")
+                         ws.WebSocketOptions(ping_interval=args.ping_interval), name="fake",
+                         extra_headers=request.answer_headers)
         clients.append(conn)
 
         def on_message(text: str) -> None:
@@ -87,7 +92,9 @@ def main() -> int:
 
         conn.start(on_message=on_message, on_close=lambda info: clients.remove(conn))
 
-    server = HttpServer(("127.0.0.1", 0), handle, name="fake-bridge").start()
+    # The bridge's own gate (Host/Origin, the token or a proof, on the head).
+    auth = RemoteAuth(token, HostPolicy())
+    server = HttpServer(("127.0.0.1", 0), handle, name="fake-bridge", admit=auth.admit).start()
     identity = BridgeIdentity(instance_id=args.id or f"fake-{os.getpid()}", port=server.port,
                               origin=origin, workspace=os.path.realpath(args.cwd),
                               version=args.version)

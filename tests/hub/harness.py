@@ -77,7 +77,8 @@ class Process:
 
 def base_env(tmp: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ZCODE_ACP_")}
-    env.update(XDG_CONFIG_HOME=str(tmp / "config"), ZCODE_ACP_REMOTE_TOKEN=TOKEN,
+    env.update(XDG_CONFIG_HOME=str(tmp / "config"), XDG_STATE_HOME=str(tmp / "state"),
+               ZCODE_ACP_REMOTE_TOKEN=TOKEN,
                PYTHONPATH=REPO, PYTHONUNBUFFERED="1")
     env.update(extra)
     return env

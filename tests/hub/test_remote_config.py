@@ -31,22 +31,22 @@ def test_defaults_without_file_or_environment() -> None:
 
 
 def test_file_values_are_read() -> None:
-    config = parse({"remote": {"enabled": True, "token": "file-token", "hubHost": "0.0.0.0",
+    config = parse({"remote": {"enabled": True, "token": "file-token-0123456789", "hubHost": "0.0.0.0",
                                "hubPort": 9000, "bridgePort": 9100,
                                "projectRoots": ["~/src", "/srv/work"]}})
-    assert config.enabled and config.token == "file-token"
+    assert config.enabled and config.token == "file-token-0123456789"
     assert (config.hub_host, config.hub_port, config.bridge_port) == ("0.0.0.0", 9000, 9100)
     assert config.project_roots == (HOME / "src", Path("/srv/work"))
     assert config.warnings == ()
 
 
 def test_environment_overrides_the_file_field_by_field() -> None:
-    config = parse({"remote": {"enabled": False, "token": "file-token", "hubPort": 9000,
+    config = parse({"remote": {"enabled": False, "token": "file-token-0123456789", "hubPort": 9000,
                                "bridgePort": 9100, "projectRoots": ["/a"]}},
-                   {"ZCODE_ACP_REMOTE": "yes", "ZCODE_ACP_REMOTE_TOKEN": "env-token",
+                   {"ZCODE_ACP_REMOTE": "yes", "ZCODE_ACP_REMOTE_TOKEN": "env-token-0123456789",
                     "ZCODE_ACP_HUB_PORT": "9001", "ZCODE_ACP_PROJECT_ROOTS": "/b:/c",
                     "ZCODE_ACP_HUB_AUTOSTART": "0"})
-    assert config.enabled and config.token == "env-token" and config.hub_port == 9001
+    assert config.enabled and config.token == "env-token-0123456789" and config.hub_port == 9001
     assert config.bridge_port == 9100  # not overridden: the file's value stays
     assert config.project_roots == (Path("/b"), Path("/c"))
     assert not config.hub_autostart
@@ -75,16 +75,16 @@ def test_invalid_file_values_fall_back_to_defaults() -> None:
 
 
 def test_token_from_a_shared_file_is_refused() -> None:
-    config = parse({"remote": {"token": "file-token", "hubPort": 9000}}, mode=SHARED)
+    config = parse({"remote": {"token": "file-token-0123456789", "hubPort": 9000}}, mode=SHARED)
     assert config.token is None
     assert config.hub_port == 9000  # the rest of the file still counts
     assert any("chmod 600" in w for w in config.warnings)
 
 
 def test_environment_token_is_fine_whatever_the_file_mode() -> None:
-    config = parse({"remote": {"token": "file-token"}}, {"ZCODE_ACP_REMOTE_TOKEN": "env"},
+    config = parse({"remote": {"token": "file-token-0123456789"}}, {"ZCODE_ACP_REMOTE_TOKEN": "env-token-0123456789"},
                    mode=SHARED)
-    assert config.token == "env"
+    assert config.token == "env-token-0123456789"
 
 
 def test_malformed_file_is_ignored_with_a_warning() -> None:
@@ -106,13 +106,30 @@ def test_load_reads_the_real_file_and_checks_its_mode(tmp_path: Path,
     folder = tmp_path / "zcode-acp"
     folder.mkdir()
     path = folder / "config.json"
-    path.write_text(json.dumps({"remote": {"token": "from-file", "hubPort": 9005}}))
+    path.write_text(json.dumps({"remote": {"token": "from-file-0123456789", "hubPort": 9005}}))
     env = {"XDG_CONFIG_HOME": str(tmp_path)}
     os.chmod(path, 0o600)
     config = load_remote_config(env, home=tmp_path)
-    assert config.token == "from-file" and config.config_path == path
+    assert config.token == "from-file-0123456789" and config.config_path == path
     os.chmod(path, 0o640)
     with caplog.at_level(logging.WARNING):
         config = load_remote_config(env, home=tmp_path)
     assert config.token is None and config.hub_port == 9005
     assert "chmod 600" in caplog.text
+
+
+def test_a_token_shorter_than_16_characters_is_refused() -> None:
+    config = parse({"remote": {"token": "short-token"}}, {})
+    assert config.token is None and any("shorter than 16" in w for w in config.warnings)
+    config = parse(None, {"ZCODE_ACP_REMOTE_TOKEN": "fifteen-chars-x"})
+    assert config.token is None
+    assert parse(None, {"ZCODE_ACP_REMOTE_TOKEN": "sixteen-chars-xx"}).token == "sixteen-chars-xx"
+
+
+def test_public_host_names_for_a_tunnel() -> None:
+    config = parse({"remote": {"publicHost": "Agent.Example.org"}}, {})
+    assert config.public_hosts == ("agent.example.org",)
+    config = parse(None, {"ZCODE_ACP_PUBLIC_HOST": "a.example.org, b.example.org"})
+    assert config.public_hosts == ("a.example.org", "b.example.org")
+    config = parse({"remote": {"publicHost": "evil.org/path"}}, {})
+    assert config.public_hosts == () and config.warnings

@@ -20,9 +20,10 @@ import websocket as wsclient
 
 from zcode_acp.actors.transport import websocket as ws
 from zcode_acp.actors.transport.http_server import HttpExchange, HttpServer
-from zcode_acp.actors.transport.tokens import request_token, token_matches
+from zcode_acp.actors.transport.tokens import SUBPROTOCOL, request_token, token_matches, \
+    token_subprotocol
 
-TOKEN = "s3cret-token"
+TOKEN = "s3cret-token-0123456789"
 
 
 DEFAULT_OPTIONS = ws.WebSocketOptions()
@@ -47,7 +48,7 @@ class EchoServer:
         if request.path != "/acp":
             exchange.respond(404, "no such endpoint\n")
             return
-        if not token_matches(request_token(request.headers, request.query), TOKEN):
+        if not token_matches(request_token(request.headers), TOKEN):
             exchange.respond(401, "unauthorized: missing or wrong token\n")
             return
         problem = ws.handshake_problem(request.headers)
@@ -55,7 +56,7 @@ class EchoServer:
             exchange.respond(400, problem + "\n")
             return
         conn = ws.accept(exchange.detach(), request.raw, self.options, name="test-server",
-                         on_overflow=self.on_overflow)
+                         on_overflow=self.on_overflow, subprotocol=SUBPROTOCOL)
         self.connections.append(conn)
 
         def on_close(info: ws.CloseInfo) -> None:
@@ -96,8 +97,10 @@ def test_text_round_trip_in_order(server: EchoServer) -> None:
     assert server.closed[0].code == 1000 and server.closed[0].by_peer
 
 
-def test_independent_client_library_and_query_token(server: EchoServer) -> None:
-    peer = wsclient.create_connection(server.url + f"?token={TOKEN}", timeout=5)
+def test_independent_client_library_and_subprotocol_token(server: EchoServer) -> None:
+    peer = wsclient.create_connection(server.url, timeout=5,
+                                      subprotocols=[SUBPROTOCOL, token_subprotocol(TOKEN)])
+    assert peer.subprotocol == SUBPROTOCOL
     peer.send("hello")
     assert peer.recv() == "echo:hello"
     peer.close(status=1001)
@@ -282,10 +285,15 @@ def test_token_helpers() -> None:
     assert not token_matches(None, "abc")
     assert not token_matches("abc", None)
     assert not token_matches("a" * 1000, "abc")
-    assert request_token({"authorization": "Bearer  xyz "}, {}) == "xyz"
-    assert request_token({"authorization": "bearer xyz"}, {"token": "q"}) == "xyz"
-    assert request_token({"authorization": "Basic xyz"}, {"token": "q"}) == "q"
-    assert request_token({}, {}) is None
+    assert request_token({"authorization": "Bearer  xyz "}) == "xyz"
+    assert request_token({"authorization": "bearer xyz"}) == "xyz"
+    assert request_token({"authorization": "Basic xyz"}) is None
+    odd = "tok/en+with=odd ü chars"
+    offered = f"{SUBPROTOCOL}, {token_subprotocol(odd)}"
+    assert request_token({"sec-websocket-protocol": offered}) == odd
+    assert all(c.isalnum() or c in "-._" for c in token_subprotocol(odd))  # a valid HTTP token
+    assert request_token({"sec-websocket-protocol": "zcode-acp.token.!!"}) is None
+    assert request_token({}) is None
 
 
 def test_first_free_port_moves_upwards() -> None:

@@ -46,7 +46,9 @@ class RemoteClient:
 
     @classmethod
     async def connect(cls, url: str, token: str = TOKEN, **kwargs: Any) -> RemoteClient:
-        socket = await websockets.connect(f"{url}?token={token}", max_size=None, **kwargs)
+        # The token in a header, never in the URL (docs/security.md).
+        socket = await websockets.connect(url, max_size=None, additional_headers={"Authorization": f"Bearer {token}"},
+                                          **kwargs)
         return cls(socket)
 
     async def _read(self) -> None:

@@ -13,6 +13,7 @@ import websockets
 
 from tests.process.harness import TIMEOUT, RecordingClient, bridge, file_contains, pick, run
 from tests.process.remote import REMOTE_ENV, TOKEN, RemoteClient, remote_url
+from zcode_acp.actors.transport.tokens import token_subprotocol
 
 FORMS = {"elicitation": {"form": {}}, "_meta": {"terminal_output": True}}
 NO_FORMS = {"_meta": {"terminal_output": True}}
@@ -57,14 +58,20 @@ async def test_refusals_are_real_status_lines_and_the_endpoint_is_loopback_only(
         url = await remote_url(b.log)
         assert url.startswith("ws://127.0.0.1:")
         assert (await http_status(url, "/acp", UPGRADE))[0] == 401  # no token
-        assert (await http_status(url, "/acp?token=wrong", UPGRADE))[0] == 401
         assert (await http_status(url, "/acp", {**UPGRADE, "Authorization": "Bearer wrong"}))[0] == 401
-        assert (await http_status(url, f"/other?token={TOKEN}", UPGRADE))[0] == 404
-        assert (await http_status(url, f"/acp?token={TOKEN}", {}))[0] == 400  # not an upgrade
+        # The right token in the URL is refused too: a URL ends up in logs (docs/security.md).
+        assert (await http_status(url, f"/acp?token={TOKEN}", UPGRADE))[0] == 401
+        bearer = {"Authorization": f"Bearer {TOKEN}"}
+        assert (await http_status(url, "/other", {**UPGRADE, **bearer}))[0] == 404
+        assert (await http_status(url, "/acp", bearer))[0] == 400  # not an upgrade
         with pytest.raises(websockets.InvalidStatus) as refused:
-            await websockets.connect(f"{url}?token=nope")
+            await websockets.connect(url, additional_headers={"Authorization": "Bearer nope-nope-nope-nope"})
         assert refused.value.response.status_code == 401
-        # A header token works as well as the query one.
+        # A header token works, and so does the subprotocol a browser uses (answered with the plain one).
+        remote = RemoteClient(await websockets.connect(url, subprotocols=["zcode-acp", token_subprotocol(TOKEN)]))
+        assert remote.socket.subprotocol == "zcode-acp"
+        assert (await remote.initialize())["result"]["protocolVersion"] == 1
+        await remote.close()
         remote = RemoteClient(await websockets.connect(url, additional_headers={"Authorization": f"Bearer {TOKEN}"}))
         assert (await remote.initialize())["result"]["protocolVersion"] == 1
         await remote.close()
@@ -238,7 +245,8 @@ async def test_a_stalled_remote_client_is_dropped_and_never_slows_the_editor(tmp
         sid = await b.new_session()
         url = await remote_url(b.log)
         # A client that connects and then stops reading (its library queues one message).
-        stalled = await websockets.connect(f"{url}?token={TOKEN}", max_queue=1, max_size=None)
+        stalled = await websockets.connect(url, max_queue=1, max_size=None,
+                                           additional_headers={"Authorization": f"Bearer {TOKEN}"})
         await stalled.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
                                        "params": {"protocolVersion": 1, "clientCapabilities": {}}}))
         response = await b.prompt(sid, "#sim stream count=150000 text=abcdefghij", timeout=60)
@@ -286,3 +294,64 @@ def test_port_is_the_next_free_one_when_taken(tmp_path):
         body(tmp_path)
     finally:
         taken.close()
+
+
+@run
+async def test_the_backend_never_inherits_the_token_or_any_remote_setting(tmp_path):
+    # The backend and every tool it runs (a model-written shell command) see this environment.
+    env = {**REMOTE_ENV, "ZCODE_ACP_PROJECT_ROOTS": str(tmp_path), "ZCODE_ACP_PUBLIC_HOST": "agent.example.org",
+           "ZCODE_ACP_REMOTE_PORT": "8378", "MY_COPY_OF_IT": f"x{TOKEN}x", "KEEP_ME": "still here"}
+    async with bridge(tmp_path, env=env) as b:
+        await remote_url(b.log)  # remote access is up in the bridge
+        sid = await b.new_session()
+        assert (await b.prompt(sid, "#sim stream count=1")).stop_reason == "end_turn"  # the backend runs
+        (backend,) = b.backend_pids()
+        names = dict(item.split(b"=", 1) for item in Path(f"/proc/{backend}/environ").read_bytes().split(b"\0")
+                     if b"=" in item)
+        assert names[b"KEEP_ME"] == b"still here" and names[b"ZCODE_BIN"]
+        leaked = [name for name, value in names.items()
+                  if name.startswith((b"ZCODE_ACP_REMOTE", b"ZCODE_ACP_HUB_", b"ZCODE_ACP_PROJECT", b"ZCODE_ACP_PUBLIC"))
+                  or TOKEN.encode() in value]
+        assert leaked == []
+
+
+@run
+async def test_the_bridge_endpoint_refuses_a_foreign_host_or_origin(tmp_path):
+    # A DNS-rebinding page or a page elsewhere reaching the bridge's loopback port: 403, token or not.
+    async with bridge(tmp_path, env=REMOTE_ENV) as b:
+        url = await remote_url(b.log)
+        authorized = {**UPGRADE, "Authorization": f"Bearer {TOKEN}"}
+        host, port = url.removeprefix("ws://").split("/")[0].split(":")
+        assert (await http_status(url, "/acp", {**authorized, "Origin": "https://attacker.example"}))[0] == 403
+        assert (await http_status(url, "/acp", {**authorized, "Origin": f"http://{host}:{int(port) + 1}"}))[0] == 403
+        reader, writer = await asyncio.open_connection(host, int(port))
+        head = "".join(f"{k}: {v}\r\n" for k, v in authorized.items())
+        writer.write(f"GET /acp HTTP/1.1\r\nHost: rebind.attacker.example:{port}\r\n{head}\r\n".encode())
+        answer = await asyncio.wait_for(reader.read(), TIMEOUT)
+        writer.close()
+        assert answer.startswith(b"HTTP/1.1 403 ")
+        # The loopback origin itself is fine (a page the hub serves never reaches here, a script may).
+        remote = RemoteClient(await websockets.connect(url, origin=f"http://{host}:{port}",
+                                                       additional_headers={"Authorization": f"Bearer {TOKEN}"}))
+        assert (await remote.initialize())["result"]["protocolVersion"] == 1
+        await remote.close()
+
+
+@run
+async def test_the_editors_bridge_announces_a_new_session_to_the_hub_at_once(tmp_path):
+    from tests.hub.harness import HubProcess, get_json
+
+    hub = HubProcess(tmp_path / "hub-home")
+    try:
+        # The hub's token for the bridge too; the heartbeat is 10 s, the session must show well before.
+        env = {**REMOTE_ENV, "ZCODE_ACP_HUB_PORT": str(hub.port), "ZCODE_ACP_REMOTE_TOKEN": "test-token-0123456789"}
+        async with bridge(tmp_path, env=env) as b:
+            await file_contains(b.log, "registered with the hub")
+            sid = await b.new_session()
+            assert (await b.prompt(sid, "#sim stream count=1")).stop_reason == "end_turn"
+            deadline = asyncio.get_running_loop().time() + 5
+            while not any(s["sessionId"] == sid for i in get_json(f"{hub.url}/api/instances") for s in i["sessions"]):
+                assert asyncio.get_running_loop().time() < deadline, "not announced before the 10 s heartbeat"
+                await asyncio.sleep(0.1)  # polls the hub's answer, bounded by the deadline
+    finally:
+        hub.stop()

@@ -38,7 +38,7 @@ def remote_url(peer: Peer) -> str:
 @contextmanager
 def attach(peer: Peer) -> Iterator[ClientConnection]:
     """A remote client, initialized."""
-    with connect(f"{remote_url(peer)}?token={TOKEN}", max_size=None) as remote:
+    with connect(remote_url(peer), max_size=None, additional_headers={"Authorization": f"Bearer {TOKEN}"}) as remote:
         remote.send(json.dumps({"jsonrpc": "2.0", "id": "init", "method": "initialize",
                                 "params": {"protocolVersion": 1, "clientCapabilities": {}}}))
         until(remote, lambda f: f.get("id") == "init")

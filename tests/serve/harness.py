@@ -16,6 +16,7 @@ import gevent
 import websocket as wsclient
 
 from tests.hub.harness import TOKEN, Process, base_env
+from zcode_acp.actors.transport.tokens import SUBPROTOCOL, token_subprotocol
 
 BIN = str(Path(sys.executable).parent)  # zcode-sim is installed next to this Python
 
@@ -67,8 +68,10 @@ class ServeProcess(Process):
 class AcpClient:
     """JSON-RPC over one WebSocket: requests by id, every notification kept in order."""
 
-    def __init__(self, url: str, timeout: float = 10.0) -> None:
-        self.socket = wsclient.create_connection(url, timeout=timeout)
+    def __init__(self, url: str, timeout: float = 10.0, token: str = TOKEN) -> None:
+        # As the web page does: the token in the subprotocol, never in the URL.
+        self.socket = wsclient.create_connection(url, timeout=timeout,
+                                                 subprotocols=[SUBPROTOCOL, token_subprotocol(token)])
         self.timeout = timeout
         self.next_id = 0
         self.notifications: list[dict[str, Any]] = []
@@ -76,7 +79,7 @@ class AcpClient:
 
     @classmethod
     def through_hub(cls, hub_port: int, instance_id: str) -> AcpClient:
-        return cls(f"ws://127.0.0.1:{hub_port}/acp?instance={instance_id}&token={TOKEN}")
+        return cls(f"ws://127.0.0.1:{hub_port}/acp?instance={instance_id}")
 
     def send(self, method: str, params: dict[str, Any]) -> int:
         self.next_id += 1

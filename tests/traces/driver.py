@@ -129,7 +129,7 @@ class Client:
             if match is None:
                 time.sleep(0.02)
         assert match, "the bridge did not log its remote address"
-        remote = Remote(f"{match.group(1)}?token={REMOTE_TOKEN}")
+        remote = Remote(match.group(1), REMOTE_TOKEN)
         self.remotes.append(remote)
         return remote
 
@@ -146,10 +146,11 @@ class Client:
 class Remote(Client):
     """A remote ACP client over the WebSocket endpoint: the same policies, one message per frame."""
 
-    def __init__(self, url: str) -> None:  # not Client's: the bridge process is the editor's, not ours
+    def __init__(self, url: str, token: str) -> None:  # not Client's: the bridge process is the editor's, not ours
         from websockets.sync.client import connect
 
-        self.socket = connect(url, max_size=None).__enter__()  # closed in close(); used as a context manager
+        # The token in a header, never in the URL (docs/security.md).
+        self.socket = connect(url, max_size=None, additional_headers={"Authorization": f"Bearer {token}"}).__enter__()
         self.frames = []
         self.changed = threading.Condition()
         self.next_id = 0

@@ -2,7 +2,7 @@
 
 It serves ``hub/web/`` with the hub's Content-Security-Policy, answers
 ``GET``/``POST /api/instances`` (bearer token checked) and accepts WebSockets on
-``/acp?instance=<id>&token=<token>``. It has no ACP logic of its own: the
+``/acp?instance=<id>`` (the token in the ``zcode-acp.token.`` subprotocol). It has no ACP logic of its own: the
 scenario reads what the page sends (``Connection.expect``) and writes what a
 bridge would (``Connection.send`` / ``request``), step by step. Every frame in
 both directions is logged for schema validation afterwards.
@@ -17,7 +17,10 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
-CSP = "default-src 'self'; connect-src 'self' ws: wss:"
+from zcode_acp.actors.transport.tokens import SUBPROTOCOL, request_token
+from zcode_acp.hub.static import CONTENT_SECURITY_POLICY
+
+CSP = CONTENT_SECURITY_POLICY  # the real hub's
 CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",
     ".js": "text/javascript; charset=utf-8",
@@ -167,7 +170,9 @@ class FakeHub:
                             headers={"Content-Type": CONTENT_TYPES.get(path.suffix, "application/octet-stream")})
 
     async def _socket(self, request: web.Request) -> web.StreamResponse:
-        if request.query.get("token") != self.token:
+        # As the real hub: the token in the subprotocol list (or a header), never in the URL.
+        offered = {"sec-websocket-protocol": request.headers.get("Sec-WebSocket-Protocol", "")}
+        if "token" in request.query or request_token(offered) != self.token:
             return web.json_response({"error": "wrong or missing token"}, status=401)
         if not any(i["id"] == request.query.get("instance") for i in self.instances):
             return web.json_response({"error": "unknown instance"}, status=404)
@@ -175,7 +180,7 @@ class FakeHub:
             self.refuse_next_sockets -= 1
             self.refused_sockets += 1
             return web.json_response({"error": "bridge unreachable"}, status=502)
-        ws = web.WebSocketResponse(heartbeat=None)
+        ws = web.WebSocketResponse(heartbeat=None, protocols=(SUBPROTOCOL,))
         await ws.prepare(request)
         self._count += 1
         connection = Connection(self, self._count, request, ws)

@@ -108,6 +108,8 @@ async def steps(page: Page, base: str, instance_id: str, project: Path, artifact
     bash = transcript.locator(".tool-card").filter(has_text="ls -la")
     await expect(bash.locator(".tool-status")).to_have_text("done")
     await expect(transcript.locator(".tool-card")).to_have_count(2)
+    # The demo's plan: one step done, the next pending. The bar names the step it is at.
+    await expect(page.locator(".plan summary")).to_have_text("Plan 1/2 · Explore src/")
     await expect(page.locator("button.cancel")).to_be_disabled()
 
     print("step: a permission dialog, approved (#sim permission)", flush=True)
@@ -147,6 +149,15 @@ async def steps(page: Page, base: str, instance_id: str, project: Path, artifact
     assert max(width) <= 390, f"horizontal overflow on a 390 px screen: {width}"
     await page.locator(".scroller").evaluate("el => el.scrollTop = el.scrollHeight")
     await page.screenshot(path=str(artifacts / "real-hub-session.png"))
+
+    print("step: a running session shows it in the list", flush=True)
+    await page.fill(".prompt-input", "#sim slow count=100 interval=0.05")
+    await page.click("button.send")
+    await expect(transcript.locator(".message.agent").last).to_contain_text("tick tick")
+    await page.goto(base + "/")  # the list, as a phone opening the page would see it
+    row = page.locator(f'.instance[data-instance-id="{instance_id}"] .session-row')
+    await expect(row.locator(".dot.running")).to_have_count(1)  # serve announces a turn at once
+    await expect(row.locator(".dot.running")).to_have_count(0, timeout=15_000)  # and its end
 
 
 async def main(artifacts: Path) -> int:

@@ -23,10 +23,11 @@ from playwright.async_api import Page, async_playwright, expect
 
 from tests.web.browser import open_phone_page, scenario_command
 from tests.web.fake_hub import Connection, FakeHub
+from zcode_acp.actors.transport.tokens import token_subprotocol
 
 REPO = Path(__file__).resolve().parents[2]
 WEB_ROOT = REPO / "hub" / "web"
-TOKEN = "s3cret-token"
+TOKEN = "s3cret-token-0123456789"
 WORKSPACE = "/home/dev/demo-project"
 SESSION = "sess-1"
 XSS_TEXT = "Here is <script>window.__pwned = 1</script> and <img src=x onerror=\"window.__pwned = 2\"> "
@@ -194,7 +195,9 @@ class Steps:
         await self.step("open a session: initialize, session/load, the history replayed")
         await instance.locator(f'.session-row[data-session-id="{SESSION}"]').click()
         conn = await hub.next_connection()
-        assert conn.http_request.query["token"] == TOKEN and conn.http_request.query["instance"] == "inst-1"
+        # The token travels in the subprotocol list, never in the URL the page builds.
+        assert "token" not in conn.http_request.query and conn.http_request.query["instance"] == "inst-1"
+        assert token_subprotocol(TOKEN) in conn.http_request.headers["Sec-WebSocket-Protocol"]
         await self.open_session(conn, SESSION, HISTORY)
         await expect(page.locator(".session-view")).to_have_attribute("data-loaded", "true")
         await expect(transcript.locator(".message.user")).to_have_text(["Please fix the login bug"])
@@ -215,14 +218,16 @@ class Steps:
         await expect(transcript.locator('.tool-card[data-tool-call-id="h1"] .tool-status')).to_have_text("done")
 
         await self.step("send a prompt; the answer streams with thoughts, a terminal, a diff, the plan, usage")
-        await page.fill(".prompt-input", "Run the tests")
+        await page.fill(".prompt-input", "Run the `tests`")
         await page.click("button.send")
         prompt = await conn.expect("session/prompt")
-        assert prompt["params"] == {"sessionId": SESSION, "prompt": [{"type": "text", "text": "Run the tests"}]}
+        assert prompt["params"] == {"sessionId": SESSION, "prompt": [{"type": "text", "text": "Run the `tests`"}]}
         await expect(page.locator("button.cancel")).to_be_enabled()
         for update in turn_updates():
             await conn.update(SESSION, update)
+        # The user's own message is Markdown too: the backticks make a code span, not stray marks.
         await expect(transcript.locator(".message.user").last).to_have_text("Run the tests")
+        await expect(transcript.locator(".message.user").last.locator("code")).to_have_text("tests")
         await expect(transcript.locator(".message.agent").last).to_have_text("All tests pass. Fixed the login check.")
         await expect(transcript.locator(".thought")).to_contain_text("The failing test is in tests/test_login.py")
         bash = transcript.locator('.tool-card[data-tool-call-id="t1"]')

@@ -48,6 +48,35 @@ MARKDOWN = {
     "---\ntext": "<hr><p>text</p>",
 }
 
+# The CommonMark 0.31.2 specification's code-span examples (section 6.1), by number, with the
+# spec's HTML as the browser serializes it. Left out: 333 (a no-break space), 334 and 336
+# (a line ending between or inside spans: the page keeps line breaks as <br>, like GFM's
+# chat renderers), 344-346 (raw HTML and autolinks, which the page never renders as such).
+COMMONMARK_CODE_SPANS = {
+    328: ("`foo`", "<p><code>foo</code></p>"),
+    329: ("`` foo ` bar ``", "<p><code>foo ` bar</code></p>"),
+    330: ("` `` `", "<p><code>``</code></p>"),
+    331: ("`  ``  `", "<p><code> `` </code></p>"),
+    332: ("` a`", "<p><code> a</code></p>"),
+    335: ("` `", "<p><code> </code></p>"),
+    337: ("`foo   bar \nbaz`", "<p><code>foo   bar  baz</code></p>"),
+    338: ("`foo\\`bar`", "<p><code>foo\\</code>bar`</p>"),
+    339: ("``foo`bar``", "<p><code>foo`bar</code></p>"),
+    340: ("` foo `` bar `", "<p><code>foo `` bar</code></p>"),
+    341: ("*foo`*`", "<p>*foo<code>*</code></p>"),
+    342: ("[not a `link](/foo`)", "<p>[not a <code>link](/foo</code>)</p>"),
+    343: ('`<a href="`">`', '<p><code>&lt;a href="</code>"&gt;`</p>'),
+    347: ("```foo``", "<p>```foo``</p>"),
+    348: ("`foo", "<p>`foo</p>"),
+    349: ("`foo``bar``", "<p>`foo<code>bar</code></p>"),
+}
+MARKDOWN.update({source: html for source, html in COMMONMARK_CODE_SPANS.values()})
+# What a model writes: inline triple backticks (stray ones were left before), spans in a sentence.
+MARKDOWN.update({
+    "Run ```npm test``` then `make` and ``a ` b``.":
+        "<p>Run <code>npm test</code> then <code>make</code> and <code>a ` b</code>.</p>",
+})
+
 DIFFS: list[tuple[str | None, str, list[list[str]]]] = [
     ("a\nb\nc\n", "a\nB\nc\n", [[" ", "a"], ["-", "b"], ["+", "B"], [" ", "c"]]),
     (None, "new\nfile\n", [["+", "new"], ["+", "file"]]),

@@ -53,9 +53,21 @@ export function startInstance(token, cwd) {
   return call(token, "POST", "/api/instances", { cwd });
 }
 
-/** The WebSocket URL for one instance (browsers cannot set headers on a WebSocket: the token rides in the query). */
+/** The token as a WebSocket subprotocol: base64url without padding, a valid HTTP token whatever it holds. */
+export function tokenSubprotocol(token) {
+  const bytes = new TextEncoder().encode(token);
+  let binary = "";
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return "zcode-acp.token." + btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/**
+ * Where to open one instance's WebSocket. Browsers cannot set headers on a WebSocket, and a URL
+ * is kept by proxies, tunnels and histories, so the token rides in the subprotocol list next to
+ * "zcode-acp" (the hub answers with that one only): never in the URL (docs/security.md).
+ */
 export function acpUrl(instanceId, token) {
   const scheme = location.protocol === "https:" ? "wss:" : "ws:";
-  const query = new URLSearchParams({ instance: instanceId, token });
-  return `${scheme}//${location.host}/acp?${query}`;
+  const query = new URLSearchParams({ instance: instanceId });
+  return { url: `${scheme}//${location.host}/acp?${query}`, protocols: ["zcode-acp", tokenSubprotocol(token)] };
 }

@@ -190,14 +190,14 @@ export function inline(text) {
     }
     if (ch === "`") {
       const run = /^`+/.exec(rest)[0];
-      const end = text.indexOf(run, i + run.length);
+      const end = closingRun(text, i + run.length, run.length);
       if (end > 0) {
         flush();
-        out.push(h("code", null, text.slice(i + run.length, end).replace(/^ (.*) $/s, "$1")));
+        out.push(h("code", null, codeSpanText(text.slice(i + run.length, end))));
         i = end + run.length;
         continue;
       }
-      buffer += run;
+      buffer += run; // no run of the same length closes it: the backticks are literal (CommonMark)
       i += run.length;
       continue;
     }
@@ -220,7 +220,7 @@ export function inline(text) {
     if (ch === "[" || (ch === "!" && text[i + 1] === "[")) {
       const image = ch === "!";
       const parsed = /^!?\[((?:[^\[\]\\]|\\.)*)\]\(\s*<?([^\s<>()]+(?:\([^\s()]*\))?[^\s<>()]*)>?(?:\s+"[^"]*")?\s*\)/.exec(rest);
-      if (parsed) {
+      if (parsed && !codeSpanCrosses(text, i, i + (image ? 2 : 1) + parsed[1].length)) {
         flush();
         // Images are not loaded (no remote requests from model text): a link stands in.
         out.push(link(image ? [`🖼 ${parsed[1] || "image"}`] : inline(parsed[1]), parsed[2]));
@@ -249,13 +249,46 @@ export function inline(text) {
   return out;
 }
 
+/**
+ * Where the backtick run that closes a code span starts: the next run of exactly `length`
+ * backticks (a longer or shorter run is part of the span's text); -1 when none does.
+ */
+function closingRun(text, from, length) {
+  const runs = /`+/g;
+  runs.lastIndex = from;
+  for (let match = runs.exec(text); match; match = runs.exec(text)) {
+    if (match[0].length === length) return match.index;
+  }
+  return -1;
+}
+
+/** A code span opened in text[from, to) and closed after it: it binds tighter than the link
+ * whose label it would cut (CommonMark 6.1, example 342). */
+function codeSpanCrosses(text, from, to) {
+  const runs = /`+/g;
+  runs.lastIndex = from;
+  for (let match = runs.exec(text); match && match.index < to; match = runs.exec(text)) {
+    const end = closingRun(text, match.index + match[0].length, match[0].length);
+    if (end >= to) return true;
+    if (end > 0) runs.lastIndex = end + match[0].length;
+  }
+  return false;
+}
+
+/** A code span's content: line endings become spaces; one space is stripped from each side
+ * when both sides have one and the content is not all spaces (CommonMark 6.1). */
+function codeSpanText(raw) {
+  const text = raw.replace(/\r\n|\r|\n/g, " ");
+  return /^ .*[^ ].* $/s.test(text) ? text.slice(1, -1) : text;
+}
+
 function findClosing(text, marker, from) {
   let i = from;
   while (i < text.length) {
     if (text[i] === "\\") { i += 2; continue; }
     if (text[i] === "`") {
       const run = /^`+/.exec(text.slice(i))[0];
-      const end = text.indexOf(run, i + run.length);
+      const end = closingRun(text, i + run.length, run.length);
       i = end > 0 ? end + run.length : i + run.length;
       continue;
     }

@@ -69,15 +69,16 @@ export class RpcSocket extends EventTarget {
     clearTimeout(this.timer);
     if (this.stopped) return;
     this.setState("connecting");
-    let url;
+    let target;
     try {
-      url = await this.urlProvider(this.attempt);
+      target = await this.urlProvider(this.attempt);
     } catch (error) {
       this.scheduleRetry(String(error.message || error));
       return;
     }
     if (this.stopped) return;
-    const socket = new WebSocket(url);
+    // A URL, or {url, protocols} (the token travels as a subprotocol: hub-api.js acpUrl).
+    const socket = typeof target === "string" ? new WebSocket(target) : new WebSocket(target.url, target.protocols);
     this.socket = socket;
     socket.addEventListener("open", () => {
       if (socket !== this.socket) return;

@@ -263,7 +263,8 @@ export class SessionView {
   showPlan(entries) {
     clear(this.planList);
     const done = entries.filter((e) => e.status === "completed").length;
-    const current = entries.find((e) => e.status === "in_progress");
+    // The step under way, else the next one to do: a plan between two steps still shows where it is.
+    const current = entries.find((e) => e.status === "in_progress") || entries.find((e) => e.status === "pending");
     this.planSummary.textContent = `Plan ${done}/${entries.length}${current ? ` · ${current.content}` : ""}`;
     for (const entry of entries) {
       this.planList.append(h("li", { class: `plan-entry ${entry.status}`, dataset: { priority: entry.priority || "" } },

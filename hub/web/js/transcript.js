@@ -97,7 +97,8 @@ export class Transcript extends EventTarget {
     this.mutate(() => {
       for (const entry of entries) {
         clear(entry.body);
-        if (entry.kind === "agent") entry.body.appendChild(renderMarkdown(entry.text));
+        // The user's messages are Markdown too (a pasted snippet, a list): rendered the same safe way.
+        if (entry.kind === "agent" || entry.kind === "user") entry.body.appendChild(renderMarkdown(entry.text));
         else entry.body.textContent = entry.text;
       }
     });
@@ -121,7 +122,7 @@ export class Transcript extends EventTarget {
   addOwnPrompt(text) {
     const entry = this.newEntry("user");
     entry.text = text;
-    entry.body.textContent = text;
+    this.mutate(() => entry.body.appendChild(renderMarkdown(text)));
     this.last = null;
   }
 
