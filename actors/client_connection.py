@@ -65,10 +65,15 @@ def id_key(request_id: Any) -> Any:
 class ClientConnection(BridgeActor):
     gone_is_normal = True  # a client leaves when it likes; what is told to it afterwards is dropped
 
-    def __init__(self, supervisor: Any, transport: Transport) -> None:
+    def __init__(self, supervisor: Any, transport: Transport, every_session: bool = True) -> None:
         super().__init__()
         self.supervisor = supervisor
         self.transport = transport
+        # The sessions whose updates this client gets: every one (the editor), or, for a remote
+        # client, those it has named in a request or been given by an answer (session/new, fork).
+        # A client ignores a session it never saw anyway, and one that loads it gets it from the
+        # replay: a live line sent before its load would reach it twice (docs/remote.md).
+        self.named: set[str] | None = None if every_session else set()
         self.open_requests: dict[RequestHandle, tuple[str | None, str]] = {}  # instance → (its session, method)
         self.by_id: dict[Any, RequestHandle] = {}  # id key → the open instance with that id
         self.outbound = Correlation()  # dialogs we sent the client
@@ -164,6 +169,8 @@ class ClientConnection(BridgeActor):
             session_id = params.get("sessionId") if isinstance(params, dict) else None
             self.open_requests[handle] = (session_id if isinstance(session_id, str) else None, frame["method"])
             self.by_id[key] = handle
+            if self.named is not None and isinstance(session_id, str) and frame["method"] != "session/load":
+                self.named.add(session_id)  # a load names it once its replay is out (on_release)
             if frame["method"] == "session/load" and isinstance(session_id, str):
                 # Hold from the moment the client asks, not from when the Session hears of it:
                 # what streams in between is part of the replay, not written before it.
@@ -213,10 +220,14 @@ class ClientConnection(BridgeActor):
         if error is not None:
             self._write_frame(jsonrpc.acp_error(handle.id, error))
         else:
+            if self.named is not None and isinstance(result, dict) and isinstance(result.get("sessionId"), str):
+                self.named.add(result["sessionId"])  # a session it made (new, fork)
             self._write_frame(jsonrpc.acp_result(handle.id, result))
 
     @handles(Deliver)
     def on_deliver(self, message: Deliver) -> None:
+        if self.named is not None and message.session_id not in self.named and message.session_id not in self.held:
+            return
         held = self.held.get(message.session_id)
         if held is not None:
             held.append((message.payload, message.turn))
@@ -235,6 +246,8 @@ class ClientConnection(BridgeActor):
         A replay that covers a Turn already holds every line that Turn sent: those held
         are dropped, so each reaches the client once."""
         held = self.held.pop(message.session_id, [])
+        if self.named is not None:
+            self.named.add(message.session_id)  # from its replay on, live
         kept = [payload for payload, turn in held if turn is None or turn != message.covers_turn]
         self._write(message.replay + b"".join(kept))
 

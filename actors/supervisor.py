@@ -198,7 +198,7 @@ class Supervisor(BridgeActor):
 
     @handles(AttachClient)
     def on_attach_client(self, message: AttachClient) -> Any:
-        conn = ClientConnection.start(self.actor_ref, message.transport)
+        conn = ClientConnection.start(self.actor_ref, message.transport, every_session=message.primary)
         self.clients.append(conn)
         if message.primary:
             self.primary = conn

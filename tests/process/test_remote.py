@@ -36,6 +36,13 @@ async def attach(b, capabilities=None) -> RemoteClient:
     return remote
 
 
+async def watch(remote: RemoteClient, sid: str) -> RemoteClient:
+    """A remote client gets a session's updates once it has named it: here by loading it."""
+    loaded = await remote.request("session/load", {"sessionId": sid, "cwd": "/tmp", "mcpServers": []})
+    assert "result" in loaded, loaded
+    return remote
+
+
 async def http_status(url: str, path: str, headers: dict[str, str]) -> tuple[int, str]:
     host, port = url.removeprefix("ws://").split("/")[0].split(":")
     reader, writer = await asyncio.open_connection(host, int(port))
@@ -119,14 +126,18 @@ async def test_a_remote_client_joins_only_after_its_own_initialize(tmp_path):
     async with bridge(tmp_path, env=REMOTE_ENV) as b:
         sid = await b.new_session()
         lurker = await RemoteClient.connect(await remote_url(b.log))  # attached, never initialized
-        joined = await attach(b)
+        joined = await watch(await attach(b), sid)
         assert (await b.prompt(sid, "#sim stream count=4 text=A")).stop_reason == "end_turn"
         await joined.wait_for(lambda: joined.texts(sid) == "AAAA")
         # Its own initialize's answer follows, on the same connection, whatever was sent to it before.
         assert "result" in await lurker.initialize(NO_FORMS)
         assert lurker.updates == {}
+        # A session it has not named sends it nothing either; once it loads it: the replay, then live.
+        assert (await b.prompt(sid, "#sim stream count=2 text=C")).stop_reason == "end_turn"
+        assert lurker.updates == {}
+        await watch(lurker, sid)
         assert (await b.prompt(sid, "#sim stream count=3 text=B")).stop_reason == "end_turn"
-        await lurker.wait_for(lambda: lurker.texts(sid) == "BBB")
+        await lurker.wait_for(lambda: lurker.texts(sid) == "AAAACCBBB")
         await lurker.close()
         await joined.close()
 
@@ -249,6 +260,8 @@ async def test_a_stalled_remote_client_is_dropped_and_never_slows_the_editor(tmp
                                            additional_headers={"Authorization": f"Bearer {TOKEN}"})
         await stalled.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
                                        "params": {"protocolVersion": 1, "clientCapabilities": {}}}))
+        await stalled.send(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "session/load",  # it watches sid
+                                       "params": {"sessionId": sid, "cwd": "/tmp", "mcpServers": []}}))
         response = await b.prompt(sid, "#sim stream count=150000 text=abcdefghij", timeout=60)
         assert response.stop_reason == "end_turn"
         assert b.client.texts(sid) == "abcdefghij" * 150000  # the editor lost nothing
