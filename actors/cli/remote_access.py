@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from zcode_acp.actors.cli.remote_config import RemoteConfig, load_remote_config
-from zcode_acp.actors.messages import ListSessions
+from zcode_acp.actors.messages import HubPageKnown, ListSessions
 
 if TYPE_CHECKING:
     from zcode_acp.actors.transport.hub_client import HubClient, Origin
@@ -55,6 +55,7 @@ def start_remote(supervisor: Any, version: str, origin: Origin = "editor", works
         return listed
 
     identity = BridgeIdentity.new(endpoint.port, origin, workspace or os.getcwd(), version)
+    supervisor.tell(HubPageKnown(identity.instance_id))  # notifications link to the session on the page
     hub = HubClient(identity, sessions, token=lambda: load_remote_config(log_warnings=False).token or "",
                     hub_host=settings.hub_host, hub_port=settings.hub_port, autostart=settings.hub_autostart)
     hub.start()

@@ -503,7 +503,8 @@ class Session(BridgeActor):
     def on_turn_settled(self, message: TurnSettled) -> None:
         if self.current == message.key:
             self.current = None
-            self.supervisor.tell(SessionActivity(self.session_id, False))
+            self.supervisor.tell(SessionActivity(self.session_id, False, outcome=message.outcome,
+                                                 answer=message.answer))
         self.plan = message.plan  # the turn showed it before its answer
 
     @handles(TurnDone)
