@@ -628,6 +628,8 @@ class Session(BridgeActor):
                     self._adopt(claim)
                 if event.get("type") == TURN_STEER_QUEUED:
                     self._steer_admitted(event)
+                elif event.get("type") == TITLE_UPDATED:
+                    self._titled(payload(event).get("title"))
                 session_before = len(routed.session)
                 self.events.route(event, routed, has_turn, terminal)
                 if len(routed.session) > session_before:
@@ -666,7 +668,12 @@ class Session(BridgeActor):
             self.controls.compaction_ended(params.get("reason"))  # the end of a compaction is a reason
         elif message.method == TITLE_UPDATED and isinstance(params.get("title"), str):
             self.deliver_in_order([updates.session_title(params["title"], iso_time(time.time() * 1000))])
-            self.supervisor.tell(SessionActivity(self.session_id, self.current is not None, params["title"]))
+            self._titled(params["title"])
+
+    def _titled(self, title: Any) -> None:
+        """The engine named the session (either engine's way): the hub's list and notifications use it."""
+        if isinstance(title, str) and title:
+            self.supervisor.tell(SessionActivity(self.session_id, self.current is not None, title))
 
     # -- load and resume ---------------------------------------------------------------------------
 
