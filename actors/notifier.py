@@ -147,7 +147,7 @@ class Notifier(BridgeActor):
         retrying = tenacity.Retrying(
             stop=tenacity.stop_after_attempt(max(1, self.settings.attempts)),
             wait=tenacity.wait_exponential(multiplier=self.settings.backoff, max=30),
-            retry=tenacity.retry_if_exception_type((OSError, ValueError)),  # URLError/HTTPError are OSErrors
+            retry=tenacity.retry_if_exception(worth_retrying),
             reraise=True)
         while True:
             request = self.queue.get()
@@ -166,6 +166,15 @@ class Notifier(BridgeActor):
         elif message.ok and self.failing:
             log.info("notification webhook works again")
         self.failing = not message.ok
+
+
+def worth_retrying(exc: BaseException) -> bool:
+    """A refused connection, a timeout or a 5xx/429 may pass; another 4xx will not (a wrong key, a bad body)."""
+    import urllib.error
+
+    if isinstance(exc, urllib.error.HTTPError):
+        return exc.code >= 500 or exc.code == 429
+    return isinstance(exc, (OSError, ValueError))  # URLError is an OSError
 
 
 def describe(exc: BaseException) -> str:

@@ -7,7 +7,7 @@ import pytest
 
 from tests.webhook_receiver import Receiver
 from zcode_acp.actors.messages import BackendFailed, DialogWaiting, HubPageKnown, SessionTitled, TurnFinished
-from zcode_acp.actors.notifier import Notifier, NotifySettings
+from zcode_acp.actors.notifier import QUEUE_LIMIT, Notifier, NotifySettings
 from zcode_acp.protocol import notifications as n
 
 
@@ -122,3 +122,36 @@ def test_a_failing_webhook_is_retried_then_logged_once(receiver, caplog):
     failures = [r for r in caplog.records if "webhook failed" in r.getMessage()]
     assert len(failures) == 1
     assert "HTTP 500" in failures[0].getMessage() and "webhook-key" not in failures[0].getMessage()
+
+
+def test_a_client_error_is_not_retried(receiver, caplog):
+    hook = receiver(statuses=(400,))
+    ref = notifier(hook.url, attempts=3)
+    try:
+        with caplog.at_level(logging.WARNING, logger="zcode_acp.actors.notifier"):
+            ref.tell(DialogWaiting("sess_1", "permission"))
+            hook.wait_for(1)
+            ref.tell(DialogWaiting("sess_2", "permission"))
+            posts = hook.wait_for(2)  # the next notice, not a second attempt at the refused one
+            ref.ask(SessionTitled("sess_1", "x"))
+    finally:
+        ref.stop()
+    assert [p.json()["sessionId"] for p in posts] == ["sess_1", "sess_2"]
+    [failure] = [r.getMessage() for r in caplog.records if "webhook failed" in r.getMessage()]
+    assert failure.endswith("HTTP 400 (logged once until it works again)")
+
+
+def test_a_full_queue_drops_with_one_log_line_and_never_blocks(receiver, caplog):
+    hook = receiver(hang=True)
+    ref = notifier(hook.url)
+    try:
+        with caplog.at_level(logging.WARNING, logger="zcode_acp.actors.notifier"):
+            ref.tell(DialogWaiting("sess_first", "permission"))
+            hook.wait_for(1, arrived=True)  # the sender is stuck on this one
+            for index in range(QUEUE_LIMIT + 10):
+                ref.tell(DialogWaiting(f"sess_{index}", "permission"))
+            ref.ask(SessionTitled("sess_1", "x"), timeout=5)  # the actor still answers at once
+    finally:
+        ref.stop()
+    dropped = [r for r in caplog.records if "notification dropped" in r.getMessage()]
+    assert len(dropped) == 1
