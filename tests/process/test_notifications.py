@@ -2,6 +2,7 @@
 (docs/hub.md, "Notifications")."""
 
 import pytest
+from acp import RequestError
 
 from tests.process.harness import RecordingClient, bridge, pick, run
 from tests.webhook_receiver import Receiver
@@ -42,10 +43,8 @@ async def test_a_dialog_a_turn_end_and_a_backend_death_each_reach_the_webhook(tm
         response = await b.prompt(sid, "#sim permission\nTidy the build folder")
         assert response.stop_reason == "end_turn"
         posts = await hook.until(2)
-        try:
+        with pytest.raises(RequestError):  # the turn fails with the backend's death: that is the point
             await b.prompt(sid, "#sim die")
-        except Exception:
-            pass  # the turn fails with the backend's death: that is the point
         posts = await hook.until(4)
     bodies = [p.json() for p in posts]
     by_event = {}
@@ -60,8 +59,7 @@ async def test_a_dialog_a_turn_end_and_a_backend_death_each_reach_the_webhook(tm
     assert "exited" in by_event["backend_failed"][0]["summary"]
     for post in posts:
         assert TOKEN not in post.everything()  # never the token, not even from the link's address
-        assert "Tidy the build folder" not in (post.json().get("prompt") or "")  # no text unless opted in
-        assert "prompt" not in post.json() and "answer" not in post.json()
+        assert "prompt" not in post.json() and "answer" not in post.json()  # no text unless opted in
 
 
 @pytest.mark.dialects("today")
