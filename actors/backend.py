@@ -40,6 +40,7 @@ from zcode_acp.actors.base import BridgeActor, handles, safe_tell
 from zcode_acp.actors.cli.config import Config
 from zcode_acp.actors.correlation import Correlation
 from zcode_acp.actors.messages import (
+    BackendFailed,
     AnswerBackend,
     BackendCall,
     BackendFrames,
@@ -94,9 +95,10 @@ def backend_failure(message: str, **extra: Any) -> dict[str, Any]:
 
 
 class Backend(BridgeActor):
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, notifier: Any = None) -> None:
         super().__init__()
         self.config = config
+        self.notifier = notifier  # told when the process dies (actors/notifier.py), if configured
         self.proc: Any = None
         self.child_env: dict[str, str] = {}  # the environment the backend was started with
         self.watchdog: Any = None  # kills the backend's process group if the bridge dies
@@ -471,6 +473,7 @@ class Backend(BridgeActor):
         if self.early_deaths:
             self.restart_at = now + RESTART_BACKOFF(_Attempt(self.early_deaths))  # type: ignore[arg-type]
         self.last_death = reason
+        safe_tell(self.notifier, BackendFailed(reason))
         # Everything it started goes too (a tool's child may hold its pipes open).
         gevent.spawn(self._bury, proc, self.watchdog)
         self.watchdog = None

@@ -28,6 +28,7 @@ from zcode_acp.protocol.shapes import obj
 
 from zcode_acp.actors.base import BridgeActor, handles, safe_tell
 from zcode_acp.actors.messages import (
+    DialogWaiting,
     AnswerBackend,
     CancelInteractions,
     ClientAttached,
@@ -67,10 +68,11 @@ class Open:
 
 
 class InteractionRouter(BridgeActor):
-    def __init__(self, backend: Any, timeout: float = 0.0) -> None:
+    def __init__(self, backend: Any, timeout: float = 0.0, notifier: Any = None) -> None:
         super().__init__()
         self.backend = backend
         self.timeout = timeout
+        self.notifier = notifier  # told when a dialog starts waiting (actors/notifier.py), if configured
         self.clients: list[Any] = []
         self.capabilities: dict[str, Any] = {}
         self.per_client: dict[str, dict[str, Any]] = {}
@@ -126,6 +128,7 @@ class InteractionRouter(BridgeActor):
         if self.timeout > 0:
             item.timer = gevent.spawn_later(self.timeout, safe_tell, self.actor_ref, InteractionTimeout(key))
         self._ask(item, self.clients)
+        safe_tell(self.notifier, DialogWaiting(item.session_id, kind, str(item.tool_call.get("title") or "")))
 
     def _all_show_forms(self, conns: list[Any]) -> bool:
         """Forms only when every client that will receive the dialog can show one."""

@@ -298,6 +298,57 @@ class SessionActivity:
     session_id: str
     running: bool
     title: str | None = None
+    outcome: str = ""  # a turn that ended: its stop reason, or its error's words
+    answer: str = ""  # a turn that ended: the engine's final answer (notifications, when opted in)
+
+
+# -- notifications (actors/notifier.py): tells only, nothing waits for them -----------------------
+
+
+@message
+class TurnFinished:
+    """A turn ended (the Supervisor tells the Notifier; it decides whether it ran long enough)."""
+
+    session_id: str
+    seconds: float
+    outcome: str
+    prompt: str = ""
+    answer: str = ""
+
+
+@message
+class SessionTitled:
+    session_id: str
+    title: str
+
+
+@message
+class DialogWaiting:
+    """A permission, question or plan dialog went to the clients and waits for an answer."""
+
+    session_id: str
+    kind: str
+    what: str = ""  # the dialog's card title (sent only when prompt text is opted in)
+
+
+@message
+class BackendFailed:
+    reason: str
+
+
+@message
+class HubPageKnown:
+    """The bridge registered with the hub under this instance id: notifications can link to the page."""
+
+    instance_id: str
+
+
+@message
+class WebhookDone:
+    """The Notifier's sender finished one post: delivered, or failed after its retries."""
+
+    ok: bool
+    error: str = ""
 
 
 @message
@@ -486,6 +537,8 @@ class Announce:
 class TurnSettled:
     key: int
     plan: list[dict[str, str]] | None  # the plan as the turn left it
+    outcome: str = ""  # its stop reason, or its error's words (notifications)
+    answer: str = ""  # the engine's final answer, when it gave one (notifications, opted in)
 
 
 @message

@@ -77,13 +77,17 @@ from zcode_acp.actors.messages import (
     Occupancy,
     Prompt,
     Reply,
+    HubPageKnown,
     SessionActivity,
+    SessionTitled,
     SetSetting,
     Shutdown,
     Teardown,
     TerminateBackend,
     Throttle,
+    TurnFinished,
 )
+from zcode_acp.actors.notifier import start_notifier
 from zcode_acp.actors.session import Session
 from zcode_acp.actors.transport import flow
 
@@ -145,6 +149,7 @@ class Supervisor(BridgeActor):
         self.root = os.path.normpath(root) if root else None
         self.backend: Any = None
         self.router: Any = None
+        self.notifier: Any = None  # actors/notifier.py, when a webhook is configured
         self.clients: list[Any] = []
         self.primary: Any = None
         self.capabilities: dict[str, Any] = {}  # merged over the clients attached now
@@ -190,8 +195,9 @@ class Supervisor(BridgeActor):
         self.catalog_file.load(lambda catalog: self.actor_ref.tell(CatalogLoaded(catalog)))
         # A disk that does not answer must not hold session/new: past this, it answers without the catalog.
         gevent.spawn_later(CATALOG_READ_WAIT, lambda: safe_tell(self.actor_ref, CatalogLoaded(None)))
-        self.backend = Backend.start(self.config)
-        self.router = InteractionRouter.start(self.backend, self.config.interaction_timeout)
+        self.notifier = start_notifier(self.config)
+        self.backend = Backend.start(self.config, self.notifier)
+        self.router = InteractionRouter.start(self.backend, self.config.interaction_timeout, self.notifier)
         self.quiet_release.start()
 
     # -- clients ---------------------------------------------------------------------------
@@ -545,7 +551,10 @@ class Supervisor(BridgeActor):
     def _session_prompt(self, conn: Any, request_id: Any, params: dict[str, Any]) -> Any:
         session = self._session(params)
         prompt = convert_prompt(params.get("prompt"))
-        session.tell(Prompt(conn, request_id, prompt, echo_text(params.get("prompt"))))
+        echo = echo_text(params.get("prompt"))
+        if self.notifier is not None:  # a notification that opted in names what was asked
+            self.activity.setdefault(params["sessionId"], {})["prompt"] = echo
+        session.tell(Prompt(conn, request_id, prompt, echo))
         return _DEFERRED
 
     def _session_cancel(self, conn: Any, params: dict[str, Any]) -> None:
@@ -562,10 +571,21 @@ class Supervisor(BridgeActor):
         status = "running" if message.running else "idle"
         if entry.get("status", "idle") != status:
             log.info("session=%s turn %s", message.session_id, "started" if message.running else "ended")
-        entry["updatedAt"] = int(time.time() * 1000)
+        now = int(time.time() * 1000)
+        if message.running and entry.get("status", "idle") != "running":
+            entry["startedAt"] = now
+        elif not message.running and entry.get("status") == "running" and self.notifier is not None:
+            self.notifier.tell(TurnFinished(message.session_id, (now - entry.get("startedAt", now)) / 1000,
+                                            message.outcome, entry.get("prompt", ""), message.answer))
+        entry["updatedAt"] = now
         entry["status"] = "running" if message.running else "idle"
         if message.title:
             entry["title"] = message.title
+            safe_tell(self.notifier, SessionTitled(message.session_id, message.title))
+
+    @handles(HubPageKnown)
+    def on_hub_page_known(self, message: HubPageKnown) -> None:
+        safe_tell(self.notifier, message)
 
     @handles(ListSessions)
     def on_list_sessions(self, message: ListSessions) -> list[dict[str, Any]]:
@@ -654,6 +674,8 @@ class Supervisor(BridgeActor):
         self.store.flush(1.0)  # what was recorded reaches the disk (bounded)
         for actor in [*self.sessions.values(), *self.clients, self.router, self.backend]:
             actor.stop(block=False)
+        if self.notifier is not None:
+            self.notifier.stop(block=False)
         self.sessions.clear()
         gevent.spawn(self.on_exit)
 

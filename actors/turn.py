@@ -155,6 +155,7 @@ class Turn(BridgeActor):
         # What this turn sent, its prompt first: a client loading mid-turn gets it (turn_record.py).
         self.record = TurnRecord(encode_updates(session_id, [user_text(prompt.text, uuid.uuid4().hex)])
                                  if prompt.text else b"")
+        self.answer = ""  # turn.completed's response
 
     # -- helpers ---------------------------------------------------------------------
 
@@ -184,7 +185,8 @@ class Turn(BridgeActor):
         if error is not None:
             self._close_open_cards()  # a turn that ended abnormally leaves no card spinning
         self.conn.tell(Reply(self.request_id, result, error.to_dict() if error else None))
-        self.session.tell(TurnSettled(self.key, self.translator.plan))
+        outcome = error.message if error is not None else str((result or {}).get("stopReason") or "")
+        self.session.tell(TurnSettled(self.key, self.translator.plan, outcome, self.answer))
         self._maybe_done()
 
     def _maybe_done(self) -> None:
@@ -419,6 +421,8 @@ class Turn(BridgeActor):
             if kind == ev.TURN_COMPLETED or kind == ev.TURN_FAILED:
                 self._emit_lines(lines, updates)
                 body = ev.payload(event)
+                if isinstance(body.get("response"), str):
+                    self.answer = body["response"]  # the final answer, for a notification that opted in
                 if kind == ev.TURN_FAILED:
                     self._settle(error=turn_end.failed(body))  # final: the engine already retried
                     return

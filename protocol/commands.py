@@ -21,7 +21,9 @@ COMMANDS = (
     ("mode", f"Switch mode: /mode <{'|'.join(MODE_IDS)}>", "mode"),
     ("model", "Switch model: /model <id>", "model id"),
     ("thought", "Set the thought level: /thought <low|high|max>", "level"),
+    ("rename", "Rename this session: /rename <title>", "title"),
 )
+TITLE_LIMIT = 200  # characters: a title is a list entry, not a paragraph
 GOAL_ACTIONS = ("show", "set", "replace", "clear", "pause", "resume")
 
 
@@ -37,6 +39,7 @@ class ExtensionCall:
     long_running: bool = False  # compaction: minutes, and prompts wait for it
     cancels_task: str | None = None  # the background task whose card is cancelled on success
     steer: str | None = None  # text for the running turn (session/steer or v4 sendText, whichever the engine has)
+    rename: str | None = None  # the session's new title (the engine's v4 renameSession command)
 
 
 # What each backend method takes besides ``sessionId``: today's engine checks its params with
@@ -90,6 +93,22 @@ def _cancel_task(params: dict[str, Any]) -> ExtensionCall:
                          cancels_task=task_id)
 
 
+def session_title(value: Any) -> str:
+    """A title the user gave: text, trimmed, one line, at most ``TITLE_LIMIT`` characters."""
+    if not isinstance(value, str) or not value.strip():
+        raise invalid_params("title", "must be a non-empty string")
+    title = " ".join(value.split())
+    if len(title) > TITLE_LIMIT:
+        raise invalid_params("title", f"must be at most {TITLE_LIMIT} characters")
+    return title
+
+
+def _rename(params: dict[str, Any]) -> ExtensionCall:
+    """``_session/rename {sessionId, title}``: ACP has no method for it (schema v1.19: a title only
+    travels agent → client in ``session_info_update``)."""
+    return ExtensionCall("v4/command", rename=session_title(params.get("title")))
+
+
 # ACP-side extension methods, one table (each also accepted with a leading "_", as SDKs send them).
 EXTENSIONS: dict[str, Callable[[dict[str, Any]], ExtensionCall]] = {
     "session/fork": _fork,
@@ -104,6 +123,7 @@ EXTENSIONS: dict[str, Callable[[dict[str, Any]], ExtensionCall]] = {
     "session/setThoughtLevel": lambda params: ExtensionCall(
         "session/setThoughtLevel", setting=("thought", params.get("thoughtLevel"))),
     "session/cancelBackgroundTask": _cancel_task,
+    "session/rename": _rename,
 }
 
 

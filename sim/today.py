@@ -454,6 +454,19 @@ class TodaySimServer(TodayInteractions, WorkspaceMethods, SimServer):
         self.stop_turn(session, turn)  # a stubborn turn accepts the stop and runs on
         return {"status": "accepted", "result": {"type": "stop"}}
 
+    def v4_renameSession(self, session: SimSession, payload: dict[str, Any], command_id: str) -> dict[str, Any]:
+        """The user names the session: ``session.titleUpdated`` with ``source: custom``, and the new
+        title in every later listing (the engine's ``renameSession`` command; no ``baseRevision``)."""
+        title = payload.get("title")
+        _required(title, "payload.title")
+        title = str(title).strip()
+        if not title:
+            return {"status": "rejected", "reasonCode": "validation.titleEmpty"}
+        previous, session.title = session.title, title
+        self.save(session)
+        self.emit(session, "session.titleUpdated", {"previousTitle": previous, "source": "custom", "title": title})
+        return {"status": "accepted"}  # (the ack has no result for a rename: the event carries the title)
+
     def v4_sendText(self, session: SimSession, payload: dict[str, Any], command_id: str) -> dict[str, Any]:
         text = payload.get("text")
         _required(text, "payload.text")

@@ -58,6 +58,13 @@ class Config:
     interaction_timeout: float = 0.0
     # Teardown: SIGTERM the backend's group, then SIGKILL after this grace.
     kill_grace: float = 1.0
+    # Notifications (docs/hub.md, "Notifications"): off without a webhook URL.
+    notify_url: str = ""
+    notify_format: str = "json"
+    notify_after: float = 60.0
+    notify_text: bool = False
+    notify_interval: float = 60.0
+    notify_page: str = ""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Config:
@@ -251,6 +258,41 @@ def project_roots(raw: str) -> tuple[Path, ...]:
     return roots
 
 
+NOTIFY_FORMATS = ("json", "wecom", "feishu", "dingtalk", "ntfy")  # protocol/notifications.py's FORMATS
+
+
+def web_address(raw: str) -> str:
+    """An ``http(s)://host/…`` address, as given (a webhook's key may be in its query)."""
+    from urllib.parse import urlsplit
+
+    value = raw.strip()
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("expected an http:// or https:// address")
+    return value
+
+
+def page_address(raw: str) -> str:
+    """The hub page's public address; a query or fragment is cut off (a token must never ride along)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(web_address(raw))
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
+
+
+def notify_format(raw: str) -> str:
+    folded = raw.strip().lower()
+    if folded not in NOTIFY_FORMATS:
+        raise ValueError(f"expected one of {', '.join(NOTIFY_FORMATS)}")
+    return folded
+
+
+def zero_or_one(raw: str) -> bool:
+    if raw.strip() not in ("0", "1"):
+        raise ValueError("expected 0 or 1")
+    return raw.strip() == "1"
+
+
 @dataclass(frozen=True)
 class Setting:
     name: str  # the environment variable
@@ -284,6 +326,22 @@ SETTINGS: tuple[Setting, ...] = (
             "seconds after which an unanswered permission/question dialog is declined (0: never)", seconds),
     Setting("ZCODE_ACP_STOP_FALLBACK", "stop_fallback", "5",
             "seconds a stopped turn may run on before its session is closed and resumed", positive_seconds),
+    # Notifications (docs/hub.md, "Notifications").
+    Setting("ZCODE_ACP_NOTIFY_URL", "notify_url", "",
+            "a webhook the bridge posts to when a long turn ends, a dialog waits for an answer or the backend "
+            "fails (off when unset)", web_address),
+    Setting("ZCODE_ACP_NOTIFY_FORMAT", "notify_format", "json",
+            f"the webhook's body: {', '.join(NOTIFY_FORMATS)} (WeCom, Feishu/Lark, DingTalk robots; ntfy)",
+            notify_format),
+    Setting("ZCODE_ACP_NOTIFY_AFTER", "notify_after", "60",
+            "seconds a turn must have run for its end to be notified (0: every turn)", seconds),
+    Setting("ZCODE_ACP_NOTIFY_TEXT", "notify_text", "0",
+            "`1`: notifications include the prompt's and the answer's text (never by default)", zero_or_one),
+    Setting("ZCODE_ACP_NOTIFY_INTERVAL", "notify_interval", "60",
+            "seconds between two notifications of one kind for one session (0: no limit)", seconds),
+    Setting("ZCODE_ACP_NOTIFY_LINK", "notify_page", "",
+            "the hub page's public address (e.g. `https://agent.example.org/`): notifications link to the "
+            "session there (never with the token)", page_address),
     # Remote access (docs/remote.md): read with the config file by remote_config.py, which they override.
     Setting("ZCODE_ACP_REMOTE", None, "off",
             "`1`/`true`/`yes`/`on` opens a loopback WebSocket endpoint for remote ACP clients (needs a token)", flag),

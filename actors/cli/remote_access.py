@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import gevent
 
 from zcode_acp.actors.cli.remote_config import RemoteConfig, load_remote_config
-from zcode_acp.actors.messages import ListSessions
+from zcode_acp.actors.messages import HubPageKnown, ListSessions
 
 if TYPE_CHECKING:
     from zcode_acp.actors.transport.hub_client import HubClient, Origin
@@ -65,6 +65,7 @@ def start_remote(supervisor: Any, version: str, origin: Origin = "editor", works
 
     identity = BridgeIdentity.new(endpoint.port, origin, workspace or os.getcwd(), version)
     endpoint.instance_id = identity.instance_id
+    supervisor.tell(HubPageKnown(identity.instance_id))  # notifications link to the session on the page
     hub = HubClient(identity, sessions, token=lambda: load_remote_config(log_warnings=False).token or "",
                     hub_host=settings.hub_host, hub_port=settings.hub_port, autostart=settings.hub_autostart)
     hub.start()

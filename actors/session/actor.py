@@ -175,6 +175,7 @@ class Session(BridgeActor):
         self.held = HeldSession()  # an older turn of ours that still holds the engine's lock (issue 21)
         self.adopted: set[int] = set()  # Turns whose backend turn is known (steering needs one running)
         self.speaks_v4 = False  # today's engine: a turn.started named its foreground execution
+        self.title = ""  # the engine's last word on the session's title
         self.surface = EngineSurface(self)  # what create/resume answers say about the engine
         self.steer_deliveries: dict[str, str] = {}  # v4 sendText commandId → the delivery the engine admitted
         self.workspace_ref: dict[str, str] | None = None  # the engine's own {workspacePath, workspaceKey}
@@ -299,6 +300,12 @@ class Session(BridgeActor):
     def fork_made(self, backend_session_id: str, reply_to: Any, request_id: Any, as_command: bool) -> None:
         self.supervisor.tell(Forked(reply_to, request_id, self.session_id, backend_session_id, self.cwd,
                                     self.mcp_servers, self.settings.current, as_command))
+
+    def renamed(self, title: str) -> None:
+        """The engine accepted a rename: announce the title unless its own event already did."""
+        if title != self.title:
+            self.deliver_in_order([updates.session_title(title, iso_time(time.time() * 1000))])
+            self._titled(title)
 
     def task_cancelled(self, task_id: str) -> None:
         self._background_tasks().tell(TaskCancelled(task_id))
@@ -507,7 +514,8 @@ class Session(BridgeActor):
     def on_turn_settled(self, message: TurnSettled) -> None:
         if self.current == message.key:
             self.current = None
-            self.supervisor.tell(SessionActivity(self.session_id, False))
+            self.supervisor.tell(SessionActivity(self.session_id, False, outcome=message.outcome,
+                                                 answer=message.answer))
         self.plan = message.plan  # the turn showed it before its answer
 
     @handles(TurnDone)
@@ -632,6 +640,8 @@ class Session(BridgeActor):
                     self._adopt(claim)
                 if event.get("type") == TURN_STEER_QUEUED:
                     self._steer_admitted(event)
+                elif event.get("type") == TITLE_UPDATED:
+                    self._titled(payload(event).get("title"))
                 session_before = len(routed.session)
                 self.events.route(event, routed, has_turn, terminal)
                 if len(routed.session) > session_before:
@@ -670,7 +680,13 @@ class Session(BridgeActor):
             self.controls.compaction_ended(params.get("reason"))  # the end of a compaction is a reason
         elif message.method == TITLE_UPDATED and isinstance(params.get("title"), str):
             self.deliver_in_order([updates.session_title(params["title"], iso_time(time.time() * 1000))])
-            self.supervisor.tell(SessionActivity(self.session_id, self.current is not None, params["title"]))
+            self._titled(params["title"])
+
+    def _titled(self, title: Any) -> None:
+        """The engine named the session (either engine's way): the hub's list and notifications use it."""
+        if isinstance(title, str) and title:
+            self.title = title
+            self.supervisor.tell(SessionActivity(self.session_id, self.current is not None, title))
 
     # -- load and resume ---------------------------------------------------------------------------
 

@@ -61,6 +61,8 @@ class SessionPort(Protocol):
 
     def task_cancelled(self, task_id: str) -> None: ...
 
+    def renamed(self, title: str) -> None: ...
+
     def start_turns(self, keys: list[int]) -> None: ...
 
 
@@ -133,6 +135,8 @@ class Controls:
             self.set_setting(call.setting[0], call.setting[1], on_result, fail)
         elif call.steer is not None:
             self.steer(call.steer, on_result, fail)
+        elif call.rename is not None:
+            self.rename(call.rename, on_result, fail)
         elif call.fork:
             self._fork(call, reply_to, request_id, as_command=False, on_error=fail)
         else:
@@ -237,6 +241,37 @@ class Controls:
 
         self.port.request("v4/command", params, decided, on_error)
 
+    # -- renaming ---------------------------------------------------------------------------------
+
+    def rename(self, title: str, on_result: OnResult, on_error: OnError) -> None:
+        """The engine's ``v4/command renameSession``; answered ``{title}`` once it is accepted.
+
+        The engine announces the new title itself (``session.titleUpdated``, source ``custom``);
+        the Session announces it too if that event did not come first, so the editor's list and the
+        hub's see it either way.
+        """
+        params = {"commandId": str(uuid.uuid4()), "clientId": CLIENT_ID, "type": "renameSession",
+                  "payload": {"title": title}, "issuedAt": int(time.time() * 1000)}
+
+        def decided(result: Any) -> None:
+            result = result if isinstance(result, dict) else {}
+            if result.get("status") in ("accepted", "duplicate"):
+                self.port.renamed(title)
+                on_result({"title": title})
+            else:
+                on_error({"message": f"the engine did not rename the session ({result.get('status')}: "
+                                     f"{result.get('reasonCode') or result.get('message')})"})
+
+        def send() -> None:
+            # An engine older than 0.16 (no ZCode Protocol in its create answer) has no v4/command at all.
+            if not self.port.speaks_v4:
+                on_error(RpcError(METHOD_NOT_FOUND, "The installed ZCode engine cannot rename sessions (it has no "
+                                                    "v4/command renameSession)", {"engineMethod": "v4/command"}))
+                return
+            self.port.request("v4/command", params, decided, on_error)
+
+        self.port.when_live(send, on_error)
+
     # -- compaction -------------------------------------------------------------------------------
 
     def _compact(self, call: commands.ExtensionCall, on_result: OnResult, on_error: OnError) -> None:
@@ -324,6 +359,16 @@ class Controls:
         elif name == "goal":
             self._call(commands.ExtensionCall("session/goal", commands.goal_from_command(argument)),
                        lambda result: say(commands.describe(result)), failed)
+        elif name == "rename":
+            if not argument:
+                say("Usage: /rename <title>")
+                return
+            try:
+                title = commands.session_title(argument)
+            except RpcError as exc:
+                failed(exc)
+                return
+            self.rename(title, lambda result: say(f"Session renamed to {title}."), failed)
         elif name == "fork":
             self._fork(commands.extension_call("session/fork", {}), reply_to, request_id, as_command=True,
                        on_error=failed)

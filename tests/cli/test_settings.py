@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from zcode_acp.actors.cli import config
 from zcode_acp.actors.cli.config import SETTINGS, Config, SettingError, markdown_table
 from zcode_acp.protocol.session_config import MODE_IDS
 from tests.cli.helpers import ROOT, SYSTEM_PATH
 from zcode_acp.actors.cli.remote_config import RemoteConfig
 
-NUMERIC = [s.name for s in SETTINGS if s.name.startswith("ZCODE_ACP_") and s.name != "ZCODE_ACP_MODE"
-           and s.attr is not None]  # (remote settings are checked by remote_config.py)
+NUMERIC = [s.name for s in SETTINGS if s.parse in (config.seconds, config.positive_seconds)]
 
 
 def test_the_readme_table_is_the_settings_table():

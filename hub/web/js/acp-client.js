@@ -126,4 +126,9 @@ export class AcpClient extends EventTarget {
   setMode(sessionId, modeId) {
     return this.rpc.request("session/set_mode", { sessionId, modeId });
   }
+
+  // ACP has no rename: the bridge's extension method (docs/protocol-mapping.md), answered {title}.
+  renameSession(sessionId, title) {
+    return this.rpc.request("_session/rename", { sessionId, title });
+  }
 }

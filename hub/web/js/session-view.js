@@ -43,6 +43,12 @@ export class SessionView {
 
   build() {
     this.titleEl = h("div", { class: "session-title" });
+    this.renameButton = h("button", { type: "button", class: "rename", "aria-label": "Rename the session", title: "Rename", onclick: () => this.startRename() }, "✎");
+    this.renameInput = h("input", { class: "rename-input", "aria-label": "New title", maxlength: "200", enterkeyhint: "done" });
+    this.renameForm = h("form", { class: "rename-form", hidden: true, onsubmit: (event) => { event.preventDefault(); this.rename(); } },
+      this.renameInput,
+      h("button", { type: "submit", class: "rename-save" }, "Save"),
+      h("button", { type: "button", class: "rename-cancel", onclick: () => this.endRename() }, "Cancel"));
     this.workspaceEl = h("div", { class: "session-workspace" });
     this.stateEl = h("span", { class: "conn-state", role: "status" });
     this.usageEl = h("span", { class: "usage", hidden: true });
@@ -74,7 +80,7 @@ export class SessionView {
     this.el = h("div", { class: "view session-view" },
       h("header", { class: "topbar" },
         h("button", { type: "button", class: "back", "aria-label": "Back to the list", onclick: () => this.options.onBack() }, "‹"),
-        h("div", { class: "session-heading" }, this.titleEl, this.workspaceEl),
+        h("div", { class: "session-heading" }, h("div", { class: "session-title-row" }, this.titleEl, this.renameButton), this.renameForm, this.workspaceEl),
         this.usageEl, this.stateEl),
       h("div", { class: "session-tools" }, this.configBar.el, this.planEl),
       this.scroller, this.dialogsEl, composer);
@@ -93,6 +99,31 @@ export class SessionView {
   setTitle(title) {
     if (title) this.title = title;
     this.titleEl.textContent = this.title || (this.sessionId ? "Session" : "New session");
+  }
+
+  startRename() {
+    if (!this.sessionId || !this.loaded) return;
+    this.renameInput.value = this.title;
+    this.renameForm.hidden = false;
+    this.renameInput.focus();
+    this.renameInput.select();
+  }
+
+  endRename() {
+    this.renameForm.hidden = true;
+  }
+
+  async rename() {
+    const title = this.renameInput.value.trim();
+    if (!title || title === this.title) { this.endRename(); return; }
+    try {
+      const result = await this.client.renameSession(this.sessionId, title);
+      this.setTitle(result && result.title ? result.title : title);
+      this.endRename();
+    } catch (error) {
+      const message = error instanceof RpcError || error instanceof ConnectionLost ? error.message : String(error);
+      this.transcript.addNotice(`Rename failed: ${message}`, "error");
+    }
   }
 
   start() {

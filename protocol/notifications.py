@@ -1,0 +1,162 @@
+"""What a webhook receives when a turn needs the user: pure formatting, one function per service.
+
+Three kinds of notice (docs/hub.md, "Notifications"): a long turn ended, a dialog
+waits for an answer, the backend failed. Each is rendered for one of five
+receivers: a generic JSON body, a WeCom group robot (``msgtype: markdown``), a
+Feishu/Lark custom bot (``msg_type: interactive``, a card), a DingTalk custom
+robot (``msgtype: markdown``) or ntfy (the message as a plain body, the title in
+a ``Title`` header, the link in ``Click``).
+
+What a notice never carries: the token (a link is built from the hub page's
+public address and the ids only), and the prompt's or answer's text unless the
+user opted in (``text`` is empty otherwise: the caller decides, this module only
+formats what it is given).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+FORMATS = ("json", "wecom", "feishu", "dingtalk", "ntfy")
+TURN_ENDED = "turn_ended"
+DIALOG_WAITING = "dialog_waiting"
+BACKEND_FAILED = "backend_failed"
+KINDS = (TURN_ENDED, DIALOG_WAITING, BACKEND_FAILED)
+HEADLINES = {TURN_ENDED: "Turn finished", DIALOG_WAITING: "Waiting for your answer",
+             BACKEND_FAILED: "ZCode backend failed"}
+UNTITLED = "Untitled session"
+TEXT_LIMIT = 1000  # characters of prompt or answer text (opted in): receivers cap a message near 2–4 KB
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    kind: str  # one of KINDS
+    summary: str  # what happened, one line (never user text)
+    title: str = ""  # the session's title; "" when it has none yet
+    session_id: str = ""  # the ACP session id; "" for a backend failure with no session
+    link: str = ""  # the session on the hub page, when one is known
+    prompt: str = ""  # the prompt's text: only when the user opted in
+    answer: str = ""  # the answer's text: only when the user opted in
+
+    @property
+    def heading(self) -> str:
+        return f"{HEADLINES[self.kind]}: {self.title or UNTITLED}"
+
+
+@dataclass(frozen=True, slots=True)
+class Post:
+    """One HTTP POST: the body and the headers it needs (Content-Type included)."""
+
+    body: bytes
+    headers: dict[str, str]
+
+
+def session_link(page: str, instance_id: str, session_id: str) -> str:
+    """The hub page's route to a session (``#/s/<instance>/<session>``); "" without a page address.
+
+    The page keeps the token in the browser; the link never has one.
+    """
+    if not page or not instance_id or not session_id:
+        return ""
+    return f"{page.rstrip('/')}/#/s/{quote(instance_id, safe='')}/{quote(session_id, safe='')}"
+
+
+def clip(text: str, limit: int = TEXT_LIMIT) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _lines(notice: Notice, markdown: bool) -> list[str]:
+    lines = [notice.summary]
+    for label, text in (("Prompt", notice.prompt), ("Answer", notice.answer)):
+        if text:
+            lines.append(f"{label}: {clip(text)}")
+    if notice.link:
+        lines.append(f"[Open the session]({notice.link})" if markdown else notice.link)
+    return lines
+
+
+def _json(body: dict[str, Any]) -> Post:
+    return Post(json.dumps(body, ensure_ascii=False).encode("utf-8"),
+                {"Content-Type": "application/json; charset=utf-8"})
+
+
+def generic(notice: Notice) -> Post:
+    body: dict[str, Any] = {"event": notice.kind, "title": notice.title or UNTITLED, "summary": notice.summary,
+                            "heading": notice.heading}
+    for key in ("session_id", "link", "prompt", "answer"):
+        value = getattr(notice, key)
+        if value:
+            body["sessionId" if key == "session_id" else key] = clip(value) if key in ("prompt", "answer") else value
+    return _json(body)
+
+
+def wecom(notice: Notice) -> Post:
+    """WeCom group robot: ``{"msgtype": "markdown", "markdown": {"content"}}`` (content ≤ 4096 bytes)."""
+    content = "\n".join([f"**{notice.heading}**", *(f"> {line}" for line in _lines(notice, markdown=True))])
+    return _json({"msgtype": "markdown", "markdown": {"content": content}})
+
+
+def feishu(notice: Notice) -> Post:
+    """Feishu/Lark custom bot: an interactive card, its header the heading, a button to the session."""
+    elements: list[dict[str, Any]] = [{"tag": "div", "text": {"tag": "lark_md", "content": "\n".join(
+        _lines(notice, markdown=False)[: None if not notice.link else -1])}}]
+    if notice.link:
+        elements.append({"tag": "action", "actions": [{"tag": "button", "type": "primary", "url": notice.link,
+                                                       "text": {"tag": "plain_text", "content": "Open the session"}}]})
+    template = {TURN_ENDED: "green", DIALOG_WAITING: "orange", BACKEND_FAILED: "red"}[notice.kind]
+    return _json({"msg_type": "interactive", "card": {
+        "header": {"template": template, "title": {"tag": "plain_text", "content": notice.heading}},
+        "elements": elements}})
+
+
+def dingtalk(notice: Notice) -> Post:
+    """DingTalk custom robot: ``{"msgtype": "markdown", "markdown": {"title", "text"}}``."""
+    text = "\n\n".join([f"#### {notice.heading}", *_lines(notice, markdown=True)])
+    return _json({"msgtype": "markdown", "markdown": {"title": notice.heading, "text": text}})
+
+
+def ntfy(notice: Notice) -> Post:
+    """ntfy: the message is the plain body; ``Title`` (RFC 2047 when not ASCII, as ntfy ≥ 2.4 decodes),
+    ``Click`` opens the session, ``Tags`` picks an emoji."""
+    headers = {"Content-Type": "text/plain; charset=utf-8", "Title": _header(notice.heading),
+               "Tags": {TURN_ENDED: "white_check_mark", DIALOG_WAITING: "raising_hand",
+                        BACKEND_FAILED: "warning"}[notice.kind]}
+    if notice.link:
+        headers["Click"] = notice.link
+    if notice.kind == DIALOG_WAITING:
+        headers["Priority"] = "high"
+    body = "\n".join(_lines(notice, markdown=False)[: None if not notice.link else -1])
+    return Post(body.encode("utf-8"), headers)
+
+
+def _header(value: str) -> str:
+    try:
+        value.encode("ascii")
+    except UnicodeEncodeError:
+        from email.header import Header  # (rarely needed: kept off the bridge's start-up)
+
+        return Header(value, "utf-8").encode()
+    return value
+
+
+RENDERERS = {"json": generic, "wecom": wecom, "feishu": feishu, "dingtalk": dingtalk, "ntfy": ntfy}
+
+
+def render(notice: Notice, fmt: str) -> Post:
+    return RENDERERS[fmt](notice)
+
+
+def turn_summary(seconds: float, outcome: str) -> str:
+    """``Finished after 3 min 20 s (end_turn).``: how long the turn ran, and how it ended."""
+    whole = int(seconds)
+    took = f"{whole // 60} min {whole % 60} s" if whole >= 60 else f"{whole} s"
+    return f"Finished after {took}" + (f" ({outcome})" if outcome else "") + "."
+
+
+def dialog_summary(kind: str, what: str) -> str:
+    label = {"permission": "A permission", "questions": "A question", "plan": "A plan"}.get(kind, "A dialog")
+    return f"{label} waits for your answer" + (f": {what}" if what else "") + "."

@@ -1,0 +1,86 @@
+"""Notifications from the real bridge, driven by the official SDK, to a webhook on 127.0.0.1
+(docs/hub.md, "Notifications")."""
+
+import pytest
+from acp import RequestError
+
+from tests.process.harness import RecordingClient, bridge, pick, run
+from tests.webhook_receiver import Receiver
+
+TOKEN = "remote-token-never-in-a-notification"
+
+
+@pytest.fixture
+def hook():
+    receiver = Receiver()
+    yield receiver
+    receiver.close()
+
+
+@pytest.fixture
+def hung():
+    receiver = Receiver(hang=True)
+    yield receiver
+    receiver.close()
+
+
+def notify_env(url, **extra):
+    return {"ZCODE_ACP_NOTIFY_URL": url, "ZCODE_ACP_NOTIFY_AFTER": "0", "ZCODE_ACP_NOTIFY_INTERVAL": "0",
+            "ZCODE_ACP_REMOTE": "1", "ZCODE_ACP_REMOTE_TOKEN": TOKEN, "ZCODE_ACP_HUB_AUTOSTART": "0",
+            "ZCODE_ACP_HUB_PORT": "9", "ZCODE_ACP_NOTIFY_LINK": f"https://agent.example.org/?token={TOKEN}",
+            **extra}
+
+
+# classic: today's simulated permission writes a tool.updated that breaks the engine's schema (a
+# simulator fault outside this test's subject, seen on tests/process/test_interactions.py too).
+@pytest.mark.dialects("classic")
+@run
+async def test_a_dialog_a_turn_end_and_a_backend_death_each_reach_the_webhook(tmp_path, hook):
+    client = RecordingClient()
+    client.on_permission = lambda sid, params: pick("deny")
+    async with bridge(tmp_path, env=notify_env(hook.url), client=client) as b:
+        sid = await b.new_session()
+        response = await b.prompt(sid, "#sim permission\nTidy the build folder")
+        assert response.stop_reason == "end_turn"
+        posts = await hook.until(2)
+        with pytest.raises(RequestError):  # the turn fails with the backend's death: that is the point
+            await b.prompt(sid, "#sim die")
+        posts = await hook.until(4)
+    bodies = [p.json() for p in posts]
+    by_event = {}
+    for body in bodies:
+        by_event.setdefault(body["event"], []).append(body)
+    assert set(by_event) == {"dialog_waiting", "turn_ended", "backend_failed"}, bodies
+    dialog, ended = by_event["dialog_waiting"][0], by_event["turn_ended"][0]
+    assert dialog["sessionId"] == sid and "permission waits for your answer" in dialog["summary"]
+    assert ended["sessionId"] == sid and ended["summary"].endswith("(end_turn).")
+    assert ended["title"] == "Tidy the build folder"  # the engine's title names the session
+    assert dialog["link"].startswith("https://agent.example.org/#/s/") and dialog["link"].endswith(f"/{sid}")
+    assert "exited" in by_event["backend_failed"][0]["summary"]
+    for post in posts:
+        assert TOKEN not in post.everything()  # never the token, not even from the link's address
+        assert "prompt" not in post.json() and "answer" not in post.json()  # no text unless opted in
+
+
+@pytest.mark.dialects("today")
+@run
+async def test_text_is_sent_when_opted_in(tmp_path, hook):
+    async with bridge(tmp_path, env=notify_env(hook.url, ZCODE_ACP_NOTIFY_TEXT="1")) as b:
+        sid = await b.new_session()
+        await b.prompt(sid, "#sim stream count=2\nSay hello")
+        [post] = await hook.until(1)
+    assert post.json()["prompt"] == "#sim stream count=2\nSay hello"
+    assert post.json()["answer"]  # the engine's final answer
+    assert post.json()["title"] == "Say hello"  # today's engine names it in an event (session.titleUpdated)
+
+
+@pytest.mark.dialects("today")
+@run
+async def test_a_webhook_that_never_answers_never_delays_the_editor(tmp_path, hung):
+    async with bridge(tmp_path, env=notify_env(hung.url, ZCODE_ACP_NOTIFY_FORMAT="ntfy")) as b:
+        sid = await b.new_session()
+        first = await b.prompt(sid, "#sim stream count=3")
+        await hung.until(1, arrived=True)  # the turn's notice is held by the webhook, unanswered
+        answers = [await b.prompt(sid, f"#sim stream count=3 text=t{i}") for i in range(3)]
+        assert hung.posts == []  # every answer above came while the webhook still held its first post
+    assert first.stop_reason == "end_turn" and [a.stop_reason for a in answers] == ["end_turn"] * 3
