@@ -12,9 +12,9 @@ decides, from its source and the captures (tests/fixtures/engine-captures/):
   proto.staleRevision``; a row target that is gone (or whose ``entityId`` differs, or
   whose ``baseLogEpoch`` is not the log's) is ``stale proto.staleTarget``;
 * an action the snapshot's ``availability`` refuses is ``rejected`` with that reason code;
-  a change to what already is is ``noop config.unchanged``; a stop with nothing running
-  is ``noop stop.noForegroundExecution``, and one quoting an execution that no longer
-  runs ``noop guard.stopTargetChanged``;
+  a change to what already is is ``noop config.unchanged``; a stop naming no execution
+  while nothing runs is ``accepted`` (nothing done), and one quoting an execution that
+  no longer runs (or while idle) ``noop guard.stopTargetChanged``;
 * a ``sendText`` follows ``inputRouting``: ``startNow`` when idle, otherwise the requested
   delivery (or the session's ``followupMode``): ``guide`` steers it into the running
   turn, ``queue`` adds an item to the engine's queue, drained in order when turns end
@@ -78,14 +78,15 @@ class CommandHandler(QueueCommands):
         return {"results": results}
 
     def expire_interactions(self, now_ms: float) -> None:
-        """The engine's countdowns: an interaction past its deadline is answered with its first option."""
+        """The engine's countdowns: past its deadline a permission takes its first option, and a question
+        goes on accepted with no answers (the engine's question auto-resolution)."""
         for projection in list(self.sessions.conversations.values()):
             for item in projection.state["pendingInteractions"]:
                 countdown = item.get("autoResolution") or {}
                 if countdown.get("state") == "visibleCountdown" and countdown.get("deadlineAt", now_ms + 1) <= now_ms:
                     options = item["payload"].get("options") or [{}]
                     answer = {"optionId": options[0].get("optionId", "")} if item["kind"] == "permission" else {
-                        "action": "decline"}
+                        "action": "accept", "content": {"answers": {}}}
                     self._resolve(projection, item, answer)
 
     # -- deciding ------------------------------------------------------------------------
@@ -198,12 +199,12 @@ class CommandHandler(QueueCommands):
         return {"type": "inputAccepted", "delivery": "queue", "inputId": input_id}
 
     def _c_stop(self, params: dict[str, Any], payload: dict[str, Any], projection: ConversationProjection) -> None:
-        works = projection.state["control"]["activeWorks"]
-        if not projection.running or not works:
-            raise Decision("noop", "stop.noForegroundExecution")
+        works = projection.state["control"]["activeWorks"] if projection.running else []
         expected = payload.get("expectedForegroundExecutionId")
         if expected is not None and all(w.get("foregroundExecutionId") != expected for w in works):
-            raise Decision("noop", "guard.stopTargetChanged")
+            raise Decision("noop", "guard.stopTargetChanged")  # idle, or another execution runs now
+        if not works:
+            return  # no target named and nothing runs: accepted, nothing to do (the engine's own stop)
         queue = projection.state["queue"]
         if queue["items"]:
             projection.set("queue", {**queue, "autoDrain": False, "pauseReason": "stopped"})

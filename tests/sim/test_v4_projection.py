@@ -241,7 +241,7 @@ def test_a_guided_input_becomes_a_guided_user_row_when_the_turn_takes_it_in() ->
     played.projection.guides["input_9"] = ExpectedInput("also run lint", "cmd-9", "client-1")
     played.event("turn.steerQueued", {"inputId": "input_9", "delivery": "guide"})
     assert played.rows("userInput")[-1]["text"] == "fix the build"
-    played.event("turn.steerDrained", {"drainedInputs": [{"inputId": "input_9", "delivery": "guide"}]})
+    played.event("turn.steerDrained", {"drainedInputs": [{"pendingInputId": "input_9", "delivery": "guide"}]})
     row = played.rows("userInput")[-1]
     assert row["text"] == "also run lint" and row["guided"] is True and row["sourceCommandId"] == "cmd-9"
 
