@@ -12,7 +12,8 @@ What differs from the seed's app-server, each difference a method here
 * ``session/stop`` only recovers the stream; ``v4/command {type: "stop"}`` stops
   the turn, quoting the ``foregroundExecutionId`` of ``turn.started``;
   ``v4/command {type: "sendText", requestedDelivery: "guide"}`` steers a running
-  turn (``session/steer`` and ``session/rewind`` are gone);
+  turn (``session/steer`` and ``session/rewind`` are gone); every v4 request is the
+  data plane's (``sim/v4/``, wired in by ``sim/today_v4.py``);
 * the title is a ``session.titleUpdated`` event; history uses ``messageId``,
   ``semantics.kind``, ``partId``/``callId``; the model catalog is keyed by
   ``ref`` with per-model reasoning levels that ``session/setModel`` enforces;
