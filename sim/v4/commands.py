@@ -126,61 +126,30 @@ class CommandHandler(QueueCommands):
         if epoch is not None and epoch != projection.log.log_epoch:
             raise Decision("stale", "proto.staleTarget")
 
-    # -- deciding ------------------------------------------------------------------------
-
-    def _decide(self, params: dict[str, Any], command_id: str, projection: ConversationProjection | None,
-                revision: int) -> Ack:
-        kind = params.get("type")
-        payload = params.get("payload") if isinstance(params.get("payload"), dict) else {}
-        handler = getattr(self, f"_c_{kind}", None) if isinstance(kind, str) else None
-        ack: Ack = {"commandId": command_id, "status": "accepted", "revisionAtDecision": revision}
-        try:
-            if handler is None:
-                raise Decision("failed", "fault.command.notImplemented", f"command type {kind!r} is not simulated")
-            if kind == "sendText":
-                need(payload, "text", str, "string")  # the engine checks the payload before the session
-            if kind != "createSession":
-                if projection is None:
-                    raise Decision("rejected", "proto.sessionNotFound")
-                self._check_base(params, payload, projection)
-            result = handler(params, payload, projection)
-        except Decision as decision:
-            ack.update(status=decision.status, reasonCode=decision.reason_code)
-            if decision.message is not None:
-                ack["message"] = decision.message
-            return ack
-        if isinstance(result, dict):
-            ack["result"] = result
-        if kind in ("createSession", "setFollowupMode", "switchCollaborationMode"):  # as captured
-            ack["memoryEnabled"] = False
-        return ack
-
-    def _check_base(self, params: dict[str, Any], payload: dict[str, Any], projection: ConversationProjection) -> None:
-        base = params.get("baseRevision")
-        if base is not None and base != projection.revision:
-            raise Decision("stale", "proto.staleRevision")
-        epoch = params.get("baseLogEpoch")
-        if epoch is not None and epoch != projection.log.log_epoch:
-            raise Decision("stale", "proto.staleTarget")
-
     # -- the commands --------------------------------------------------------------------
 
     def _c_createSession(self, params: dict[str, Any], payload: dict[str, Any], _: Any) -> dict[str, Any]:
         workspace = need(payload, "workspaceId", str, "string")
+        first = payload.get("firstInput")
+        if first is not None and not (isinstance(first, dict) and isinstance(first.get("text"), str)):
+            raise Decision("rejected", "proto.invalidPayload", zod_issue("firstInput.text", "string", first))
         seed = self.port.create_session(workspace)
-        self.sessions.open(seed, workspace)
+        projection = self.sessions.open(seed, workspace)
+        if first is not None:  # the session's first turn starts at once (else it stays a draft)
+            attachments = [self._attachment(reference) for reference in first.get("attachments") or []]
+            self._start(projection, first["text"], params["commandId"], params.get("clientId"), attachments)
         return {"type": "createSession", "sessionId": seed.session_id}
+
+    def _attachment(self, reference: Any) -> dict[str, Any]:
+        upload = self.attachments.resolve(reference)
+        if upload is None:
+            raise Decision("rejected", "proto.invalidPayload", f"unknown attachment ref {reference!r}")
+        return {"ref": upload.ref, "fileName": upload.file_name, "mime": upload.mime, "bytes": upload.total_bytes}
 
     def _c_sendText(self, params: dict[str, Any], payload: dict[str, Any],
                     projection: ConversationProjection) -> dict[str, Any]:
         text = payload["text"]
-        attachments = []
-        for reference in payload.get("attachments") or []:
-            upload = self.attachments.resolve(reference)
-            if upload is None:
-                raise Decision("rejected", "proto.invalidPayload", f"unknown attachment ref {reference!r}")
-            attachments.append({"ref": upload.ref, "fileName": upload.file_name, "mime": upload.mime,
-                                "bytes": upload.total_bytes})
+        attachments = [self._attachment(reference) for reference in payload.get("attachments") or []]
         command_id, client_id = params["commandId"], params.get("clientId")
         input_id = self._input_id()
         if projection.state["inputRouting"]["mode"] == "reject":

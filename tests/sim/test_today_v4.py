@@ -108,6 +108,19 @@ def test_send_text_runs_the_scenario_and_the_frames_decode_to_the_legacy_history
     assert fresh_picture(peer, conversation.topic) == conversation.picture()
 
 
+def test_create_session_with_a_first_input_starts_its_first_turn_at_once(v4) -> None:
+    peer = v4()
+    ack = command(peer, bridge.create_session(WORKSPACE, first_text="#sim stream count=2 text=hi"), "create-1")
+    assert ack["status"] == "accepted", ack
+    session_id = ack["result"]["sessionId"]
+    conversation = Conversation(peer, f"conversation/{session_id}")
+    conversation.open()
+    conversation.until(ended(conversation, 1), what="the first turn's end")
+    assert v4_history(conversation) == legacy_history(peer, session_id) == [
+        ("userInput", "#sim stream count=2 text=hi"), ("assistantText", "hihi")]
+    assert conversation.rows("turnHeader")[0]["sourceCommandId"] == "create-1"
+
+
 def test_a_legacy_session_fails_its_first_send_text_then_serves_its_legacy_turns_on_v4(v4) -> None:
     peer = v4()
     session_id = peer.create(WORKSPACE)
