@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import catalog
 from .model import SimSession
+from .server import DATA_DIR
 from .v4.port import SessionSeed
 from .v4.snapshot import session_config
 
@@ -132,9 +133,9 @@ class TodayPort:
     def delete(self, session_id: str) -> None:
         self.server.m_session_close({"sessionId": session_id})
         self.server.sessions.pop(session_id, None)
-        data_dir = os.environ.get("ZCODE_SIM_DATA")
-        if data_dir and os.path.exists(os.path.join(data_dir, session_id + ".json")):
-            os.remove(os.path.join(data_dir, session_id + ".json"))
+        stored = os.path.join(DATA_DIR, session_id + ".json") if DATA_DIR else ""
+        if stored and os.path.exists(stored):
+            os.remove(stored)  # a new process must not find it either
 
     def truncate(self, session_id: str, turn_id: str) -> None:
         session = self._session(session_id)

@@ -329,3 +329,20 @@ def test_a_v4fault_step_drops_a_frame_and_the_client_recovers_by_resync(v4) -> N
     assert conversation.client.resyncs >= 1
     assert v4_history(conversation) == legacy_history(peer, session_id)
     assert fresh_picture(peer, conversation.topic) == conversation.picture()
+
+
+def test_cancel_background_work_cancels_the_legacy_task(v4) -> None:
+    peer = v4()
+    session_id, conversation = created(peer)
+    command(peer, bridge.send_text(session_id, "#sim bg_bash interval=0.2 output=a|b|c|d|e|f|g|h|i|j"))
+    conversation.until(lambda state: any(work["status"] == "running" for work in state.state["backgroundWorks"]),
+                       what="the running background work")
+    work = conversation.state.state["backgroundWorks"][0]
+    ack = command(peer, bridge.cancel_background_work(session_id, work["workId"]))
+    assert ack["status"] == "accepted", ack
+    cancelled = peer.event(session_id, "session.updated", where=lambda e: e["payload"].get("status") == "cancelled")
+    assert cancelled["payload"]["taskId"] == work["workId"]
+    conversation.until(lambda state: state.state["backgroundWorks"][0]["status"] == "cancelled",
+                       what="the cancelled work")
+    again = command(peer, bridge.cancel_background_work(session_id, work["workId"]))
+    assert (again["status"], again["reasonCode"]) == ("noop", "background.notRunning")
