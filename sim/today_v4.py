@@ -145,9 +145,9 @@ class TodayV4:
             return None
         session_id, command_id = params.get("sessionId"), params.get("commandId")
         session = self.known(session_id)
-        payload = params.get("payload") if isinstance(params.get("payload"), dict) else {}
+        payload: dict[str, Any] = params["payload"] if isinstance(params.get("payload"), dict) else {}
         if session is None or not isinstance(command_id, str) or not isinstance(payload.get("text"), str) or \
-                self.plane.decided(session_id, command_id):
+                self.plane.decided(session.session_id, command_id):
             return None
         rowless = session.turns == 0 and session.session_id not in self.v4_made
         armed = session.lock is not None and payload.get("requestedDelivery") == "guide" and session.fk_once
@@ -155,9 +155,9 @@ class TodayV4:
             return None
         if armed:
             session.fk_once = False
-        projection = self.plane.sessions.get(session_id)
+        projection = self.plane.sessions.get(session.session_id)
         ack = {"commandId": command_id, "revisionAtDecision": projection.revision if projection else 0, **FOREIGN_KEY}
-        self.plane.record_decision(session_id, ack)
+        self.plane.record_decision(session.session_id, ack)
         return ack
 
     def after_ack(self, method: str, params: Any, result: dict[str, Any]) -> None:
@@ -200,14 +200,14 @@ class TodayV4:
 
     def m_session_fork(self, params: dict[str, Any]) -> dict[str, Any]:
         result: dict[str, Any] = super().m_session_fork(params)  # type: ignore[misc]
-        fork = self.sessions.get(result.get("forkedSessionId"))
+        fork = self.sessions.get(str(result.get("forkedSessionId")))
         if fork is not None:
             self.register_v4(fork)
         return result
 
     def emit(self, session: SimSession, kind: str, payload: dict[str, Any], turn_id: str | None = None,
              push: bool = True, flush: bool = True) -> dict[str, Any]:
-        event = super().emit(session, kind, payload, turn_id, push=push, flush=flush)  # type: ignore[misc]
+        event: dict[str, Any] = super().emit(session, kind, payload, turn_id, push=push, flush=flush)  # type: ignore[misc]
         fed = event
         compaction = session.compaction
         if kind == "turn.started" and compaction is not None and compaction.turn_id == turn_id:
@@ -233,13 +233,15 @@ class TodayV4:
         self.asked[request_id] = asked
         question = method == "interaction/requestUserInput"
         if question:
-            shown = {key: params[key] for key in ("requestId", "toolCallId", "toolName", "prompt", "questions")
+            shown: dict[str, Any] = {key: params[key] for key in ("requestId", "toolCallId", "toolName", "prompt", "questions")
                      if key in params}
             if resolve_after is not None:
                 shown["autoResolveMs"] = int(resolve_after[0] * 1000)
             self.plane.feed(session_id, {"type": "userInput.requested", "payload": shown, "turnId": turn.turn_id})
         try:
-            return super().ask_user(method, params, turn, resolve_after, answer=asked.answer)  # type: ignore[misc,call-arg]
+            answered: dict[str, Any] | None = super().ask_user(  # type: ignore[misc]
+                method, params, turn, resolve_after, answer=asked.answer)
+            return answered
         finally:
             self.asked.pop(request_id, None)
             if question:
