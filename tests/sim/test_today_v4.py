@@ -371,3 +371,15 @@ def test_an_uploaded_attachment_reaches_the_turn_the_send_text_starts(v4) -> Non
     conversation.until(ended(conversation, 1), what="the turn's end")
     assert conversation.rows("userInput")[0]["attachments"] == [sent]
     assert conversation.rows("assistantText")[0]["text"].startswith(f"[attachments: notes.txt ({ref})]")
+
+
+def test_a_question_nobody_answers_shows_its_countdown_and_goes_on_by_itself(v4) -> None:
+    peer = v4({"ZCODE_SIM_AUTO_RESOLVE": "0.5"})
+    session_id, conversation = created(peer)  # no runtime preferences asked: questions answer themselves
+    command(peer, bridge.send_text(session_id, "#sim questions"))
+    conversation.until(lambda state: bool(state.state["pendingInteractions"]), what="the pending question")
+    countdown = conversation.state.state["pendingInteractions"][0]["autoResolution"]
+    assert countdown["state"] == "visibleCountdown" and countdown["deadlineAt"] - countdown["startedAt"] == 500
+    conversation.until(ended(conversation, 1), what="the turn going on by itself")
+    assert conversation.state.state["pendingInteractions"] == []
+    assert conversation.rows("assistantText")[-1]["text"].endswith("Answers: {}")
