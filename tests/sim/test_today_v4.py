@@ -383,3 +383,20 @@ def test_a_question_nobody_answers_shows_its_countdown_and_goes_on_by_itself(v4)
     conversation.until(ended(conversation, 1), what="the turn going on by itself")
     assert conversation.state.state["pendingInteractions"] == []
     assert conversation.rows("assistantText")[-1]["text"].endswith("Answers: {}")
+
+
+def test_the_hosts_answer_to_the_legacy_request_wins_over_a_later_v4_answer(v4) -> None:
+    peer = v4()
+    session_id, conversation = created(peer)
+    command(peer, bridge.send_text(session_id, "#sim permission"))
+    conversation.until(lambda state: bool(state.state["pendingInteractions"]), what="the pending permission")
+    item = conversation.state.state["pendingInteractions"][0]
+    asked = peer.wait(lambda f: f.get("method") == "interaction/requestPermission")
+    peer.send({"id": asked["id"], "result": {"decision": "deny", "reason": "not now"}})
+    resolved = peer.event(session_id, "permission.resolved")["payload"]
+    assert (resolved["decision"], resolved["reason"]) == ("deny", "not now")
+    conversation.until(lambda state: not state.state["pendingInteractions"], what="the interaction's end")
+    late = command(peer, bridge.resolve_interaction(session_id, item["interactionId"], option_id="allow_once"))
+    assert (late["status"], late["reasonCode"]) == ("noop", "interaction.alreadyResolved")
+    conversation.until(ended(conversation, 1), what="the turn's end")
+    assert conversation.rows("assistantText")[-1]["text"].endswith("Permission denied (not now).")
