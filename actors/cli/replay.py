@@ -69,6 +69,7 @@ class Connection:
         self.actual: list[tuple[float, dict[str, Any]]] = []
         self.requests: dict[Any, Any] = {}  # recorded bridge request id → actual
         self.seen_requests: dict[str, int] = {}
+        self.answered: set[Any] = set()  # ids of the client's requests the bridge answered this run
         self.write: Callable[[str], None] | None = None  # set once open: one frame (a JSON text)
         self.close: Callable[[], None] | None = None
         self.closed = False
@@ -95,15 +96,26 @@ class Replay:
         self.fast = fast
         self.timeout = timeout
         self.conns: dict[str, Connection] = {name: Connection(name) for name in conns}
-        self.steps: list[tuple[dict[str, int], Connection, dict[str, Any]]] = []  # (frames before it, per conn)
+        # Each step: (frames before it, per conn), its connection, the record, and the client requests
+        # the bridge had answered before it (per conn). The count alone is not enough: a build that sends
+        # one frame more than the recording (a new update) reaches the count a frame early, and a step
+        # sent then — the editor closing its input — would overtake the answer it followed (a turn
+        # cancelled by the teardown, recorded as ended).
+        self.steps: list[tuple[dict[str, int], Connection, dict[str, Any], dict[str, frozenset[Any]]]] = []
+        answered: dict[str, set[Any]] = {name: set() for name in conns}
         for record in trace.records:
             conn = self.conns.get(record.get("conn"))  # type: ignore[arg-type]
             if conn is None:
                 continue
             if record.get("dir") == fmt.CLIENT_OUT and "frame" in record:
                 conn.recorded_out.append(record)
+                frame = record["frame"]
+                if isinstance(frame, dict) and "id" in frame and "method" not in frame \
+                        and contains(conn.client_sessions, frame["id"]):
+                    answered[conn.name].add(frame["id"])
             elif record.get("dir") == fmt.CLIENT_IN:
-                self.steps.append(({c.name: len(c.recorded_out) for c in self.conns.values()}, conn, record))
+                self.steps.append(({c.name: len(c.recorded_out) for c in self.conns.values()}, conn, record,
+                                   {name: frozenset(ids) for name, ids in answered.items()}))
                 frame = record.get("frame")
                 if isinstance(frame, dict) and "id" in frame and "method" in frame:
                     conn.client_sessions[frame["id"]] = fmt.session_of(frame) or GLOBAL
@@ -153,6 +165,8 @@ class Replay:
             if count < len(recorded):
                 conn.requests[recorded[count]] = frame["id"]
         elif "id" in frame and "method" not in frame:
+            if isinstance(frame["id"], (str, int)):
+                conn.answered.add(frame["id"])
             answers = conn.recorded_answers.get(frame["id"])
             if answers:
                 self._learn(answers.pop(0), frame)
@@ -193,8 +207,9 @@ class Replay:
             return [self.translate(v) for v in value]
         return value
 
-    def _has_sent(self, before: dict[str, int]) -> bool:
-        return all(len(self.conns[name].actual) >= count for name, count in before.items())
+    def _has_sent(self, before: dict[str, int], answered: dict[str, frozenset[Any]]) -> bool:
+        return all(len(self.conns[name].actual) >= count for name, count in before.items()) and all(
+            ids <= self.conns[name].answered for name, ids in answered.items())
 
     def _short_of(self, before: dict[str, int]) -> str:
         return ", ".join(f"{name} {len(self.conns[name].actual)} of {count}" for name, count in before.items()
@@ -204,10 +219,10 @@ class Replay:
         previous_t: float | None = None
         previous_real = time.monotonic()
         editor_left = False
-        for before, conn, record in self.steps:
+        for before, conn, record, answered in self.steps:
             if conn.closed:
                 continue
-            if not self._wait(functools.partial(self._has_sent, before), self.timeout):
+            if not self._wait(functools.partial(self._has_sent, before, answered), self.timeout):
                 self.notes.append(f"waited {self.timeout:g}s for the bridge's frames before {conn.name}'s client "
                                   f"frame at t={record.get('t')} (short: {self._short_of(before)}); went on")
             frame: Any = record.get("frame")
