@@ -29,7 +29,7 @@ def step_tool_open(runner: TurnRunner, step: dict[str, Any]) -> None:
     tool_input = step.get("input") or {"command": "make test"}
     tool_id = runner._declare(name, tool_input)
     runner.emit("tool.updated", {"kind": "scheduled", "toolCallId": tool_id, "toolName": name, "input": tool_input})
-    runner.emit("tool.updated", {"kind": "started", "toolCallId": tool_id, "inputOmitted": True})
+    runner.emit("tool.updated", {"kind": "started", "toolCallId": tool_id})
 
 
 def step_spawn(runner: TurnRunner, step: dict[str, Any]) -> None:
@@ -69,8 +69,7 @@ def step_burst(runner: TurnRunner, step: dict[str, Any]) -> None:
     for _ in range(int(step.get("count", 8))):
         runner.emit("model.streaming", {"kind": "text_delta", "delta": step.get("text", "x")}, flush=False)
     runner.session.mode = step.get("mode", "plan")
-    runner.server.wire.send({"method": "state.updated", "params": {
-        "sessionId": runner.session.session_id, "reason": "tool_call", "patch": {"mode": {"current": runner.session.mode}}}})
+    runner.server.agent_changed_mode(runner.session, "tool_call")  # in the dialect's own state.updated shape
 
 
 STEPS: dict[str, Callable[[TurnRunner, dict[str, Any]], Any]] = {

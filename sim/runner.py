@@ -166,8 +166,8 @@ class TurnRunner:
             self.emit("session.updated", {"_meta": {"zcode": {"apiRetry": retry}}})
             gevent.sleep(wait)
         self.emit("session.updated", {"_meta": {"zcode": {"apiRetry": None}}})
-        if not step.get("stream", True):
-            return
+        if not step.get("stream", True) or not self.server.dialect.today:
+            return  # the seed's engine never recovered a stream: streamRecovery.updated is today's alone
         attempt_id, anchor_id = f"recovery_{uuid.uuid4().hex[:8]}", f"anchor_{uuid.uuid4().hex[:8]}"
         retry_meta = {"kind": "api_retry", "attempt": 1, "maxRetries": 3, "retryDelayMs": 0, "errorStatus": None,
                       "error": "The model stream was interrupted"}

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 import gevent
 
-from . import catalog, snapshot, strict
+from . import catalog, snapshot, strict, today_events
 from .dialect import Dialect
 from .history import present_all
 from .interactions_today import TodayInteractions
@@ -96,6 +96,7 @@ class TodaySimServer(TodayV4, TodayInteractions, WorkspaceMethods, SimServer):
         self.attachments = {}
         self.preferences = {}
         self.live_turns: dict[str, SimTurn] = {}  # turn id → turn, until its end event went out
+        self.events = today_events.TodayEvents()  # tool/turn payloads in the strict schemas' shapes
 
     def check_params(self, method: str, params: Any) -> None:
         strict.check(method, params)
@@ -132,6 +133,10 @@ class TodaySimServer(TodayV4, TodayInteractions, WorkspaceMethods, SimServer):
              push: bool = True, flush: bool = True) -> dict[str, Any]:
         if kind in ("turn.completed", "turn.failed"):
             payload = self.turn_end(kind, payload, self.live_turns.pop(turn_id or "", None))
+        elif kind == "tool.updated":
+            payload = self.events.tool_updated(payload, int(time.time() * 1000))
+        elif kind == "turn.started":
+            payload = today_events.turn_started(payload, session.turns)
         return super().emit(session, kind, payload, turn_id, push=push, flush=flush)
 
     @staticmethod
@@ -481,10 +486,25 @@ class TodaySimServer(TodayV4, TodayInteractions, WorkspaceMethods, SimServer):
             raise SimError(-32602, f"Invalid params: action: Invalid enum value. Expected {expected}, received {action!r}")
         if action in ("set", "replace"):
             _required(params.get("objective"), "objective")
-        result = super().m_session_goal(params)
-        goal = result["goal"]
-        result["response"] = f"Goal: {goal['objective']} ({goal['status']})" if goal else "No goal is set."
-        return result
+        session = self.session(params)
+        goal = super().m_session_goal(params)["goal"]
+        # The engine answers {response, snapshot}: the goal is worded in the response, not returned as data.
+        response = f"Goal: {goal['objective']} ({goal['status']})" if goal else "No goal is set."
+        return {"response": response, "snapshot": self.snapshot(session, "current")}
+
+    def m_session_fork(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``{forkedSessionId, parentSessionId, response, snapshot}``: the snapshot is the fork's."""
+        source = self.session(params)
+        forked = super().m_session_fork(params)["forkedSessionId"]
+        fork = self.sessions[forked]
+        fork.trace_id, fork.created_at = f"trace_{_hex()}", int(time.time() * 1000)
+        return {"forkedSessionId": forked, "parentSessionId": source.session_id,
+                "response": f"Forked into {forked}", "snapshot": self.snapshot(fork, "current")}
+
+    def m_session_cancelBackgroundTask(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``{cancelled, status, taskId}``: the task's status after the cancel."""
+        super().m_session_cancelBackgroundTask(params)
+        return {"cancelled": True, "status": "cancelled", "taskId": params["taskId"]}
 
     def m_session_compact(self, params: dict[str, Any]) -> dict[str, Any]:
         """Accepted at once; the compaction runs in the background and ends with a state.updated reason."""

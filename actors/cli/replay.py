@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 from collections.abc import Callable
@@ -53,6 +54,18 @@ def zcode_sim() -> str:
     return str(beside) if beside.exists() else (shutil.which("zcode-sim") or "zcode-sim")
 
 
+def kind_of(frame: Any) -> str:
+    """What a frame the bridge sends a client is, for the replay's pacing: an answer, or a method
+    (a ``session/update`` with its update's kind)."""
+    if not isinstance(frame, dict):
+        return "?"
+    if "method" not in frame:
+        return "answer"
+    update = (frame.get("params") or {}).get("update") if isinstance(frame.get("params"), dict) else None
+    kind = update.get("sessionUpdate") if isinstance(update, dict) else None
+    return f"{frame['method']} {kind}" if isinstance(kind, str) else str(frame["method"])
+
+
 def contains(mapping: dict[Any, Any], key: Any) -> bool:
     return key in mapping
 
@@ -69,6 +82,8 @@ class Connection:
         self.actual: list[tuple[float, dict[str, Any]]] = []
         self.requests: dict[Any, Any] = {}  # recorded bridge request id → actual
         self.seen_requests: dict[str, int] = {}
+        self.answered: set[Any] = set()  # ids of the client's requests the bridge answered this run
+        self.kinds: Counter[str] = Counter()  # kind_of → how many the bridge sent this run
         self.write: Callable[[str], None] | None = None  # set once open: one frame (a JSON text)
         self.close: Callable[[], None] | None = None
         self.closed = False
@@ -95,15 +110,32 @@ class Replay:
         self.fast = fast
         self.timeout = timeout
         self.conns: dict[str, Connection] = {name: Connection(name) for name in conns}
-        self.steps: list[tuple[dict[str, int], Connection, dict[str, Any]]] = []  # (frames before it, per conn)
+        # Each step: (frames before it, per conn), its connection, the record, and the client requests
+        # the bridge had answered before it (per conn). The count alone is not enough: a build that sends
+        # one frame more than the recording (a new update) reaches the count a frame early, and a step
+        # sent then — the editor closing its input — would overtake the answer it followed (a turn
+        # cancelled by the teardown, recorded as ended).
+        # A step also waits per kind of frame (``kind_of``): an extra frame of a kind the recording did not
+        # have (today's config_option_update at start) must not stand in for a chunk the step followed.
+        self.steps: list[tuple[dict[str, int], Connection, dict[str, Any], dict[str, frozenset[Any]],
+                               dict[str, Counter[str]]]] = []
+        answered: dict[str, set[Any]] = {name: set() for name in conns}
+        kinds: dict[str, Counter[str]] = {name: Counter() for name in conns}
         for record in trace.records:
             conn = self.conns.get(record.get("conn"))  # type: ignore[arg-type]
             if conn is None:
                 continue
             if record.get("dir") == fmt.CLIENT_OUT and "frame" in record:
                 conn.recorded_out.append(record)
+                frame = record["frame"]
+                kinds[conn.name][kind_of(frame)] += 1
+                if isinstance(frame, dict) and "id" in frame and "method" not in frame \
+                        and contains(conn.client_sessions, frame["id"]):
+                    answered[conn.name].add(frame["id"])
             elif record.get("dir") == fmt.CLIENT_IN:
-                self.steps.append(({c.name: len(c.recorded_out) for c in self.conns.values()}, conn, record))
+                self.steps.append(({c.name: len(c.recorded_out) for c in self.conns.values()}, conn, record,
+                                   {name: frozenset(ids) for name, ids in answered.items()},
+                                   {name: Counter(counts) for name, counts in kinds.items()}))
                 frame = record.get("frame")
                 if isinstance(frame, dict) and "id" in frame and "method" in frame:
                     conn.client_sessions[frame["id"]] = fmt.session_of(frame) or GLOBAL
@@ -146,6 +178,7 @@ class Replay:
         if conn is None:
             conn = self.conns[name] = Connection(name)  # a connection the recording did not have
         conn.actual.append((time.monotonic(), frame))
+        conn.kinds[kind_of(frame)] += 1
         if "method" in frame and "id" in frame:
             count = conn.seen_requests.get(frame["method"], 0)
             conn.seen_requests[frame["method"]] = count + 1
@@ -153,6 +186,8 @@ class Replay:
             if count < len(recorded):
                 conn.requests[recorded[count]] = frame["id"]
         elif "id" in frame and "method" not in frame:
+            if isinstance(frame["id"], (str, int)):
+                conn.answered.add(frame["id"])
             answers = conn.recorded_answers.get(frame["id"])
             if answers:
                 self._learn(answers.pop(0), frame)
@@ -193,8 +228,9 @@ class Replay:
             return [self.translate(v) for v in value]
         return value
 
-    def _has_sent(self, before: dict[str, int]) -> bool:
-        return all(len(self.conns[name].actual) >= count for name, count in before.items())
+    def _has_sent(self, answered: dict[str, frozenset[Any]], kinds: dict[str, Counter[str]]) -> bool:
+        return all(ids <= self.conns[name].answered for name, ids in answered.items()) and all(
+            self.conns[name].kinds[kind] >= count for name, counts in kinds.items() for kind, count in counts.items())
 
     def _short_of(self, before: dict[str, int]) -> str:
         return ", ".join(f"{name} {len(self.conns[name].actual)} of {count}" for name, count in before.items()
@@ -204,10 +240,10 @@ class Replay:
         previous_t: float | None = None
         previous_real = time.monotonic()
         editor_left = False
-        for before, conn, record in self.steps:
+        for before, conn, record, answered, kinds in self.steps:
             if conn.closed:
                 continue
-            if not self._wait(functools.partial(self._has_sent, before), self.timeout):
+            if not self._wait(functools.partial(self._has_sent, answered, kinds), self.timeout):
                 self.notes.append(f"waited {self.timeout:g}s for the bridge's frames before {conn.name}'s client "
                                   f"frame at t={record.get('t')} (short: {self._short_of(before)}); went on")
             frame: Any = record.get("frame")

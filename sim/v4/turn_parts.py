@@ -125,7 +125,7 @@ class TurnParts(ConversationState):
             self._tool_output(row_id, row, str(payload.get("stdoutTail") or ""))
         elif kind in ("result", "error"):
             failed = kind == "error"
-            text = str(payload.get("error") if failed else payload.get("result") or "")
+            text = _tool_text(payload.get("error") if failed else payload.get("result"))
             changes: dict[str, Any] = {"status": "error" if failed else "success", "output": {"text": text},
                                        "endedAt": self.now(), "approvalInteractionId": RowStore.DROP}
             if failed:
@@ -258,3 +258,12 @@ class TurnParts(ConversationState):
     def _close_streams(self, state: str = "complete") -> None:
         self._close("text", state)
         self._close("reasoning", state)
+
+
+def _tool_text(value: Any) -> str:
+    """A tool's result or error as text: today's objects carry it in ``content`` / ``message``."""
+    if isinstance(value, dict):
+        for key in ("content", "message"):
+            if isinstance(value.get(key), str):
+                return str(value[key])
+    return "" if value is None else str(value)

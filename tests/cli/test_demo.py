@@ -29,8 +29,11 @@ def test_the_tour_runs_on_the_simulator_whatever_zcode_bin_says_and_leaves_nothi
     assert out.count("(session title: ") == 1 and "(session title: Show me around this project.)" in out
     # The plan (todo list) and the permission dialogs, answered automatically and shown.
     assert "plan:\n  [x] Read the README\n  [ ] Explore src/\n" in out
-    assert "? permission: Bash: rm -rf build/\n  → Allow Once (allow_once)\n" in out
+    # The engine's reason, then its options (one per kind), the one the demo picked marked.
+    assert ("? permission: Bash: rm -rf build/\n  │ This command changes files.\n  → Allow Once (allow_once)\n"
+            "    Allow Project (allow_always)\n    Deny (reject_once)\n") in out
     assert "? permission: ExitPlanMode\n  │ 1. Write the tests\n" in out
+    assert "  → Approve plan (allow_once)\n    Keep planning (reject_once)\n" in out
     assert out.count("(answered automatically by the demo)") == 2
     # A temporary ZCODE_HOME, removed afterwards: nothing in the user's home or the temp folder.
     assert not (home / ".zcode").exists()

@@ -44,7 +44,7 @@ BRIDGE_SENDS = (
     "v4/command",
 )
 # Removed from the engine in 0.16 (no schema, so a frame calling them is a finding); the bridge still sends them.
-REMOVED_IN_016 = ("session/steer", "session/rewind")
+REMOVED_IN_016 = ("session/steer", "session/rewind", "session/rewindCascade")
 ENGINE_ASKS = (
     "session/requestRuntimePreferences", "interaction/requestPermission", "interaction/requestUserInput",
     "interaction/requestProviderRuntimeHeaders", "interaction/requestOfficialMcpAuthHeaders",

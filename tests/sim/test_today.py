@@ -433,13 +433,15 @@ def test_row11_goal_set_and_replace_are_both_valid(sim: SimPeer) -> None:
     """The engine's goal schema lists show|set|replace|pause|resume|clear (set is valid)."""
     sid = sim.create()
     goal = sim.result("session/goal", {"sessionId": sid, "action": "set", "objective": "Ship it"})
-    assert goal["goal"]["objective"] == "Ship it"
+    # The seed answers the goal as data; today's engine words it ({response, snapshot}).
+    assert (goal["response"] if sim.dialect == "today" else goal["goal"]["objective"]).count("Ship it") == 1
     if sim.dialect == "today":
         wrong = sim.error("session/goal", {"sessionId": sid, "action": "start", "objective": "x"})
         assert wrong["code"] == -32602 and "'set' | 'replace'" in wrong["message"]
     replaced = sim.result("session/goal", {"sessionId": sid, "action": "replace", "objective": "Ship the bridge"})
-    assert replaced["goal"] == {"objective": "Ship the bridge", "status": "active"}
-    if sim.dialect == "today":
+    if sim.dialect != "today":
+        assert replaced["goal"] == {"objective": "Ship the bridge", "status": "active"}
+    else:
         assert replaced["response"] == "Goal: Ship the bridge (active)"
         assert sim.result("session/goal", {"sessionId": sid, "action": "clear"})["response"] == "No goal is set."
 

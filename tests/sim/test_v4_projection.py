@@ -119,6 +119,22 @@ def test_a_tool_walks_its_statuses_and_its_cumulative_output_grows_by_appends() 
     assert len(played.rows("toolCall")) == 1
 
 
+def test_todays_result_object_and_error_detail_give_the_rows_their_text() -> None:
+    # The today dialect sends the executor's result object and an error detail (sim/today_events.py).
+    played = Played()
+    played.start()
+    for call in ("t1", "t2"):
+        played.event("tool.updated", {"kind": "scheduled", "toolCallId": call, "toolName": "Read"})
+        played.event("tool.updated", {"kind": "started", "toolCallId": call, "startedAt": 1})
+    played.event("tool.updated", {"kind": "result", "toolCallId": "t1", "duration": 2,
+                                  "result": {"success": True, "content": "# Title\n", "truncated": False}})
+    played.event("tool.updated", {"kind": "error", "toolCallId": "t2",
+                                  "error": {"type": "tool_execution_error", "message": "no such file"}})
+    done, failed = played.rows("toolCall")
+    assert done["output"]["text"] == "# Title\n"
+    assert failed["error"] == {"code": "toolError", "message": "no such file"}
+
+
 def test_a_permission_is_a_pending_interaction_with_its_countdown_and_holds_the_tool_until_resolved() -> None:
     played = Played()
     played.start()
