@@ -180,7 +180,7 @@ async def test_slash_commands_are_handled_by_the_bridge(tmp_path, sim_dialect):
         sid = await b.new_session()
         await b.client.wait_for(lambda: b.client.of_kind(sid, "available_commands_update"))
         names = [c["name"] for c in b.client.of_kind(sid, "available_commands_update")[0]["availableCommands"]]
-        assert names == ["compact", "goal", "fork", "mode", "model", "thought"]
+        assert names == ["compact", "goal", "fork", "mode", "model", "thought", "rename"]
 
         async def command(text):
             before = len(b.client.of_kind(sid, "agent_message_chunk"))
