@@ -21,6 +21,7 @@ from typing import Any
 from collections.abc import Callable, Mapping
 
 from zcode_acp.actors.cli import remote_config
+from zcode_acp.protocol.i18n import LANGUAGES, language_from_env, normalize
 from zcode_acp.protocol.session_config import MODE_IDS
 
 SIMULATOR = "zcode-sim"
@@ -58,6 +59,8 @@ class Config:
     interaction_timeout: float = 0.0
     # Teardown: SIGTERM the backend's group, then SIGKILL after this grace.
     kill_grace: float = 1.0
+    # The language of every string the bridge writes for a person (protocol/i18n): resolved once, here.
+    lang: str = "en"
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Config:
@@ -79,6 +82,8 @@ class Config:
             # so every command refuses a bad value at start, the same way.
             if setting.attr is not None:
                 values[setting.attr] = value
+        if "lang" not in values:  # no ZCODE_ACP_LANG: the locale's language, else English
+            values["lang"] = language_from_env(env)
         return cls(**values)
 
 
@@ -194,6 +199,14 @@ def mode(raw: str) -> str:
     return folded
 
 
+def language(raw: str) -> str:
+    """``en`` or ``zh-CN`` (also ``zh``, ``zh_CN.UTF-8``, ``en_US``…)."""
+    chosen = normalize(raw)
+    if chosen is None:
+        raise ValueError(f"expected one of {', '.join(LANGUAGES)}")
+    return chosen
+
+
 def home_folder(raw: str) -> Path:
     return Path(raw).expanduser()
 
@@ -269,6 +282,9 @@ SETTINGS: tuple[Setting, ...] = (
             f"mode of new sessions ({', '.join(MODE_IDS)}); `yolo` runs everything without asking, "
             "`build` asks before risky actions",
             mode),
+    Setting("ZCODE_ACP_LANG", "lang", "",
+            "the language the bridge speaks to people (`en`, `zh-CN`); unset: the locale's "
+            "(`LC_ALL`, `LC_MESSAGES`, `LANG`; any Chinese locale is `zh-CN`), else English", language),
     Setting("ZCODE_HOME", "zcode_home", "~/.zcode", "where the bridge keeps its state", home_folder),
     Setting("ZCODE_DISALLOWED_TOOLS", "extra_args", "", "passed to the CLI as `--disallowed-tools`",
             disallowed_tools),
