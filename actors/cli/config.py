@@ -21,7 +21,7 @@ from typing import Any
 from collections.abc import Callable, Mapping
 
 from zcode_acp.actors.cli import remote_config
-from zcode_acp.protocol.i18n import LANGUAGES, language_from_env, normalize
+from zcode_acp.protocol.i18n import EN, LANGUAGES, language_from_env, normalize, t
 from zcode_acp.protocol.session_config import MODE_IDS
 
 SIMULATOR = "zcode-sim"
@@ -116,59 +116,60 @@ class Problem:
 
     what: str
     fix: str
+    lang: str = EN
 
     def line(self) -> str:
-        return f"{self.what}: {self.fix}"
+        return t(self.lang, "problem.line", what=self.what, fix=self.fix)
 
 
-def backend_problem(zcode_bin: str) -> Problem | None:
+def backend_problem(zcode_bin: str, lang: str = EN) -> Problem | None:
     """What stops ``ZCODE_BIN`` from starting; None when it can start.
 
     Checked at start (a warning: the editor's ``initialize`` is still answered,
     the CLI may be installed before the first prompt), by ``doctor`` (✗) and
     when the backend is started (the prompt's error), so all three say the same.
     """
-    simulator = "ZCODE_BIN=zcode-sim runs the simulated backend"
+    simulator = t(lang, "problem.simulator")
+    shown = repr(zcode_bin)
     path = zcode_bin if os.sep in zcode_bin else shutil.which(zcode_bin)
     if path is None:
-        return Problem(f"ZCODE_BIN={zcode_bin!r} is not on the PATH this process was given",
-                       "install the ZCode CLI, or set ZCODE_BIN to its absolute path "
-                       f"(`which zcode` in your shell); {simulator}")
+        return Problem(t(lang, "problem.bin_not_on_path", bin=shown),
+                       t(lang, "problem.fix_bin_not_on_path", simulator=simulator), lang)
     if not os.path.exists(path):
-        return Problem(f"ZCODE_BIN={zcode_bin!r} does not exist",
-                       f"set ZCODE_BIN to the ZCode CLI's path; {simulator}")
+        return Problem(t(lang, "problem.bin_missing", bin=shown), t(lang, "problem.fix_bin_missing", simulator=simulator),
+                       lang)
     if os.path.isdir(path):
-        return Problem(f"ZCODE_BIN={zcode_bin!r} is a folder, not a program",
-                       "set ZCODE_BIN to the zcode program inside it")
+        return Problem(t(lang, "problem.bin_folder", bin=shown), t(lang, "problem.fix_bin_folder"), lang)
     if path.endswith(JS_ENTRY):
         if shutil.which("node") is None:
-            return Problem(f"ZCODE_BIN={zcode_bin!r} is a JavaScript entry point but node is not on PATH",
-                           "install Node.js, or give the bridge a PATH that has it")
+            return Problem(t(lang, "problem.bin_no_node", bin=shown), t(lang, "problem.fix_bin_no_node"), lang)
         return None
     if not os.access(path, os.X_OK):
-        return Problem(f"ZCODE_BIN={zcode_bin!r} is not executable", f"chmod +x {path}")
+        return Problem(t(lang, "problem.bin_not_executable", bin=shown), f"chmod +x {path}", lang)
     return None
 
 
-def home_problem(home: Path) -> Problem | None:
+def home_problem(home: Path, lang: str = EN) -> Problem | None:
     """Why ``ZCODE_HOME`` cannot be used, or None; creates nothing.
 
     The folder may not exist yet (the bridge makes it, private, when a session
     first needs it): then its nearest existing parent must be a folder this
     user can write.
     """
-    fix = "set ZCODE_HOME to a folder you can write"
+    fix = t(lang, "problem.fix_home")
+    shown = repr(str(home))
     if home.exists():
         if not home.is_dir():
-            return Problem(f"ZCODE_HOME={str(home)!r} is not a folder", fix)
+            return Problem(t(lang, "problem.home_not_folder", home=shown), fix, lang)
         if not os.access(home, os.W_OK | os.X_OK):
-            return Problem(f"ZCODE_HOME={str(home)!r} is not writable", f"chown $USER {home}, or {fix}")
+            return Problem(t(lang, "problem.home_not_writable", home=shown),
+                           t(lang, "problem.fix_home_owner", home=home, fix=fix), lang)
         return None
     parent = next((p for p in home.parents if p.exists()), None)
     if parent is None or not parent.is_dir():
-        return Problem(f"ZCODE_HOME={str(home)!r} cannot be created ({parent} is not a folder)", fix)
+        return Problem(t(lang, "problem.home_parent_not_folder", home=shown, parent=parent), fix, lang)
     if not os.access(parent, os.W_OK | os.X_OK):
-        return Problem(f"ZCODE_HOME={str(home)!r} cannot be created ({parent} is not writable)", fix)
+        return Problem(t(lang, "problem.home_parent_not_writable", home=shown, parent=parent), fix, lang)
     return None
 
 
@@ -182,13 +183,13 @@ def start_warnings(config: Config) -> list[str]:
     check), the CLI may be installed before the first prompt, and that
     prompt's error says the same.
     """
-    problem = home_problem(config.zcode_home)
+    problem = home_problem(config.zcode_home, config.lang)
     if problem is not None:
         raise SettingError(problem.line())
-    backend = backend_problem(config.zcode_bin)
+    backend = backend_problem(config.zcode_bin, config.lang)
     if backend is None:
         return []
-    return [f"warning: {backend.line()} (initialize is answered; no session can start until then)"]
+    return [t(config.lang, "start.warning_backend", problem=backend.line())]
 
 
 def mode(raw: str) -> str:
@@ -272,6 +273,10 @@ class Setting:
     meaning: str
     parse: Callable[[str], Any]
 
+    def meaning_in(self, lang: str) -> str:
+        """The meaning in ``lang`` (the catalog's ``setting.NAME``; the English one is this ``meaning``)."""
+        return self.meaning if lang == EN else t(lang, f"setting.{self.name}", modes=", ".join(MODE_IDS), sep=os.pathsep)
+
 
 SETTINGS: tuple[Setting, ...] = (
     Setting("ZCODE_BIN", "zcode_bin", "zcode",
@@ -320,14 +325,15 @@ SETTINGS: tuple[Setting, ...] = (
 )
 
 
-def markdown_table() -> str:
-    """The README's configuration table, generated from ``SETTINGS``."""
-    lines = ["| variable | default | meaning |", "| --- | --- | --- |"]
+def markdown_table(lang: str = EN) -> str:
+    """The README's configuration table (README.zh-CN.md's with ``zh-CN``), generated from ``SETTINGS``."""
+    head = "| variable | default | meaning |" if lang == EN else "| 变量 | 默认值 | 说明 |"
+    lines = [head, "| --- | --- | --- |"]
     for setting in SETTINGS:
         default = f"`{setting.default}`" if setting.default else "—"
-        lines.append(f"| `{setting.name}` | {default} | {setting.meaning} |")
+        lines.append(f"| `{setting.name}` | {default} | {setting.meaning_in(lang)} |")
     return "\n".join(lines)
 
 
-if __name__ == "__main__":  # ``python -m zcode_acp.actors.cli.config``: print the README table
-    print(markdown_table())
+if __name__ == "__main__":  # ``python -m zcode_acp.actors.cli.config [zh-CN]``: print the README table
+    print(markdown_table(sys.argv[1] if len(sys.argv) > 1 else EN))
