@@ -16,14 +16,9 @@ from typing import Any
 from .errors import invalid_params
 from .i18n import EN, t
 
-MODES = (
-    ("plan", "Plan", "Read-only: explore and propose a plan before changing anything"),
-    ("build", "Build", "Implement with confirmation for risky actions"),
-    ("edit", "Edit", "Edit files without asking; ask before running commands"),
-    ("yolo", "YOLO", "Run everything without asking"),
-    ("auto", "Auto", "Let ZCode decide when to ask"),
-)
-MODE_IDS = tuple(mode_id for mode_id, _, _ in MODES)
+MODE_IDS = ("plan", "build", "edit", "yolo", "auto")
+# (id, name, description) in English; the session's language is looked up where they are offered.
+MODES = tuple((mode_id, t(EN, f"mode.{mode_id}.name"), t(EN, f"mode.{mode_id}.description")) for mode_id in MODE_IDS)
 THOUGHT_LEVELS = (("low", "Low"), ("high", "High"), ("max", "Max"))
 DEFAULT_MODEL = "default"
 # The boolean option (offered to clients that declare session.configOptions.boolean):

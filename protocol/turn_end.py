@@ -58,7 +58,8 @@ def failed(body: dict[str, Any], lang: str = EN) -> RpcError:
     """
     error = body.get("error")
     error = error if isinstance(error, dict) else {"message": str(error) if error is not None else ""}
-    message = error.get("message") if isinstance(error.get("message"), str) and error.get("message") else "turn failed"
+    message = error.get("message") if isinstance(error.get("message"), str) and error.get("message") \
+        else t(lang, "error.turn_failed_plain")
     code = error.get("code") if error.get("code") is not None else error.get("type")
     detail = error.get("detail") if isinstance(error.get("detail"), str) and error.get("detail") else None
     text = t(lang, "error.turn_failed", message=message) + (f" ({code})" if code is not None else "")

@@ -152,7 +152,7 @@ def demo(
 ) -> None:
     """Run the bridge on the simulated backend and print a conversation."""
     if cwd is not None and not os.path.isdir(cwd):
-        fail(f"--cwd {cwd!r} is not a directory")
+        fail(tr("cli.not_a_directory", path=repr(cwd)))
     from zcode_acp.actors.cli.demo import run_demo
 
     raise typer.Exit(run_demo([prompt] if prompt else None, cwd))

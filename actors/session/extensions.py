@@ -335,7 +335,7 @@ class Controls:
             if not argument:
                 current = self.port.settings.current
                 values = {"mode": current.mode, "model": current.model, "thought": current.thought}
-                say(f"Current {name}: {values[config_id]}")
+                say(t(lang, f"command.current.{name}", value=values[config_id]))
                 return
-            self.set_setting(config_id, argument, lambda result: say(f"{name.capitalize()} set to {argument}."),
+            self.set_setting(config_id, argument, lambda result: say(t(lang, f"command.set.{name}", value=argument)),
                              failed)

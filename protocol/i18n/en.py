@@ -273,4 +273,13 @@ MESSAGES: dict[str, str] = {
     "demo.stop_reason": "— stop reason: {reason}{tokens}",
     "demo.context": " (context: {used} of {size} tokens)",
     "demo.tokens": " ({total} tokens)",
+    # -- slash command answers, and the rest --
+    "command.current.mode": "Current mode: {value}",
+    "command.current.model": "Current model: {value}",
+    "command.current.thought": "Current thought: {value}",
+    "command.set.mode": "Mode set to {value}.",
+    "command.set.model": "Model set to {value}.",
+    "command.set.thought": "Thought set to {value}.",
+    "error.turn_failed_plain": "turn failed",
+    "cli.not_a_directory": "--cwd {path} is not a directory",
 }

@@ -265,4 +265,13 @@ MESSAGES: dict[str, str] = {
     "demo.stop_reason": "—— 结束原因：{reason}{tokens}",
     "demo.context": "（上下文：{used} / {size} token）",
     "demo.tokens": "（{total} token）",
+    # -- slash command answers, and the rest --
+    "command.current.mode": "当前模式：{value}",
+    "command.current.model": "当前模型：{value}",
+    "command.current.thought": "当前思考强度：{value}",
+    "command.set.mode": "模式已切换为 {value}。",
+    "command.set.model": "模型已切换为 {value}。",
+    "command.set.thought": "思考强度已设为 {value}。",
+    "error.turn_failed_plain": "本轮失败",
+    "cli.not_a_directory": "--cwd {path} 不是目录",
 }
