@@ -282,4 +282,5 @@ MESSAGES: dict[str, str] = {
     "command.set.thought": "Thought set to {value}.",
     "error.turn_failed_plain": "turn failed",
     "cli.not_a_directory": "--cwd {path} is not a directory",
+    "error.cannot_start_cli": "cannot start the ZCode CLI: {problem}",
 }

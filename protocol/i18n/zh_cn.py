@@ -274,4 +274,5 @@ MESSAGES: dict[str, str] = {
     "command.set.thought": "思考强度已设为 {value}。",
     "error.turn_failed_plain": "本轮失败",
     "cli.not_a_directory": "--cwd {path} 不是目录",
+    "error.cannot_start_cli": "无法启动 ZCode CLI：{problem}",
 }
