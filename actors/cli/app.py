@@ -65,10 +65,35 @@ def environment_lines(formatter: Any) -> list[str]:
     return lines
 
 
+def _help_option(option: Any) -> Any:
+    if option is not None:
+        option.help = tr("help.help")
+    return option
+
+
+def _format_usage(command: Any, ctx: Any, formatter: Any) -> None:
+    formatter.write_usage(ctx.command_path, " ".join(command.collect_usage_pieces(ctx)), prefix=tr("help.usage"))
+
+
 class BridgeGroup(TyperGroup):
+    def get_help_option(self, ctx: Any) -> Any:
+        return _help_option(super().get_help_option(ctx))
+
+    def format_usage(self, ctx: Any, formatter: Any) -> None:
+        _format_usage(self, ctx, formatter)
+
     def format_options(self, ctx: Any, formatter: Any) -> None:
         _format_params(self, ctx, formatter)
         self.format_commands(ctx, formatter)
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        """click's, with the section's title in the help's language."""
+        commands = [(name, command) for name in self.list_commands(ctx)
+                    if (command := self.get_command(ctx, name)) is not None and not command.hidden]
+        if commands:
+            limit = formatter.width - 6 - max(len(name) for name, _ in commands)
+            with formatter.section(tr("help.commands")):
+                formatter.write_dl([(name, command.get_short_help_str(limit)) for name, command in commands])
 
     def format_epilog(self, ctx: Any, formatter: Any) -> None:
         _write_block(formatter, tr("help.environment"), environment_lines(formatter))
@@ -77,6 +102,12 @@ class BridgeGroup(TyperGroup):
 
 
 class BridgeCommand(TyperCommand):
+    def get_help_option(self, ctx: Any) -> Any:
+        return _help_option(super().get_help_option(ctx))
+
+    def format_usage(self, ctx: Any, formatter: Any) -> None:
+        _format_usage(self, ctx, formatter)
+
     def format_options(self, ctx: Any, formatter: Any) -> None:
         _format_params(self, ctx, formatter)
 

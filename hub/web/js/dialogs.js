@@ -119,8 +119,8 @@ function field(key, property, isRequired) {
       problem: () => {
         const count = picked().length;
         if (isRequired && !count) return missing();
-        if (typeof property.minItems === "number" && count < property.minItems) return `Pick at least ${property.minItems} for “${title}”.`;
-        if (typeof property.maxItems === "number" && count > property.maxItems) return `Pick at most ${property.maxItems} for “${title}”.`;
+        if (typeof property.minItems === "number" && count < property.minItems) return t("dialog.pick_at_least", { count: property.minItems, title });
+        if (typeof property.maxItems === "number" && count > property.maxItems) return t("dialog.pick_at_most", { count: property.maxItems, title });
         return null;
       },
     };
@@ -142,9 +142,9 @@ function field(key, property, isRequired) {
       problem: () => {
         const v = parsed();
         if (v === undefined) return isRequired ? missing() : null;
-        if (!Number.isFinite(v) || (property.type === "integer" && !Number.isInteger(v))) return `“${title}” must be ${property.type === "integer" ? "a whole number" : "a number"}.`;
-        if (typeof property.minimum === "number" && v < property.minimum) return `“${title}” must be at least ${property.minimum}.`;
-        if (typeof property.maximum === "number" && v > property.maximum) return `“${title}” must be at most ${property.maximum}.`;
+        if (!Number.isFinite(v) || (property.type === "integer" && !Number.isInteger(v))) return t(property.type === "integer" ? "dialog.whole_number" : "dialog.number", { title });
+        if (typeof property.minimum === "number" && v < property.minimum) return t("dialog.at_least", { title, value: property.minimum });
+        if (typeof property.maximum === "number" && v > property.maximum) return t("dialog.at_most", { title, value: property.maximum });
         return null;
       },
     };
@@ -163,15 +163,15 @@ function field(key, property, isRequired) {
       problem: () => {
         const v = input.value;
         if (!v.trim()) return isRequired ? missing() : null;
-        if (typeof property.minLength === "number" && v.length < property.minLength) return `“${title}” needs at least ${property.minLength} characters.`;
+        if (typeof property.minLength === "number" && v.length < property.minLength) return t("dialog.min_length", { title, count: property.minLength });
         if (property.pattern) {
-          try { if (!new RegExp(property.pattern, "u").test(v)) return `“${title}” does not have the expected form.`; } catch { /* a pattern the browser cannot read is not enforced */ }
+          try { if (!new RegExp(property.pattern, "u").test(v)) return t("dialog.pattern", { title }); } catch { /* a pattern the browser cannot read is not enforced */ }
         }
         return null;
       },
     };
   }
 
-  return { key, el: h("div", { class: "field unsupported" }, `(“${title}”: a field type this page cannot show)`),
-    value: () => undefined, problem: () => (isRequired ? `“${title}” cannot be answered here.` : null) };
+  return { key, el: h("div", { class: "field unsupported" }, t("dialog.unsupported", { title })),
+    value: () => undefined, problem: () => (isRequired ? t("dialog.cannot_answer", { title }) : null) };
 }
