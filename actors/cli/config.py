@@ -31,6 +31,17 @@ class SettingError(ValueError):
     """An environment variable with a value the bridge cannot use."""
 
 
+class Expected(ValueError):
+    """What a parser expected, as a catalog key: the message is English, ``words(lang)`` any language."""
+
+    def __init__(self, key: str, **params: Any) -> None:
+        super().__init__(t(EN, key, **params))
+        self.key, self.params = key, params
+
+    def words(self, lang: str) -> str:
+        return t(lang, self.key, **self.params)
+
+
 @dataclass(frozen=True)
 class Config:
     zcode_bin: str = "zcode"
@@ -69,6 +80,7 @@ class Config:
         An unset or empty variable keeps the default.
         """
         env = os.environ if environ is None else environ
+        lang = language_from_env(env)  # the language a bad value is reported in, too
         values: dict[str, Any] = {}
         for setting in SETTINGS:
             raw = env.get(setting.name, "")
@@ -77,13 +89,14 @@ class Config:
             try:
                 value = setting.parse(raw)
             except ValueError as exc:
-                raise SettingError(f"{setting.name}={raw!r} is not valid: {exc}") from None
+                detail = exc.words(lang) if isinstance(exc, Expected) else str(exc)
+                raise SettingError(t(lang, "setting.invalid", name=setting.name, raw=repr(raw), detail=detail)) from None
             # Settings read elsewhere (remote access, tracing) are checked here all the same,
             # so every command refuses a bad value at start, the same way.
             if setting.attr is not None:
                 values[setting.attr] = value
         if "lang" not in values:  # no ZCODE_ACP_LANG: the locale's language, else English
-            values["lang"] = language_from_env(env)
+            values["lang"] = lang
         return cls(**values)
 
 
@@ -99,7 +112,7 @@ def backend_command(raw: str) -> str:
     """
     command = raw.strip()
     if not command:
-        raise ValueError("expected the ZCode CLI's command name or path")
+        raise Expected("setting.expected_command")
     if command == SIMULATOR and shutil.which(command) is None:
         beside = Path(sys.executable).parent / SIMULATOR
         if beside.exists():
@@ -196,7 +209,7 @@ def mode(raw: str) -> str:
     """A mode id, whatever its case (``Build`` is ``build``)."""
     folded = raw.strip().lower()
     if folded not in MODE_IDS:
-        raise ValueError(f"expected one of {', '.join(MODE_IDS)}")
+        raise Expected("setting.expected_one_of", choices=", ".join(MODE_IDS))
     return folded
 
 
@@ -204,7 +217,7 @@ def language(raw: str) -> str:
     """``en`` or ``zh-CN`` (also ``zh``, ``zh_CN.UTF-8``, ``en_US``…)."""
     chosen = normalize(raw)
     if chosen is None:
-        raise ValueError(f"expected one of {', '.join(LANGUAGES)}")
+        raise Expected("setting.expected_one_of", choices=", ".join(LANGUAGES))
     return chosen
 
 
@@ -218,13 +231,13 @@ def disallowed_tools(raw: str) -> tuple[str, ...]:
 
 def _seconds(allow_zero: bool) -> Callable[[str], float]:
     def parse(raw: str) -> float:
-        expected = "a number of seconds" + (" (0 or more)" if allow_zero else " greater than 0")
+        expected = "setting.expected_seconds_or_zero" if allow_zero else "setting.expected_positive_seconds"
         try:
             value = float(raw)
         except ValueError:
-            raise ValueError(f"expected {expected}") from None
+            raise Expected(expected) from None
         if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
-            raise ValueError(f"expected {expected}")
+            raise Expected(expected)
         return value
 
     return parse
@@ -240,15 +253,15 @@ positive_seconds = _seconds(allow_zero=False)
 def flag(raw: str) -> bool:
     value = remote_config.flag(raw)
     if value is None:
-        raise ValueError(f"expected one of {'/'.join(sorted(remote_config.TRUE_WORDS))} (on) "
-                         f"or {'/'.join(sorted(remote_config.FALSE_WORDS))} (off)")
+        raise Expected("setting.expected_flag", on="/".join(sorted(remote_config.TRUE_WORDS)),
+                       off="/".join(sorted(remote_config.FALSE_WORDS)))
     return value
 
 
 def port(raw: str) -> int:
     value = remote_config.port(raw)
     if value is None:
-        raise ValueError("expected a port number from 1 to 65535")
+        raise Expected("setting.expected_port")
     return value
 
 
@@ -261,7 +274,7 @@ def project_roots(raw: str) -> tuple[Path, ...]:
     entries: list[object] = [entry for entry in raw.split(os.pathsep) if entry.strip()]
     roots = remote_config.project_roots(entries, Path.home(), warnings, "ZCODE_ACP_PROJECT_ROOTS")
     if warnings:
-        raise ValueError(f"expected absolute folders separated by {os.pathsep!r} ({warnings[0].split(': ', 1)[1]})")
+        raise Expected("setting.expected_folders", sep=repr(os.pathsep), why=warnings[0].split(": ", 1)[1])
     return roots
 
 

@@ -286,4 +286,13 @@ MESSAGES: dict[str, str] = {
     "error.turn_failed_plain": "turn failed",
     "cli.not_a_directory": "--cwd {path} is not a directory",
     "error.cannot_start_cli": "cannot start the ZCode CLI: {problem}",
+    # -- a setting the bridge cannot use --
+    "setting.invalid": "{name}={raw} is not valid: {detail}",
+    "setting.expected_command": "expected the ZCode CLI's command name or path",
+    "setting.expected_one_of": "expected one of {choices}",
+    "setting.expected_seconds_or_zero": "expected a number of seconds (0 or more)",
+    "setting.expected_positive_seconds": "expected a number of seconds greater than 0",
+    "setting.expected_flag": "expected one of {on} (on) or {off} (off)",
+    "setting.expected_port": "expected a port number from 1 to 65535",
+    "setting.expected_folders": "expected absolute folders separated by {sep} ({why})",
 }

@@ -278,4 +278,13 @@ MESSAGES: dict[str, str] = {
     "error.turn_failed_plain": "本轮失败",
     "cli.not_a_directory": "--cwd {path} 不是目录",
     "error.cannot_start_cli": "无法启动 ZCode CLI：{problem}",
+    # -- a setting the bridge cannot use --
+    "setting.invalid": "{name}={raw} 无效：{detail}",
+    "setting.expected_command": "应为 ZCode CLI 的命令名或路径",
+    "setting.expected_one_of": "应为以下之一：{choices}",
+    "setting.expected_seconds_or_zero": "应为秒数（0 或更大）",
+    "setting.expected_positive_seconds": "应为大于 0 的秒数",
+    "setting.expected_flag": "应为 {on}（开）或 {off}（关）之一",
+    "setting.expected_port": "应为 1 到 65535 之间的端口号",
+    "setting.expected_folders": "应为用 {sep} 分隔的绝对路径目录（{why}）",
 }

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import re
 
-from zcode_acp.actors.cli.config import SETTINGS, Config, markdown_table
+import pytest
+
+from zcode_acp.actors.cli.config import SETTINGS, Config, SettingError, markdown_table
 from zcode_acp.protocol.i18n import CATALOG, EN, ZH_CN
 from tests.cli.helpers import ROOT, ZCODE_ACP, clean_env, free_port, run
 
@@ -21,6 +23,15 @@ def test_the_locale_or_zcode_acp_lang_chooses_the_language():
     assert Config.from_env({"LANG": "zh_CN.UTF-8", "ZCODE_ACP_LANG": "en"}).lang == EN
     assert Config.from_env({"LC_ALL": "en_US.UTF-8", "LANG": "zh_CN.UTF-8"}).lang == EN
     assert Config.from_env({}).lang == EN
+
+
+def test_a_bad_setting_is_reported_in_the_locales_language():
+    with pytest.raises(SettingError) as chinese:
+        Config.from_env({"LANG": "zh_CN.UTF-8", "ZCODE_ACP_BUSY_LIMIT": "soon"})
+    assert str(chinese.value) == "ZCODE_ACP_BUSY_LIMIT='soon' 无效：应为秒数（0 或更大）"
+    with pytest.raises(SettingError) as english:
+        Config.from_env({"LANG": "zh_CN.UTF-8", "ZCODE_ACP_LANG": "en", "ZCODE_ACP_MODE": "bogus"})
+    assert str(english.value) == "ZCODE_ACP_MODE='bogus' is not valid: expected one of plan, build, edit, yolo, auto"
 
 
 def test_the_english_meanings_in_the_catalog_are_the_settings_table():

@@ -5,7 +5,9 @@ literal that is prose — two words of two or more letters, separated by a space
 is a violation unless it is
 
 * a docstring, or inside a logging call (``log.info(...)``: logs are for developers, in English),
-  or inside ``invalid_params(...)`` (a JSON-RPC ``-32602`` names a client developer's mistake);
+  or inside ``invalid_params(...)`` (a JSON-RPC ``-32602`` names a client developer's mistake),
+  or inside ``Setting(...)`` (a setting's English meaning: the README's table, compared with the
+  catalog's ``setting.NAME`` by tests/cli/test_chinese.py);
 * listed in ``EXEMPT`` below with why: the words go to the engine (a decline's ``reason``), not to
   a person; or they are the English source the catalog is compared with.
 
@@ -28,10 +30,10 @@ USER_FACING = (
     "protocol/session_config.py", "protocol/commands.py", "protocol/interactions.py", "protocol/turn_end.py",
     "protocol/recovery.py", "protocol/background.py", "protocol/handshake.py",
     "actors/turn.py", "actors/session/held.py", "actors/session/extensions.py", "actors/interaction_router.py",
-    "actors/cli/doctor.py", "actors/cli/demo.py", "actors/cli/app.py",
+    "actors/cli/doctor.py", "actors/cli/demo.py", "actors/cli/app.py", "actors/cli/config.py",
 )
 PROSE = re.compile(r"[A-Za-z]{2,}[ ,;:]+[A-Za-z]{2,}")
-EXEMPT_CALLS = {"debug", "info", "warning", "error", "exception", "critical", "invalid_params"}
+EXEMPT_CALLS = {"debug", "info", "warning", "error", "exception", "critical", "invalid_params", "Setting"}
 TO_THE_ENGINE = "a reason or error sent to the engine, not shown to a person"
 EXEMPT: dict[str, dict[str, str]] = {
     "protocol/session_config.py": {
