@@ -134,7 +134,7 @@ class Backend(BridgeActor):
         if now < self.restart_at:
             raise RpcError(INTERNAL_ERROR, f"{self.last_death}; it is restarted in {self.restart_at - now:.1f}s "
                                            f"(it died {self.early_deaths} time(s) in a row right after starting)")
-        argv = backend_process.resolve_command(self.config.zcode_bin, self.config.extra_args)
+        argv = backend_process.resolve_command(self.config.zcode_bin, self.config.extra_args, self.config.lang)
         retrying = tenacity.Retrying(
             # A missing or forbidden binary is final; EAGAIN and friends are worth a retry.
             retry=tenacity.retry_if_exception(

@@ -23,12 +23,13 @@ from zcode_acp.actors.transport import flow
 
 
 class BackgroundTasks(BridgeActor):
-    def __init__(self, session_id: str, clients: list[Any], terminal_output: bool) -> None:
+    def __init__(self, session_id: str, clients: list[Any], terminal_output: bool, lang: str = "en") -> None:
         super().__init__()
         self.session_id = session_id
         self.clients = list(clients)
         self.terminal_output = terminal_output
-        self.cards = TaskCards(terminal_output)
+        self.lang = lang
+        self.cards = TaskCards(terminal_output, lang)
         self.turns: dict[str, TurnTranslator] = {}  # notification turn id → its translator
 
     def _deliver(self, updates: list[dict[str, Any]]) -> None:
@@ -55,7 +56,8 @@ class BackgroundTasks(BridgeActor):
                 continue
             turn_id = ev.turn_id(event) or ""
             if kind == ev.TURN_STARTED:
-                self.turns[turn_id] = TurnTranslator(message_id=uuid.uuid4().hex, terminal_output=self.terminal_output)
+                self.turns[turn_id] = TurnTranslator(message_id=uuid.uuid4().hex, terminal_output=self.terminal_output,
+                                                     lang=self.lang)
             elif kind in ev.TURN_END_TYPES:
                 self.turns.pop(turn_id, None)
             elif turn_id in self.turns:

@@ -68,8 +68,9 @@ class Open:
 
 
 class InteractionRouter(BridgeActor):
-    def __init__(self, backend: Any, timeout: float = 0.0, notifier: Any = None) -> None:
+    def __init__(self, backend: Any, timeout: float = 0.0, notifier: Any = None, lang: str = "en") -> None:
         super().__init__()
+        self.lang = lang  # of the dialogs' words the bridge writes (protocol/i18n)
         self.backend = backend
         self.timeout = timeout
         self.notifier = notifier  # told when a dialog starts waiting (actors/notifier.py), if configured
@@ -141,17 +142,17 @@ class InteractionRouter(BridgeActor):
         session_id, tool_call_id = item.session_id, item.tool_call.get("toolCallId")
         if item.path == "form":
             if item.kind == ix.PLAN:
-                return "elicitation/create", ix.plan_form(session_id, tool_call_id, item.params)
-            return "elicitation/create", ix.questions_form(session_id, tool_call_id, item.params)
+                return "elicitation/create", ix.plan_form(session_id, tool_call_id, item.params, self.lang)
+            return "elicitation/create", ix.questions_form(session_id, tool_call_id, item.params, self.lang)
         if item.kind == ix.PERMISSION:
             return "session/request_permission", ix.permission_request(
-                session_id, item.tool_call, ix.permission_options(item.params))
+                session_id, item.tool_call, ix.permission_options(item.params, self.lang))
         if item.kind == ix.PLAN:
-            return "session/request_permission", ix.permission_request(session_id, item.tool_call, ix.PLAN_OPTIONS)
+            return "session/request_permission", ix.permission_request(session_id, item.tool_call, ix.plan_options(self.lang))
         question = ix.questions(item.params)[item.step]
-        tool_call = {**item.tool_call, "title": ix.question_title(question, item.chosen)}
+        tool_call = {**item.tool_call, "title": ix.question_title(question, item.chosen, self.lang)}
         return "session/request_permission", ix.permission_request(
-            session_id, tool_call, ix.question_options(question, item.chosen))
+            session_id, tool_call, ix.question_options(question, item.chosen, self.lang))
 
     def _ask(self, item: Open, conns: list[Any], new_round: bool = True) -> None:
         if new_round:

@@ -25,6 +25,7 @@ import gevent
 from zcode_acp.protocol import commands, errors, updates
 from zcode_acp.protocol.content import convert_prompt, echo_text
 from zcode_acp.protocol.errors import RpcError, invalid_params
+from zcode_acp.protocol.i18n import t
 from zcode_acp.protocol.handshake import (
     authenticate_result,
     initialize_result,
@@ -197,7 +198,8 @@ class Supervisor(BridgeActor):
         gevent.spawn_later(CATALOG_READ_WAIT, lambda: safe_tell(self.actor_ref, CatalogLoaded(None)))
         self.notifier = start_notifier(self.config)
         self.backend = Backend.start(self.config, self.notifier)
-        self.router = InteractionRouter.start(self.backend, self.config.interaction_timeout, self.notifier)
+        self.router = InteractionRouter.start(self.backend, self.config.interaction_timeout, self.notifier,
+                                              self.config.lang)
         self.quiet_release.start()
 
     # -- clients ---------------------------------------------------------------------------
@@ -300,7 +302,7 @@ class Supervisor(BridgeActor):
             message.conn.tell(Reply(message.request_id, None, errors.cancelled().to_dict()))
 
     def _initialize(self, conn: Any, request_id: Any, params: dict[str, Any]) -> dict[str, Any]:
-        result = initialize_result(params.get("protocolVersion"), self.version)
+        result = initialize_result(params.get("protocolVersion"), self.version, self.config.lang)
         declared = merge_capabilities({}, params.get("clientCapabilities"))
         info = params.get("clientInfo")
         if isinstance(info, dict):
@@ -345,7 +347,8 @@ class Supervisor(BridgeActor):
     def _spawn(self, session_id: str, cwd: str, mcp_servers: list[Any], backend_session_id: str | None = None,
                root_known: bool = True, settings: SessionSettings | None = None) -> tuple[Any, SessionSettings]:
         settings = settings or model_catalog.seeded(
-            SessionSettings(mode=self.config.default_mode, plan_toggle=supports_boolean_options(self.capabilities)),
+            SessionSettings(mode=self.config.default_mode, plan_toggle=supports_boolean_options(self.capabilities),
+                            lang=self.config.lang),
             self.catalog)
         ref = Session.start(
             session_id=session_id,
@@ -470,7 +473,7 @@ class Supervisor(BridgeActor):
                                         settings=message.settings)
         self.store.record(session_id, message.cwd, message.backend_session_id)
         if message.as_command:
-            text = f"Forked this conversation into a new session: {session_id}"
+            text = t(self.config.lang, "command.forked", session_id=session_id)
             update = agent_text(text, uuid.uuid4().hex)
             message.conn.tell(Deliver(message.source_session_id, updates.encode(message.source_session_id, [update])))
             message.conn.tell(Reply(message.request_id, {"stopReason": "end_turn", "_meta": {

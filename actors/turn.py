@@ -40,6 +40,7 @@ from zcode_acp.protocol import events as ev
 from zcode_acp.protocol import interactions, turn_end
 from zcode_acp.protocol.content import BackendPrompt
 from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError, from_backend_error, is_busy, is_not_active
+from zcode_acp.protocol.i18n import t
 from zcode_acp.protocol.translator import TextChunkLines, TurnTranslator
 from zcode_acp.protocol.updates import encode as encode_updates, user_text
 from zcode_acp.protocol.usage import prompt_result, read_usage_update
@@ -88,8 +89,7 @@ log = logging.getLogger(__name__)
 BUSY_FIRST_WAIT = 0.02
 # Busy for longer than that, with no reason the Session knows, the user reads why the prompt waits.
 BUSY_NOTICE_AFTER = 1.0
-BUSY_NOTICE = ("ZCode is busy with another turn in this session (a background task's report, a compaction, or a "
-               "turn started elsewhere); your prompt starts as soon as it is free.")
+BUSY_NOTICE = "notice.busy"  # its catalog key (protocol/i18n)
 
 CLIENT_ID = "zcode-acp"
 SESSION_CLOSED = "session.closed"  # today's engine: the last event of a closed session
@@ -131,7 +131,8 @@ class Turn(BridgeActor):
         self.prompt = prompt
         self.clients = clients
         self.config = config
-        self.translator = TurnTranslator(message_id=message_id, terminal_output=terminal_output, plan=plan)
+        self.translator = TurnTranslator(message_id=message_id, terminal_output=terminal_output, plan=plan,
+                                         lang=config.lang)
         self.text_lines = TextChunkLines(session_id)
         self.finishing: dict[str, Any] | None = None  # the answer, held while the final plan is read
         self.state = "created"
@@ -145,7 +146,7 @@ class Turn(BridgeActor):
         self.busy_since: float | None = None  # the first busy answer (loop time)
         self.busy_attempts = 0
         self.busy_noticed = False  # the user was told why the prompt waits
-        self.busy_text = BUSY_NOTICE  # what they are told (the Session may know better)
+        self.busy_text = t(config.lang, BUSY_NOTICE)  # what they are told (the Session may know better)
         self.held_unbounded = False  # an older turn that ignored its stop holds the session: no busy limit
         self.events_since_check = 0
         self.idle_probes = 0
@@ -255,11 +256,9 @@ class Turn(BridgeActor):
                 gevent.spawn_later(self._busy_wait(), safe_tell, self.actor_ref, RetrySend())
                 return
             self._settle(error=RpcError(
-                INTERNAL_ERROR, f"ZCode stayed busy for {self.config.busy_retry_limit:g}s: another turn holds this "
-                "session (a background task's report, a compaction, or a turn started elsewhere). Send the prompt "
-                "again once it is over."))
+                INTERNAL_ERROR, t(self.config.lang, "error.busy_too_long", seconds=f"{self.config.busy_retry_limit:g}")))
             return
-        self._settle(error=from_backend_error(error, "session/send"))
+        self._settle(error=from_backend_error(error, "session/send", self.config.lang))
 
     @handles(PreviousTurnRunning)
     def on_previous_turn_running(self, message: PreviousTurnRunning) -> None:
@@ -316,7 +315,7 @@ class Turn(BridgeActor):
             return
         self.state = "running"
         if claim.merged:
-            self._emit([self.translator.notice("Your message was merged into the turn that was still running.")])
+            self._emit([self.translator.notice(t(self.config.lang, "notice.merged"))])
         self._events(claim.held)  # what came before our send's answer (an early turn.started)
 
     def _watch_end(self, events: list[dict[str, Any]]) -> None:
@@ -424,10 +423,10 @@ class Turn(BridgeActor):
                 if isinstance(body.get("response"), str):
                     self.answer = body["response"]  # the final answer, for a notification that opted in
                 if kind == ev.TURN_FAILED:
-                    self._settle(error=turn_end.failed(body))  # final: the engine already retried
+                    self._settle(error=turn_end.failed(body, self.config.lang))  # final: the engine already retried
                     return
                 self._emit(self.translator.retry.close())
-                ending = turn_end.completed(body)
+                ending = turn_end.completed(body, self.config.lang)
                 if ending.notice:
                     self._emit([self.translator.notice(ending.notice)])
                 if ending.error is not None:
@@ -464,7 +463,7 @@ class Turn(BridgeActor):
     @handles(ShowInteraction)
     def on_show_interaction(self, message: ShowInteraction) -> None:
         """Show the card a backend question is about, then let the router ask."""
-        tool_call_id, name, value, tool_call = interactions.dialog_tool_call(message.frame)
+        tool_call_id, name, value, tool_call = interactions.dialog_tool_call(message.frame, self.config.lang)
         self._emit(self.translator.ensure_card(tool_call_id, name, value))
         self.router.tell(InteractionAsked(message.frame, message.generation, self.session_id,
                                           self.backend_session_id, tool_call, self.session, self.backend))
@@ -513,7 +512,7 @@ class Turn(BridgeActor):
             return
         if error is not None and error.get("timeout"):
             # No answer to a probe: the backend is wedged. It is restarted on the next use.
-            reason = f"ZCode backend stopped answering (no answer to session/read within {self.config.read_timeout:g}s)"
+            reason = t(self.config.lang, "error.backend_silent", seconds=f"{self.config.read_timeout:g}")
             self.backend.tell(BackendStalled(error.get("generation"), reason))
             self._settle(error=RpcError(INTERNAL_ERROR, reason))
             return

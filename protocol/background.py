@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import tools
+from .i18n import EN, t
 from .translator import terminal_exit, terminal_output
 
 # The engine's final task statuses (its background-task status enum: running, completed, failed,
@@ -20,8 +21,8 @@ from .translator import terminal_exit, terminal_output
 FINAL = {"completed": "completed", "failed": "failed", "cancelled": "failed", "killed": "failed",
          "timed_out": "failed", "spawn_error": "failed", "lost": "failed"}
 # Why a failed card failed, in words the user reads (the status alone is an engine code).
-ENDING = {"timed_out": "The background task timed out.", "spawn_error": "The background task could not be started.",
-          "lost": "The background task was lost (its process is gone)."}
+ENDING = {"timed_out": "background.timed_out", "spawn_error": "background.spawn_error",
+          "lost": "background.lost"}  # catalog keys (protocol/i18n)
 
 
 @dataclass
@@ -36,8 +37,9 @@ class TaskCard:
 
 
 class TaskCards:
-    def __init__(self, terminal_output: bool = False) -> None:
+    def __init__(self, terminal_output: bool = False, lang: str = EN) -> None:
         self.terminal_output = terminal_output
+        self.lang = lang
         self.cards: dict[str, TaskCard] = {}  # by task id
 
     def update(self, payload: dict[str, Any], launch_terminal: bool | None) -> list[dict[str, Any]]:
@@ -65,7 +67,8 @@ class TaskCards:
             out.extend(self._output(card, tail))
         status = FINAL.get(str(payload.get("status")))
         if status:
-            ending = ENDING.get(str(payload.get("status")))
+            ending_key = ENDING.get(str(payload.get("status")))
+            ending = t(self.lang, ending_key) if ending_key else None
             if ending and card.terminal:
                 out.append(terminal_output(card.card_id, f"\n{ending}\n"))
             elif ending:

@@ -12,16 +12,18 @@ from typing import Any
 from collections.abc import Callable
 
 from .errors import invalid_params
+from .i18n import EN, t
 from .session_config import MODE_IDS, validate_mode
 
+# (name, catalog key of its description, catalog key of its input hint); the texts are in protocol/i18n.
 COMMANDS = (
-    ("compact", "Compact the conversation history to free context", None),
-    ("goal", "Show the goal, or set it: /goal <objective> (also: clear, pause, resume)", "objective"),
-    ("fork", "Fork this conversation into a new session", None),
-    ("mode", f"Switch mode: /mode <{'|'.join(MODE_IDS)}>", "mode"),
-    ("model", "Switch model: /model <id>", "model id"),
-    ("thought", "Set the thought level: /thought <low|high|max>", "level"),
-    ("rename", "Rename this session: /rename <title>", "title"),
+    ("compact", "command.compact", None),
+    ("goal", "command.goal", "command.hint.objective"),
+    ("fork", "command.fork", None),
+    ("mode", "command.mode", "command.hint.mode"),
+    ("model", "command.model", "command.hint.model"),
+    ("thought", "command.thought", "command.hint.level"),
+    ("rename", "command.rename", "command.hint.title"),
 )
 TITLE_LIMIT = 200  # characters: a title is a list entry, not a paragraph
 GOAL_ACTIONS = ("show", "set", "replace", "clear", "pause", "resume")
@@ -152,12 +154,14 @@ def engine_commands(snapshot: Any) -> tuple[tuple[str, str, str], ...]:
     return tuple(found)
 
 
-def available_commands_update(engine: tuple[tuple[str, str, str], ...] = ()) -> dict[str, Any]:
-    """The bridge's own commands, then the engine's under the other names (the engine runs those:
-    a prompt ``/name …`` goes to it as text)."""
+def available_commands_update(engine: tuple[tuple[str, str, str], ...] = (), lang: str = EN) -> dict[str, Any]:
+    """The bridge's own commands (in ``lang``), then the engine's under the other names (the engine
+    runs those: a prompt ``/name …`` goes to it as text; their descriptions are its own words)."""
     own = {name for name, _, _ in COMMANDS}
+    ours = [(name, t(lang, description, modes="|".join(MODE_IDS)), t(lang, hint) if hint else None)
+            for name, description, hint in COMMANDS]
     commands = []
-    for name, description, hint in [*COMMANDS, *((n, d, h) for n, d, h in engine if n not in own)]:
+    for name, description, hint in [*ours, *((n, d, h) for n, d, h in engine if n not in own)]:
         command: dict[str, Any] = {"name": name, "description": description}
         if hint:
             command["input"] = {"hint": hint}
@@ -211,7 +215,7 @@ def goal_from_command(argument: str) -> dict[str, Any]:
     return {"action": "set", "objective": argument}
 
 
-def describe(result: Any) -> str:
+def describe(result: Any, lang: str = EN) -> str:
     """A short readable line for a backend result shown as an agent message."""
     if isinstance(result, dict):
         if isinstance(result.get("response"), str) and result["response"]:
@@ -221,8 +225,9 @@ def describe(result: Any) -> str:
             objective = goal.get("objective")
             status = goal.get("status")
             if objective:
-                return f"Goal: {objective}" + (f" ({status})" if status else "")
-            return "No goal is set."
+                return t(lang, "command.goal_is_with_status", objective=objective, status=status) if status \
+                    else t(lang, "command.goal_is", objective=objective)
+            return t(lang, "command.no_goal")
         if result.get("message"):
             return str(result["message"])
-    return "Done."
+    return t(lang, "command.done")

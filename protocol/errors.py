@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .i18n import EN, t
+
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
@@ -61,7 +63,7 @@ def cancelled() -> RpcError:
     return RpcError(REQUEST_CANCELLED, "Request cancelled")
 
 
-def from_backend_error(error: Any, method: str) -> RpcError:
+def from_backend_error(error: Any, method: str, lang: str = EN) -> RpcError:
     """Wrap a backend ``error`` object for the ACP client.
 
     The backend's own code and message are kept in the text (its codes are not
@@ -74,13 +76,11 @@ def from_backend_error(error: Any, method: str) -> RpcError:
     if code == METHOD_NOT_FOUND:
         return RpcError(
             METHOD_NOT_FOUND,
-            f"The installed ZCode CLI does not support {method} "
-            "(extension methods need ZCode CLI >= 0.15.0; some were removed in 0.16)",
+            t(lang, "error.unsupported_method", method=method),
             {"backendCode": code, "backendMessage": message},
         )
-    text = f"ZCode backend error on {method}: {message}"
-    if code is not None:
-        text += f" (code {code})"
+    text = t(lang, "error.backend_error_code" if code is not None else "error.backend_error",
+             method=method, message=message, code=code)
     data = {"backendCode": code, "backendMessage": message}
     if error.get("detail"):
         data["detail"] = error["detail"]
@@ -91,14 +91,12 @@ SUBSCRIBE_FLOOR = "0.14.8"
 EXTENSIONS_FLOOR = "0.15.0"
 
 
-def cli_too_old(error: Any) -> RpcError:
+def cli_too_old(error: Any, lang: str = EN) -> RpcError:
     """``session/subscribe`` does not exist (CLI 0.14.5–0.14.7): say which version is needed, not just -32601."""
     message = error.get("message") if isinstance(error, dict) else str(error)
     return RpcError(
         INTERNAL_ERROR,
-        f"The installed ZCode CLI is too old for zcode-acp: it has no session/subscribe, so it cannot stream a "
-        f"turn. Install ZCode CLI {SUBSCRIBE_FLOOR} or newer (the extension methods — fork, goal, compact, "
-        f"steer, mode, model, thought level — need {EXTENSIONS_FLOOR} or newer).",
+        t(lang, "error.cli_too_old", floor=SUBSCRIBE_FLOOR, extensions_floor=EXTENSIONS_FLOOR),
         {"backendCode": METHOD_NOT_FOUND, "backendMessage": message, "minimumVersion": SUBSCRIBE_FLOOR,
          "extensionsMinimumVersion": EXTENSIONS_FLOOR},
     )

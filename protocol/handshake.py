@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from .errors import METHOD_NOT_FOUND, RpcError, invalid_params
+from .i18n import EN, t
 from .shapes import obj
 
 PROTOCOL_VERSION = 1
 AUTH_METHOD_ID = "zcode-credentials"
 
 
-def initialize_result(requested_version: Any, version: str) -> dict[str, Any]:
+def initialize_result(requested_version: Any, version: str, lang: str = EN) -> dict[str, Any]:
     if not isinstance(requested_version, int) or isinstance(requested_version, bool):
         raise invalid_params("protocolVersion", "must be an integer")
     return {
@@ -30,8 +31,8 @@ def initialize_result(requested_version: Any, version: str) -> dict[str, Any]:
         "authMethods": [
             {
                 "id": AUTH_METHOD_ID,
-                "name": "ZCode CLI credentials",
-                "description": "The ZCode CLI reads its own credentials; the editor needs no key.",
+                "name": t(lang, "auth.name"),
+                "description": t(lang, "auth.description"),
             }
         ],
     }

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import tools
+from .i18n import EN, t
 from .shapes import obj
 
 PERMISSION = "permission"
@@ -28,7 +29,7 @@ _KIND_MAP = {
     "reject_always": "reject_always",
     "deny_always": "reject_always",
 }
-PLAN_FORM_HINT = "Leave the box empty and submit to approve; type feedback to reject and redirect."
+PLAN_FORM_HINT = "plan.form_hint"  # catalog keys (protocol/i18n)
 
 
 def classify(method: str, params: dict[str, Any]) -> str:
@@ -91,17 +92,18 @@ def card_id(frame: dict[str, Any]) -> str:
     return f"ix_{params.get('requestId') or frame.get('id')}"
 
 
-def ask_reason(params: dict[str, Any]) -> str:
+def ask_reason(params: dict[str, Any], lang: str = EN) -> str:
     """Why the engine asks, as the dialog shows it: its ``reason`` and ``riskLevel`` (issue 21)."""
     reason = params.get("reason")
     reason = reason.strip() if isinstance(reason, str) else ""
     risk = params.get("riskLevel")
     if isinstance(risk, str) and risk:
-        return f"{reason} (risk: {risk})" if reason else f"Risk: {risk}"
+        return t(lang, "permission.reason_and_risk", reason=reason, risk=risk) if reason \
+            else t(lang, "permission.risk", risk=risk)
     return reason
 
 
-def dialog_tool_call(frame: dict[str, Any]) -> tuple[str, str, dict[str, Any], dict[str, Any]]:
+def dialog_tool_call(frame: dict[str, Any], lang: str = EN) -> tuple[str, str, dict[str, Any], dict[str, Any]]:
     """(card id, tool name, tool input, the ``toolCall`` a permission dialog shows)."""
     params = obj(frame.get("params"))
     kind = classify(frame.get("method", ""), params)
@@ -116,10 +118,10 @@ def dialog_tool_call(frame: dict[str, Any]) -> tuple[str, str, dict[str, Any], d
     }
     if kind == PLAN and plan_text(params):
         tool_call["content"] = tools.text_content(plan_text(params))
-    elif kind == PERMISSION and ask_reason(params):
+    elif kind == PERMISSION and ask_reason(params, lang):
         # The content a client shows in the dialog replaces the card's: keep the card's own
         # diff (an Edit's) and add the engine's reason under it.
-        tool_call["content"] = tools.diff_content(name, value) + tools.text_content(ask_reason(params))
+        tool_call["content"] = tools.diff_content(name, value) + tools.text_content(ask_reason(params, lang))
     return tool_call_id, name, value, tool_call
 
 
@@ -130,7 +132,17 @@ def normalize_kind(kind: Any) -> str:
     return _KIND_MAP.get(kind, "reject_once") if isinstance(kind, str) else "reject_once"
 
 
-def permission_options(params: dict[str, Any]) -> list[dict[str, str]]:
+def _option_label(option: dict[str, Any], kind: str, lang: str) -> str:
+    """An option's name: the engine's in English; in another language the bridge's own words for its
+    kind (the engine names its buttons in English only; docs/decisions.md, "Chinese throughout")."""
+    if lang == EN:
+        return str(option.get("name") or option["optionId"])
+    scoped = "project" in f"{option.get('kind')} {option['optionId']}"
+    return t(lang, "permission.option.allow_project" if kind == "allow_always" and scoped
+             else f"permission.option.{kind}")
+
+
+def permission_options(params: dict[str, Any], lang: str = EN) -> list[dict[str, str]]:
     """The dialog's options: one per ACP kind (issue 21; docs/decisions.md, "One option per kind").
 
     Clients pick and label options by ``kind``; two options of one kind (the seed's
@@ -145,11 +157,10 @@ def permission_options(params: dict[str, Any]) -> list[dict[str, str]]:
             if kind in kinds:
                 continue
             kinds.add(kind)
-            options.append({"optionId": option["optionId"], "name": str(option.get("name") or option["optionId"]),
-                            "kind": kind})
+            options.append({"optionId": option["optionId"], "name": _option_label(option, kind, lang), "kind": kind})
     if not options:  # a backend that sent none still needs a yes/no
-        options = [{"optionId": "allow", "name": "Allow", "kind": "allow_once"},
-                   {"optionId": "deny", "name": "Deny", "kind": "reject_once"}]
+        options = [{"optionId": "allow", "name": t(lang, "permission.allow"), "kind": "allow_once"},
+                   {"optionId": "deny", "name": t(lang, "permission.deny"), "kind": "reject_once"}]
     return options
 
 
@@ -216,18 +227,18 @@ def plan_text(params: dict[str, Any]) -> str:
     return value if isinstance(value, str) else ""
 
 
-def plan_form(session_id: str, tool_call_id: str | None, params: dict[str, Any]) -> dict[str, Any]:
+def plan_form(session_id: str, tool_call_id: str | None, params: dict[str, Any], lang: str = EN) -> dict[str, Any]:
     request = {
         "mode": "form",
         "sessionId": session_id,
-        "message": f"{plan_text(params)}\n\n{PLAN_FORM_HINT}",
+        "message": f"{plan_text(params)}\n\n{t(lang, PLAN_FORM_HINT)}",
         "requestedSchema": {
             "type": "object",
             "properties": {
                 "feedback": {
                     "type": "string",
-                    "title": "Feedback",
-                    "description": "Empty = approve the plan. Anything typed = reject and use this text as the redirection.",
+                    "title": t(lang, "plan.feedback.title"),
+                    "description": t(lang, "plan.feedback.description"),
                 }
             },
             "required": [],
@@ -258,10 +269,11 @@ def plan_form_answer(result: Any, params: dict[str, Any] | None = None) -> dict[
     return {"action": "decline", "reason": "cancelled"}
 
 
-PLAN_OPTIONS = [
-    {"optionId": "approve", "name": "Approve plan", "kind": "allow_once"},
-    {"optionId": "reject", "name": "Keep planning", "kind": "reject_once"},
-]
+def plan_options(lang: str = EN) -> list[dict[str, str]]:
+    return [{"optionId": "approve", "name": t(lang, "plan.approve"), "kind": "allow_once"},
+            {"optionId": "reject", "name": t(lang, "plan.keep_planning"), "kind": "reject_once"}]
+
+
 
 
 def plan_permission_answer(result: Any) -> dict[str, Any]:
@@ -275,7 +287,8 @@ def plan_permission_answer(result: Any) -> dict[str, Any]:
 
 # -- AskUserQuestion ------------------------------------------------------------------
 
-def questions_form(session_id: str, tool_call_id: str | None, params: dict[str, Any]) -> dict[str, Any]:
+def questions_form(session_id: str, tool_call_id: str | None, params: dict[str, Any],
+                   lang: str = EN) -> dict[str, Any]:
     properties: dict[str, Any] = {}
     for index, question in enumerate(questions(params)):
         labels = option_labels(question)
@@ -286,13 +299,13 @@ def questions_form(session_id: str, tool_call_id: str | None, params: dict[str, 
                                         "items": {"anyOf": choices}}
         else:
             properties[f"q_{index}"] = {"type": "string", "title": title, "description": question["question"],
-                                        "oneOf": choices + [{"const": SKIP, "title": "Skip this question"}]}
+                                        "oneOf": choices + [{"const": SKIP, "title": t(lang, "question.skip_this")}]}
         properties[f"q_{index}_other"] = {"type": "string",
-                                          "title": "↳ or type a custom value (overrides the selection)"}
+                                          "title": t(lang, "question.other")}
     request = {
         "mode": "form",
         "sessionId": session_id,
-        "message": "ZCode has a question for you." if len(properties) <= 2 else "ZCode has some questions for you.",
+        "message": t(lang, "question.one" if len(properties) <= 2 else "question.many"),
         "requestedSchema": {"type": "object", "properties": properties, "required": []},
     }
     if tool_call_id:
@@ -325,22 +338,24 @@ def questions_form_answer(result: Any, params: dict[str, Any]) -> dict[str, Any]
 DONE = "done"
 
 
-def question_options(question: dict[str, Any], chosen: list[str] | tuple[str, ...] = ()) -> list[dict[str, str]]:
+def question_options(question: dict[str, Any], chosen: list[str] | tuple[str, ...] = (),
+                     lang: str = EN) -> list[dict[str, str]]:
     """A question as a dialog: its labels, then Skip. A multi-select question is asked
     again after each pick, without the labels already chosen and with Done in place of
     Skip once something is chosen (a client without forms still chooses several)."""
     options = [{"optionId": f"o_{i}", "name": label, "kind": "allow_once"}
                for i, label in enumerate(option_labels(question)) if label not in chosen]
     if chosen:
-        return options + [{"optionId": DONE, "name": f"Done ({', '.join(chosen)})", "kind": "reject_once"}]
-    return options + [{"optionId": "skip", "name": "Skip", "kind": "reject_once"}]
+        return options + [{"optionId": DONE, "name": t(lang, "question.done", chosen=", ".join(chosen)),
+                           "kind": "reject_once"}]
+    return options + [{"optionId": "skip", "name": t(lang, "question.skip"), "kind": "reject_once"}]
 
 
-def question_title(question: dict[str, Any], chosen: list[str] | tuple[str, ...] = ()) -> str:
+def question_title(question: dict[str, Any], chosen: list[str] | tuple[str, ...] = (), lang: str = EN) -> str:
     title = str(question["question"])
     if question.get("multiSelect"):
-        title += f" (chosen so far: {', '.join(chosen)}; pick another or Done)" if chosen else \
-            " (pick one now, more after)"
+        return t(lang, "question.multi_next", question=title, chosen=", ".join(chosen)) if chosen else \
+            t(lang, "question.multi_first", question=title)
     return title
 
 

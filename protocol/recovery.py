@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .i18n import EN, t
+
 CARD_PREFIX = "zcode-retry-"
 _MISSING = object()
 
@@ -38,17 +40,18 @@ def api_retry(body: dict[str, Any]) -> Any:
     return _MISSING
 
 
-def _count(value: Any, total: Any) -> str:
+def _count(title: str, value: Any, total: Any, lang: str = EN) -> str:
     if isinstance(value, int) and isinstance(total, int) and total >= value:
-        return f" ({value}/{total})"
-    return f" (attempt {value})" if isinstance(value, int) else ""
+        return t(lang, "recovery.count", title=title, attempt=value, total=total)
+    return t(lang, "recovery.attempt", title=title, attempt=value) if isinstance(value, int) else title
 
 
 class RetryCard:
     """One card per retry episode of one turn."""
 
-    def __init__(self, prefix: str) -> None:
+    def __init__(self, prefix: str, lang: str = EN) -> None:
         self.prefix = prefix
+        self.lang = lang
         self.episodes = 0
         self.card_id: str | None = None
         self.title = ""
@@ -85,10 +88,10 @@ class RetryCard:
             return []
         if status is None:
             return [] if self.streaming else self.close()  # the request went through
-        title = "Retrying the model request" + _count(status.get("attempt"), status.get("maxRetries"))
+        title = _count(t(self.lang, "recovery.retrying"), status.get("attempt"), status.get("maxRetries"), self.lang)
         delay = status.get("retryDelayMs")
         if isinstance(delay, int) and delay >= 1000:
-            title += f" in {round(delay / 1000)}s"
+            title = t(self.lang, "recovery.delay", title=title, seconds=round(delay / 1000))
         error = status.get("error")
         return self._show(title + (f": {error}" if isinstance(error, str) and error else ""))
 
@@ -97,15 +100,14 @@ class RetryCard:
         reason = body.get("reason")
         if reason in ("running_side_effect", "unknown_side_effect", "non_retryable_failure"):
             message = body.get("message") if isinstance(body.get("message"), str) else str(reason)
-            return self._show(f"Model stream recovery blocked: {message}") + self.close("failed")
+            return self._show(t(self.lang, "recovery.blocked", message=message)) + self.close("failed")
         discarded = body.get("discardedTextBytes")
         if isinstance(discarded, int) and discarded > 0:
-            return self._show(self.title or "Recovering the interrupted model stream",
-                              "The text after the last safe point is discarded and will be written again.")
+            return self._show(self.title or t(self.lang, "recovery.recovering"), t(self.lang, "recovery.discarded"))
         if "retryNumber" in body:
-            return self._show("Recovering the interrupted model stream"
-                              + _count(body.get("retryNumber"), body.get("maxRetries")))
-        return self._show(self.title or "Recovering the interrupted model stream")
+            return self._show(_count(t(self.lang, "recovery.recovering"), body.get("retryNumber"),
+                                     body.get("maxRetries"), self.lang))
+        return self._show(self.title or t(self.lang, "recovery.recovering"))
 
     def progress(self) -> list[dict[str, Any]]:
         """The model produced output again: the episode is over."""

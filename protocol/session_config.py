@@ -14,15 +14,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .errors import invalid_params
+from .i18n import EN, t
 
-MODES = (
-    ("plan", "Plan", "Read-only: explore and propose a plan before changing anything"),
-    ("build", "Build", "Implement with confirmation for risky actions"),
-    ("edit", "Edit", "Edit files without asking; ask before running commands"),
-    ("yolo", "YOLO", "Run everything without asking"),
-    ("auto", "Auto", "Let ZCode decide when to ask"),
-)
-MODE_IDS = tuple(mode_id for mode_id, _, _ in MODES)
+MODE_IDS = ("plan", "build", "edit", "yolo", "auto")
+# (id, name, description) in English; the session's language is looked up where they are offered.
+MODES = tuple((mode_id, t(EN, f"mode.{mode_id}.name"), t(EN, f"mode.{mode_id}.description")) for mode_id in MODE_IDS)
 THOUGHT_LEVELS = (("low", "Low"), ("high", "High"), ("max", "Max"))
 DEFAULT_MODEL = "default"
 # The boolean option (offered to clients that declare session.configOptions.boolean):
@@ -56,6 +52,7 @@ class SessionSettings:
     # independentPlanState: CLI before 0.16.9): plan is then not offered.
     plan_works: bool = True
     mode_before_plan: str = "build"  # where turning the toggle off goes back to
+    lang: str = EN  # the language of the names and descriptions the bridge gives (protocol/i18n)
 
     def _with_mode(self, mode: str) -> SessionSettings:
         before = self.mode if mode == "plan" and self.mode != "plan" else self.mode_before_plan
@@ -82,8 +79,8 @@ class SessionSettings:
                     # payload after create/resume (modelAvailability "current"), so a payload adds
                     # what it names and refreshes it, and the rest of the catalog stays offered.
                     providers = tuple((_model_id(item), _provider_id(item)) for item in items if _provider_id(item))
-                    descriptions = tuple((_model_id(item), _describe_model(item)) for item in items
-                                         if _describe_model(item))
+                    descriptions = tuple((_model_id(item), _describe_model(item, self.lang)) for item in items
+                                         if _describe_model(item, self.lang))
                     per_model = tuple((_model_id(item), _levels(item["reasoning"] if isinstance(
                         item.get("reasoning"), dict) else {})) for item in items if _has_catalog_levels(item))
                     known = tuple(pair for pair in updated.models if pair[0] != DEFAULT_MODEL)
@@ -207,17 +204,18 @@ def _levels(reasoning: dict[str, Any]) -> ModelLevels:
     return ModelLevels(levels, str(default) if isinstance(default, str) else None)
 
 
-def _describe_model(item: dict[str, Any]) -> str:
+def _describe_model(item: dict[str, Any], lang: str = EN) -> str:
     """"200K context · reasoning: low, high" from a catalog entry (empty for the seed's entries)."""
     parts = []
     window = item.get("contextWindow")
     if isinstance(window, int) and not isinstance(window, bool) and window > 0:
-        parts.append(f"{window // 1000}K context" if window % 1000 == 0 else f"{window} tokens of context")
+        parts.append(t(lang, "model.context_k", size=window // 1000) if window % 1000 == 0
+                     else t(lang, "model.context_tokens", tokens=window))
     reasoning = item.get("reasoning")
     if isinstance(reasoning, dict):
         levels = _levels(reasoning).levels
         if levels:
-            parts.append("reasoning: " + ", ".join(value for value, _ in levels))
+            parts.append(t(lang, "model.reasoning", levels=", ".join(value for value, _ in levels)))
     return " · ".join(parts)
 
 
@@ -230,8 +228,9 @@ def modes_state(settings: SessionSettings) -> dict[str, Any]:
     return {
         "currentModeId": settings.mode,
         "availableModes": [
-            {"id": mode_id, "name": name, "description": description}
-            for mode_id, name, description in offered_modes(settings)
+            {"id": mode_id, "name": t(settings.lang, f"mode.{mode_id}.name"),
+             "description": t(settings.lang, f"mode.{mode_id}.description")}
+            for mode_id, _, _ in offered_modes(settings)
         ],
     }
 
@@ -240,7 +239,7 @@ def _model_options(settings: SessionSettings) -> list[dict[str, Any]]:
     descriptions = dict(settings.model_descriptions)
     options = []
     for value, name in settings.models:
-        option = {"value": value, "name": name}
+        option = {"value": value, "name": t(settings.lang, "model.default") if value == DEFAULT_MODEL else name}
         if descriptions.get(value):
             option["description"] = descriptions[value]
         options.append(option)
@@ -251,15 +250,16 @@ def config_options(settings: SessionSettings) -> list[dict[str, Any]]:
     options: list[dict[str, Any]] = [
         {
             "id": "mode",
-            "name": "Mode",
+            "name": t(settings.lang, "config.mode.name"),
             "category": "mode",
             "type": "select",
             "currentValue": settings.mode,
-            "options": [{"value": mode_id, "name": name} for mode_id, name, _ in offered_modes(settings)],
+            "options": [{"value": mode_id, "name": t(settings.lang, f"mode.{mode_id}.name")}
+                        for mode_id, _, _ in offered_modes(settings)],
         },
         {
             "id": "model",
-            "name": "Model",
+            "name": t(settings.lang, "config.model.name"),
             "category": "model",
             "type": "select",
             "currentValue": settings.model,
@@ -269,18 +269,19 @@ def config_options(settings: SessionSettings) -> list[dict[str, Any]]:
     if settings.thought_levels:  # a model without reasoning levels has no thought selector
         options.append({
             "id": "thought",
-            "name": "Thought level",
+            "name": t(settings.lang, "config.thought.name"),
             "category": "thought_level",
             "type": "select",
             "currentValue": settings.thought,
-            "options": [{"value": value, "name": name} for value, name in settings.thought_levels],
+            # the bridge's own default levels speak the user's language; the engine's labels pass through
+            "options": [{"value": value, "name": t(settings.lang, f"thought.{value}")
+                         if (value, name) in THOUGHT_LEVELS else name} for value, name in settings.thought_levels],
         })
     if settings.plan_toggle and settings.plan_works:
         options.append({
             "id": PLAN_FIRST,
-            "name": "Plan before editing",
-            "description": "Explore read-only and propose a plan first (the Plan mode); off returns to the "
-                           "previous mode",
+            "name": t(settings.lang, "config.plan_first.name"),
+            "description": t(settings.lang, "config.plan_first.description"),
             "type": "boolean",
             "currentValue": settings.mode == "plan",
         })

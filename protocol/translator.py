@@ -19,6 +19,7 @@ from typing import Any
 
 from . import framing, jsonrpc, tools, updates
 from .events import MODEL_STREAMING, SESSION_UPDATED, STREAM_RECOVERY_UPDATED, TOOL_UPDATED, payload
+from .i18n import EN
 from .recovery import RetryCard
 from .usage import context_usage_update
 
@@ -105,10 +106,11 @@ class TurnTranslator:
     last_usage: dict[str, Any] | None = None  # the last context meter this turn showed
     _declared: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
     _segment: int = 0
+    lang: str = EN  # the language of the cards the bridge titles itself (protocol/i18n)
     retry: RetryCard = field(init=False)  # the engine's own retries, while they last (protocol/recovery.py)
 
     def __post_init__(self) -> None:
-        self.retry = RetryCard(self.message_id)
+        self.retry = RetryCard(self.message_id, self.lang)
 
     # -- text ------------------------------------------------------------
 

@@ -17,14 +17,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import INTERNAL_ERROR, RpcError
+from .i18n import EN, t
 
-# resultType → (ACP stop reason, the notice the user reads above the answer, or "").
+# resultType → (ACP stop reason, the catalog key of the notice the user reads above the answer, or "").
 STOP_REASONS: dict[str, tuple[str, str]] = {
     "success": ("end_turn", ""),
     "cancelled": ("cancelled", ""),
-    "error_max_turns": ("max_turn_requests", "ZCode stopped: the turn reached its limit of model turns."),
-    "error_max_tool_calls": ("max_turn_requests", "ZCode stopped: the turn reached its limit of tool calls."),
-    "error_max_budget": ("max_tokens", "ZCode stopped: the turn used up its token budget."),
+    "error_max_turns": ("max_turn_requests", "notice.max_turns"),
+    "error_max_tool_calls": ("max_turn_requests", "notice.max_tool_calls"),
+    "error_max_budget": ("max_tokens", "notice.max_budget"),
 }
 EXECUTION_ERROR = "error_during_execution"
 
@@ -36,20 +37,20 @@ class TurnEnd:
     error: RpcError | None = None
 
 
-def completed(body: dict[str, Any]) -> TurnEnd:
+def completed(body: dict[str, Any], lang: str = EN) -> TurnEnd:
     """``turn.completed``'s payload → the prompt's ending."""
     result_type = body.get("resultType")
     if result_type == EXECUTION_ERROR:
         response = body.get("response")
-        words = response.strip() if isinstance(response, str) and response.strip() else "no details given"
+        words = response.strip() if isinstance(response, str) and response.strip() else t(lang, "error.no_details")
         return TurnEnd(None, error=RpcError(
-            INTERNAL_ERROR, f"ZCode turn ended with an error during execution: {words}",
+            INTERNAL_ERROR, t(lang, "error.turn_execution", message=words),
             {"resultType": result_type, "backendMessage": words}))
     stop, notice = STOP_REASONS.get(result_type if isinstance(result_type, str) else "", ("end_turn", ""))
-    return TurnEnd(stop, notice)
+    return TurnEnd(stop, t(lang, notice) if notice else "")
 
 
-def failed(body: dict[str, Any]) -> RpcError:
+def failed(body: dict[str, Any], lang: str = EN) -> RpcError:
     """``turn.failed``'s payload → the prompt's error, in the engine's words.
 
     Today's engine sends ``error: {type, message, code?, detail?, retryable?}``
@@ -57,10 +58,11 @@ def failed(body: dict[str, Any]) -> RpcError:
     """
     error = body.get("error")
     error = error if isinstance(error, dict) else {"message": str(error) if error is not None else ""}
-    message = error.get("message") if isinstance(error.get("message"), str) and error.get("message") else "turn failed"
+    message = error.get("message") if isinstance(error.get("message"), str) and error.get("message") \
+        else t(lang, "error.turn_failed_plain")
     code = error.get("code") if error.get("code") is not None else error.get("type")
     detail = error.get("detail") if isinstance(error.get("detail"), str) and error.get("detail") else None
-    text = f"ZCode turn failed: {message}" + (f" ({code})" if code is not None else "")
+    text = t(lang, "error.turn_failed", message=message) + (f" ({code})" if code is not None else "")
     if detail and detail != message:
         text += f": {detail}"
     data: dict[str, Any] = {"backendCode": code, "backendMessage": message}

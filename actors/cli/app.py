@@ -20,19 +20,24 @@ from typer.core import TyperCommand, TyperGroup
 from zcode_acp.actors.cli.config import SETTINGS
 from zcode_acp.actors.cli.logs import UsageError, fail, setup_logging
 from zcode_acp.actors.cli.serve_options import SERVE_OPTIONS
+from zcode_acp.protocol.i18n import Translator, language_from_env
 
 HELP_WIDTH = 100
 # typer labels every parameter with its Python type ("<str>", "<bool>"): noise in a help text.
 _TYPE_LABEL = re.compile(r" <[^>]*>")
+# The help's language, resolved as Config resolves it (typer reads the texts when this module is imported).
+LANG = language_from_env(os.environ)
+tr = Translator(LANG)
 
 
 def _format_params(command: Any, ctx: Any, formatter: Any) -> None:
-    sections: dict[str, list[tuple[str, str]]] = {"Arguments": [], "Options": []}
+    sections: dict[str, list[tuple[str, str]]] = {tr("help.arguments"): [], tr("help.options"): []}
     for param in command.get_params(ctx):
         record = param.get_help_record(ctx)
         if record:
             name = _TYPE_LABEL.sub("", record[0])
-            sections["Arguments" if param.param_type_name == "argument" else "Options"].append((name, record[1]))
+            section = tr("help.arguments") if param.param_type_name == "argument" else tr("help.options")
+            sections[section].append((name, record[1]))
     for title, rows in sections.items():
         if rows:
             with formatter.section(title):
@@ -54,25 +59,55 @@ def environment_lines(formatter: Any) -> list[str]:
     """Every variable, its default and meaning, wrapped under its name."""
     lines = []
     for setting in SETTINGS:
-        default = setting.default or "unset"
-        lines.append(f"  {setting.name} (default: {default})")
-        lines.extend(_wrap(setting.meaning.replace("`", ""), formatter, "      "))
+        default = setting.default or tr("help.unset")
+        lines.append(f"  {setting.name} ({tr('help.default')}: {default})")
+        lines.extend(_wrap(setting.meaning_in(LANG).replace("`", ""), formatter, "      "))
     return lines
 
 
+def _help_option(option: Any) -> Any:
+    if option is not None:
+        option.help = tr("help.help")
+    return option
+
+
+def _format_usage(command: Any, ctx: Any, formatter: Any) -> None:
+    formatter.write_usage(ctx.command_path, " ".join(command.collect_usage_pieces(ctx)), prefix=tr("help.usage"))
+
+
 class BridgeGroup(TyperGroup):
+    def get_help_option(self, ctx: Any) -> Any:
+        return _help_option(super().get_help_option(ctx))
+
+    def format_usage(self, ctx: Any, formatter: Any) -> None:
+        _format_usage(self, ctx, formatter)
+
     def format_options(self, ctx: Any, formatter: Any) -> None:
         _format_params(self, ctx, formatter)
         self.format_commands(ctx, formatter)
 
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        """click's, with the section's title in the help's language."""
+        commands = [(name, command) for name in self.list_commands(ctx)
+                    if (command := self.get_command(ctx, name)) is not None and not command.hidden]
+        if commands:
+            limit = formatter.width - 6 - max(len(name) for name, _ in commands)
+            with formatter.section(tr("help.commands")):
+                formatter.write_dl([(name, command.get_short_help_str(limit)) for name, command in commands])
+
     def format_epilog(self, ctx: Any, formatter: Any) -> None:
-        _write_block(formatter, "Environment variables (an empty value means the default):", environment_lines(formatter))
+        _write_block(formatter, tr("help.environment"), environment_lines(formatter))
         formatter.write_paragraph()
-        formatter.write_text("Logs go to stderr (or --log-file), never to stdout: stdout carries protocol frames only. "
-                             "Editor set-up: zcode-acp doctor, or docs/editors.md.")
+        formatter.write_text(tr("help.logs"))
 
 
 class BridgeCommand(TyperCommand):
+    def get_help_option(self, ctx: Any) -> Any:
+        return _help_option(super().get_help_option(ctx))
+
+    def format_usage(self, ctx: Any, formatter: Any) -> None:
+        _format_usage(self, ctx, formatter)
+
     def format_options(self, ctx: Any, formatter: Any) -> None:
         _format_params(self, ctx, formatter)
 
@@ -81,13 +116,10 @@ class DemoCommand(BridgeCommand):
     def format_epilog(self, ctx: Any, formatter: Any) -> None:
         from zcode_acp.actors.cli.demo import TOUR, simulator_scenarios
 
-        _write_block(formatter, "Simulator scenarios (start a prompt with the line '#sim NAME [key=value ...]'):",
-                     _wrap(", ".join(simulator_scenarios()), formatter, "  "))
+        _write_block(formatter, tr("help.demo.scenarios"), _wrap(", ".join(simulator_scenarios()), formatter, "  "))
         formatter.write_paragraph()
-        formatter.write_text("With no prompt, the demo plays a tour: "
-                             + "; then ".join(repr(p.replace("\n", " ")) for p in TOUR)
-                             + ". It always runs on the simulator (an exported ZCODE_BIN is ignored), in a "
-                               "temporary ZCODE_HOME removed afterwards, and answers permission dialogs itself.")
+        formatter.write_text(tr("help.demo.tour", tour=tr("help.demo.then").join(
+            repr(p.replace("\n", " ")) for p in TOUR)))
 
 
 app = typer.Typer(
@@ -98,9 +130,7 @@ app = typer.Typer(
     subcommand_metavar="[COMMAND [ARGS]...]",
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": HELP_WIDTH},
-    help="ACP bridge for the ZCode coding agent.\n\n"
-         "With no command, zcode-acp serves the Agent Client Protocol on stdin/stdout: this is what an editor "
-         "launches. It starts the ZCode CLI (ZCODE_BIN app-server --stdio) when a session first needs it.",
+    help=tr("help.main"),
 )
 
 
@@ -110,7 +140,8 @@ _SERVE_OPTION = {option.name: option for option in SERVE_OPTIONS}
 def serve_option(name: str) -> Any:
     """The typer declaration of a serve option, from the table ``main.py`` also parses (``serve_options.py``)."""
     option = _SERVE_OPTION[name]
-    return typer.Option(option.default, option.flag, metavar=option.metavar, help=option.help)
+    return typer.Option(option.default, option.flag, metavar=option.metavar,
+                        help=tr(f"help.option.{name}", levels=option.help))
 
 
 def _version(value: bool) -> None:
@@ -127,7 +158,7 @@ def main_callback(
     log_level: str = serve_option("log_level"),
     log_file: str | None = serve_option("log_file"),
     version: bool = typer.Option(False, "--version", "-V", callback=_version, is_eager=True,
-                                 help="print the version and exit"),
+                                 help=tr("help.version")),
     trace_file: str | None = serve_option("trace_file"),
     trace_redact_content: bool = serve_option("trace_redact_content"),
 ) -> None:
@@ -143,22 +174,22 @@ def main_callback(
         fail(str(exc))
 
 
-@app.command(cls=DemoCommand)
+@app.command(cls=DemoCommand, help=tr("help.demo"))
 def demo(
     prompt: str | None = typer.Argument(None, metavar="PROMPT",
-                                           help="what to ask (default: the tour below)", show_default=False),
+                                           help=tr("help.demo.prompt"), show_default=False),
     cwd: str | None = typer.Option(None, "--cwd", metavar="DIR",
-                                      help="workspace folder (default: the current directory)"),
+                                      help=tr("help.demo.cwd")),
 ) -> None:
     """Run the bridge on the simulated backend and print a conversation."""
     if cwd is not None and not os.path.isdir(cwd):
-        fail(f"--cwd {cwd!r} is not a directory")
+        fail(tr("cli.not_a_directory", path=repr(cwd)))
     from zcode_acp.actors.cli.demo import run_demo
 
     raise typer.Exit(run_demo([prompt] if prompt else None, cwd))
 
 
-@app.command(cls=BridgeCommand, short_help="Check this installation and print editor configurations.")
+@app.command(cls=BridgeCommand, short_help=tr("help.doctor.short"), help=tr("help.doctor"))
 def doctor() -> None:
     """Check this installation (one line per check, with the fix) and print editor configurations."""
     from zcode_acp.actors.cli.doctor import run_doctor
@@ -166,13 +197,13 @@ def doctor() -> None:
     raise typer.Exit(run_doctor())
 
 
-@app.command(cls=BridgeCommand, short_help="Run the machine-level hub (remote access).")
+@app.command(cls=BridgeCommand, short_help=tr("help.hub.short"), help=tr("help.hub"))
 def hub(
-    stay: bool = typer.Option(False, "--stay", help="never exit when idle (under a supervisor)"),
+    stay: bool = typer.Option(False, "--stay", help=tr("help.hub.stay")),
     host: str | None = typer.Option(None, "--host", metavar="ADDRESS",
-                                       help="listen address (default ZCODE_ACP_HUB_HOST or 127.0.0.1)"),
+                                       help=tr("help.hub.host")),
     port: int | None = typer.Option(None, "--port", metavar="PORT",
-                                       help="listen port (default ZCODE_ACP_HUB_PORT or 8377)"),
+                                       help=tr("help.hub.port")),
     web_root: str | None = typer.Option(None, hidden=True, help="serve the page from this folder"),
 ) -> None:
     """Run the machine-level hub: remote clients' single entry (docs/hub.md)."""
@@ -188,14 +219,13 @@ def hub(
     raise typer.Exit(run_hub(stay=stay, host=host, port=port, web_root=web_root))
 
 
-@app.command("serve", cls=BridgeCommand, short_help="Serve one project headless: WebSocket clients only (a service).")
+@app.command("serve", cls=BridgeCommand, short_help=tr("help.serve.short"), help=tr("help.serve"))
 def serve_command(
-    cwd: str = typer.Option(..., "--cwd", metavar="DIR", help="the project directory every session is pinned to"),
+    cwd: str = typer.Option(..., "--cwd", metavar="DIR", help=tr("help.serve.cwd")),
     idle_exit: float | None = typer.Option(None, "--idle-exit", metavar="MINUTES",
-                                           help="exit after this long with no client and no running turn "
-                                                "(default: never; the hub passes 10)"),
+                                           help=tr("help.serve.idle_exit")),
     log_file: str | None = typer.Option(None, "--log-file", metavar="PATH",
-                                           help="log to this file (0600), rotated at 10 MiB, 5 kept"),
+                                           help=tr("help.serve.log_file")),
 ) -> None:
     """Serve one project headless, for the hub and remote clients, until SIGTERM (docs/service.md)."""
     from zcode_acp.actors.cli import runtime  # noqa: F401  (patches for gevent first)
@@ -210,12 +240,12 @@ def serve_command(
     raise typer.Exit(run_serve(cwd, idle_exit))
 
 
-@app.command(cls=BridgeCommand, short_help="Replay a recorded trace against this build and show what changed.")
+@app.command(cls=BridgeCommand, short_help=tr("help.replay.short"), help=tr("help.replay"))
 def replay(
-    file: str = typer.Argument(..., metavar="FILE", help="a trace recorded with --trace"),
-    update: bool = typer.Option(False, "--update", help="rewrite the trace's bridge→client side with what is sent now"),
-    fast: bool = typer.Option(False, "--fast", help="no recorded pauses"),
-    timeout: float = typer.Option(30.0, "--timeout", metavar="SECONDS", help="give up on an answer after this long"),
+    file: str = typer.Argument(..., metavar="FILE", help=tr("help.replay.file")),
+    update: bool = typer.Option(False, "--update", help=tr("help.replay.update")),
+    fast: bool = typer.Option(False, "--fast", help=tr("help.replay.fast")),
+    timeout: float = typer.Option(30.0, "--timeout", metavar="SECONDS", help=tr("help.replay.timeout")),
 ) -> None:
     """Replay a trace against this build (on zcode-sim --replay) and show what changed (docs/traces.md)."""
     from zcode_acp.actors.cli import runtime  # noqa: F401  (patches for gevent first: it reads pipes in greenlets)

@@ -21,6 +21,7 @@ from typing import Any
 from collections.abc import Callable, Mapping
 
 from zcode_acp.actors.cli import remote_config
+from zcode_acp.protocol.i18n import EN, LANGUAGES, language_from_env, normalize, t
 from zcode_acp.protocol.session_config import MODE_IDS
 
 SIMULATOR = "zcode-sim"
@@ -28,6 +29,17 @@ SIMULATOR = "zcode-sim"
 
 class SettingError(ValueError):
     """An environment variable with a value the bridge cannot use."""
+
+
+class Expected(ValueError):
+    """What a parser expected, as a catalog key: the message is English, ``words(lang)`` any language."""
+
+    def __init__(self, key: str, **params: Any) -> None:
+        super().__init__(t(EN, key, **params))
+        self.key, self.params = key, params
+
+    def words(self, lang: str) -> str:
+        return t(lang, self.key, **self.params)
 
 
 @dataclass(frozen=True)
@@ -65,6 +77,8 @@ class Config:
     notify_text: bool = False
     notify_interval: float = 60.0
     notify_page: str = ""
+    # The language of every string the bridge writes for a person (protocol/i18n): resolved once, here.
+    lang: str = "en"
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Config:
@@ -73,6 +87,7 @@ class Config:
         An unset or empty variable keeps the default.
         """
         env = os.environ if environ is None else environ
+        lang = language_from_env(env)  # the language a bad value is reported in, too
         values: dict[str, Any] = {}
         for setting in SETTINGS:
             raw = env.get(setting.name, "")
@@ -81,11 +96,14 @@ class Config:
             try:
                 value = setting.parse(raw)
             except ValueError as exc:
-                raise SettingError(f"{setting.name}={raw!r} is not valid: {exc}") from None
+                detail = exc.words(lang) if isinstance(exc, Expected) else str(exc)
+                raise SettingError(t(lang, "setting.invalid", name=setting.name, raw=repr(raw), detail=detail)) from None
             # Settings read elsewhere (remote access, tracing) are checked here all the same,
             # so every command refuses a bad value at start, the same way.
             if setting.attr is not None:
                 values[setting.attr] = value
+        if "lang" not in values:  # no ZCODE_ACP_LANG: the locale's language, else English
+            values["lang"] = lang
         return cls(**values)
 
 
@@ -101,7 +119,7 @@ def backend_command(raw: str) -> str:
     """
     command = raw.strip()
     if not command:
-        raise ValueError("expected the ZCode CLI's command name or path")
+        raise Expected("setting.expected_command")
     if command == SIMULATOR and shutil.which(command) is None:
         beside = Path(sys.executable).parent / SIMULATOR
         if beside.exists():
@@ -118,59 +136,60 @@ class Problem:
 
     what: str
     fix: str
+    lang: str = EN
 
     def line(self) -> str:
-        return f"{self.what}: {self.fix}"
+        return t(self.lang, "problem.line", what=self.what, fix=self.fix)
 
 
-def backend_problem(zcode_bin: str) -> Problem | None:
+def backend_problem(zcode_bin: str, lang: str = EN) -> Problem | None:
     """What stops ``ZCODE_BIN`` from starting; None when it can start.
 
     Checked at start (a warning: the editor's ``initialize`` is still answered,
     the CLI may be installed before the first prompt), by ``doctor`` (✗) and
     when the backend is started (the prompt's error), so all three say the same.
     """
-    simulator = "ZCODE_BIN=zcode-sim runs the simulated backend"
+    simulator = t(lang, "problem.simulator")
+    shown = repr(zcode_bin)
     path = zcode_bin if os.sep in zcode_bin else shutil.which(zcode_bin)
     if path is None:
-        return Problem(f"ZCODE_BIN={zcode_bin!r} is not on the PATH this process was given",
-                       "install the ZCode CLI, or set ZCODE_BIN to its absolute path "
-                       f"(`which zcode` in your shell); {simulator}")
+        return Problem(t(lang, "problem.bin_not_on_path", bin=shown),
+                       t(lang, "problem.fix_bin_not_on_path", simulator=simulator), lang)
     if not os.path.exists(path):
-        return Problem(f"ZCODE_BIN={zcode_bin!r} does not exist",
-                       f"set ZCODE_BIN to the ZCode CLI's path; {simulator}")
+        return Problem(t(lang, "problem.bin_missing", bin=shown), t(lang, "problem.fix_bin_missing", simulator=simulator),
+                       lang)
     if os.path.isdir(path):
-        return Problem(f"ZCODE_BIN={zcode_bin!r} is a folder, not a program",
-                       "set ZCODE_BIN to the zcode program inside it")
+        return Problem(t(lang, "problem.bin_folder", bin=shown), t(lang, "problem.fix_bin_folder"), lang)
     if path.endswith(JS_ENTRY):
         if shutil.which("node") is None:
-            return Problem(f"ZCODE_BIN={zcode_bin!r} is a JavaScript entry point but node is not on PATH",
-                           "install Node.js, or give the bridge a PATH that has it")
+            return Problem(t(lang, "problem.bin_no_node", bin=shown), t(lang, "problem.fix_bin_no_node"), lang)
         return None
     if not os.access(path, os.X_OK):
-        return Problem(f"ZCODE_BIN={zcode_bin!r} is not executable", f"chmod +x {path}")
+        return Problem(t(lang, "problem.bin_not_executable", bin=shown), f"chmod +x {path}", lang)
     return None
 
 
-def home_problem(home: Path) -> Problem | None:
+def home_problem(home: Path, lang: str = EN) -> Problem | None:
     """Why ``ZCODE_HOME`` cannot be used, or None; creates nothing.
 
     The folder may not exist yet (the bridge makes it, private, when a session
     first needs it): then its nearest existing parent must be a folder this
     user can write.
     """
-    fix = "set ZCODE_HOME to a folder you can write"
+    fix = t(lang, "problem.fix_home")
+    shown = repr(str(home))
     if home.exists():
         if not home.is_dir():
-            return Problem(f"ZCODE_HOME={str(home)!r} is not a folder", fix)
+            return Problem(t(lang, "problem.home_not_folder", home=shown), fix, lang)
         if not os.access(home, os.W_OK | os.X_OK):
-            return Problem(f"ZCODE_HOME={str(home)!r} is not writable", f"chown $USER {home}, or {fix}")
+            return Problem(t(lang, "problem.home_not_writable", home=shown),
+                           t(lang, "problem.fix_home_owner", home=home, fix=fix), lang)
         return None
     parent = next((p for p in home.parents if p.exists()), None)
     if parent is None or not parent.is_dir():
-        return Problem(f"ZCODE_HOME={str(home)!r} cannot be created ({parent} is not a folder)", fix)
+        return Problem(t(lang, "problem.home_parent_not_folder", home=shown, parent=parent), fix, lang)
     if not os.access(parent, os.W_OK | os.X_OK):
-        return Problem(f"ZCODE_HOME={str(home)!r} cannot be created ({parent} is not writable)", fix)
+        return Problem(t(lang, "problem.home_parent_not_writable", home=shown, parent=parent), fix, lang)
     return None
 
 
@@ -184,21 +203,29 @@ def start_warnings(config: Config) -> list[str]:
     check), the CLI may be installed before the first prompt, and that
     prompt's error says the same.
     """
-    problem = home_problem(config.zcode_home)
+    problem = home_problem(config.zcode_home, config.lang)
     if problem is not None:
         raise SettingError(problem.line())
-    backend = backend_problem(config.zcode_bin)
+    backend = backend_problem(config.zcode_bin, config.lang)
     if backend is None:
         return []
-    return [f"warning: {backend.line()} (initialize is answered; no session can start until then)"]
+    return [t(config.lang, "start.warning_backend", problem=backend.line())]
 
 
 def mode(raw: str) -> str:
     """A mode id, whatever its case (``Build`` is ``build``)."""
     folded = raw.strip().lower()
     if folded not in MODE_IDS:
-        raise ValueError(f"expected one of {', '.join(MODE_IDS)}")
+        raise Expected("setting.expected_one_of", choices=", ".join(MODE_IDS))
     return folded
+
+
+def language(raw: str) -> str:
+    """``en`` or ``zh-CN`` (also ``zh``, ``zh_CN.UTF-8``, ``en_US``…)."""
+    chosen = normalize(raw)
+    if chosen is None:
+        raise Expected("setting.expected_one_of", choices=", ".join(LANGUAGES))
+    return chosen
 
 
 def home_folder(raw: str) -> Path:
@@ -211,13 +238,13 @@ def disallowed_tools(raw: str) -> tuple[str, ...]:
 
 def _seconds(allow_zero: bool) -> Callable[[str], float]:
     def parse(raw: str) -> float:
-        expected = "a number of seconds" + (" (0 or more)" if allow_zero else " greater than 0")
+        expected = "setting.expected_seconds_or_zero" if allow_zero else "setting.expected_positive_seconds"
         try:
             value = float(raw)
         except ValueError:
-            raise ValueError(f"expected {expected}") from None
+            raise Expected(expected) from None
         if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
-            raise ValueError(f"expected {expected}")
+            raise Expected(expected)
         return value
 
     return parse
@@ -233,15 +260,15 @@ positive_seconds = _seconds(allow_zero=False)
 def flag(raw: str) -> bool:
     value = remote_config.flag(raw)
     if value is None:
-        raise ValueError(f"expected one of {'/'.join(sorted(remote_config.TRUE_WORDS))} (on) "
-                         f"or {'/'.join(sorted(remote_config.FALSE_WORDS))} (off)")
+        raise Expected("setting.expected_flag", on="/".join(sorted(remote_config.TRUE_WORDS)),
+                       off="/".join(sorted(remote_config.FALSE_WORDS)))
     return value
 
 
 def port(raw: str) -> int:
     value = remote_config.port(raw)
     if value is None:
-        raise ValueError("expected a port number from 1 to 65535")
+        raise Expected("setting.expected_port")
     return value
 
 
@@ -254,7 +281,7 @@ def project_roots(raw: str) -> tuple[Path, ...]:
     entries: list[object] = [entry for entry in raw.split(os.pathsep) if entry.strip()]
     roots = remote_config.project_roots(entries, Path.home(), warnings, "ZCODE_ACP_PROJECT_ROOTS")
     if warnings:
-        raise ValueError(f"expected absolute folders separated by {os.pathsep!r} ({warnings[0].split(': ', 1)[1]})")
+        raise Expected("setting.expected_folders", sep=repr(os.pathsep), why=warnings[0].split(": ", 1)[1])
     return roots
 
 
@@ -301,6 +328,10 @@ class Setting:
     meaning: str
     parse: Callable[[str], Any]
 
+    def meaning_in(self, lang: str) -> str:
+        """The meaning in ``lang`` (the catalog's ``setting.NAME``; the English one is this ``meaning``)."""
+        return self.meaning if lang == EN else t(lang, f"setting.{self.name}", modes=", ".join(MODE_IDS), sep=os.pathsep)
+
 
 SETTINGS: tuple[Setting, ...] = (
     Setting("ZCODE_BIN", "zcode_bin", "zcode",
@@ -311,6 +342,9 @@ SETTINGS: tuple[Setting, ...] = (
             f"mode of new sessions ({', '.join(MODE_IDS)}); `yolo` runs everything without asking, "
             "`build` asks before risky actions",
             mode),
+    Setting("ZCODE_ACP_LANG", "lang", "",
+            "the language the bridge speaks to people (`en`, `zh-CN`); unset: the locale's "
+            "(`LC_ALL`, `LC_MESSAGES`, `LANG`; any Chinese locale is `zh-CN`), else English", language),
     Setting("ZCODE_HOME", "zcode_home", "~/.zcode", "where the bridge keeps its state", home_folder),
     Setting("ZCODE_DISALLOWED_TOOLS", "extra_args", "", "passed to the CLI as `--disallowed-tools`",
             disallowed_tools),
@@ -362,14 +396,15 @@ SETTINGS: tuple[Setting, ...] = (
 )
 
 
-def markdown_table() -> str:
-    """The README's configuration table, generated from ``SETTINGS``."""
-    lines = ["| variable | default | meaning |", "| --- | --- | --- |"]
+def markdown_table(lang: str = EN) -> str:
+    """The README's configuration table (README.zh-CN.md's with ``zh-CN``), generated from ``SETTINGS``."""
+    head = "| variable | default | meaning |" if lang == EN else "| 变量 | 默认值 | 说明 |"
+    lines = [head, "| --- | --- | --- |"]
     for setting in SETTINGS:
         default = f"`{setting.default}`" if setting.default else "—"
-        lines.append(f"| `{setting.name}` | {default} | {setting.meaning} |")
+        lines.append(f"| `{setting.name}` | {default} | {setting.meaning_in(lang)} |")
     return "\n".join(lines)
 
 
-if __name__ == "__main__":  # ``python -m zcode_acp.actors.cli.config``: print the README table
-    print(markdown_table())
+if __name__ == "__main__":  # ``python -m zcode_acp.actors.cli.config [zh-CN]``: print the README table
+    print(markdown_table(sys.argv[1] if len(sys.argv) > 1 else EN))

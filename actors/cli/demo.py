@@ -24,13 +24,14 @@ from typing import Any
 from collections.abc import Iterator
 
 from zcode_acp.protocol import framing
+from zcode_acp.protocol.i18n import EN, language_from_env, t
 
 # The tour: what the simulator does with a prompt is chosen by its first line.
-TOUR = (
-    "#sim demo\nShow me around this project.",
-    "#sim permission\nClean up the build folder.",
-    "#sim plan\nPlan the next step before changing anything.",
-)
+def tour(lang: str = EN) -> tuple[str, ...]:
+    return tuple(f"#sim {name}\n{t(lang, f'demo.tour.{name}')}" for name in ("demo", "permission", "plan"))
+
+
+TOUR = tour(language_from_env(os.environ))  # the demo speaks the language the bridge it starts will speak
 # The bridge reads the todo list after a turn that ran tools and sends the plan
 # (only when it changed) just after the prompt's answer: the demo shows what
 # arrives until the plan does or the bridge is quiet this long. A later plan
@@ -73,7 +74,8 @@ class Style:
 class DemoClient:
     """A minimal ACP client: requests, one reader thread, readable output."""
 
-    def __init__(self, proc: Any, out: Any) -> None:
+    def __init__(self, proc: Any, out: Any, lang: str = EN) -> None:
+        self.lang = lang
         self.proc = proc
         self.out = out
         self.next_id = 0
@@ -104,7 +106,7 @@ class DemoClient:
             except queue.Empty:
                 return
             if frame is None:
-                raise RuntimeError("the bridge closed its output")
+                raise RuntimeError(t(self.lang, "demo.closed"))
             yield frame
 
     def send(self, frame: dict[str, Any]) -> None:
@@ -112,7 +114,7 @@ class DemoClient:
             self.proc.stdin.write(framing.encode({"jsonrpc": "2.0", **frame}))
             self.proc.stdin.flush()
         except BrokenPipeError:
-            raise RuntimeError("the bridge has exited (its stderr says why)") from None
+            raise RuntimeError(t(self.lang, "demo.exited")) from None
 
     def request(self, method: str, params: dict[str, Any]) -> Any:
         self.next_id += 1
@@ -121,10 +123,11 @@ class DemoClient:
         for frame in self._incoming(REQUEST_TIMEOUT):
             if frame.get("id") == request_id and "method" not in frame:
                 if "error" in frame:
-                    raise RuntimeError(f"{method} failed: {frame['error'].get('message')}")
+                    raise RuntimeError(t(self.lang, "demo.request_failed", method=method,
+                                         message=frame["error"].get("message")))
                 return frame["result"]
             self.handle(frame)
-        raise RuntimeError(f"{method}: no answer in {REQUEST_TIMEOUT:.0f} s")
+        raise RuntimeError(t(self.lang, "demo.no_answer", method=method, seconds=f"{REQUEST_TIMEOUT:.0f}"))
 
     def wait_for_plan(self) -> None:
         """Show what arrives until the plan does, or until ``PLAN_WAIT`` seconds without a frame."""
@@ -147,7 +150,8 @@ class DemoClient:
             choice = next((o for o in options if str(o.get("kind", "")).startswith("allow")),
                           options[0] if options else None)
             tool_call = params.get("toolCall") or {}
-            self.print_block(self.style("33", f"? permission: {tool_call.get('title', 'the agent asks')}"))
+            title = tool_call.get("title") or t(self.lang, "demo.agent_asks")
+            self.print_block(self.style("33", t(self.lang, "demo.permission", title=title)))
             for block in tool_call.get("content") or []:
                 text = (block.get("content") or {}).get("text") if block.get("type") == "content" else None
                 for line in (text or "").splitlines():
@@ -155,12 +159,12 @@ class DemoClient:
             for option in options:
                 mark = "→" if option is choice else " "
                 self.print_block(self.style("33", f"  {mark} {option.get('name')} ({option.get('kind')})"))
-            self.print_block(self.style("2", "  (answered automatically by the demo)"))
+            self.print_block(self.style("2", t(self.lang, "demo.answered")))
             outcome = {"outcome": "selected", "optionId": choice["optionId"]} if choice else {"outcome": "cancelled"}
             self.send({"id": frame["id"], "result": {"outcome": outcome}})
         elif frame["method"] == "elicitation/create":
-            self.print_block(self.style("33", f"? question: {params.get('message', '')}"))
-            self.print_block(self.style("2", "  (accepted automatically by the demo)"))
+            self.print_block(self.style("33", t(self.lang, "demo.question", message=params.get("message", ""))))
+            self.print_block(self.style("2", t(self.lang, "demo.accepted")))
             self.send({"id": frame["id"], "result": {"action": "accept", "content": {}}})
         else:
             self.send({"id": frame["id"], "error": {"code": -32601, "message": "not supported by the demo"}})
@@ -181,7 +185,7 @@ class DemoClient:
         if kind in ("agent_message_chunk", "agent_thought_chunk"):
             text = update.get("content", {}).get("text", "")
             if kind != self.last_shown:
-                self.print_block(self.style("2", "thinking:") if kind == "agent_thought_chunk"
+                self.print_block(self.style("2", t(self.lang, "demo.thinking")) if kind == "agent_thought_chunk"
                                  else self.style("1", "ZCode:"))
             self.write(self.style("2;3", text) if kind == "agent_thought_chunk" else text)
         elif kind == "tool_call":
@@ -198,7 +202,7 @@ class DemoClient:
                 mark = "✓" if update["status"] == "completed" else "✗"
                 self.print_block(self.style("36", f"  {mark} {title}: {update['status']}"))
         elif kind == "plan":
-            self.print_block(self.style("35", "plan:"))
+            self.print_block(self.style("35", t(self.lang, "demo.plan")))
             for entry in update.get("entries", []):
                 box = {"completed": "[x]", "in_progress": "[~]"}.get(entry.get("status"), "[ ]")
                 self.print_block(self.style("35", f"  {box} {entry.get('content')}"))
@@ -207,7 +211,7 @@ class DemoClient:
             return  # shown with the stop reason: one token figure per turn
         elif kind == "session_info_update" and update.get("title") and update["title"] != self.session_title:
             self.session_title = update["title"]  # the engine names the session; the demo only shows it
-            self.print_block(self.style("2", f"(session title: {self.session_title})"))
+            self.print_block(self.style("2", t(self.lang, "demo.session_title", title=self.session_title)))
             return
         else:
             return  # not shown: the last shown kind stays, so a message goes on under one heading
@@ -234,11 +238,12 @@ def run_demo(prompts: list[str] | None = None, cwd: str | None = None, out: Any 
             [sys.executable, "-m", "zcode_acp", "--log-level", "warning"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
         )
-        client = DemoClient(bridge, out)
+        lang = language_from_env(env)  # the bridge's own language: its notices and the narration agree
+        client = DemoClient(bridge, out, lang)
         try:
-            return _converse(client, env, overridden, list(prompts or TOUR), cwd)
+            return _converse(client, env, overridden, list(prompts or tour(lang)), cwd)
         except RuntimeError as exc:
-            client.print_block(f"demo failed: {exc}")
+            client.print_block(t(lang, "demo.failed", error=exc))
             return 1
         finally:
             try:
@@ -257,7 +262,7 @@ def _converse(client: DemoClient, env: dict[str, str], overridden: str | None, p
               cwd: str | None) -> int:
     dim = client.style
     if overridden:
-        client.print_block(dim("33", f"note: ignoring ZCODE_BIN={overridden}: the demo always runs on the simulator"))
+        client.print_block(dim("33", t(client.lang, "demo.ignoring_bin", bin=overridden)))
     init = client.request("initialize", {
         "protocolVersion": 1,
         "clientCapabilities": {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False,
@@ -265,18 +270,18 @@ def _converse(client: DemoClient, env: dict[str, str], overridden: str | None, p
         "clientInfo": {"name": "zcode-acp-demo", "version": "1"},
     })
     info = init["agentInfo"]
-    client.print_block(dim("2", f"connected to {info['title']} ({info['name']} {info['version']}) "
-                                f"on the simulated backend ({env['ZCODE_BIN']}); "
-                                f"temporary ZCODE_HOME {env['ZCODE_HOME']}"))
+    client.print_block(dim("2", t(client.lang, "demo.connected", title=info["title"], name=info["name"],
+                                  version=info["version"], backend=env["ZCODE_BIN"], home=env["ZCODE_HOME"])))
     session = client.request("session/new", {"cwd": os.path.abspath(cwd or os.getcwd()), "mcpServers": []})
     for prompt in prompts:
         tag, _, rest = prompt.partition("\n")
         shown = f"{rest.strip()}  {dim('2', '[' + tag + ']')}" if tag.startswith("#sim ") and rest.strip() else prompt
-        client.print_block(dim("1", "you:") + f" {shown}")
+        client.print_block(dim("1", t(client.lang, "demo.you")) + f" {shown}")
         client.tools_this_turn = 0
         result = client.request("session/prompt", {
             "sessionId": session["sessionId"], "prompt": [{"type": "text", "text": prompt}]})
-        client.print_block(dim("2", f"— stop reason: {result['stopReason']}" + _tokens(client, result)))
+        client.print_block(dim("2", t(client.lang, "demo.stop_reason", reason=result["stopReason"],
+                                      tokens=_tokens(client, result))))
         if client.tools_this_turn:
             client.wait_for_plan()
     return 0
@@ -286,6 +291,6 @@ def _tokens(client: DemoClient, result: dict[str, Any]) -> str:
     """The turn's one token figure: how full the context is (the meter), else the turn's own total."""
     if client.context is not None:
         used, size = client.context
-        return f" (context: {used} of {size} tokens)"
+        return t(client.lang, "demo.context", used=used, size=size)
     usage = result.get("usage") or {}
-    return f" ({usage['totalTokens']} tokens)" if usage.get("totalTokens") is not None else ""
+    return t(client.lang, "demo.tokens", total=usage["totalTokens"]) if usage.get("totalTokens") is not None else ""

@@ -32,10 +32,9 @@ from zcode_acp import DIST_NAME, version
 from zcode_acp.actors.cli import editors
 from zcode_acp.actors.cli.remote_config import load_remote_config
 from zcode_acp.actors.cli.config import SIMULATOR, Config, SettingError, backend_problem, home_problem
+from zcode_acp.protocol.i18n import EN, language_from_env, t
 
 OK, WARN, FAIL = "✓", "!", "✗"
-TRACE_HINT = ("to record a trace for a bug report: zcode-acp --trace FILE (or ZCODE_ACP_TRACE=FILE in the "
-              "editor's env), reproduce the problem, and attach FILE")
 
 
 @dataclass(frozen=True)
@@ -43,9 +42,11 @@ class Check:
     mark: str
     what: str
     fix: str = ""
+    lang: str = EN
 
     def line(self) -> str:
-        return f"{self.mark} {self.what}" + (f" — fix: {self.fix}" if self.fix else "")
+        line = f"{self.mark} {self.what}"
+        return t(self.lang, "doctor.fix", line=line, fix=self.fix) if self.fix else line
 
 
 # -- the ZCode CLI ------------------------------------------------------------
@@ -67,20 +68,21 @@ def is_simulator(argv: list[str]) -> bool:
 
 
 def check_cli(config: Config) -> tuple[Check, list[str] | None]:
-    problem = backend_problem(config.zcode_bin)  # the words of the bridge's start-up warning
+    lang = config.lang
+    problem = backend_problem(config.zcode_bin, lang)  # the words of the bridge's start-up warning
     if problem is not None:
-        return Check(FAIL, f"ZCode CLI cannot start: {problem.what}", problem.fix), None
+        return Check(FAIL, t(lang, "doctor.cli_cannot_start", what=problem.what), problem.fix, lang), None
     argv = backend_argv(config.zcode_bin)
     assert argv is not None  # backend_problem found it
     if is_simulator(argv):
-        return Check(OK, f"ZCode CLI: {argv[-1]} (the simulated backend of zcode-acp {version()})"), argv
+        return Check(OK, t(lang, "doctor.cli_simulator", path=argv[-1], version=version()), lang=lang), argv
     try:
         done = subprocess.run([*argv, "--version"], capture_output=True, text=True, timeout=10)
         answer = (done.stdout or done.stderr).strip().splitlines()
-        found = answer[0] if done.returncode == 0 and answer else f"version unknown (--version exited {done.returncode})"
+        found = answer[0] if done.returncode == 0 and answer else t(lang, "doctor.version_exit", code=done.returncode)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        found = f"version unknown ({exc})"
-    return Check(OK, f"ZCode CLI: {argv[-1]} ({found})"), argv
+        found = t(lang, "doctor.version_error", error=exc)
+    return Check(OK, t(lang, "doctor.cli_found", path=argv[-1], found=found), lang=lang), argv
 
 
 # Answers to what the backend asks during create (seed and today's dialects).
@@ -130,7 +132,8 @@ def check_handshake(config: Config, argv: list[str]) -> Check:
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                     start_new_session=True)
         except OSError as exc:
-            return Check(FAIL, f"the ZCode CLI does not start: {exc}", "check ZCODE_BIN and the file's permissions")
+            return Check(FAIL, t(config.lang, "doctor.cli_no_start", error=exc), t(config.lang, "doctor.fix_permissions"),
+                         config.lang)
         try:
             return _create(proc, workspace, config)
         finally:
@@ -151,24 +154,23 @@ def _create(proc: Any, workspace: str, config: Config) -> Check:
     deadline = started + config.call_timeout
     send({"id": 1, "method": "session/create",
           "params": {"workspace": {"workspacePath": workspace, "workspaceKey": workspace}, "mode": config.default_mode}})
-    fix_login = "run the ZCode CLI once by hand (e.g. log in), then run zcode-acp doctor again"
+    lang = config.lang
+    fix_login = t(lang, "doctor.fix_login")
     while True:
         try:
             line = out.next(deadline)
         except TimeoutError:
-            return Check(FAIL, f"the ZCode CLI did not answer session/create within {config.call_timeout:g} s",
-                         "check the provider config files below; raise ZCODE_ACP_CALL_TIMEOUT if the CLI is slow")
+            return Check(FAIL, t(lang, "doctor.create_timeout", seconds=f"{config.call_timeout:g}"),
+                         t(lang, "doctor.fix_timeout"), lang)
         if line is None:
             proc.wait(timeout=5)
             err.reader.join(timeout=5)  # the CLI's last words: read to the end before quoting them
-            said = " / ".join(err.tail) or "nothing on stderr"
-            return Check(FAIL, f"the ZCode CLI exited (code {proc.returncode}) during session/create: {said}",
-                         fix_login)
+            said = " / ".join(err.tail) or t(lang, "doctor.stderr_empty")
+            return Check(FAIL, t(lang, "doctor.cli_exited", code=proc.returncode, said=said), fix_login, lang)
         try:
             frame = json.loads(line)
         except ValueError:
-            return Check(FAIL, f"the ZCode CLI is printing non-protocol output (first line: {line[:120]!r})",
-                         "ZCODE_BIN must be the ZCode CLI itself (it is started as `app-server --stdio`)")
+            return Check(FAIL, t(lang, "doctor.cli_noise", line=repr(line[:120])), t(lang, "doctor.fix_noise"), lang)
         if not isinstance(frame, dict):
             continue
         if "method" in frame and "id" in frame and frame.get("id") != 1:
@@ -178,12 +180,11 @@ def _create(proc: Any, workspace: str, config: Config) -> Check:
         elif frame.get("id") == 1:
             if "error" in frame:
                 message = (frame["error"] or {}).get("message", "error")
-                return Check(FAIL, f"the ZCode CLI refused session/create: {message}", fix_login)
+                return Check(FAIL, t(lang, "doctor.cli_refused", message=message), fix_login, lang)
             session = (frame.get("result") or {}).get("session") or {}
             send({"id": 2, "method": "session/close", "params": {"sessionId": session.get("sessionId")}})
             took = (time.monotonic() - started) * 1000
-            return Check(OK, f"the ZCode CLI starts and answers session/create in a temporary workspace "
-                             f"({took:.0f} ms, session {session.get('sessionId')})")
+            return Check(OK, t(lang, "doctor.cli_ok", ms=f"{took:.0f}", session=session.get("sessionId")), lang=lang)
 
 
 def _stop(proc: Any) -> None:
@@ -205,31 +206,32 @@ def _stop(proc: Any) -> None:
 
 
 def check_home(config: Config) -> Check:
-    home = config.zcode_home
-    problem = home_problem(home)  # the words the bridge stops with at start
+    home, lang = config.zcode_home, config.lang
+    problem = home_problem(home, lang)  # the words the bridge stops with at start
     if problem is not None:
-        return Check(FAIL, problem.what, problem.fix)
+        return Check(FAIL, problem.what, problem.fix, lang)
     if not home.exists():
-        return Check(OK, f"ZCODE_HOME {home} does not exist yet; it will be created private (0700)")
+        return Check(OK, t(lang, "doctor.home_new", home=home), lang=lang)
     try:
         with tempfile.NamedTemporaryFile(dir=home, prefix=".zcode-acp-doctor-"):
             pass
     except OSError as exc:
-        return Check(FAIL, f"ZCODE_HOME {home} is not writable ({exc.strerror})",
-                     f"chown $USER {home} (or set ZCODE_HOME elsewhere)")
+        return Check(FAIL, t(lang, "doctor.home_not_writable", home=home, error=exc.strerror),
+                     t(lang, "doctor.fix_home_owner", home=home), lang)
     exposed = [p for p in (home, home / "v2", home / "v2" / "acp-lazy-sessions.json")
                if p.exists() and p.stat().st_mode & 0o077]
     if exposed:
         listed = ", ".join(f"{p} ({p.stat().st_mode & 0o777:o})" for p in exposed)
-        return Check(FAIL, f"ZCODE_HOME is readable by others: {listed}",
-                     " ; ".join(f"chmod {'700' if p.is_dir() else '600'} {p}" for p in exposed))
-    return Check(OK, f"ZCODE_HOME {home} is writable and private")
+        return Check(FAIL, t(lang, "doctor.home_exposed", listed=listed),
+                     " ; ".join(f"chmod {'700' if p.is_dir() else '600'} {p}" for p in exposed), lang)
+    return Check(OK, t(lang, "doctor.home_ok", home=home), lang=lang)
 
 
 def check_provider_files(config: Config, argv: list[str] | None) -> list[Check]:
     """The provider config files desktop engines (3.12+) need (docs/protocol-mapping.md)."""
+    lang = config.lang
     if argv is not None and is_simulator(argv):
-        return [Check(OK, "provider config files: not needed by the simulated backend")]
+        return [Check(OK, t(lang, "doctor.providers_sim"), lang=lang)]
     cli_folder = Path(argv[-1]).resolve().parent if argv else None
     runtime = config.zcode_home / "v2" / "runtime" / "provider"
     candidates: dict[str, Callable[[], list[Path]]] = {
@@ -245,26 +247,26 @@ def check_provider_files(config: Config, argv: list[str] | None) -> list[Check]:
             if os.access(value, os.R_OK):
                 checks.append(Check(OK, f"{name}={value}"))
             else:
-                checks.append(Check(FAIL, f"{name}={value} is not a readable file",
-                                    f"point {name} at the file, or unset it"))
+                checks.append(Check(FAIL, t(lang, "doctor.provider_unreadable", name=name, value=value),
+                                    t(lang, "doctor.fix_provider", name=name), lang))
             continue
         found = next((path for path in find() if path.is_file()), None)
         if found:
-            checks.append(Check(OK, f"{name} not set; found {found}"))
+            checks.append(Check(OK, t(lang, "doctor.provider_found", name=name, path=found), lang=lang))
         else:
-            checks.append(Check(WARN, f"{name} not set and no file found (ZCode desktop 3.12+ needs it; "
-                                      "older CLIs do not)"))
+            checks.append(Check(WARN, t(lang, "doctor.provider_missing", name=name), lang=lang))
     return checks
 
 
 # -- remote access ----------------------------------------------------------------
 
 
-def _port(name: str, default: int) -> tuple[int | None, Check | None]:
+def _port(name: str, default: int, lang: str = EN) -> tuple[int | None, Check | None]:
     raw = os.environ.get(name) or str(default)
     if raw.isdigit() and 0 < int(raw) < 65536:
         return int(raw), None
-    return None, Check(FAIL, f"{name}={raw!r} is not a port number", f"set {name} to 1–65535 or unset it")
+    return None, Check(FAIL, t(lang, "doctor.bad_port", name=name, raw=repr(raw)), t(lang, "doctor.fix_port", name=name),
+                       lang)
 
 
 def _port_free(host: str, port: int) -> bool:
@@ -289,7 +291,7 @@ def _hub_health(host: str, port: int) -> dict[str, Any] | None:
         connection.close()
 
 
-def check_remote() -> list[Check]:
+def check_remote(lang: str = EN) -> list[Check]:
     """Remote access settings (opt-in), the hub and bridge ports, the hub's /api/health."""
     # As a bridge reads them: the environment over the config file (docs/hub.md).
     settings = load_remote_config(log_warnings=False)
@@ -297,38 +299,36 @@ def check_remote() -> list[Check]:
     # What the config file's loader skips (a bridge only warns about it: README, "Configuration").
     checks = [Check(WARN, warning) for warning in settings.warnings]
     if not enabled:
-        checks.append(Check(OK, "remote access off (opt-in: ZCODE_ACP_REMOTE=1 with ZCODE_ACP_REMOTE_TOKEN)"))
+        checks.append(Check(OK, t(lang, "doctor.remote_off"), lang=lang))
     elif not token:
-        checks.append(Check(FAIL, "ZCODE_ACP_REMOTE is on but ZCODE_ACP_REMOTE_TOKEN is not set",
-                            "export ZCODE_ACP_REMOTE_TOKEN=$(python3 -c 'import secrets; print(secrets.token_urlsafe(32))')"))
+        checks.append(Check(FAIL, t(lang, "doctor.remote_no_token"),
+                            "export ZCODE_ACP_REMOTE_TOKEN=$(python3 -c 'import secrets; print(secrets.token_urlsafe(32))')",
+                            lang))
     elif len(token) < 16:
-        checks.append(Check(WARN, f"remote access on; the token is short ({len(token)} characters; 16+ advised)"))
+        checks.append(Check(WARN, t(lang, "doctor.remote_short_token", length=len(token)), lang=lang))
     else:
-        checks.append(Check(OK, "remote access on, token set"))
+        checks.append(Check(OK, t(lang, "doctor.remote_on"), lang=lang))
     host = os.environ.get("ZCODE_ACP_HUB_HOST") or "127.0.0.1"
-    hub_port, bad = _port("ZCODE_ACP_HUB_PORT", 8377)
+    hub_port, bad = _port("ZCODE_ACP_HUB_PORT", 8377, lang)
     if bad or hub_port is None:
-        checks.append(bad or Check(FAIL, "ZCODE_ACP_HUB_PORT is not a port number"))
+        checks.append(bad or Check(FAIL, t(lang, "doctor.port_not_number", name="ZCODE_ACP_HUB_PORT"), lang=lang))
     elif _port_free(host, hub_port):
-        checks.append(Check(OK, f"hub port {host}:{hub_port} free (no hub running; a bridge with remote access "
-                                "starts one)"))
+        checks.append(Check(OK, t(lang, "doctor.hub_free", host=host, port=hub_port), lang=lang))
     else:
         health = _hub_health(host, hub_port)
         if health and health.get("ok"):
-            checks.append(Check(OK, f"hub reachable at http://{host}:{hub_port}/api/health "
-                                    f"(version {health.get('version')}, {len(health.get('instances') or [])} "
-                                    "instance(s))"))
+            checks.append(Check(OK, t(lang, "doctor.hub_ok", host=host, port=hub_port, version=health.get("version"),
+                                      instances=len(health.get("instances") or [])), lang=lang))
         else:
-            checks.append(Check(FAIL, f"port {host}:{hub_port} is taken by something that is not a zcode-acp hub",
-                                "stop that program or set ZCODE_ACP_HUB_PORT to a free port"))
-    bridge_port, bad = _port("ZCODE_ACP_REMOTE_PORT", 8378)
+            checks.append(Check(FAIL, t(lang, "doctor.hub_taken", host=host, port=hub_port),
+                                t(lang, "doctor.fix_hub_taken"), lang))
+    bridge_port, bad = _port("ZCODE_ACP_REMOTE_PORT", 8378, lang)
     if bad or bridge_port is None:
-        checks.append(bad or Check(FAIL, "ZCODE_ACP_REMOTE_PORT is not a port number"))
+        checks.append(bad or Check(FAIL, t(lang, "doctor.port_not_number", name="ZCODE_ACP_REMOTE_PORT"), lang=lang))
     elif _port_free("127.0.0.1", bridge_port):
-        checks.append(Check(OK, f"bridge port 127.0.0.1:{bridge_port} free"))
+        checks.append(Check(OK, t(lang, "doctor.bridge_port_free", port=bridge_port), lang=lang))
     else:
-        checks.append(Check(WARN, f"bridge port 127.0.0.1:{bridge_port} is taken (another bridge?); "
-                                  "a bridge then uses the next free port"))
+        checks.append(Check(WARN, t(lang, "doctor.bridge_port_taken", port=bridge_port), lang=lang))
     return checks
 
 
@@ -342,7 +342,7 @@ def _numbers(text: str) -> tuple[int, ...]:
     return tuple(int(part) for part in re.findall(r"\d+", text)[:3])
 
 
-def check_python() -> list[Check]:
+def check_python(lang: str = EN) -> list[Check]:
     from importlib import metadata
 
     python = f"Python {sys.version.split()[0]} ({sys.implementation.name}) at {sys.executable}"
@@ -350,12 +350,12 @@ def check_python() -> list[Check]:
         requires_python = metadata.metadata(DIST_NAME)["Requires-Python"] or ""
         requirements = metadata.requires(DIST_NAME) or []
     except metadata.PackageNotFoundError:
-        return [Check(WARN, python), Check(FAIL, f"{DIST_NAME} is not installed in this Python",
-                                            "pip install -e . (from the source folder)")]
+        return [Check(WARN, python, lang=lang), Check(FAIL, t(lang, "doctor.not_installed", dist=DIST_NAME),
+                                                      t(lang, "doctor.fix_install"), lang)]
     floor = re.search(r">=\s*([0-9.]+)", requires_python)
     if floor and sys.version_info[:3] < _numbers(floor.group(1)):
-        checks = [Check(FAIL, f"{python}; {DIST_NAME} needs Python {requires_python}",
-                        f"install with a Python {requires_python}")]
+        checks = [Check(FAIL, t(lang, "doctor.python_too_old", python=python, dist=DIST_NAME, requires=requires_python),
+                        t(lang, "doctor.fix_python", requires=requires_python), lang)]
     else:
         checks = [Check(OK, python)]
     found, problems = [], []
@@ -369,15 +369,16 @@ def check_python() -> list[Check]:
         try:
             installed = metadata.version(name)
         except metadata.PackageNotFoundError:
-            problems.append(f"{name} missing")
+            problems.append(t(lang, "doctor.dependency_missing", name=name))
             continue
         if minimum and _numbers(installed) < _numbers(minimum):
             problems.append(f"{name} {installed} < {minimum}")
         found.append(f"{name} {installed}")
     if problems:
-        checks.append(Check(FAIL, "dependencies: " + ", ".join(problems), f"pip install -U {DIST_NAME}"))
+        checks.append(Check(FAIL, t(lang, "doctor.dependencies", listed=", ".join(problems)), f"pip install -U {DIST_NAME}",
+                            lang))
     else:
-        checks.append(Check(OK, "dependencies: " + ", ".join(found)))
+        checks.append(Check(OK, t(lang, "doctor.dependencies", listed=", ".join(found)), lang=lang))
     return checks
 
 
@@ -391,7 +392,8 @@ def run_doctor(out: TextIO | None = None) -> int:
         out.write(text + "\n")
         out.flush()
 
-    say(f"zcode-acp {version()} doctor")
+    lang = language_from_env(os.environ)  # as Config resolves it; also when a bad setting stops Config
+    say(t(lang, "doctor.title", version=version()))
     checks: list[Check] = []
 
     def report(*found: Check) -> None:
@@ -402,7 +404,7 @@ def run_doctor(out: TextIO | None = None) -> int:
     try:
         config = Config.from_env()
     except SettingError as exc:
-        report(Check(FAIL, str(exc), "fix or unset that variable (zcode-acp --help lists them)"))
+        report(Check(FAIL, str(exc), t(lang, "doctor.fix_setting"), lang))
         config = None
     if config is not None:
         cli, argv = check_cli(config)
@@ -412,21 +414,20 @@ def run_doctor(out: TextIO | None = None) -> int:
         report(check_home(config))
         report(*check_provider_files(config, argv))
         if config.default_mode == "yolo":
-            report(Check(WARN, "new sessions start in mode yolo: tools run without asking "
-                               "(ZCODE_ACP_MODE=build asks before risky actions)"))
-    report(*check_remote())
-    report(*check_python())
+            report(Check(WARN, t(lang, "doctor.yolo"), lang=lang))
+    report(*check_remote(lang))
+    report(*check_python(lang))
     failed = sum(check.mark == FAIL for check in checks)
     say()
-    say(f"{failed} problem(s) found." if failed else "Everything needed to run the bridge is in place.")
+    say(t(lang, "doctor.problems", count=failed) if failed else t(lang, "doctor.all_good"))
     say()
-    say(TRACE_HINT + ".")
+    say(t(lang, "doctor.trace_hint"))
     say()
     launch = editors.this_install()
     if config is not None and config.zcode_bin != "zcode":
         resolved = backend_argv(config.zcode_bin)
         launch = editors.Launch(launch.command, launch.args, (("ZCODE_BIN", resolved[-1] if resolved else config.zcode_bin),))
-    say(f"Editor configuration for this install ({' '.join(launch.argv())}); docs/editors.md has more:")
+    say(t(lang, "doctor.editors", argv=" ".join(launch.argv())))
     for title, where, _, text in editors.render_all(launch):
         say()
         say(f"── {title} — {where}")

@@ -172,7 +172,7 @@ class Session(BridgeActor):
         self.sequencer = Sequencer()
         self.events = EventRouter()
         self.attribution = Attribution()
-        self.held = HeldSession()  # an older turn of ours that still holds the engine's lock (issue 21)
+        self.held = HeldSession(config.lang)  # an older turn of ours that still holds the engine's lock (issue 21)
         self.adopted: set[int] = set()  # Turns whose backend turn is known (steering needs one running)
         self.speaks_v4 = False  # today's engine: a turn.started named its foreground execution
         self.title = ""  # the engine's last word on the session's title
@@ -182,7 +182,7 @@ class Session(BridgeActor):
         self.history = HistoryRead()
         self.settings = Settings(settings)
         self.controls = Controls(self)
-        self.cards = TurnTranslator(message_id="ix")  # cards of questions asked between turns
+        self.cards = TurnTranslator(message_id="ix", lang=config.lang)  # cards of questions asked between turns
         # preemption
         self.turns: dict[int, Any] = {}
         self.turn_requests: dict[int, tuple[str, Any]] = {}
@@ -235,7 +235,7 @@ class Session(BridgeActor):
         actor costs memory (docs/performance.md, "Idle sessions")."""
         if self.tasks is None:
             self.tasks = BackgroundTasks.start(self.session_id, self.clients,
-                                               supports_terminal_output(self.capabilities))
+                                               supports_terminal_output(self.capabilities), self.config.lang)
         return self.tasks
 
     # -- the port the parts use ------------------------------------------------------------
@@ -400,7 +400,7 @@ class Session(BridgeActor):
                 return
             self.backend.tell(UnregisterRoute(self.backend_session_id, self.actor_ref))  # type: ignore[arg-type]
             if message.error.get("code") == METHOD_NOT_FOUND:
-                self.lifecycle.subscribe_failed(cli_too_old(message.error))
+                self.lifecycle.subscribe_failed(cli_too_old(message.error, self.config.lang))
                 return
             self.lifecycle.subscribe_failed(from_backend_error(message.error, "session/subscribe"))
             return
@@ -489,7 +489,7 @@ class Session(BridgeActor):
         if self.current is not None:
             self.turns[self.current].tell(ShowInteraction(message.frame, message.generation))
             return
-        tool_call_id, name, value, tool_call = interactions.dialog_tool_call(message.frame)
+        tool_call_id, name, value, tool_call = interactions.dialog_tool_call(message.frame, self.config.lang)
         self.deliver(self.cards.ensure_card(tool_call_id, name, value))
         self.router.tell(InteractionAsked(message.frame, message.generation, self.session_id,
                                           self.backend_session_id, tool_call, self.actor_ref, self.backend))
@@ -802,7 +802,7 @@ class Session(BridgeActor):
     def on_announce(self, message: Announce) -> None:
         """After a new/load/resume answer (never before it): the commands this session offers."""
         message.conn.tell(Deliver(self.session_id, updates.encode(
-            self.session_id, [commands.available_commands_update(self.surface.commands)])))
+            self.session_id, [commands.available_commands_update(self.surface.commands, self.config.lang)])))
 
     # -- the end -----------------------------------------------------------------------------------------
 

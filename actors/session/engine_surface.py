@@ -63,7 +63,7 @@ class EngineSurface:
         if offered and offered != self.commands:
             self.commands = offered
             if created:  # a load/resume announces them after its answer
-                self.port.deliver([commands.available_commands_update(offered)])
+                self.port.deliver([commands.available_commands_update(offered, self.port.settings.current.lang)])
         today = speaks_the_zcode_protocol(result)
         if today:
             if has_mcp_servers:

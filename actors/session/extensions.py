@@ -28,6 +28,7 @@ import gevent
 
 from zcode_acp.protocol import commands
 from zcode_acp.protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RpcError, from_backend_error, is_busy
+from zcode_acp.protocol.i18n import EN, t
 from zcode_acp.protocol.session_config import config_options, validate_config_value
 from zcode_acp.protocol.translator import agent_text
 
@@ -66,13 +67,13 @@ class SessionPort(Protocol):
     def start_turns(self, keys: list[int]) -> None: ...
 
 
-def compacted(result: Any) -> str:
+def compacted(result: Any, lang: str = EN) -> str:
     """What the user sees after ``/compact``: the engine's own summary, when it gives one."""
     compact = result.get("compact") if isinstance(result, dict) else None
     if isinstance(compact, dict) and compact.get("state") == "cancelled":
-        return "Compaction cancelled: the conversation was left as it was."
+        return t(lang, "notice.compact_cancelled")
     response = result.get("response") if isinstance(result, dict) else None
-    return response if isinstance(response, str) and response else "Conversation compacted."
+    return response if isinstance(response, str) and response else t(lang, "notice.compacted")
 
 
 def as_rpc_error(error: Any, method: str) -> RpcError:
@@ -92,8 +93,8 @@ class Controls:
         """True if a compaction is running: the turn starts after it (and the user reads why it waits)."""
         if self.compacting:
             self.deferred.append(key)
-            self.port.deliver([agent_text("Waiting for the conversation's compaction to finish; your prompt "
-                                          "starts right after it.", uuid.uuid4().hex)])
+            self.port.deliver([agent_text(t(self.port.settings.current.lang, "notice.compact_waiting"),
+                                          uuid.uuid4().hex)])
         return self.compacting
 
     # -- settings -----------------------------------------------------------------------------
@@ -160,8 +161,8 @@ class Controls:
 
         def send() -> None:
             if self.port.speaks_v4 and call.method in commands.REMOVED_IN_0_16:
-                on_error(RpcError(METHOD_NOT_FOUND, f"{call.method} was removed in ZCode CLI 0.16: the installed "
-                                                    "engine does not have it", {"removedIn": "0.16"}))
+                on_error(RpcError(METHOD_NOT_FOUND, t(self.port.settings.current.lang, "error.removed_in_0_16",
+                                                      method=call.method), {"removedIn": "0.16"}))
                 return
             self.port.request(call.method, call.params, on_result, on_error, timeout=timeout)
 
@@ -200,8 +201,8 @@ class Controls:
     def steer(self, text: str, on_result: OnResult, on_error: OnError) -> None:
         """Text into the running turn; answered ``{applied, queued, delivery}``."""
         if not self.port.turn_running():
-            on_error(RpcError(INVALID_PARAMS, "No turn is running in this session: there is nothing to steer "
-                                              "(send the text as a prompt instead)", {"reason": "noRunningTurn"}))
+            on_error(RpcError(INVALID_PARAMS, t(self.port.settings.current.lang, "error.nothing_to_steer"),
+                              {"reason": "noRunningTurn"}))
             return
         if self.port.speaks_v4:
             self._steer_v4(text, on_result, on_error, retries=1)
@@ -314,8 +315,7 @@ class Controls:
     def _compaction_over(self, operation: Compaction) -> None:
         for caller_done, caller_failed in self._release_held():
             if operation.outcome == "failed":
-                caller_failed({"message": "ZCode reports that the compaction failed (session_compact_failed); "
-                                          "the conversation was left as it was"})
+                caller_failed({"message": t(self.port.settings.current.lang, "error.compact_failed")})
             else:
                 caller_done(operation.result())
 
@@ -345,30 +345,33 @@ class Controls:
     def command(self, command: commands.Command, reply_to: Any, request_id: Any,
                 answer: Callable[[dict[str, Any]], None]) -> None:
         """A prompt that is one of our slash commands: run it, answer as an agent message."""
+        lang = self.port.settings.current.lang
+
         def say(text: str) -> None:
             self.port.deliver([agent_text(text, uuid.uuid4().hex)])
             answer({"stopReason": "end_turn"})
 
         def failed(error: Any) -> None:
             text = error.message if isinstance(error, RpcError) else str((error or {}).get("message") or error)
-            say(f"/{command.name} failed: {text}")
+            say(t(lang, "command.failed", command=command.name, message=text))
 
         name, argument = command.name, command.argument
         if name == "compact":
-            self._call(commands.extension_call("session/compact", {}), lambda result: say(compacted(result)), failed)
+            self._call(commands.extension_call("session/compact", {}), lambda result: say(compacted(result, lang)),
+                       failed)
         elif name == "goal":
             self._call(commands.ExtensionCall("session/goal", commands.goal_from_command(argument)),
-                       lambda result: say(commands.describe(result)), failed)
+                       lambda result: say(commands.describe(result, lang)), failed)
         elif name == "rename":
             if not argument:
-                say("Usage: /rename <title>")
+                say(t(lang, "command.rename_usage"))
                 return
             try:
                 title = commands.session_title(argument)
             except RpcError as exc:
                 failed(exc)
                 return
-            self.rename(title, lambda result: say(f"Session renamed to {title}."), failed)
+            self.rename(title, lambda result: say(t(lang, "command.renamed", title=title)), failed)
         elif name == "fork":
             self._fork(commands.extension_call("session/fork", {}), reply_to, request_id, as_command=True,
                        on_error=failed)
@@ -377,7 +380,7 @@ class Controls:
             if not argument:
                 current = self.port.settings.current
                 values = {"mode": current.mode, "model": current.model, "thought": current.thought}
-                say(f"Current {name}: {values[config_id]}")
+                say(t(lang, f"command.current.{name}", value=values[config_id]))
                 return
-            self.set_setting(config_id, argument, lambda result: say(f"{name.capitalize()} set to {argument}."),
+            self.set_setting(config_id, argument, lambda result: say(t(lang, f"command.set.{name}", value=argument)),
                              failed)

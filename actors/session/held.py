@@ -17,17 +17,17 @@ from __future__ import annotations
 from typing import Any
 
 from zcode_acp.protocol import events as ev
+from zcode_acp.protocol.i18n import EN, t
 
-STOPPING = ("The previous turn has not stopped yet. ZCode was asked to stop it; if it still runs a few seconds "
-            "after the stop, the bridge closes and resumes this session to end it. Your prompt starts right after.")
-STUCK = ("The previous turn is still running in ZCode: it ignored the stop, and this ZCode cannot close the "
-         "session to end it. Your prompt waits until that turn ends by itself; cancel the prompt to give up, "
-         "or restart the agent to end the turn now (the conversation is kept).")
-FREED = "The turn that ignored the stop has ended; this session takes prompts again."
+# The notices' catalog keys (protocol/i18n).
+STOPPING = "notice.stopping"
+STUCK = "notice.stuck"
+FREED = "notice.freed"
 
 
 class HeldSession:
-    def __init__(self) -> None:
+    def __init__(self, lang: str = EN) -> None:
+        self.lang = lang
         self.stuck_turn: str | None = None  # a backend turn that ignored its stop and could not be closed
 
     def close_failed(self, turn_id: str | None) -> str | None:
@@ -35,7 +35,7 @@ class HeldSession:
         if turn_id is None or turn_id == self.stuck_turn:
             return None
         self.stuck_turn = turn_id
-        return STUCK
+        return t(self.lang, STUCK)
 
     def event(self, event: dict[str, Any]) -> str | None:
         """An applied event; the notice for the session when it frees a stuck turn."""
@@ -44,7 +44,7 @@ class HeldSession:
         kind = event.get("type")
         if kind == ev.SESSION_CLOSED or (kind in ev.TURN_END_TYPES and ev.turn_id(event) == self.stuck_turn):
             self.stuck_turn = None
-            return FREED
+            return t(self.lang, FREED)
         return None
 
     def freed(self) -> None:
@@ -54,7 +54,7 @@ class HeldSession:
     def busy_reason(self, older_turn_alive: bool) -> tuple[str, bool] | None:
         """(notice, unbounded) for a Turn whose send was refused busy, when the Session knows why."""
         if self.stuck_turn is not None:
-            return STUCK, True
+            return t(self.lang, STUCK), True
         if older_turn_alive:
-            return STOPPING, False
+            return t(self.lang, STOPPING), False
         return None

@@ -25,6 +25,7 @@ import gevent
 
 from zcode_acp.actors.cli.config import backend_problem
 from zcode_acp.protocol.errors import RpcError, internal
+from zcode_acp.protocol.i18n import t
 
 log = logging.getLogger(__name__)
 
@@ -35,11 +36,11 @@ PERSONAL_PROVIDER_CONFIG = "ZCODE_PERSONAL_PROVIDER_CONFIG_FILE"
 BUILTIN_FILE_NAME = "zcode-builtin.json"
 
 
-def resolve_command(zcode_bin: str, extra_args: Sequence[str] = ()) -> list[str]:
-    """The argv for ``$ZCODE_BIN app-server --stdio``; RpcError when missing."""
-    problem = backend_problem(zcode_bin)  # the words the start-up warning and doctor use
+def resolve_command(zcode_bin: str, extra_args: Sequence[str] = (), lang: str = "en") -> list[str]:
+    """The argv for ``$ZCODE_BIN app-server --stdio``; RpcError when missing (in ``lang``)."""
+    problem = backend_problem(zcode_bin, lang)  # the words the start-up warning and doctor use
     if problem is not None:
-        raise RpcError(-32603, f"cannot start the ZCode CLI: {problem.line()}")
+        raise RpcError(-32603, t(lang, "error.cannot_start_cli", problem=problem.line()))
     path = zcode_bin if os.sep in zcode_bin else shutil.which(zcode_bin)
     assert path is not None  # backend_problem found it
     argv = [path, "app-server", "--stdio", *extra_args]

@@ -21,7 +21,10 @@ SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"  # no venv on it: what an editor la
 
 def clean_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     """An environment without the developer's ZCODE_* settings, with a private ZCODE_HOME."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith("ZCODE_")}
+    # Nor their locale: the bridge speaks the locale's language (issue 24); a test asks for Chinese itself.
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith("ZCODE_") and key not in ("LC_ALL", "LC_MESSAGES", "LANG", "LANGUAGE")}
+    env["LANG"] = "C.UTF-8"
     home = tmp_path / "zcode-home"
     home.mkdir(mode=0o700, exist_ok=True)
     env.update({"ZCODE_HOME": str(home), "ZCODE_SIM_DATA": str(tmp_path / "sim-data"), "PATH": SYSTEM_PATH})

@@ -3,6 +3,7 @@
 // and a reload both work. Overview: docs/web-client.md.
 
 import { ListView } from "./list-view.js";
+import { t } from "./i18n.js";
 import { SessionView } from "./session-view.js";
 import { listInstances, startInstance, loadToken, saveToken, forgetToken, Unauthorized } from "./hub-api.js";
 
@@ -26,7 +27,7 @@ const list = new ListView({
       return true;
     } catch (error) {
       if (error instanceof Unauthorized) list.showTokenForm(error.message);
-      else list.showMessage(`Could not start a bridge there: ${error.message}`);
+      else list.showMessage(t("app.start_failed", { message: error.message }));
       return false;
     }
   },
@@ -48,8 +49,8 @@ async function refreshList() {
     instances = await listInstances(token);
     list.showInstances(instances);
   } catch (error) {
-    if (error instanceof Unauthorized) { list.showTokenForm("Wrong token: the hub said no. Check it and try again."); return; }
-    list.showMessage(`The hub cannot be reached: ${error.message}`);
+    if (error instanceof Unauthorized) { list.showTokenForm(t("app.wrong_token")); return; }
+    list.showMessage(t("app.unreachable", { message: error.message }));
   }
   if (!current && !document.hidden) refreshTimer = setTimeout(refreshList, LIST_REFRESH_MS);
 }
@@ -75,7 +76,7 @@ async function openSession(instanceId, sessionId) {
       || instances.find((i) => sessionId && (i.sessions || []).some((s) => s.sessionId === sessionId));
   }
   if (!instance) {
-    list.showMessage("That bridge is gone. Pick a session from the list.");
+    list.showMessage(t("app.bridge_gone"));
     navigate("#/");
     return;
   }

@@ -4,6 +4,7 @@
 // with what the agent answers.
 
 import { h, clear } from "./dom.js";
+import { t } from "./i18n.js";
 
 export class ConfigBar {
   /** @param {(change: {configId?: string, modeId?: string, value: any}) => Promise<void>} onChange */
@@ -50,10 +51,10 @@ export class ConfigBar {
       this.el.append(h("label", { class: "config" }, h("span", null, option.name || option.id), select));
     }
     if (!this.options.length && this.modes) {
-      const select = h("select", { dataset: { configId: "mode" }, "aria-label": "Mode" },
+      const select = h("select", { dataset: { configId: "mode" }, "aria-label": t("config.mode") },
         this.modes.availableModes.map((mode) => h("option", { value: mode.id, selected: mode.id === this.modes.currentModeId }, mode.name || mode.id)));
       select.addEventListener("change", () => this.change({ modeId: select.value, value: select.value }, select));
-      this.el.append(h("label", { class: "config" }, h("span", null, "Mode"), select));
+      this.el.append(h("label", { class: "config" }, h("span", null, t("config.mode")), select));
     }
     this.el.hidden = !this.el.childNodes.length;
   }

@@ -5,6 +5,7 @@
 // Every label and message is text or safe Markdown, never HTML.
 
 import { h } from "./dom.js";
+import { t } from "./i18n.js";
 import { renderMarkdown } from "./markdown.js";
 
 const RADIO_LIMIT = 8; // more choices than this become a drop-down
@@ -25,9 +26,9 @@ export function permissionDialog(params, answer) {
       details.push(h("div", { class: "dialog-message markdown" }, renderMarkdown(item.content.text)));
     }
   }
-  return h("section", { class: "dialog permission", role: "alertdialog", "aria-label": "Permission request" },
-    h("div", { class: "dialog-kicker" }, "Permission needed"),
-    h("div", { class: "dialog-title" }, toolCall.title || "The agent asks for permission"),
+  return h("section", { class: "dialog permission", role: "alertdialog", "aria-label": t("dialog.permission.label") },
+    h("div", { class: "dialog-kicker" }, t("dialog.permission.kicker")),
+    h("div", { class: "dialog-title" }, toolCall.title || t("dialog.permission.title")),
     details,
     h("div", { class: "dialog-actions" }, options.map((option) =>
       h("button", {
@@ -48,14 +49,14 @@ export function elicitationDialog(params, answer) {
   const required = new Set(Array.isArray(schema.required) ? schema.required : []);
   const fields = Object.entries(properties).map(([key, property]) => field(key, property || {}, required.has(key)));
   const error = h("div", { class: "dialog-error", hidden: true });
-  const form = h("form", { class: "dialog elicitation", "aria-label": "Question from the agent", novalidate: true },
-    h("div", { class: "dialog-kicker" }, schema.title || "Question"),
+  const form = h("form", { class: "dialog elicitation", "aria-label": t("dialog.form.label"), novalidate: true },
+    h("div", { class: "dialog-kicker" }, schema.title || t("dialog.form.kicker")),
     params.message ? h("div", { class: "dialog-message markdown" }, renderMarkdown(params.message)) : null,
     fields.map((f) => f.el),
     error,
     h("div", { class: "dialog-actions" },
-      h("button", { type: "submit", class: "option allow" }, "Submit"),
-      h("button", { type: "button", class: "option reject", onclick: () => answer({ action: "decline" }) }, "Decline")));
+      h("button", { type: "submit", class: "option allow" }, t("dialog.submit")),
+      h("button", { type: "button", class: "option reject", onclick: () => answer({ action: "decline" }) }, t("dialog.decline"))));
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     const content = {};
@@ -85,7 +86,7 @@ function field(key, property, isRequired) {
   const title = property.title || key;
   const hint = property.description && property.description !== title ? h("div", { class: "field-hint" }, property.description) : null;
   const label = (forId) => h(forId ? "label" : "div", { class: "field-label", for: forId || null }, title, isRequired ? h("span", { class: "required" }, " *") : null);
-  const missing = () => `“${title}” needs an answer.`;
+  const missing = () => t("dialog.needs_answer", { title });
 
   if (property.type === "string" && choicesOf(property)) {
     const choices = choicesOf(property);
@@ -118,8 +119,8 @@ function field(key, property, isRequired) {
       problem: () => {
         const count = picked().length;
         if (isRequired && !count) return missing();
-        if (typeof property.minItems === "number" && count < property.minItems) return `Pick at least ${property.minItems} for “${title}”.`;
-        if (typeof property.maxItems === "number" && count > property.maxItems) return `Pick at most ${property.maxItems} for “${title}”.`;
+        if (typeof property.minItems === "number" && count < property.minItems) return t("dialog.pick_at_least", { count: property.minItems, title });
+        if (typeof property.maxItems === "number" && count > property.maxItems) return t("dialog.pick_at_most", { count: property.maxItems, title });
         return null;
       },
     };
@@ -141,9 +142,9 @@ function field(key, property, isRequired) {
       problem: () => {
         const v = parsed();
         if (v === undefined) return isRequired ? missing() : null;
-        if (!Number.isFinite(v) || (property.type === "integer" && !Number.isInteger(v))) return `“${title}” must be ${property.type === "integer" ? "a whole number" : "a number"}.`;
-        if (typeof property.minimum === "number" && v < property.minimum) return `“${title}” must be at least ${property.minimum}.`;
-        if (typeof property.maximum === "number" && v > property.maximum) return `“${title}” must be at most ${property.maximum}.`;
+        if (!Number.isFinite(v) || (property.type === "integer" && !Number.isInteger(v))) return t(property.type === "integer" ? "dialog.whole_number" : "dialog.number", { title });
+        if (typeof property.minimum === "number" && v < property.minimum) return t("dialog.at_least", { title, value: property.minimum });
+        if (typeof property.maximum === "number" && v > property.maximum) return t("dialog.at_most", { title, value: property.maximum });
         return null;
       },
     };
@@ -162,15 +163,15 @@ function field(key, property, isRequired) {
       problem: () => {
         const v = input.value;
         if (!v.trim()) return isRequired ? missing() : null;
-        if (typeof property.minLength === "number" && v.length < property.minLength) return `“${title}” needs at least ${property.minLength} characters.`;
+        if (typeof property.minLength === "number" && v.length < property.minLength) return t("dialog.min_length", { title, count: property.minLength });
         if (property.pattern) {
-          try { if (!new RegExp(property.pattern, "u").test(v)) return `“${title}” does not have the expected form.`; } catch { /* a pattern the browser cannot read is not enforced */ }
+          try { if (!new RegExp(property.pattern, "u").test(v)) return t("dialog.pattern", { title }); } catch { /* a pattern the browser cannot read is not enforced */ }
         }
         return null;
       },
     };
   }
 
-  return { key, el: h("div", { class: "field unsupported" }, `(“${title}”: a field type this page cannot show)`),
-    value: () => undefined, problem: () => (isRequired ? `“${title}” cannot be answered here.` : null) };
+  return { key, el: h("div", { class: "field unsupported" }, t("dialog.unsupported", { title })),
+    value: () => undefined, problem: () => (isRequired ? t("dialog.cannot_answer", { title }) : null) };
 }

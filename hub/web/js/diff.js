@@ -3,6 +3,8 @@
 // agent makes; past a size bound the old text is shown removed and the new one
 // added, which is still correct, only coarser.
 
+import { t } from "./i18n.js";
+
 const MAX_CELLS = 400_000;
 const CONTEXT = 3;
 
@@ -59,7 +61,7 @@ export function foldContext(lines) {
     else {
       const hidden = run.length - keepHead - keepTail;
       out.push(...run.slice(0, keepHead));
-      out.push({ op: "…", text: `${hidden} unchanged line${hidden === 1 ? "" : "s"}` });
+      out.push({ op: "…", text: t(hidden === 1 ? "diff.unchanged.one" : "diff.unchanged.many", { count: hidden }) });
       out.push(...run.slice(run.length - keepTail));
     }
     run = [];

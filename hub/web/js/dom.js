@@ -3,6 +3,8 @@
 // setAttribute: nothing here parses markup, so model output can never become
 // an element or a script.
 
+import { t } from "./i18n.js";
+
 /**
  * Create an element.
  * @param {string} tag
@@ -49,8 +51,8 @@ export function relativeTime(value) {
   const when = typeof value === "number" ? value : Date.parse(value);
   if (!Number.isFinite(when)) return "";
   const seconds = Math.round((Date.now() - when) / 1000);
-  if (seconds < 45) return "just now";
-  if (seconds < 3600) return `${Math.round(seconds / 60)} min ago`;
+  if (seconds < 45) return t("time.just_now");
+  if (seconds < 3600) return t("time.minutes_ago", { minutes: Math.round(seconds / 60) });
   if (seconds < 86400) return `${Math.round(seconds / 3600)} h ago`;
   return new Date(when).toLocaleDateString();
 }

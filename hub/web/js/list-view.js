@@ -3,6 +3,7 @@
 // headless bridge for a folder under its configured project roots).
 
 import { h, clear, relativeTime } from "./dom.js";
+import { t, setLanguage, otherLanguage } from "./i18n.js";
 
 export class ListView {
   /**
@@ -18,10 +19,10 @@ export class ListView {
       class: "card token-form", hidden: true,
       onsubmit: (event) => { event.preventDefault(); if (this.tokenInput.value.trim()) actions.onToken(this.tokenInput.value.trim()); },
     },
-    h("label", { for: "token", class: "field-label" }, "Access token"),
-    h("p", { class: "hint" }, "The token the hub was started with. It stays in this browser."),
+    h("label", { for: "token", class: "field-label" }, t("list.token.label")),
+    h("p", { class: "hint" }, t("list.token.hint")),
     this.tokenInput,
-    h("button", { type: "submit", class: "primary" }, "Connect"));
+    h("button", { type: "submit", class: "primary" }, t("list.token.connect")));
     // Built once: the periodic refresh re-renders the instances only, never what the user is typing.
     this.instancesEl = h("div", { class: "instances" });
     const path = h("input", { type: "text", id: "project-path", placeholder: "/path/to/project", autocapitalize: "off", spellcheck: "false" });
@@ -31,14 +32,16 @@ export class ListView {
         event.preventDefault();
         if (path.value.trim() && (await actions.onStart(path.value.trim()))) path.value = "";
       },
-    }, h("label", { for: "project-path", class: "field-label" }, "Open a project"),
-    h("div", { class: "row" }, path, h("button", { type: "submit" }, "Start")));
+    }, h("label", { for: "project-path", class: "field-label" }, t("list.open.label")),
+    h("div", { class: "row" }, path, h("button", { type: "submit" }, t("list.open.start"))));
     this.signedIn = h("div", { hidden: true }, this.instancesEl, this.startForm,
-      h("button", { type: "button", class: "link forget", onclick: () => actions.onForget() }, "Forget the token on this device"));
+      h("button", { type: "button", class: "link forget", onclick: () => actions.onForget() }, t("list.forget")));
     this.el = h("div", { class: "view list-view" },
       h("header", { class: "topbar" },
         h("div", { class: "brand" }, "ZCode"),
-        h("button", { type: "button", class: "icon refresh", "aria-label": "Refresh", onclick: () => actions.onRefresh() }, "↻")),
+        h("button", { type: "button", class: "link lang-switch", lang: otherLanguage(), "aria-label": t("lang.switch.label"),
+          onclick: () => setLanguage(otherLanguage()) }, t("lang.switch")),
+        h("button", { type: "button", class: "icon refresh", "aria-label": t("list.refresh"), onclick: () => actions.onRefresh() }, "↻")),
       h("main", { class: "scroller list-scroller" }, this.messageEl, this.tokenForm, this.signedIn));
   }
 
@@ -61,7 +64,7 @@ export class ListView {
     this.signedIn.hidden = false;
     clear(this.instancesEl);
     if (!instances.length) {
-      this.instancesEl.append(h("p", { class: "empty" }, "No bridge is running. Open a project below, or start ZCode in your editor."));
+      this.instancesEl.append(h("p", { class: "empty" }, t("list.no_bridge")));
     }
     const sorted = [...instances].sort((a, b) => String(a.workspace).localeCompare(String(b.workspace)));
     for (const instance of sorted) this.instancesEl.append(this.instanceCard(instance));
@@ -76,13 +79,13 @@ export class ListView {
         h("div", null,
           h("h2", null, name),
           h("div", { class: "path" }, instance.workspace || "")),
-        h("span", { class: `badge origin-${instance.origin}` }, instance.origin === "editor" ? "editor" : "service")),
+        h("span", { class: `badge origin-${instance.origin}` }, instance.origin === "editor" ? t("list.origin.editor") : t("list.origin.service"))),
       h("ul", { class: "sessions" }, sessions.map((session) => h("li", null,
         h("button", { type: "button", class: "session-row", dataset: { sessionId: session.sessionId }, onclick: () => this.actions.onOpen(instance, session.sessionId) },
           h("span", { class: `dot ${session.status === "running" ? "running" : ""}`, title: session.status || "" }),
-          h("span", { class: "session-name" }, session.title || "Untitled session"),
+          h("span", { class: "session-name" }, session.title || t("list.untitled")),
           h("span", { class: "when" }, relativeTime(session.updatedAt))))),
-      sessions.length ? null : h("li", { class: "empty" }, "No sessions yet.")),
-      h("button", { type: "button", class: "new-session", onclick: () => this.actions.onNew(instance) }, "+ New session"));
+      sessions.length ? null : h("li", { class: "empty" }, t("list.no_sessions"))),
+      h("button", { type: "button", class: "new-session", onclick: () => this.actions.onNew(instance) }, t("list.new_session")));
   }
 }

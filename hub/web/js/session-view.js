@@ -4,6 +4,7 @@
 // history into a fresh transcript), so a network drop loses nothing.
 
 import { h, clear, compactNumber } from "./dom.js";
+import { t } from "./i18n.js";
 import { AcpClient } from "./acp-client.js";
 import { ConnectionLost, RpcError } from "./rpc.js";
 import { Transcript } from "./transcript.js";
@@ -12,10 +13,10 @@ import { permissionDialog, elicitationDialog } from "./dialogs.js";
 import { acpUrl, Unauthorized } from "./hub-api.js";
 
 const STOP_REASONS = {
-  cancelled: "Cancelled.",
-  max_tokens: "Stopped: the answer reached its token limit.",
-  max_turn_requests: "Stopped: too many model requests in one turn.",
-  refusal: "The agent refused to continue.",
+  cancelled: t("stop.cancelled"),
+  max_tokens: t("stop.max_tokens"),
+  max_turn_requests: t("stop.max_turn_requests"),
+  refusal: t("stop.refusal"),
 };
 const REMOTE_ACTIVITY_MS = 15_000; // another client's turn looks running this long after its last update
 
@@ -43,12 +44,12 @@ export class SessionView {
 
   build() {
     this.titleEl = h("div", { class: "session-title" });
-    this.renameButton = h("button", { type: "button", class: "rename", "aria-label": "Rename the session", title: "Rename", onclick: () => this.startRename() }, "✎");
-    this.renameInput = h("input", { class: "rename-input", "aria-label": "New title", maxlength: "200", enterkeyhint: "done" });
+    this.renameButton = h("button", { type: "button", class: "rename", "aria-label": t("session.rename.label"), title: t("session.rename.title"), onclick: () => this.startRename() }, "✎");
+    this.renameInput = h("input", { class: "rename-input", "aria-label": t("session.rename.input"), maxlength: "200", enterkeyhint: "done" });
     this.renameForm = h("form", { class: "rename-form", hidden: true, onsubmit: (event) => { event.preventDefault(); this.rename(); } },
       this.renameInput,
-      h("button", { type: "submit", class: "rename-save" }, "Save"),
-      h("button", { type: "button", class: "rename-cancel", onclick: () => this.endRename() }, "Cancel"));
+      h("button", { type: "submit", class: "rename-save" }, t("session.rename.save")),
+      h("button", { type: "button", class: "rename-cancel", onclick: () => this.endRename() }, t("session.rename.cancel")));
     this.workspaceEl = h("div", { class: "session-workspace" });
     this.stateEl = h("span", { class: "conn-state", role: "status" });
     this.usageEl = h("span", { class: "usage", hidden: true });
@@ -61,9 +62,9 @@ export class SessionView {
     this.scroller.append(this.transcript.el);
     this.dialogsEl = h("div", { class: "dialogs" });
     this.commandsEl = h("div", { class: "commands", hidden: true });
-    this.input = h("textarea", { class: "prompt-input", rows: "1", placeholder: "Message ZCode…", "aria-label": "Prompt", enterkeyhint: "send" });
-    this.sendButton = h("button", { type: "submit", class: "send", "aria-label": "Send" }, "Send");
-    this.cancelButton = h("button", { type: "button", class: "cancel", "aria-label": "Cancel the running turn", disabled: true, onclick: () => this.cancel() }, "Stop");
+    this.input = h("textarea", { class: "prompt-input", rows: "1", placeholder: t("session.placeholder"), "aria-label": t("session.prompt"), enterkeyhint: "send" });
+    this.sendButton = h("button", { type: "submit", class: "send", "aria-label": t("session.send") }, t("session.send"));
+    this.cancelButton = h("button", { type: "button", class: "cancel", "aria-label": t("session.stop.label"), disabled: true, onclick: () => this.cancel() }, t("session.stop"));
     this.statusEl = h("div", { class: "composer-status" });
     const composer = h("form", { class: "composer", onsubmit: (event) => { event.preventDefault(); this.send(); } },
       this.commandsEl,
@@ -79,7 +80,7 @@ export class SessionView {
     });
     this.el = h("div", { class: "view session-view" },
       h("header", { class: "topbar" },
-        h("button", { type: "button", class: "back", "aria-label": "Back to the list", onclick: () => this.options.onBack() }, "‹"),
+        h("button", { type: "button", class: "back", "aria-label": t("session.back"), onclick: () => this.options.onBack() }, "‹"),
         h("div", { class: "session-heading" }, h("div", { class: "session-title-row" }, this.titleEl, this.renameButton), this.renameForm, this.workspaceEl),
         this.usageEl, this.stateEl),
       h("div", { class: "session-tools" }, this.configBar.el, this.planEl),
@@ -98,7 +99,7 @@ export class SessionView {
 
   setTitle(title) {
     if (title) this.title = title;
-    this.titleEl.textContent = this.title || (this.sessionId ? "Session" : "New session");
+    this.titleEl.textContent = this.title || (this.sessionId ? t("session.title") : t("session.new"));
   }
 
   startRename() {
@@ -122,7 +123,7 @@ export class SessionView {
       this.endRename();
     } catch (error) {
       const message = error instanceof RpcError || error instanceof ConnectionLost ? error.message : String(error);
-      this.transcript.addNotice(`Rename failed: ${message}`, "error");
+      this.transcript.addNotice(t("session.rename.failed", { message }), "error");
     }
   }
 
@@ -157,7 +158,7 @@ export class SessionView {
   showState({ state, delayMs, reason }) {
     const labels = { connecting: "connecting…", open: this.loaded ? "live" : "loading…", closed: "closed" };
     let label = labels[state] || state;
-    if (state === "waiting") label = `offline · retry in ${Math.max(1, Math.round(delayMs / 1000))} s`;
+    if (state === "waiting") label = t("session.offline", { seconds: Math.max(1, Math.round(delayMs / 1000)) });
     this.stateEl.textContent = label;
     this.stateEl.className = `conn-state ${state === "open" ? "ok" : state === "waiting" ? "bad" : "busy"}`;
     this.stateEl.title = reason || "";
@@ -188,12 +189,12 @@ export class SessionView {
       this.loaded = true;
       this.el.dataset.loaded = "true";
       this.showState({ state: "open" });
-      if (reconnect) this.transcript.addNotice("Reconnected. History reloaded.", "info");
+      if (reconnect) this.transcript.addNotice(t("session.reconnected"), "info");
       this.transcript.scrollToEnd();
     } catch (error) {
       if (error instanceof ConnectionLost) return; // the next connection loads again
-      this.transcript.addNotice(`Could not open the session: ${error.message}`, "error");
-      this.stateEl.textContent = "error";
+      this.transcript.addNotice(t("session.open_failed", { message: error.message }), "error");
+      this.stateEl.textContent = t("session.error");
     }
   }
 
@@ -247,7 +248,7 @@ export class SessionView {
     this.ownTurns += 1;
     this.remoteActive = false;
     this.updateButtons();
-    this.statusEl.textContent = "working…";
+    this.statusEl.textContent = t("session.working");
     try {
       const result = await this.client.prompt(this.sessionId, text);
       const reason = result && result.stopReason;
@@ -255,7 +256,7 @@ export class SessionView {
       this.statusEl.textContent = turnUsage(result && result.usage);
     } catch (error) {
       if (error instanceof ConnectionLost) {
-        this.transcript.addNotice("Connection lost during the turn; it goes on at the bridge. Reconnecting…", "warn");
+        this.transcript.addNotice(t("session.lost_during_turn"), "warn");
         this.statusEl.textContent = "";
       } else {
         const code = error instanceof RpcError ? ` (${error.code})` : "";
@@ -271,9 +272,9 @@ export class SessionView {
   cancel() {
     try {
       this.client.cancel(this.sessionId);
-      this.statusEl.textContent = "cancelling…";
+      this.statusEl.textContent = t("session.cancelling");
     } catch {
-      this.transcript.addNotice("Not connected: the cancel was not sent.", "warn");
+      this.transcript.addNotice(t("session.cancel_not_sent"), "warn");
     }
   }
 
@@ -287,7 +288,7 @@ export class SessionView {
         if (result && Array.isArray(result.configOptions)) this.configBar.setOptions(result.configOptions);
       }
     } catch (error) {
-      this.transcript.addNotice(`Could not change ${change.configId || "mode"}: ${error.message}`, "error");
+      this.transcript.addNotice(t("session.change_failed", { what: change.configId || "mode", message: error.message }), "error");
     }
   }
 
@@ -296,7 +297,7 @@ export class SessionView {
     const done = entries.filter((e) => e.status === "completed").length;
     // The step under way, else the next one to do: a plan between two steps still shows where it is.
     const current = entries.find((e) => e.status === "in_progress") || entries.find((e) => e.status === "pending");
-    this.planSummary.textContent = `Plan ${done}/${entries.length}${current ? ` · ${current.content}` : ""}`;
+    this.planSummary.textContent = `${t("session.plan", { done, total: entries.length })}${current ? ` · ${current.content}` : ""}`;
     for (const entry of entries) {
       this.planList.append(h("li", { class: `plan-entry ${entry.status}`, dataset: { priority: entry.priority || "" } },
         h("span", { class: "plan-mark", "aria-hidden": "true" }, entry.status === "completed" ? "✓" : entry.status === "in_progress" ? "◐" : "○"),
@@ -357,5 +358,5 @@ function shortPath(path) {
 
 function turnUsage(usage) {
   if (!usage || typeof usage !== "object") return "";
-  return `last turn: ${compactNumber(usage.inputTokens)} in · ${compactNumber(usage.outputTokens)} out`;
+  return t("session.last_turn", { input: compactNumber(usage.inputTokens), output: compactNumber(usage.outputTokens) });
 }

@@ -4,6 +4,7 @@
 // replaces what the card shows; terminal output accumulates per terminal id.
 
 import { h, clear, compactNumber } from "./dom.js";
+import { t } from "./i18n.js";
 import { lineDiff, foldContext } from "./diff.js";
 
 // Plain symbols that common text fonts have (emoji fonts are not everywhere).
@@ -26,7 +27,7 @@ export class ToolCard {
     this.id = toolCallId;
     this.status = "pending";
     this.kind = "other";
-    this.title = "Tool";
+    this.title = t("tool.title");
     this.rawInput = null;
     this.content = [];
     this.meta = {};
@@ -144,7 +145,7 @@ function diffBlock(item) {
   const removed = lines.filter((line) => line.op === "-").length;
   return h("div", { class: "diff" },
     h("div", { class: "diff-path" }, h("code", null, item.path || "file"),
-      h("span", { class: "diff-stat" }, item.oldText === null || item.oldText === undefined ? "new file" : `+${added} −${removed}`)),
+      h("span", { class: "diff-stat" }, item.oldText === null || item.oldText === undefined ? t("tool.new_file") : `+${added} −${removed}`)),
     h("pre", { class: "diff-lines" }, lines.map((line) =>
       h("span", { class: `diff-line ${line.op === "+" ? "add" : line.op === "-" ? "del" : line.op === "…" ? "fold" : "ctx"}` },
         line.op === "…" ? `⋯ ${line.text}` : `${line.op} ${line.text}`))));

@@ -5,6 +5,7 @@
 // passed on as events for the session view's header.
 
 import { h, clear } from "./dom.js";
+import { t } from "./i18n.js";
 import { renderMarkdown } from "./markdown.js";
 import { ToolCard } from "./tool-card.js";
 
@@ -79,7 +80,7 @@ export class Transcript extends EventTarget {
     let body;
     if (kind === "thought") {
       body = h("div", { class: "thought-text" });
-      el = h("details", { class: "thought" }, h("summary", null, "Thinking"), body);
+      el = h("details", { class: "thought" }, h("summary", null, t("transcript.thinking")), body);
     } else {
       body = h("div", { class: "message-body" });
       el = h("div", { class: `message ${kind}` }, body);
