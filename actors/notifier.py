@@ -54,6 +54,7 @@ class NotifySettings:
     include_text: bool = False  # the prompt's and answer's text (and a dialog's card title)
     interval: float = 60.0  # at most one notice per session and kind this often
     page: str = ""  # the hub page's public address, for links
+    lang: str = "en"  # of the notices' words (protocol/i18n)
     attempts: int = ATTEMPTS
     backoff: float = 1.0  # the first retry's wait; doubling
     timeout: float = POST_TIMEOUT
@@ -104,24 +105,23 @@ class Notifier(BridgeActor):
         if message.seconds < self.settings.after:
             return
         text = self.settings.include_text
-        self._notify(Notice(fmt.TURN_ENDED, fmt.turn_summary(message.seconds, message.outcome),
+        self._notify(Notice(fmt.TURN_ENDED, fmt.turn_summary(message.seconds, message.outcome, self.settings.lang),
                             **self._about(message.session_id),
                             prompt=message.prompt if text else "", answer=message.answer if text else ""))
 
     @handles(DialogWaiting)
     def on_dialog(self, message: DialogWaiting) -> None:
         what = message.what if self.settings.include_text else ""
-        self._notify(Notice(fmt.DIALOG_WAITING, fmt.dialog_summary(message.kind, what),
+        self._notify(Notice(fmt.DIALOG_WAITING, fmt.dialog_summary(message.kind, what, self.settings.lang),
                             **self._about(message.session_id)))
 
     @handles(BackendFailed)
     def on_backend_failed(self, message: BackendFailed) -> None:
         # Its last stderr line is the engine's, not the user's: it says why, so it goes along.
-        self._notify(Notice(fmt.BACKEND_FAILED, f"The {fmt.clip(message.reason, 300)}; the next prompt "
-                                                "starts a new one."))
+        self._notify(Notice(fmt.BACKEND_FAILED, fmt.backend_summary(message.reason, self.settings.lang)))
 
     def _about(self, session_id: str) -> dict[str, str]:
-        return {"session_id": session_id, "title": self.titles.get(session_id, ""),
+        return {"lang": self.settings.lang, "session_id": session_id, "title": self.titles.get(session_id, ""),
                 "link": fmt.session_link(self.settings.page, self.instance_id, session_id)}
 
     def _notify(self, notice: Notice) -> None:
@@ -194,4 +194,5 @@ def start_notifier(config: Any) -> Any:
         return None
     return Notifier.start(NotifySettings(url=config.notify_url, format=config.notify_format,
                                          after=config.notify_after, include_text=config.notify_text,
-                                         interval=config.notify_interval, page=config.notify_page))
+                                         interval=config.notify_interval, page=config.notify_page,
+                                         lang=getattr(config, "lang", "en")))

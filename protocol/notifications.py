@@ -20,14 +20,13 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
+from zcode_acp.protocol.i18n import EN, t
+
 FORMATS = ("json", "wecom", "feishu", "dingtalk", "ntfy")
 TURN_ENDED = "turn_ended"
 DIALOG_WAITING = "dialog_waiting"
 BACKEND_FAILED = "backend_failed"
 KINDS = (TURN_ENDED, DIALOG_WAITING, BACKEND_FAILED)
-HEADLINES = {TURN_ENDED: "Turn finished", DIALOG_WAITING: "Waiting for your answer",
-             BACKEND_FAILED: "ZCode backend failed"}
-UNTITLED = "Untitled session"
 TEXT_LIMIT = 1000  # characters of prompt or answer text (opted in): receivers cap a message near 2–4 KB
 
 
@@ -40,10 +39,12 @@ class Notice:
     link: str = ""  # the session on the hub page, when one is known
     prompt: str = ""  # the prompt's text: only when the user opted in
     answer: str = ""  # the answer's text: only when the user opted in
+    lang: str = EN  # of the words the bridge writes (protocol/i18n); the engine's pass as they are
 
     @property
     def heading(self) -> str:
-        return f"{HEADLINES[self.kind]}: {self.title or UNTITLED}"
+        return t(self.lang, "notify.heading", headline=t(self.lang, f"notify.headline.{self.kind}"),
+                 title=self.title or t(self.lang, "notify.untitled"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,11 +72,11 @@ def clip(text: str, limit: int = TEXT_LIMIT) -> str:
 
 def _lines(notice: Notice, markdown: bool) -> list[str]:
     lines = [notice.summary]
-    for label, text in (("Prompt", notice.prompt), ("Answer", notice.answer)):
+    for key, text in (("notify.prompt", notice.prompt), ("notify.answer", notice.answer)):
         if text:
-            lines.append(f"{label}: {clip(text)}")
+            lines.append(t(notice.lang, key, text=clip(text)))
     if notice.link:
-        lines.append(f"[Open the session]({notice.link})" if markdown else notice.link)
+        lines.append(f"[{t(notice.lang, 'notify.open')}]({notice.link})" if markdown else notice.link)
     return lines
 
 
@@ -85,7 +86,8 @@ def _json(body: dict[str, Any]) -> Post:
 
 
 def generic(notice: Notice) -> Post:
-    body: dict[str, Any] = {"event": notice.kind, "title": notice.title or UNTITLED, "summary": notice.summary,
+    untitled = t(notice.lang, "notify.untitled")
+    body: dict[str, Any] = {"event": notice.kind, "title": notice.title or untitled, "summary": notice.summary,
                             "heading": notice.heading}
     for key in ("session_id", "link", "prompt", "answer"):
         value = getattr(notice, key)
@@ -106,7 +108,7 @@ def feishu(notice: Notice) -> Post:
         _lines(notice, markdown=False)[: None if not notice.link else -1])}}]
     if notice.link:
         elements.append({"tag": "action", "actions": [{"tag": "button", "type": "primary", "url": notice.link,
-                                                       "text": {"tag": "plain_text", "content": "Open the session"}}]})
+                                                       "text": {"tag": "plain_text", "content": t(notice.lang, "notify.open")}}]})
     template = {TURN_ENDED: "green", DIALOG_WAITING: "orange", BACKEND_FAILED: "red"}[notice.kind]
     return _json({"msg_type": "interactive", "card": {
         "header": {"template": template, "title": {"tag": "plain_text", "content": notice.heading}},
@@ -150,13 +152,19 @@ def render(notice: Notice, fmt: str) -> Post:
     return RENDERERS[fmt](notice)
 
 
-def turn_summary(seconds: float, outcome: str) -> str:
+def turn_summary(seconds: float, outcome: str, lang: str = EN) -> str:
     """``Finished after 3 min 20 s (end_turn).``: how long the turn ran, and how it ended."""
     whole = int(seconds)
-    took = f"{whole // 60} min {whole % 60} s" if whole >= 60 else f"{whole} s"
-    return f"Finished after {took}" + (f" ({outcome})" if outcome else "") + "."
+    took = (t(lang, "notify.minutes", minutes=whole // 60, seconds=whole % 60) if whole >= 60
+            else t(lang, "notify.seconds", seconds=whole))
+    return t(lang, "notify.turn_outcome" if outcome else "notify.turn", took=took, outcome=outcome)
 
 
-def dialog_summary(kind: str, what: str) -> str:
-    label = {"permission": "A permission", "questions": "A question", "plan": "A plan"}.get(kind, "A dialog")
-    return f"{label} waits for your answer" + (f": {what}" if what else "") + "."
+def dialog_summary(kind: str, what: str, lang: str = EN) -> str:
+    label = t(lang, f"notify.dialog.{kind}" if kind in ("permission", "questions", "plan") else "notify.dialog.other")
+    return t(lang, "notify.waits_what" if what else "notify.waits", label=label, what=what)
+
+
+def backend_summary(reason: str, lang: str = EN) -> str:
+    """The backend's death: the bridge's words around the engine's own (its last stderr line)."""
+    return t(lang, "notify.backend", reason=clip(reason, 300))

@@ -295,7 +295,7 @@ def web_address(raw: str) -> str:
     value = raw.strip()
     parts = urlsplit(value)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError("expected an http:// or https:// address")
+        raise Expected("setting.expected_web_address")
     return value
 
 
@@ -310,13 +310,13 @@ def page_address(raw: str) -> str:
 def notify_format(raw: str) -> str:
     folded = raw.strip().lower()
     if folded not in NOTIFY_FORMATS:
-        raise ValueError(f"expected one of {', '.join(NOTIFY_FORMATS)}")
+        raise Expected("setting.expected_one_of", choices=", ".join(NOTIFY_FORMATS))
     return folded
 
 
 def zero_or_one(raw: str) -> bool:
     if raw.strip() not in ("0", "1"):
-        raise ValueError("expected 0 or 1")
+        raise Expected("setting.expected_zero_or_one")
     return raw.strip() == "1"
 
 

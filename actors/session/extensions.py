@@ -260,14 +260,15 @@ class Controls:
                 self.port.renamed(title)
                 on_result({"title": title})
             else:
-                on_error({"message": f"the engine did not rename the session ({result.get('status')}: "
-                                     f"{result.get('reasonCode') or result.get('message')})"})
+                on_error({"message": t(self.port.settings.current.lang, "error.rename_refused",
+                                       status=result.get("status"),
+                                       reason=result.get("reasonCode") or result.get("message"))})
 
         def send() -> None:
             # An engine older than 0.16 (no ZCode Protocol in its create answer) has no v4/command at all.
             if not self.port.speaks_v4:
-                on_error(RpcError(METHOD_NOT_FOUND, "The installed ZCode engine cannot rename sessions (it has no "
-                                                    "v4/command renameSession)", {"engineMethod": "v4/command"}))
+                on_error(RpcError(METHOD_NOT_FOUND, t(self.port.settings.current.lang, "error.rename_unsupported"),
+                                  {"engineMethod": "v4/command"}))
                 return
             self.port.request("v4/command", params, decided, on_error)
 

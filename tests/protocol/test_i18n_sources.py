@@ -28,7 +28,8 @@ from zcode_acp.protocol.i18n import CATALOG, EN
 ROOT = Path(__file__).resolve().parents[2]
 USER_FACING = (
     "protocol/session_config.py", "protocol/commands.py", "protocol/interactions.py", "protocol/turn_end.py",
-    "protocol/recovery.py", "protocol/background.py", "protocol/handshake.py",
+    "protocol/recovery.py", "protocol/background.py", "protocol/handshake.py", "protocol/notifications.py",
+    "actors/notifier.py",
     "actors/turn.py", "actors/session/held.py", "actors/session/extensions.py", "actors/interaction_router.py",
     "actors/cli/doctor.py", "actors/cli/demo.py", "actors/cli/app.py", "actors/cli/config.py",
 )
@@ -68,6 +69,9 @@ EXEMPT: dict[str, dict[str, str]] = {
     },
     "actors/cli/demo.py": {"not supported by the demo": TO_THE_ENGINE},
     "actors/cli/app.py": {"serve the page from this folder": "the help of a hidden option (developers only)"},
+    "protocol/notifications.py": {
+        "application/json; charset=utf-8": "an HTTP header value", "text/plain; charset=utf-8": "an HTTP header value",
+    },
 }
 
 

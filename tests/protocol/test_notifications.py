@@ -31,7 +31,7 @@ def test_generic_json_names_the_event_title_summary_and_link(kind):
     notice = NOTICES[kind]
     sent = body(n.render(notice, "json"))
     assert sent["event"] == kind and sent["summary"] == notice.summary
-    assert sent["title"] == (notice.title or n.UNTITLED)
+    assert sent["title"] == (notice.title or "Untitled session")
     assert sent.get("link") == (notice.link or None) and sent.get("sessionId") == (notice.session_id or None)
     assert "prompt" not in sent and "answer" not in sent
 
@@ -106,3 +106,18 @@ def test_summaries_say_how_long_and_how_it_ended():
     assert n.turn_summary(5, "") == "Finished after 5 s."
     assert n.dialog_summary("questions", "") == "A question waits for your answer."
     assert n.dialog_summary("permission", "Run `ls`") == "A permission waits for your answer: Run `ls`."
+
+
+def test_a_chinese_bridge_writes_its_notices_in_chinese_and_keeps_the_engines_words():
+    """The bridge's words follow ZCODE_ACP_LANG (issue 24); the title and the engine's reason pass as they are."""
+    turn = n.Notice(n.TURN_ENDED, n.turn_summary(200, "end_turn", "zh-CN"), "Fix the parser", "sess_1", LINK,
+                    lang="zh-CN")
+    content = body(n.render(turn, "wecom"))["markdown"]["content"]
+    assert "本轮已完成：Fix the parser" in content and "用时 3 分 20 秒，已结束（end_turn）。" in content
+    assert f"[打开会话]({LINK})" in content
+    dialog = n.Notice(n.DIALOG_WAITING, n.dialog_summary("permission", "", "zh-CN"), lang="zh-CN")
+    assert dialog.heading == "等待你的回应：未命名会话" and dialog.summary == "一个权限请求正在等待你的回应。"
+    failed = n.backend_summary("ZCode backend exited (code 3)", "zh-CN")
+    assert failed == "后端出错：ZCode backend exited (code 3)；下一次提问会启动新的后端。"
+    card = body(n.render(turn, "feishu"))["card"]
+    assert "打开会话" in json.dumps(card, ensure_ascii=False)
