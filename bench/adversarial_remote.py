@@ -274,8 +274,9 @@ class Remote:
     async def connect(self) -> None:
         self.conn = Conn(self.name, len(self.conns) + 1)
         self.conns.append(self.conn)
-        self.socket = await websockets.connect(f"{self.url}?token={TOKEN}", max_size=None, max_queue=4,
-                                               ping_interval=None, close_timeout=2)
+        self.socket = await websockets.connect(self.url, max_size=None, max_queue=4, ping_interval=None,
+                                               close_timeout=2,
+                                               additional_headers={"Authorization": f"Bearer {TOKEN}"})
         self.reading.set()
         self.policy = self.rng.choice(["answer", "answer", "ignore", "refuse"])
         self.reader = asyncio.ensure_future(self._read(self.conn, self.socket))

@@ -20,13 +20,22 @@ HIDDEN = {"origin": "agent_runtime", "kind": "background_notification", "uiVisib
           "providerVisibility": "visible", "transcriptVisibility": "hidden"}
 
 
+def _text(value: Any) -> str:
+    """A tool's output as history stores it (text): a result object's ``content``, an error's ``message``."""
+    if isinstance(value, dict):
+        for key in ("content", "message"):
+            if isinstance(value.get(key), str):
+                return str(value[key])
+    return value if isinstance(value, str) else str(value)
+
+
 def _tool_state(state: dict[str, Any], stamp: int) -> dict[str, Any]:
     tool_input = state.get("input") if isinstance(state.get("input"), dict) else {}
-    output = state.get("output")
+    output = _text(state.get("output"))
     if state.get("status") == "error":
-        return {"status": "error", "input": tool_input, "error": output if isinstance(output, str) else str(output),
+        return {"status": "error", "input": tool_input, "error": output,
                 "startedAt": stamp, "completedAt": stamp}
-    return {"status": "completed", "input": tool_input, "output": output if isinstance(output, str) else str(output),
+    return {"status": "completed", "input": tool_input, "output": output,
             "title": state.get("title") or "", "metadata": {}, "startedAt": stamp, "completedAt": stamp}
 
 
