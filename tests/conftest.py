@@ -4,7 +4,15 @@ from gevent import monkey
 
 monkey.patch_all()
 
+import os  # noqa: E402
+
 from hypothesis import HealthCheck, settings  # noqa: E402  (after patching, like everything else)
+
+# The bridge speaks the locale's language (protocol/i18n): the suite expects English unless a
+# test asks for Chinese itself, so a developer's zh_CN locale does not turn every test red.
+for _name in ("ZCODE_ACP_LANG", "LC_ALL", "LC_MESSAGES"):
+    os.environ.pop(_name, None)
+os.environ["LANG"] = "C.UTF-8"
 
 # Property tests run on busy machines (CI shares 2 cores with other jobs): a
 # slow example or slow input generation there says nothing about the code, so
