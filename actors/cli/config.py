@@ -58,6 +58,9 @@ class Config:
     interaction_timeout: float = 0.0
     # Teardown: SIGTERM the backend's group, then SIGKILL after this grace.
     kill_grace: float = 1.0
+    # Which engine surface a session runs on: the legacy session/* methods, or the v4 data plane
+    # (topics and commands, docs/v4.md).
+    engine_api: str = "legacy"
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Config:
@@ -220,6 +223,16 @@ seconds = _seconds(allow_zero=True)
 positive_seconds = _seconds(allow_zero=False)
 
 
+ENGINE_APIS = ("legacy", "v4")
+
+
+def engine_api(raw: str) -> str:
+    value = raw.strip().lower()
+    if value not in ENGINE_APIS:
+        raise ValueError(f"expected one of {', '.join(ENGINE_APIS)}")
+    return value
+
+
 # Remote access and tracing are read where they are used (remote_config.py, main.py), with the
 # same converters; these only check, so that a bad value stops the bridge at start.
 
@@ -284,6 +297,9 @@ SETTINGS: tuple[Setting, ...] = (
             "seconds after which an unanswered permission/question dialog is declined (0: never)", seconds),
     Setting("ZCODE_ACP_STOP_FALLBACK", "stop_fallback", "5",
             "seconds a stopped turn may run on before its session is closed and resumed", positive_seconds),
+    Setting("ZCODE_ACP_ENGINE_API", "engine_api", "legacy",
+            "`v4` runs sessions on the engine's v4 data plane (topics and commands, docs/v4.md) instead of "
+            "the legacy `session/*` methods", engine_api),
     # Remote access (docs/remote.md): read with the config file by remote_config.py, which they override.
     Setting("ZCODE_ACP_REMOTE", None, "off",
             "`1`/`true`/`yes`/`on` opens a loopback WebSocket endpoint for remote ACP clients (needs a token)", flag),

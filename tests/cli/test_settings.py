@@ -14,7 +14,8 @@ from zcode_acp.protocol.session_config import MODE_IDS
 from tests.cli.helpers import ROOT, SYSTEM_PATH
 from zcode_acp.actors.cli.remote_config import RemoteConfig
 
-NUMERIC = [s.name for s in SETTINGS if s.name.startswith("ZCODE_ACP_") and s.name != "ZCODE_ACP_MODE"
+NUMERIC = [s.name for s in SETTINGS if s.name.startswith("ZCODE_ACP_")
+           and s.name not in ("ZCODE_ACP_MODE", "ZCODE_ACP_ENGINE_API")
            and s.attr is not None]  # (remote settings are checked by remote_config.py)
 
 
