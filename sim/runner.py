@@ -217,6 +217,12 @@ class TurnRunner:
         """Today's engine: the next steer into this session fails once with a foreign-key error."""
         self.session.fk_once = True
 
+    def step_v4fault(self, step: dict[str, Any]) -> None:
+        """Arm a v4 data-plane fault (docs/simulator.md); a dialect without the plane has none to arm."""
+        plane = getattr(self.server, "plane", None)
+        if plane is not None:
+            plane.faults.arm_step(step)
+
     def absorb_guides(self) -> None:
         if self.turn.guides:
             self.server.absorb_guides(self.session, self.turn, self)

@@ -208,6 +208,13 @@ GREETING = re.compile(r"^\s*(hi|hello|hey|hallo|good (morning|afternoon|evening)
 PATH = re.compile(r"(?<![\w@])(?:[\w.-]*/[\w./-]+|[\w-]+\.[A-Za-z][A-Za-z0-9]{0,5})(?![\w/])")
 
 
+def v4fault(params: dict[str, str]) -> list[dict[str, Any]]:
+    """Arm a v4 data-plane fault, then stream: the fault lands on one of the frames that follow."""
+    return [{"type": "v4fault", "fault": params.get("fault", "gap"), "times": int(_num(params, "times", 1))},
+            {"type": "stream", "count": int(_num(params, "count", 5)), "text": params.get("text", "tick "),
+             "interval": _num(params, "interval", 0.01)}]
+
+
 def _quote(prompt: str, limit: int = 80) -> str:
     first = " ".join(prompt.split())
     return first if len(first) <= limit else first[: limit - 1] + "…"
@@ -252,7 +259,7 @@ BUILTIN = {
     "bg_bash": bg_bash, "bg_agent": bg_agent, "subagent": subagent, "history": history,
     "reply": reply, "help": help_text, "stubborn": stubborn, "steer_fk": steer_fk,
     "subagent_tools": subagent_tools, "official_mcp": official_mcp, "tool_error": tool_error,
-    "end": end, "retry": retry, "system": system,
+    "end": end, "retry": retry, "system": system, "v4fault": v4fault,
 }
 BUILTIN.update(faults.SCENARIOS)  # fail_mid_tool, die_mid_tool, spawn_child, close_stdout
 
@@ -289,6 +296,8 @@ DESCRIPTIONS = {
     "subagent_tools": "a sub-agent whose own tool calls name their parent (reads=README.md|setup.cfg)",
     "official_mcp": "today's engine: an official plugin's MCP server asks for the user's identity headers",
     "tool_error": "a Bash tool that fails with an error text (error=)",
+    "v4fault": "today's engine: a v4 data-plane fault on a frame that follows (fault=gap|checksum|"
+               "stale_subscription|duplicate|fragment times=1), then a stream (count=5)",
     # fault scenarios (sim/faults.py)
     "text_then_mode": "text deltas and a mode change written in one burst (ordering)",
     "fail_mid_tool": "a tool starts, then the turn fails (cards must not spin)",

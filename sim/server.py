@@ -149,13 +149,15 @@ class SimServer:
         return waiter.get(timeout=timeout)
 
     def ask_user(self, method: str, params: dict[str, Any], turn: SimTurn,
-                 resolve_after: tuple[float, dict[str, Any]] | None = None) -> dict[str, Any] | None:
+                 resolve_after: tuple[float, dict[str, Any]] | None = None,
+                 answer: gevent.event.AsyncResult | None = None) -> dict[str, Any] | None:
         """Ask the bridge and wait, re-announcing under a new id until someone answers.
 
         None if the turn was stopped while waiting. ``resolve_after`` (seconds, result):
-        unanswered that long, the request resolves itself with that result.
+        unanswered that long, the request resolves itself with that result. ``answer``:
+        the result to wait on, when someone else may answer too (today's v4 commands).
         """
-        answer = gevent.event.AsyncResult()
+        answer = answer if answer is not None else gevent.event.AsyncResult()
         if resolve_after is not None:
             gevent.spawn_later(resolve_after[0], lambda: answer.ready() or answer.set({"result": resolve_after[1]}))
         wait = REANNOUNCE

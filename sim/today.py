@@ -12,7 +12,8 @@ What differs from the seed's app-server, each difference a method here
 * ``session/stop`` only recovers the stream; ``v4/command {type: "stop"}`` stops
   the turn, quoting the ``foregroundExecutionId`` of ``turn.started``;
   ``v4/command {type: "sendText", requestedDelivery: "guide"}`` steers a running
-  turn (``session/steer`` and ``session/rewind`` are gone);
+  turn (``session/steer`` and ``session/rewind`` are gone); every v4 request is the
+  data plane's (``sim/v4/``, wired in by ``sim/today_v4.py``);
 * the title is a ``session.titleUpdated`` event; history uses ``messageId``,
   ``semantics.kind``, ``partId``/``callId``; the model catalog is keyed by
   ``ref`` with per-model reasoning levels that ``session/setModel`` enforces;
@@ -47,6 +48,7 @@ from .mcp_schema import check_mcp_servers
 from .model import SimError, SimSession, SimTurn
 from .scenarios import ScenarioBook
 from .server import PERSISTED, TRACE_PATH, SimServer
+from .today_v4 import TodayV4
 from .today_workspace import BUILTIN_COMMANDS, WorkspaceMethods, user_commands
 from .wire import Wire, dumps
 
@@ -68,8 +70,6 @@ MODES = ("plan", "build", "edit", "yolo", "auto")
 USAGE_KEYS = ("inputTokens", "outputTokens", "totalTokens", "reasoningTokens", "cacheReadTokens",
               "cacheCreationTokens", "modelRequestCount")
 GOAL_ACTIONS = ("show", "set", "replace", "clear", "pause", "resume")
-FOREIGN_KEY = {"status": "failed", "reasonCode": "fault.command.executionFailed",
-               "message": "SqliteError: FOREIGN KEY constraint failed"}
 
 
 def _hex(size: int = 12) -> str:
@@ -81,7 +81,7 @@ def _required(value: Any, path: str) -> None:
         raise SimError(-32602, f"Invalid params: {path}: Required")
 
 
-class TodaySimServer(TodayInteractions, WorkspaceMethods, SimServer):
+class TodaySimServer(TodayV4, TodayInteractions, WorkspaceMethods, SimServer):
     busy = BUSY_TODAY
     persisted = PERSISTED + ("usage_total", "revision", "trace_id", "created_at")
 
@@ -177,7 +177,9 @@ class TodaySimServer(TodayInteractions, WorkspaceMethods, SimServer):
         session.revision += 1
         if patch is None:
             patch = snapshot.settings(session, "current")
-        self.wire.send({"method": "state.updated", "params": snapshot.state_updated(session, reason, patch)})
+        params = snapshot.state_updated(session, reason, patch)
+        self.wire.send({"method": "state.updated", "params": params})
+        self.feed_state(session, params)
         return session.revision
 
     def agent_changed_mode(self, session: SimSession, reason: str) -> None:
@@ -227,6 +229,7 @@ class TodaySimServer(TodayInteractions, WorkspaceMethods, SimServer):
             "session/requestRuntimePreferences", {"scope": "runtime-materialization", "sessionId": session.session_id}))
         self.sessions[session.session_id] = session
         self.save(session)
+        self.register_v4(session)
         return self.snapshot(session, "all")
 
     def m_session_list(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -250,6 +253,7 @@ class TodaySimServer(TodayInteractions, WorkspaceMethods, SimServer):
         if isinstance(params.get("thoughtLevel"), str) and params["thoughtLevel"] in catalog.levels(
                 catalog.find(catalog.PROVIDER, session.model)):
             session.thought = params["thoughtLevel"]
+        self.register_v4(session)
         return self.snapshot(session, "all")
 
     def m_session_close(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -419,70 +423,7 @@ class TodaySimServer(TodayInteractions, WorkspaceMethods, SimServer):
         self.session(params)
         return {}
 
-    # -- v4 commands ------------------------------------------------------------------------------
-
-    def m_v4_command(self, params: dict[str, Any]) -> dict[str, Any]:
-        _required(params.get("commandId"), "commandId")
-        _required(params.get("type"), "type")
-        session = self.session(params)
-        command_id = params["commandId"]
-        if command_id in session.commands:  # replayed: the first decision's result, if it had one
-            cached = session.commands[command_id]
-            return {"commandId": command_id, "status": "duplicate", "revisionAtDecision": session.revision,
-                    **({"result": cached["result"]} if "result" in cached else {})}
-        handler = getattr(self, "v4_" + params["type"], None)
-        payload = params.get("payload") if isinstance(params.get("payload"), dict) else {}
-        decision = {"status": "failed", "reasonCode": "fault.command.notImplemented",
-                    "message": f"zcode-sim does not simulate v4 command {params['type']!r}"}
-        if handler is not None:
-            decision = handler(session, payload, command_id)
-        result = {"commandId": command_id, "revisionAtDecision": session.revision, **decision}
-        if decision["status"] == "accepted":
-            session.revision += 1
-        session.commands[command_id] = result
-        return result
-
-    def v4_stop(self, session: SimSession, payload: dict[str, Any], command_id: str) -> dict[str, Any]:
-        turn = session.lock
-        running = turn is not None and bool(turn.execution_id) and not turn.stopped
-        expected = payload.get("expectedForegroundExecutionId")
-        if expected is not None and (not running or turn is None or expected != turn.execution_id):
-            # The quoted execution no longer runs: nothing to do (the stop raced the turn's end).
-            return {"status": "noop", "reasonCode": "guard.stopTargetChanged"}
-        if not running:
-            return {"status": "accepted", "result": {"type": "stop"}}  # an idle stop with no target: nothing to do
-        self.stop_turn(session, turn)  # a stubborn turn accepts the stop and runs on
-        return {"status": "accepted", "result": {"type": "stop"}}
-
-    def v4_sendText(self, session: SimSession, payload: dict[str, Any], command_id: str) -> dict[str, Any]:
-        text = payload.get("text")
-        _required(text, "payload.text")
-        delivery = payload.get("requestedDelivery")
-        turn = session.lock
-        if session.turns == 0:
-            return dict(FOREIGN_KEY)  # the session row is written by its first send
-        if turn is not None and delivery == "guide" and session.fk_once:
-            session.fk_once = False
-            return dict(FOREIGN_KEY)
-        input_id = f"input_{_hex()}"
-        if turn is None:
-            self.start_turn(session, text)
-            return {"status": "accepted", "result": {"type": "inputAccepted", "delivery": "startNow",
-                                                     "inputId": input_id}}
-        intent = {"sourceCommandId": command_id, "requestedDelivery": delivery}
-        queued: dict[str, Any] = {"inputId": input_id, "pendingInputId": input_id, "input": text,
-                                  "inputPreview": text[:80], "inputSize": len(text), "commandKind": "sendText",
-                                  "targetTurnId": turn.turn_id, "queueLength": len(session.queue) + len(turn.guides) + 1,
-                                  "intent": intent}
-        if delivery == "guide" and turn.execution_id and not turn.stopped:
-            intent["admittedDelivery"] = queued["delivery"] = "guide"
-            turn.guides.append({"text": text, "inputId": input_id, "intent": intent})
-        else:
-            intent["admittedDelivery"] = "queue"
-            session.queue.append(text)
-        self.emit(session, "turn.steerQueued", queued, turn.turn_id)
-        # Quirk: the answer says "queue" even when the text went into the running turn.
-        return {"status": "accepted", "result": {"type": "inputAccepted", "delivery": "queue", "inputId": input_id}}
+    # -- v4: the data plane answers (sim/today_v4.py); the steers it admits are absorbed here ------------
 
     def absorb_guides(self, session: SimSession, turn: SimTurn, runner: TurnRunner) -> None:
         while turn.guides:
@@ -496,26 +437,11 @@ class TodaySimServer(TodayInteractions, WorkspaceMethods, SimServer):
                                    "delivery": "guide", "intent": guide["intent"]}]}, turn.turn_id)
             runner.step_text({"text": f"[steered: {guide['text']}] "})
 
-    # -- v4 conversation API: only the workspace-config topic (slash commands) ---------------
+    # -- v4 flow control (the data plane serves the topics and commands) -----------------------
 
     def m_v4_connection_flow(self, params: dict[str, Any]) -> dict[str, Any]:
         _required(params.get("connectionId"), "connectionId")
         return {}
-
-    def m_v4_conversation_subscribe(self, params: dict[str, Any]) -> dict[str, Any]:
-        topic = params.get("topic")
-        _required(topic, "topic")
-        if not topic.startswith("workspace-config/"):
-            raise SimError(-32602, f"zcode-sim does not simulate the v4 topic {topic!r}")
-        key = topic.split("/", 1)[1]
-        subscription = params.get("subscriptionId") or f"sub_{_hex()}"
-        commands = BUILTIN_COMMANDS + user_commands(self.workspace_path(key))
-        # The snapshot frame goes out before the subscribe's answer.
-        self.wire.send({"method": "v4/conversation/frame", "params": {
-            "topic": topic, "subscriptionId": subscription, "connectionId": params.get("connectionId"),
-            "frame": {"fromSeq": 0, "toSeq": 1, "payload": {"kind": "snapshot",
-                                                            "snapshot": {"config": {"slashCommands": commands}}}}}})
-        return {"ack": {"subscriptionId": subscription, "openTiming": {"snapshotRowCount": 1}}}
 
     def workspace_path(self, key: str) -> str:
         for session in self.sessions.values():
@@ -568,12 +494,16 @@ class TodaySimServer(TodayInteractions, WorkspaceMethods, SimServer):
             return self.compact_answer(session, "already_running", running)
         if session.lock is not None:
             raise SimError(self.busy["code"], "Cannot compact while a prompt is running")
-        turn = SimTurn(turn_id=f"turn_{_hex()}", execution_id=f"exec_{_hex()}", input_id=f"compact_{_hex()}")
-        session.lock = session.compaction = turn  # its internal turn holds the session for a long time
         instructions = params.get("instructions")
-        turn.greenlet = gevent.spawn_later(0, self.run_compaction, session, turn,
-                                           instructions if isinstance(instructions, str) else "")
+        turn = self.start_compaction(session, instructions if isinstance(instructions, str) else "")
         return self.compact_answer(session, "accepted", turn)
+
+    def start_compaction(self, session: SimSession, instructions: str) -> SimTurn:
+        """The compaction's internal turn (session/compact and v4 compact), holding the session a long time."""
+        turn = SimTurn(turn_id=f"turn_{_hex()}", execution_id=f"exec_{_hex()}", input_id=f"compact_{_hex()}")
+        session.lock = session.compaction = turn
+        turn.greenlet = gevent.spawn_later(0, self.run_compaction, session, turn, instructions)
+        return turn
 
     def compact_answer(self, session: SimSession, state: str, turn: SimTurn) -> dict[str, Any]:
         return {"response": "", "snapshot": self.snapshot(session, "current"),

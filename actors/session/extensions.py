@@ -225,7 +225,7 @@ class Controls:
             result = result if isinstance(result, dict) else {}
             status = result.get("status")
             if status == "accepted":
-                # The answer says "queue" even for guided text: the steerQueued event says what was admitted.
+                # What was admitted: the steerQueued event names it, else the ack does.
                 delivery = self.port.steer_delivery(command_id) or (result.get("result") or {}).get("delivery")
                 applied = delivery == "guide"
                 on_result({"applied": applied, "queued": not applied, "delivery": delivery})

@@ -12,9 +12,9 @@ decides, from its source and the captures (tests/fixtures/engine-captures/):
   proto.staleRevision``; a row target that is gone (or whose ``entityId`` differs, or
   whose ``baseLogEpoch`` is not the log's) is ``stale proto.staleTarget``;
 * an action the snapshot's ``availability`` refuses is ``rejected`` with that reason code;
-  a change to what already is is ``noop config.unchanged``; a stop with nothing running
-  is ``noop stop.noForegroundExecution``, and one quoting an execution that no longer
-  runs ``noop guard.stopTargetChanged``;
+  a change to what already is is ``noop config.unchanged``; a stop naming no execution
+  while nothing runs is ``accepted`` (nothing done), and one quoting an execution that
+  no longer runs (or while idle) ``noop guard.stopTargetChanged``;
 * a ``sendText`` follows ``inputRouting``: ``startNow`` when idle, otherwise the requested
   delivery (or the session's ``followupMode``): ``guide`` steers it into the running
   turn, ``queue`` adds an item to the engine's queue, drained in order when turns end
@@ -78,52 +78,16 @@ class CommandHandler(QueueCommands):
         return {"results": results}
 
     def expire_interactions(self, now_ms: float) -> None:
-        """The engine's countdowns: an interaction past its deadline is answered with its first option."""
+        """The engine's countdowns: past its deadline a permission takes its first option, and a question
+        goes on accepted with no answers (the engine's question auto-resolution)."""
         for projection in list(self.sessions.conversations.values()):
             for item in projection.state["pendingInteractions"]:
                 countdown = item.get("autoResolution") or {}
                 if countdown.get("state") == "visibleCountdown" and countdown.get("deadlineAt", now_ms + 1) <= now_ms:
                     options = item["payload"].get("options") or [{}]
                     answer = {"optionId": options[0].get("optionId", "")} if item["kind"] == "permission" else {
-                        "action": "decline"}
+                        "action": "accept", "content": {"answers": {}}}
                     self._resolve(projection, item, answer)
-
-    # -- deciding ------------------------------------------------------------------------
-
-    def _decide(self, params: dict[str, Any], command_id: str, projection: ConversationProjection | None,
-                revision: int) -> Ack:
-        kind = params.get("type")
-        payload = params.get("payload") if isinstance(params.get("payload"), dict) else {}
-        handler = getattr(self, f"_c_{kind}", None) if isinstance(kind, str) else None
-        ack: Ack = {"commandId": command_id, "status": "accepted", "revisionAtDecision": revision}
-        try:
-            if handler is None:
-                raise Decision("failed", "fault.command.notImplemented", f"command type {kind!r} is not simulated")
-            if kind == "sendText":
-                need(payload, "text", str, "string")  # the engine checks the payload before the session
-            if kind != "createSession":
-                if projection is None:
-                    raise Decision("rejected", "proto.sessionNotFound")
-                self._check_base(params, payload, projection)
-            result = handler(params, payload, projection)
-        except Decision as decision:
-            ack.update(status=decision.status, reasonCode=decision.reason_code)
-            if decision.message is not None:
-                ack["message"] = decision.message
-            return ack
-        if isinstance(result, dict):
-            ack["result"] = result
-        if kind in ("createSession", "setFollowupMode", "switchCollaborationMode"):  # as captured
-            ack["memoryEnabled"] = False
-        return ack
-
-    def _check_base(self, params: dict[str, Any], payload: dict[str, Any], projection: ConversationProjection) -> None:
-        base = params.get("baseRevision")
-        if base is not None and base != projection.revision:
-            raise Decision("stale", "proto.staleRevision")
-        epoch = params.get("baseLogEpoch")
-        if epoch is not None and epoch != projection.log.log_epoch:
-            raise Decision("stale", "proto.staleTarget")
 
     # -- deciding ------------------------------------------------------------------------
 
@@ -166,20 +130,26 @@ class CommandHandler(QueueCommands):
 
     def _c_createSession(self, params: dict[str, Any], payload: dict[str, Any], _: Any) -> dict[str, Any]:
         workspace = need(payload, "workspaceId", str, "string")
+        first = payload.get("firstInput")
+        if first is not None and not (isinstance(first, dict) and isinstance(first.get("text"), str)):
+            raise Decision("rejected", "proto.invalidPayload", zod_issue("firstInput.text", "string", first))
         seed = self.port.create_session(workspace)
-        self.sessions.open(seed, workspace)
+        projection = self.sessions.open(seed, workspace)
+        if first is not None:  # the session's first turn starts at once (else it stays a draft)
+            attachments = [self._attachment(reference) for reference in first.get("attachments") or []]
+            self._start(projection, first["text"], params["commandId"], params.get("clientId"), attachments)
         return {"type": "createSession", "sessionId": seed.session_id}
+
+    def _attachment(self, reference: Any) -> dict[str, Any]:
+        upload = self.attachments.resolve(reference)
+        if upload is None:
+            raise Decision("rejected", "proto.invalidPayload", f"unknown attachment ref {reference!r}")
+        return {"ref": upload.ref, "fileName": upload.file_name, "mime": upload.mime, "bytes": upload.total_bytes}
 
     def _c_sendText(self, params: dict[str, Any], payload: dict[str, Any],
                     projection: ConversationProjection) -> dict[str, Any]:
         text = payload["text"]
-        attachments = []
-        for reference in payload.get("attachments") or []:
-            upload = self.attachments.resolve(reference)
-            if upload is None:
-                raise Decision("rejected", "proto.invalidPayload", f"unknown attachment ref {reference!r}")
-            attachments.append({"ref": upload.ref, "fileName": upload.file_name, "mime": upload.mime,
-                                "bytes": upload.total_bytes})
+        attachments = [self._attachment(reference) for reference in payload.get("attachments") or []]
         command_id, client_id = params["commandId"], params.get("clientId")
         input_id = self._input_id()
         if projection.state["inputRouting"]["mode"] == "reject":
@@ -198,12 +168,12 @@ class CommandHandler(QueueCommands):
         return {"type": "inputAccepted", "delivery": "queue", "inputId": input_id}
 
     def _c_stop(self, params: dict[str, Any], payload: dict[str, Any], projection: ConversationProjection) -> None:
-        works = projection.state["control"]["activeWorks"]
-        if not projection.running or not works:
-            raise Decision("noop", "stop.noForegroundExecution")
+        works = projection.state["control"]["activeWorks"] if projection.running else []
         expected = payload.get("expectedForegroundExecutionId")
         if expected is not None and all(w.get("foregroundExecutionId") != expected for w in works):
-            raise Decision("noop", "guard.stopTargetChanged")
+            raise Decision("noop", "guard.stopTargetChanged")  # idle, or another execution runs now
+        if not works:
+            return  # no target named and nothing runs: accepted, nothing to do (the engine's own stop)
         queue = projection.state["queue"]
         if queue["items"]:
             projection.set("queue", {**queue, "autoDrain": False, "pauseReason": "stopped"})

@@ -96,6 +96,15 @@ class DataPlane:
         finally:
             self.topics.release()
 
+    def decided(self, session_id: Any, command_id: str) -> bool:
+        """Whether a command was decided already (a replay is the plane's to answer: ``duplicate``)."""
+        key = (session_id if isinstance(session_id, str) else None, command_id)
+        return key in self.commands.decided
+
+    def record_decision(self, session_id: str, ack: dict[str, Any]) -> None:
+        """An ack the server decided itself (an engine quirk the plane does not play), kept for replays."""
+        self.commands.decided[(session_id, str(ack["commandId"]))] = ack
+
     def register_session(self, seed: SessionSeed, workspace_key: str) -> ConversationProjection:
         """A session made outside ``createSession`` (a legacy ``session/create``): served on v4 too."""
         known = self.sessions.get(seed.session_id)

@@ -105,7 +105,7 @@ class ConversationProjection(TurnParts):
 
     def _on_turn_steerDrained(self, payload: dict[str, Any], turn_id: str) -> None:
         for drained in payload.get("drainedInputs") or []:
-            guide = self.guides.pop(str(drained.get("inputId")), None)
+            guide = self.guides.pop(str(drained.get("pendingInputId")), None)  # the official key (turn.steerDrained)
             if guide is None:
                 continue
             self._close_streams()

@@ -4,8 +4,11 @@ Rows are self-contained (``zcode-protocol-v4/rows.ts``): each carries ``rowId`` 
 never reused), ``turnId``, ``entityId``, ``createdAt`` and ``createdAtSeq``; structure
 changes replace a row whole (``row.upserted``), text grows by appends (``row.delta``),
 and an edit or retry cuts the branch (``row.removed {fromRowId}``: that row and every
-later one). Every change is recorded as the op a subscriber receives; rows are never
-edited in place, so ops already handed out stay what they were.
+later one). Every change is recorded as the op a subscriber receives. An op carries its
+own copy of the row (and a snapshot its own copies), so ops already handed out stay what
+they were while the store grows a streaming row's text in place: appending is then
+amortised O(1) per delta instead of a copy of the whole text per delta (a long stream
+would cost quadratic time).
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ class RowStore:
         return None if position is None else self.rows[position]
 
     def window(self) -> dict[str, Any]:
-        return {"window": list(self.rows), "totalCount": self.total_count, "firstRowId": self.first_row_id}
+        return {"window": [dict(row) for row in self.rows], "totalCount": self.total_count,
+                "firstRowId": self.first_row_id}
 
     def append(self, kind: str, base: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:
         row_id = self.next_row_id
@@ -44,7 +48,7 @@ class RowStore:
         self.total_count += 1
         if self.first_row_id is None:
             self.first_row_id = row_id
-        self.ops.append({"op": "row.appended", "row": row})
+        self.ops.append({"op": "row.appended", "row": dict(row)})
         return row
 
     def upsert(self, row_id: int, changes: dict[str, Any]) -> dict[str, Any] | None:
@@ -53,7 +57,7 @@ class RowStore:
             return None
         row = {k: v for k, v in {**self.rows[position], **changes}.items() if v is not _DROP}
         self.rows[position] = row
-        self.ops.append({"op": "row.upserted", "row": row})
+        self.ops.append({"op": "row.upserted", "row": dict(row)})
         return row
 
     def append_text(self, row_id: int, path: str, text: str) -> None:
@@ -64,10 +68,12 @@ class RowStore:
         row = self.rows[position]
         if path == "output.text":
             output = row["output"]
-            row = {**row, "output": {**output, "text": output["text"] + text}}
+            row["output"] = {**output, "text": output["text"] + text}  # a new dict: op copies share the old one
         else:
-            row = {**row, path: row[path] + text}
-        self.rows[position] = row
+            # Taken out of the row first, the string is referenced once, so CPython grows it in place.
+            grown = row.pop(path)
+            grown += text
+            row[path] = grown
         self.ops.append({"op": "row.delta", "rowId": row_id, "path": path, "append": text})
 
     def remove_from(self, row_id: int) -> list[dict[str, Any]]:

@@ -254,7 +254,8 @@ def test_row6_session_steer_is_gone_and_guided_send_text_joins_the_running_turn(
     assert today.error("session/steer", {"sessionId": sid, "content": "x"})["code"] == -32601
     start, started = running(today, sid, "#sim slow count=50 interval=0.02")
     answer = command(today, sid, "sendText", {"text": "use tabs", "requestedDelivery": "guide"}, "guide-1")
-    assert answer["status"] == "accepted" and answer["result"]["delivery"] == "queue"  # the quirk
+    # The v4 plane acks what was admitted (the engine's inputAccepted union): "guide".
+    assert answer["status"] == "accepted" and answer["result"]["delivery"] == "guide"
     queued = today.event(sid, "turn.steerQueued", start)
     assert queued["payload"]["delivery"] == "guide" and queued["turnId"] == started["turnId"]
     assert queued["payload"]["intent"]["sourceCommandId"] == "guide-1"
@@ -539,8 +540,9 @@ def test_row16_slash_commands_come_from_the_workspace_config_topic(tmp_path, tod
                                                                "clientMode": "desktop-continuous"})
     ack = today.answer_to(subscribe_id)
     frame = today.wait(lambda f: f.get("method") == "v4/conversation/frame")
-    assert today.index_of(frame) < today.index_of(ack)  # the snapshot precedes the answer
+    assert today.index_of(ack) < today.index_of(frame)  # the engine writes the first snapshot after the ack
     assert ack["result"]["ack"]["subscriptionId"] == frame["params"]["subscriptionId"]
+    assert frame["params"]["kind"] == "complete" and frame["params"]["frame"]["payload"]["kind"] == "snapshot"
     listed = frame["params"]["frame"]["payload"]["snapshot"]["config"]["slashCommands"]
     names = [c["name"] for c in listed]
     assert names[:2] == ["compact", "goal"] and names[-1] == "review"

@@ -149,7 +149,7 @@ def test_send_text_starts_now_when_idle_then_queues_or_guides_as_the_routing_say
     assert guided["result"]["delivery"] == "guide"
     input_id = guided["result"]["inputId"]
     assert side.port.named("guide") == [("guide", side.session_id, "steer", input_id)]
-    side.engine.event("turn.steerDrained", {"drainedInputs": [{"inputId": input_id, "delivery": "guide"}]})
+    side.engine.event("turn.steerDrained", {"drainedInputs": [{"pendingInputId": input_id, "delivery": "guide"}]})
     assert side.projection.rows.rows[-1]["guided"] is True
     side.engine.complete()
     assert side.port.named("start_turn")[-1][2] == "second", "the queue drains when the turn ends"
@@ -168,10 +168,12 @@ def test_a_prompt_sent_before_the_previous_one_has_started_waits_in_the_queue() 
     assert [c[2] for c in side.port.named("start_turn")] == ["first", "second"]
 
 
-def test_stop_is_a_noop_when_idle_and_stale_ids_are_guarded_and_a_real_stop_pauses_the_queue() -> None:
+def test_an_idle_stop_does_nothing_and_stale_ids_are_guarded_and_a_real_stop_pauses_the_queue() -> None:
     side = Bridge()
-    ack = side.send(bridge.stop(side.session_id))
-    assert (ack["status"], ack["reasonCode"]) == ("noop", "stop.noForegroundExecution")
+    ack = side.send(bridge.stop(side.session_id))  # the engine's stop(): nothing runs, nothing named: accepted
+    assert ack["status"] == "accepted" and "result" not in ack and side.port.named("stop") == []
+    ack = side.send(bridge.stop(side.session_id, expected_foreground_execution_id="exec_gone"))
+    assert (ack["status"], ack["reasonCode"]) == ("noop", "guard.stopTargetChanged")
     side.send(bridge.send_text(side.session_id, "go"))
     side.engine.start("go")
     ack = side.send(bridge.stop(side.session_id, expected_foreground_execution_id="exec_old"))

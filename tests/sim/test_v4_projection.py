@@ -241,7 +241,7 @@ def test_a_guided_input_becomes_a_guided_user_row_when_the_turn_takes_it_in() ->
     played.projection.guides["input_9"] = ExpectedInput("also run lint", "cmd-9", "client-1")
     played.event("turn.steerQueued", {"inputId": "input_9", "delivery": "guide"})
     assert played.rows("userInput")[-1]["text"] == "fix the build"
-    played.event("turn.steerDrained", {"drainedInputs": [{"inputId": "input_9", "delivery": "guide"}]})
+    played.event("turn.steerDrained", {"drainedInputs": [{"pendingInputId": "input_9", "delivery": "guide"}]})
     row = played.rows("userInput")[-1]
     assert row["text"] == "also run lint" and row["guided"] is True and row["sourceCommandId"] == "cmd-9"
 
@@ -260,3 +260,19 @@ def test_cutting_the_branch_removes_the_rows_and_moves_the_revision() -> None:
     assert [r["text"] for r in played.rows("userInput")] == ["one"]
     assert played.projection.revision == revision + 1
     assert played.bridge.rows == played.rows()
+
+
+def test_an_op_or_a_snapshot_handed_out_keeps_its_row_while_the_row_streams_on() -> None:
+    """The store grows a streaming row's text in place (docs/simulator.md): what went out must not move."""
+    from zcode_acp.sim.v4.rows import RowStore
+
+    store = RowStore()
+    row = store.append("assistantText", {"turnId": "t", "createdAt": 0, "createdAtSeq": 1},
+                       {"text": "a", "state": "streaming"})
+    appended = store.take_ops()[0]["row"]
+    snapshot = store.window()["window"][0]
+    for piece in ("b", "c"):
+        store.append_text(row["rowId"], "text", piece)
+    assert appended["text"] == "a" and snapshot["text"] == "a"
+    assert store.get(row["rowId"])["text"] == "abc"
+    assert [op["append"] for op in store.take_ops()] == ["b", "c"]
