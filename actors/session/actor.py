@@ -275,7 +275,9 @@ class Session(BridgeActor):
 
     def when_live(self, action: Callable[[], None], on_error: Callable[[RpcError], None]) -> None:
         step = self.lifecycle.when_live(action, on_error)
-        if step is Step.CREATE:
+        if step is Step.CREATE and self.v4 is not None:
+            self.v4.create(self.cwd, self.mcp_servers, lambda result, error: self.on_created(Created(result, error)))
+        elif step is Step.CREATE:
             params: dict[str, Any] = {"workspace": workspace(self.cwd), "mode": self.settings.current.mode}
             if self.mcp_servers:
                 params["mcpServers"] = self.mcp_servers

@@ -40,7 +40,7 @@ class _Sent:
 
 def refused(ack: v4.CommandAck) -> RpcError:
     detail = f": {ack.message}" if ack.message else ""
-    return RpcError(INTERNAL_ERROR, f"the engine {ack.status} {ack.command_id.split(':')[0]} ({ack.reason_code}){detail}",
+    return RpcError(INTERNAL_ERROR, f"the engine answered {ack.status} ({ack.reason_code}){detail}",
                     {"status": ack.status, "reasonCode": ack.reason_code})
 
 
@@ -52,7 +52,7 @@ class V4Commands:
     def send(self, command: v4.Command, done: Done, *, retried: bool = False) -> None:
         needs_base = command.type in v4.COMMANDS_REQUIRING_BASE_REVISION or command.type in v4.ROW_TARGETING_COMMANDS
         try:
-            params = v4.envelope(command, command_id=f"{command.type}:{uuid.uuid4().hex}", client_id=self.client_id,
+            params = v4.envelope(command, command_id=str(uuid.uuid4()), client_id=self.client_id,
                                  issued_at=time.time() * 1000, base=self.port.v4_base() if needs_base else None)
         except ValueError as exc:  # a row command before the state names a log epoch
             done(None, RpcError(INTERNAL_ERROR, f"cannot send {command.type} yet: {exc}"))

@@ -27,7 +27,7 @@ from typing import Any
 
 import gevent
 
-from zcode_acp.protocol.errors import RpcError
+from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError
 from zcode_acp.protocol.translator import agent_text
 from zcode_acp.protocol.v4 import commands as v4
 from zcode_acp.protocol.v4.conversation import TurnEnded
@@ -66,6 +66,27 @@ class V4Path:
 
     def v4_base(self) -> v4.Base:
         return self.feed.base() if self.feed is not None else v4.Base(0)
+
+    # -- the engine session --------------------------------------------------------------------
+
+    def create(self, workspace_path: str, mcp_servers: list[Any], done: Callable[[Any, Any], None]) -> None:
+        """``createSession`` (a draft: the first prompt is its first ``sendText``).
+
+        Not the legacy ``session/create``: the engine writes a legacy-made session's row
+        at its first legacy send, so a v4 ``sendText`` to it fails (a captured foreign-key
+        error). ``done`` gets the answer in ``session/create``'s shape.
+        """
+        command = v4.create_session(workspace_path, mcp_servers=mcp_servers or None)
+
+        def acked(ack: v4.CommandAck | None, error: RpcError | None) -> None:
+            session_id = ack.result.get("sessionId") if ack is not None and ack.result else None
+            if error is not None or not isinstance(session_id, str):
+                done(None, (error or RpcError(INTERNAL_ERROR, "createSession named no session")).to_dict())
+                return
+            done({"session": {"sessionId": session_id,
+                              "workspace": {"workspacePath": workspace_path, "workspaceKey": workspace_path}}}, None)
+
+        self.commands.send(command, acked)
 
     # -- the subscription ----------------------------------------------------------------------
 

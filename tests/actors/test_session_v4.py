@@ -45,17 +45,13 @@ class PlaneBackend:
         count = self.served.get(method, 0) + 1
         call = self.probe.wait_call(method, count)
         self.served[method] = count
-        if method == "session/create":
-            seed = self.port.create_session(WORKSPACE)
-            self.plane.register_session(seed, WORKSPACE)
-            self.engine = Engine(self.plane, seed.session_id)
-            result, error = {"session": {"sessionId": seed.session_id}}, None
-        else:
-            answers: list[Any] = []
-            self.plane.dispatch(method, json.loads(json.dumps(call.params)), lambda r, e: answers.append((r, e)))
-            assert len(answers) == 1
-            result, v4error = answers[0]
-            error = None if v4error is None else {"code": v4error.code, "message": v4error.message}
+        answers: list[Any] = []
+        self.plane.dispatch(method, json.loads(json.dumps(call.params)), lambda r, e: answers.append((r, e)))
+        assert len(answers) == 1
+        result, v4error = answers[0]
+        error = None if v4error is None else {"code": v4error.code, "message": v4error.message}
+        if call.params.get("type") == "createSession" and result["status"] == "accepted":
+            self.engine = Engine(self.plane, result["result"]["sessionId"])
         call.reply_to.tell(call.reply(json.loads(json.dumps(result)), error))
         self.flush()
         return call
@@ -67,7 +63,8 @@ class PlaneBackend:
             self.session.tell(V4Frames(frames))
 
     def live(self) -> Engine:
-        self.serve("session/create")
+        create = self.serve("v4/command")
+        assert create.params["type"] == "createSession" and create.params["payload"] == {"workspaceId": WORKSPACE}
         self.serve("v4/conversation/subscribe")
         assert self.engine is not None
         return self.engine
@@ -108,8 +105,8 @@ def test_prompt_streams_deltas_from_the_topic_and_answers_when_control_ends(worl
     engine = plane.live()
     send = plane.serve("v4/command")
     assert send.params["type"] == "sendText" and send.params["payload"] == {"text": "say hello"}
-    assert [m.method for m in backend.of("BackendCall")] == ["session/create", "v4/conversation/subscribe",
-                                                            "v4/command"]  # never the legacy stream
+    # createSession, the topic, sendText: never a legacy method
+    assert [m.method for m in backend.of("BackendCall")] == ["v4/command", "v4/conversation/subscribe", "v4/command"]
     assert plane.port.named("start_turn")
     plane.play(lambda: engine.start("say hello"), lambda: engine.text("hello there world"))
     conn.wait_for(lambda: conn.text() == "hello there world ")

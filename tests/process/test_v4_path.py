@@ -1,0 +1,65 @@
+"""The bridge on the engine's v4 data plane (``ZCODE_ACP_ENGINE_API=v4``), through the official SDK.
+
+The today dialect serves the v4 plane (docs/simulator.md, "v4 data plane"); every frame
+both ways is checked against the engine's schemas by the process conftest, and every
+ACP frame against the official ACP schema by the harness.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from tests.process.harness import bridge, run
+
+pytestmark = pytest.mark.dialects("today")
+V4 = {"ZCODE_ACP_ENGINE_API": "v4"}
+
+
+def methods(b) -> list[str]:
+    return [c["method"] for c in b.backend_calls()]
+
+
+@run
+async def test_a_prompt_streams_through_the_conversation_topic(tmp_path):
+    async with bridge(tmp_path, env=V4) as b:
+        sid = await b.new_session()
+        response = await b.prompt(sid, "Show me around")
+        assert response.stop_reason == "end_turn"
+        client = b.client
+        assert "Let me look at the project." in client.texts(sid)
+        assert "README first" in client.texts(sid, "agent_thought_chunk")
+        cards = {c["toolCallId"]: c for c in client.of_kind(sid, "tool_call")}
+        assert len(cards) == 2
+        finals = {u["toolCallId"] for u in client.of_kind(sid, "tool_call_update") if u.get("status") == "completed"}
+        assert finals == set(cards)
+        calls = methods(b)
+        assert "session/send" not in calls and "session/subscribe" not in calls and "session/create" not in calls
+        assert calls.index("v4/conversation/subscribe") < len(calls)
+        commands = [c["params"]["type"] for c in b.backend_calls("v4/command")]
+        assert commands[:2] == ["createSession", "sendText"]
+
+
+@run
+async def test_cancel_stops_through_the_v4_command_and_answers_cancelled(tmp_path):
+    async with bridge(tmp_path, env=V4) as b:
+        sid = await b.new_session()
+        prompt = asyncio.ensure_future(b.prompt(sid, "#sim hang"))
+        await b.client.wait_for(lambda: "Thinking very hard" in b.client.texts(sid))
+        await b.conn.cancel(session_id=sid)
+        response = await prompt
+        assert response.stop_reason == "cancelled"
+        stops = [c for c in b.backend_calls("v4/command") if c["params"]["type"] == "stop"]
+        assert len(stops) == 1
+        assert b.backend_calls("session/stop") == []
+
+
+@run
+async def test_two_prompts_in_a_row_each_get_their_own_answer(tmp_path):
+    async with bridge(tmp_path, env=V4) as b:
+        sid = await b.new_session()
+        first = await b.prompt(sid, "hello")
+        second = await b.prompt(sid, "hello again")
+        assert first.stop_reason == second.stop_reason == "end_turn"
+        assert len([c for c in b.backend_calls("v4/command") if c["params"]["type"] == "sendText"]) == 2
