@@ -791,6 +791,14 @@ class Session(BridgeActor):
             message.conn.tell(Reply(message.request_id, result if isinstance(result, dict) else {}, None))
 
         call = commands.extension_call(message.name, message.params)
+        if call.v4_only:
+            v4 = self.v4
+            if v4 is None:
+                message.fail(RpcError(METHOD_NOT_FOUND, f"{message.name} needs the engine's v4 data plane "
+                                                        "(ZCODE_ACP_ENGINE_API=v4)"))
+            else:
+                self.when_live(lambda: v4.extra(call.method, call.params, reply, message.fail), message.fail)
+            return
         self.controls.extension(message.name, call, message.conn, message.request_id, reply, message.fail)
 
     @handles(Announce)

@@ -35,6 +35,7 @@ from zcode_acp.protocol.v4.conversation import TurnEnded
 from zcode_acp.actors.base import safe_tell
 from zcode_acp.actors.messages import Answered, Reply, SessionActivity, V4Expire
 from zcode_acp.actors.session.v4commands import V4Commands
+from zcode_acp.actors.session.v4extras import V4Extras, queue_items
 from zcode_acp.actors.session.v4feed import Step, V4Feed
 from zcode_acp.actors.session.v4prompts import Answer, OwedPrompt, V4Prompts
 
@@ -52,6 +53,8 @@ class V4Path:
         self.feed: V4Feed | None = None
         self.commands = V4Commands(self, self.connection_id)
         self.prompts = V4Prompts()
+        self.extras = V4Extras(self.commands, lambda: self.feed.state if self.feed is not None else None,
+                               lambda: str(self.session.backend_session_id))
         self.expiry_armed: float | None = None
 
     @property
@@ -160,7 +163,8 @@ class V4Path:
             return
         result = ack.result if ack is not None else None
         delivery = result.get("delivery") if isinstance(result, dict) else None
-        notice = self.prompts.admitted(owed, delivery if isinstance(delivery, str) else None)
+        notice = self.prompts.admitted(owed, delivery if isinstance(delivery, str) else None,
+                                       ack.command_id if ack is not None else None)
         if notice:
             self.session.deliver([agent_text(notice, uuid.uuid4().hex)])
 
@@ -187,6 +191,21 @@ class V4Path:
             return False
         self.cancel(error, owed)
         return True
+
+    def extra(self, method: str, params: dict[str, Any], on_result: Callable[[Any], None],
+              on_error: Callable[[RpcError], None]) -> None:
+        """A v4-only extension method (``protocol/commands.py`` EXTENSIONS, ``v4_only``)."""
+        on_ack = None
+        if method == "deleteQueueItem" and self.feed is not None:
+            item = next((i for i in queue_items(self.feed.state.state) if i.get("queueItemId") == params["queueItemId"]),
+                        None)
+            source = item.get("sourceCommandId") if item else None
+            if isinstance(source, str):
+                def on_ack(ack: v4.CommandAck) -> None:
+                    if ack.status in ("accepted", "duplicate"):
+                        answer = self.prompts.unqueued(source)
+                        self._answer([answer] if answer else [])
+        self.extras.run(method, params, on_result, on_error, on_ack)
 
     def close(self) -> None:
         """Teardown: the running turn is stopped, every prompt owed answers cancelled."""

@@ -30,6 +30,8 @@ class OwedPrompt:
     request_id: Any
     error: RpcError | None = None
     """Answer with this instead of the turn's stop reason (``$/cancel_request``: -32800)."""
+    command_id: str | None = None
+    """Its ``sendText``'s id, once acked: a queue item names it as ``sourceCommandId``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,9 +54,10 @@ class V4Prompts:
     def sent(self, owed: OwedPrompt) -> None:
         self.admitting.append(owed)
 
-    def admitted(self, owed: OwedPrompt, delivery: str | None) -> str | None:
+    def admitted(self, owed: OwedPrompt, delivery: str | None, command_id: str | None = None) -> str | None:
         """Its ack came back accepted: the notice that tells the client where it went, if any."""
         self._forget_admitting(owed)
+        owed.command_id = command_id
         if delivery == "queue":
             self.queued.append(owed)
         else:  # startNow, guide (an unknown word: it runs with what runs)
@@ -78,6 +81,14 @@ class V4Prompts:
             else:
                 answers.append(Answer(one, None, from_backend_error(ended.error or {}, "session/prompt")))
         return answers
+
+    def unqueued(self, command_id: str) -> Answer | None:
+        """The queue item of this prompt was removed: it will never run, so it is answered cancelled now."""
+        for one in self.queued:
+            if one.command_id == command_id:
+                self.queued.remove(one)
+                return Answer(one, None, one.error) if one.error else Answer(one, {"stopReason": "cancelled"}, None)
+        return None
 
     def find(self, conn_urn: str, request_id: Any) -> OwedPrompt | None:
         for one in (*self.admitting, *self.running, *self.queued):

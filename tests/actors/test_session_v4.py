@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from zcode_acp.actors.cli.config import Config, SettingError
-from zcode_acp.actors.messages import CancelTurn, Prompt, V4Frames
+from zcode_acp.actors.messages import CancelTurn, Extension, Prompt, V4Frames
 from zcode_acp.actors.session.actor import Session
 from zcode_acp.protocol.content import BackendPrompt
 from zcode_acp.protocol.session_config import SessionSettings
@@ -165,3 +165,66 @@ def test_a_prompt_during_a_turn_follows_the_engines_routing_and_the_client_is_to
     assert plane.port.named("start_turn")[-1][2] == "second"  # the queue drained into a new turn
     plane.play(lambda: engine.start("second"), lambda: engine.text("again"), engine.complete)
     assert conn.wait_reply(2).result == {"stopReason": "end_turn"}
+
+
+def extension(session: Any, conn: Probe, request_id: Any, name: str, **params: Any) -> None:
+    session.tell(Extension(conn.ref, request_id, name, {"sessionId": "acp-1", **params}))
+
+
+def test_the_engines_queue_is_listed_and_a_removed_item_answers_its_prompt_cancelled(world):
+    session, backend, conn = world
+    plane = PlaneBackend(session, backend)
+    prompt(session, conn, 1, "first")
+    engine = plane.live()
+    plane.serve("v4/command")
+    plane.play(lambda: engine.start("first"))
+    prompt(session, conn, 2, "second")
+    plane.serve("v4/command")
+    conn.wait_for(lambda: "Queued" in conn.text())
+    extension(session, conn, 3, "session/queue")
+    items = conn.wait_reply(3).result["items"]
+    assert [item["text"] for item in items] == ["second"]
+    extension(session, conn, 4, "session/queueRemove", queueItemId=items[0]["queueItemId"])
+    remove = plane.serve("v4/command")
+    assert remove.params["type"] == "deleteQueueItem" and isinstance(remove.params["baseRevision"], int)
+    assert conn.wait_reply(4).error is None
+    assert conn.wait_reply(2).result == {"stopReason": "cancelled"}  # it will never run
+    plane.play(engine.complete)
+    assert conn.wait_reply(1).result == {"stopReason": "end_turn"}
+    assert len(plane.port.named("start_turn")) == 1
+
+
+def test_retry_reruns_the_latest_turn_and_rename_renames(world):
+    session, backend, conn = world
+    plane = PlaneBackend(session, backend)
+    prompt(session, conn, 1, "first")
+    engine = plane.live()
+    plane.serve("v4/command")
+    plane.play(lambda: engine.start("first"), lambda: engine.text("answer"), engine.complete)
+    assert conn.wait_reply(1).result == {"stopReason": "end_turn"}
+    extension(session, conn, 2, "session/retry")
+    retry = plane.serve("v4/command")
+    assert retry.params["type"] == "retryTurn" and retry.params["baseLogEpoch"]
+    assert conn.wait_reply(2).error is None
+    assert plane.port.named("truncate") and plane.port.named("start_turn")[-1][2] == "first"
+    extension(session, conn, 3, "session/rename", title="A better name")
+    plane.serve("v4/command")
+    assert conn.wait_reply(3).error is None
+    conn.wait_for(lambda: any(u["sessionUpdate"] == "session_info_update" and u.get("title") == "A better name"
+                              for u in conn.updates()))
+
+
+def test_the_v4_extras_are_refused_on_the_legacy_path():
+    backend, conn, supervisor, router = Probe(), Probe(), Probe(), Probe()
+    session = Session.start(
+        session_id="acp-1", cwd=WORKSPACE, mcp_servers=[], settings=SessionSettings(), backend=backend.ref,
+        router=router.ref, supervisor=supervisor.ref, clients=[conn.ref], capabilities={},
+        config=replace(CONFIG, engine_api="legacy"))
+    try:
+        extension(session, conn, 1, "session/queue")
+        assert conn.wait_reply(1).error["code"] == -32601
+        assert backend.of("BackendCall") == []
+    finally:
+        session.stop()
+        for probe in (backend, conn, supervisor, router):
+            probe.stop()
