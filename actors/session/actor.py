@@ -725,6 +725,8 @@ class Session(BridgeActor):
                 fail(invalid_params("cwd", f"does not match the session's workspace root {self.cwd}"))
             elif not message.replay:
                 self._attached(message, None)
+            elif self.v4 is not None:
+                self._attached(message, self.v4.replay())  # the snapshot, not a history read
             elif self.history.want(message):  # one history read serves every load waiting for it
                 self._read_history()
 

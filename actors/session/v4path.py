@@ -30,7 +30,8 @@ import gevent
 from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError
 from zcode_acp.protocol.translator import agent_text
 from zcode_acp.protocol.v4 import commands as v4
-from zcode_acp.protocol.v4.conversation import TurnEnded
+from zcode_acp.protocol.v4.conversation import ConversationTranslator, TurnEnded
+from zcode_acp.protocol.v4.conversation_apply import Reset
 
 from zcode_acp.actors.base import safe_tell
 from zcode_acp.actors.messages import Answered, Reply, SessionActivity, V4Expire
@@ -56,6 +57,7 @@ class V4Path:
         self.extras = V4Extras(self.commands, lambda: self.feed.state if self.feed is not None else None,
                                lambda: str(self.session.backend_session_id))
         self.expiry_armed: float | None = None
+        self.until_ready: Callable[[], None] | None = None  # the subscribe's answer, owed once a snapshot is in
 
     @property
     def busy(self) -> bool:
@@ -101,9 +103,12 @@ class V4Path:
         feed = self.feed
 
         def answered(result: Any, error: Any) -> None:
-            if error is None and feed is self.feed:
-                self._do(feed.subscribed(result, now_ms()))
-            done(result, error)
+            if error is not None or feed is not self.feed:
+                done(result, error)
+                return
+            # Live once the state means something: the snapshot behind the ack (a load replays it).
+            self.until_ready = functools.partial(done, result, None)
+            self._do(feed.subscribed(result, now_ms()))
 
         self.v4_call("v4/conversation/subscribe", feed.subscribe_params(), answered,
                      timeout=self.session.config.subscribe_timeout)
@@ -124,6 +129,9 @@ class V4Path:
         for signal in step.signals:
             if isinstance(signal, TurnEnded):
                 self._answer(self.prompts.turn_ended(signal))
+        if self.until_ready is not None and self.feed is not None and self.feed.subscription.ready:
+            ready, self.until_ready = self.until_ready, None
+            ready()
         if step.resync is not None:
             log.info("session %s: resyncing %s", self.session.session_id, step.resync["topic"])
             self.v4_call("v4/conversation/resync", step.resync, self._resynced,
@@ -213,9 +221,20 @@ class V4Path:
             self.commands.send(v4.stop(self.session.backend_session_id), lambda ack, error: None)
         self._answer(self.prompts.drop_all(None))
 
+    def replay(self) -> list[dict[str, Any]]:
+        """``session/load``: the conversation the snapshot holds, as updates (prompts included).
+
+        One snapshot, not a history read: the engine already sends the newest rows whole.
+        """
+        if self.feed is None:
+            return []
+        state = self.feed.state
+        return ConversationTranslator(replay_history=True).translate([Reset(dict(state.state), tuple(state.rows))]).updates
+
     def lost(self, error: RpcError) -> None:
         self._answer(self.prompts.drop_all(error))
         self.feed = None  # a new process: a new subscription, from a snapshot
+        self.until_ready = None
 
     def _answer(self, answers: list[Answer]) -> None:
         for answer in answers:

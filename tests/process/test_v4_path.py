@@ -63,3 +63,43 @@ async def test_two_prompts_in_a_row_each_get_their_own_answer(tmp_path):
         second = await b.prompt(sid, "hello again")
         assert first.stop_reason == second.stop_reason == "end_turn"
         assert len([c for c in b.backend_calls("v4/command") if c["params"]["type"] == "sendText"]) == 2
+
+
+@run
+async def test_a_load_replays_the_snapshot_not_the_history(tmp_path):
+    async with bridge(tmp_path, env=V4) as b:
+        sid = await b.new_session()
+        await b.prompt(sid, "Show me around")
+        client = b.client
+        live_cards = {c["toolCallId"] for c in client.of_kind(sid, "tool_call")}
+        assert client.texts(sid, "user_message_chunk") == ""  # the prompter is not echoed its prompt
+        before = len(client.updates[sid])
+        await b.conn.load_session(session_id=sid, cwd="/tmp", mcp_servers=[])
+        replayed = client.updates[sid][before:]
+        kinds = [u["sessionUpdate"] for u in replayed]
+        assert kinds[0] == "user_message_chunk" and replayed[0]["content"]["text"] == "Show me around"
+        text = "".join(u["content"]["text"] for u in replayed if u["sessionUpdate"] == "agent_message_chunk")
+        assert "Let me look at the project." in text
+        assert {u["toolCallId"] for u in replayed if u["sessionUpdate"] == "tool_call"} == live_cards
+        calls = methods(b)
+        assert "session/messages" not in calls and "session/read" not in calls  # no history read
+        response = await b.prompt(sid, "hello again")  # and it goes on
+        assert response.stop_reason == "end_turn"
+
+
+@run
+async def test_the_engines_queue_is_an_extension_on_the_v4_path(tmp_path):
+    async with bridge(tmp_path, env=V4) as b:
+        sid = await b.new_session()
+        running = asyncio.ensure_future(b.prompt(sid, "#sim hang"))
+        await b.client.wait_for(lambda: "Thinking very hard" in b.client.texts(sid))
+        queued = asyncio.ensure_future(b.prompt(sid, "after that"))
+        await b.client.wait_for(lambda: "Queued" in b.client.texts(sid))
+        listed = await b.conn._conn.send_request("_session/queue", {"sessionId": sid})
+        assert [item["text"] for item in listed["items"]] == ["after that"]
+        await b.conn._conn.send_request("_session/queueRemove", {"sessionId": sid,
+                                                                 "queueItemId": listed["items"][0]["queueItemId"]})
+        assert (await queued).stop_reason == "cancelled"
+        await b.conn.cancel(session_id=sid)
+        assert (await running).stop_reason == "cancelled"
+        assert (await b.conn._conn.send_request("_session/queue", {"sessionId": sid}))["items"] == []
