@@ -36,7 +36,8 @@ def target_row(rows: list[dict[str, Any]], row_id: int | None, kind: str | None)
     """The row a command names: ``row_id`` if given (of ``kind``, when one is required), else the latest of ``kind``."""
     for row in reversed(rows):
         if (row_id is None or row.get("rowId") == row_id) and (kind is None or row.get("kind") == kind):
-            return row
+            found: dict[str, Any] = row
+            return found
     return None
 
 
