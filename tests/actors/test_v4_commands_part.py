@@ -112,7 +112,7 @@ def test_a_duplicate_is_success_and_a_rejection_is_an_error():
     sid = session(port, commands)
     ack, error = outcome(commands, v4.send_text(sid, "hello"))
     assert error is None
-    first = [p for _, p in port.calls if p.get("type") == "sendText"][0]
+    first = next(p for _, p in port.calls if p.get("type") == "sendText")
     answers: list[Any] = []
     port.plane.dispatch("v4/command", first, lambda r, e: answers.append(r))
     assert answers[0]["status"] == "duplicate"
