@@ -103,3 +103,17 @@ async def test_the_engines_queue_is_an_extension_on_the_v4_path(tmp_path):
         await b.conn.cancel(session_id=sid)
         assert (await running).stop_reason == "cancelled"
         assert (await b.conn._conn.send_request("_session/queue", {"sessionId": sid}))["items"] == []
+
+
+@run
+@pytest.mark.parametrize("faults", ["gap", "checksum", "stale_subscription,duplicate", "fragment*3"])
+async def test_frames_the_engine_garbles_are_resynced_and_the_text_arrives_whole(tmp_path, faults):
+    async with bridge(tmp_path, env={**V4, "ZCODE_SIM_V4_FAULTS": faults}) as b:
+        sid = await b.new_session()
+        clean = await b.prompt(sid, "Show me around")
+        assert clean.stop_reason == "end_turn"
+        text = b.client.texts(sid)
+        assert text.startswith("Let me look at the project.") and text.endswith("open anything in it.")
+        assert text.count("Let me look at the project.") == 1  # nothing twice
+        if faults in ("gap", "checksum"):
+            assert b.backend_calls("v4/conversation/resync")
