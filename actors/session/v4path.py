@@ -216,9 +216,11 @@ class V4Path:
         self.extras.run(method, params, on_result, on_error, on_ack)
 
     def close(self) -> None:
-        """Teardown: the running turn is stopped, every prompt owed answers cancelled."""
+        """Teardown: the running turn is stopped, its open cards fail, every prompt owed answers cancelled."""
         if self.prompts.running and self.session.backend_session_id:
             self.commands.send(v4.stop(self.session.backend_session_id), lambda ack, error: None)
+        if self.feed is not None:
+            self.session.deliver(self.feed.translator.close_open_cards())
         self._answer(self.prompts.drop_all(None))
 
     def replay(self) -> list[dict[str, Any]]:
@@ -232,6 +234,8 @@ class V4Path:
         return ConversationTranslator(replay_history=True).translate([Reset(dict(state.state), tuple(state.rows))]).updates
 
     def lost(self, error: RpcError) -> None:
+        if self.feed is not None:  # its cards first: the prompts' answers come after their last update
+            self.session.deliver(self.feed.translator.close_open_cards())
         self._answer(self.prompts.drop_all(error))
         self.feed = None  # a new process: a new subscription, from a snapshot
         self.until_ready = None

@@ -346,6 +346,13 @@ class ConversationTranslator:
             if card_id is not None:
                 self._close(card_id, out)
 
+    def close_open_cards(self) -> list[Update]:
+        """The engine went away mid-turn: every card still open fails, once (it can never settle now)."""
+        out = Translation()
+        for card_id in list(self._cards):
+            self._close(card_id, out)
+        return out.updates
+
     def _close(self, card_id: str, out: Translation) -> None:
         card = self._cards.get(card_id)
         if card is not None and card.status not in FINAL:

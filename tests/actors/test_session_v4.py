@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from zcode_acp.actors.cli.config import Config, SettingError
-from zcode_acp.actors.messages import CancelTurn, Extension, Prompt, V4Frames
+from zcode_acp.actors.messages import BackendLost, CancelTurn, Extension, Prompt, V4Frames
 from zcode_acp.actors.session.actor import Session
 from zcode_acp.protocol.content import BackendPrompt
 from zcode_acp.protocol.session_config import SessionSettings
@@ -228,3 +228,22 @@ def test_the_v4_extras_are_refused_on_the_legacy_path():
         session.stop()
         for probe in (backend, conn, supervisor, router):
             probe.stop()
+
+
+def test_the_backends_death_fails_the_open_cards_then_the_prompt(world):
+    session, backend, conn = world
+    plane = PlaneBackend(session, backend)
+    prompt(session, conn, 1)
+    engine = plane.live()
+    plane.serve("v4/command")
+    plane.play(engine.start, lambda: engine.event("model.streaming", {"kind": "tool_call", "toolCallId": "t1",
+                                                                       "toolName": "Bash", "input": {"command": "make"}}),
+               lambda: engine.event("tool.updated", {"kind": "started", "toolCallId": "t1", "inputOmitted": True}))
+    conn.wait_for(lambda: any(u["sessionUpdate"] == "tool_call" for u in conn.updates()))
+    session.tell(BackendLost("ZCode backend exited (code 9)"))
+    reply = conn.wait_reply(1)
+    assert reply.error is not None and "exited" in reply.error["message"]
+    statuses = [u.get("status") for u in conn.updates() if u.get("toolCallId") == "t1" and "status" in u]
+    assert statuses[-1] == "failed" and statuses.count("failed") == 1
+    assert len(conn.of("Deliver")) and conn.messages.index(reply) > max(
+        i for i, m in enumerate(conn.messages) if type(m).__name__ == "Deliver")  # the card first, then the answer
