@@ -58,6 +58,7 @@ class V4Path:
                                lambda: str(self.session.backend_session_id))
         self.expiry_armed: float | None = None
         self.until_ready: Callable[[], None] | None = None  # the subscribe's answer, owed once a snapshot is in
+        self.usage_mark: dict[str, Any] | None = None  # the engine's cumulative usage when the last turn ended
 
     @property
     def busy(self) -> bool:
@@ -128,15 +129,31 @@ class V4Path:
         self.session.deliver(step.updates)
         for signal in step.signals:
             if isinstance(signal, TurnEnded):
-                self._answer(self.prompts.turn_ended(signal))
+                self._answer(self.prompts.turn_ended(signal, self._turn_usage()))
         if self.until_ready is not None and self.feed is not None and self.feed.subscription.ready:
             ready, self.until_ready = self.until_ready, None
+            self.usage_mark = self._cumulative()
             ready()
         if step.resync is not None:
             log.info("session %s: resyncing %s", self.session.session_id, step.resync["topic"])
             self.v4_call("v4/conversation/resync", step.resync, self._resynced,
                          timeout=self.session.config.subscribe_timeout)
         self._arm_expiry()
+
+    def _cumulative(self) -> dict[str, Any]:
+        usage = self.feed.state.state.get("usage") if self.feed is not None else None
+        cumulative = usage.get("cumulative") if isinstance(usage, dict) else None
+        return dict(cumulative) if isinstance(cumulative, dict) else {}
+
+    def _turn_usage(self) -> dict[str, Any] | None:
+        """What the turn that just ended spent: the engine's cumulative usage since the last turn's end."""
+        now, before = self._cumulative(), self.usage_mark
+        self.usage_mark = now
+        if before is None:
+            return None
+        spent = {key: value - before.get(key, 0) for key, value in now.items()
+                 if isinstance(value, int) and not isinstance(value, bool)}
+        return spent if any(spent.values()) else None
 
     def _resynced(self, result: Any, error: Any) -> None:
         if self.feed is None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from zcode_acp.protocol.errors import RpcError, from_backend_error
+from zcode_acp.protocol.usage import prompt_result
 from zcode_acp.protocol.v4.conversation import TurnEnded
 
 ROUTING_NOTICES = {
@@ -68,7 +69,8 @@ class V4Prompts:
         self._forget_admitting(owed)
         return Answer(owed, None, error)
 
-    def turn_ended(self, ended: TurnEnded) -> list[Answer]:
+    def turn_ended(self, ended: TurnEnded, usage: dict[str, Any] | None = None) -> list[Answer]:
+        """The running turn ended: its prompts are answered (``usage``: the tokens it spent)."""
         owed, self.running = self.running, []
         if self.queued:
             self.running.append(self.queued.popleft())  # the queue's next input starts now
@@ -77,7 +79,7 @@ class V4Prompts:
             if one.error is not None:
                 answers.append(Answer(one, None, one.error))
             elif ended.stop_reason is not None:
-                answers.append(Answer(one, {"stopReason": ended.stop_reason}, None))
+                answers.append(Answer(one, prompt_result(ended.stop_reason, usage), None))
             else:
                 answers.append(Answer(one, None, from_backend_error(ended.error or {}, "session/prompt")))
         return answers

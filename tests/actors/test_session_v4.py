@@ -113,7 +113,10 @@ def test_prompt_streams_deltas_from_the_topic_and_answers_when_control_ends(worl
     assert conn.replies() == []  # the turn still runs
     plane.play(engine.complete)
     reply = conn.wait_reply(1)
-    assert reply.result == {"stopReason": "end_turn"} and reply.error is None
+    assert reply.result["stopReason"] == "end_turn" and reply.error is None
+    # the turn's tokens, from the engine's cumulative usage (10 in, 2 of them cached reads, 5 out)
+    assert reply.result["usage"] == {"inputTokens": 8, "outputTokens": 5, "totalTokens": 15, "thoughtTokens": 0,
+                                     "cachedReadTokens": 2, "cachedWriteTokens": 0}
     chunks = [u for u in conn.updates() if u["sessionUpdate"] == "agent_message_chunk"]
     assert [c["content"]["text"] for c in chunks] == ["hello ", "there ", "world "]  # deltas, not resends
     for update in conn.updates():
@@ -129,7 +132,7 @@ def test_a_gap_is_resynced_and_nothing_is_lost(world):
     plane.play(engine.start, lambda: engine.text("one two three"))
     plane.serve("v4/conversation/resync")  # the frame that went missing made a gap
     plane.play(engine.complete)
-    assert conn.wait_reply(1).result == {"stopReason": "end_turn"}
+    assert conn.wait_reply(1).result["stopReason"] == "end_turn"
     assert conn.text() == "one two three "
 
 
@@ -146,7 +149,7 @@ def test_cancel_sends_the_v4_stop_and_the_turn_answers_cancelled(world):
     assert stop.params["type"] == "stop"
     assert plane.port.named("stop")
     plane.play(lambda: engine.complete("cancelled"))
-    assert conn.wait_reply(1).result == {"stopReason": "cancelled"}
+    assert conn.wait_reply(1).result["stopReason"] == "cancelled"
 
 
 def test_a_prompt_during_a_turn_follows_the_engines_routing_and_the_client_is_told(world):
@@ -160,11 +163,11 @@ def test_a_prompt_during_a_turn_follows_the_engines_routing_and_the_client_is_to
     plane.serve("v4/command")  # the engine's followupMode (queue by default) decides
     conn.wait_for(lambda: "Queued" in conn.text())
     plane.play(engine.complete)
-    assert conn.wait_reply(1).result == {"stopReason": "end_turn"}
+    assert conn.wait_reply(1).result["stopReason"] == "end_turn"
     assert [r.request_id for r in conn.replies()] == [1]  # the queued one waits for its own turn
     assert plane.port.named("start_turn")[-1][2] == "second"  # the queue drained into a new turn
     plane.play(lambda: engine.start("second"), lambda: engine.text("again"), engine.complete)
-    assert conn.wait_reply(2).result == {"stopReason": "end_turn"}
+    assert conn.wait_reply(2).result["stopReason"] == "end_turn"
 
 
 def extension(session: Any, conn: Probe, request_id: Any, name: str, **params: Any) -> None:
@@ -190,7 +193,7 @@ def test_the_engines_queue_is_listed_and_a_removed_item_answers_its_prompt_cance
     assert conn.wait_reply(4).error is None
     assert conn.wait_reply(2).result == {"stopReason": "cancelled"}  # it will never run
     plane.play(engine.complete)
-    assert conn.wait_reply(1).result == {"stopReason": "end_turn"}
+    assert conn.wait_reply(1).result["stopReason"] == "end_turn"
     assert len(plane.port.named("start_turn")) == 1
 
 
@@ -201,7 +204,7 @@ def test_retry_reruns_the_latest_turn_and_rename_renames(world):
     engine = plane.live()
     plane.serve("v4/command")
     plane.play(lambda: engine.start("first"), lambda: engine.text("answer"), engine.complete)
-    assert conn.wait_reply(1).result == {"stopReason": "end_turn"}
+    assert conn.wait_reply(1).result["stopReason"] == "end_turn"
     extension(session, conn, 2, "session/retry")
     retry = plane.serve("v4/command")
     assert retry.params["type"] == "retryTurn" and retry.params["baseLogEpoch"]
