@@ -497,7 +497,8 @@ class Session(BridgeActor):
             self.turns[self.current].tell(ShowInteraction(message.frame, message.generation))
             return
         tool_call_id, name, value, tool_call = interactions.dialog_tool_call(message.frame)
-        self.deliver(self.cards.ensure_card(tool_call_id, name, value))
+        if self.v4 is None or not self.v4.owns_card(tool_call_id):  # on v4 the tool's row already made its card
+            self.deliver(self.cards.ensure_card(tool_call_id, name, value))
         self.router.tell(InteractionAsked(message.frame, message.generation, self.session_id,
                                           self.backend_session_id, tool_call, self.actor_ref, self.backend))
 

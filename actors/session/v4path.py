@@ -232,6 +232,9 @@ class V4Path:
                         self._answer([answer] if answer else [])
         self.extras.run(method, params, on_result, on_error, on_ack)
 
+    def owns_card(self, card_id: str) -> bool:
+        return self.feed is not None and self.feed.translator.has_card(card_id)
+
     def close(self) -> None:
         """Teardown: the running turn is stopped, its open cards fail, every prompt owed answers cancelled."""
         if self.prompts.running and self.session.backend_session_id:

@@ -346,6 +346,10 @@ class ConversationTranslator:
             if card_id is not None:
                 self._close(card_id, out)
 
+    def has_card(self, card_id: str) -> bool:
+        """Whether this translator opened the card (a tool row's, a sub-agent's, a work's)."""
+        return card_id in self._cards
+
     def close_open_cards(self) -> list[Update]:
         """The engine went away mid-turn: every card still open fails, once (it can never settle now)."""
         out = Translation()
