@@ -49,7 +49,6 @@ class CommandBase:
         self.attachments = attachments
         self.clock = clock
         self.decided: dict[tuple[str | None, str], Ack] = {}
-        self._resolved: set[tuple[str, str]] = set()
         self._ids = itertools.count(1)
 
     @staticmethod

@@ -191,8 +191,8 @@ class CommandHandler(QueueCommands):
         answer = need(payload, "answer", dict, "object")
         item = projection.interaction(interaction_id)
         if item is None:
-            if (projection.session_id, interaction_id) in self._resolved:
-                raise Decision("noop", "interaction.alreadyResolved")  # the first answer won
+            if interaction_id in projection.answered:
+                raise Decision("noop", "interaction.alreadyResolved")  # the first answer won (ours or the host's)
             raise Decision("stale", "proto.staleTarget")
         self._resolve(projection, item, answer)
         resolved_by = {"clientId": str(params.get("clientId") or "")}
@@ -204,7 +204,6 @@ class CommandHandler(QueueCommands):
         request_id = projection.request_id_of(item["interactionId"])
         if request_id is None:
             return
-        self._resolved.add((projection.session_id, item["interactionId"]))
         projection.feed({"type": f"{item['kind']}.resolved", "payload": {"requestId": request_id}})
         self.port.resolve_interaction(projection.session_id, request_id, item["kind"], answer)
 

@@ -61,6 +61,8 @@ class TurnParts(ConversationState):
         self._last_turn_id = ""
         self._interactions: dict[str, str] = {}
         """legacy requestId → interactionId."""
+        self.answered: set[str] = set()
+        """Interactions answered, by a v4 command or by the host's answer to the legacy request."""
 
     def _row(self, kind: str, **fields: Any) -> dict[str, Any]:
         turn_id = self._turn.turn_id if self._turn else self._last_turn_id
@@ -214,6 +216,7 @@ class TurnParts(ConversationState):
     def _close_interaction(self, payload: dict[str, Any]) -> str | None:
         interaction_id = self._interactions.pop(str(payload.get("requestId") or ""), None)
         if interaction_id is not None:
+            self.answered.add(interaction_id)
             self.set("pendingInteractions",
                      [i for i in self.state["pendingInteractions"] if i["interactionId"] != interaction_id])
         return interaction_id

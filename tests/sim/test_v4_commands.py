@@ -221,6 +221,19 @@ def test_an_interaction_past_its_countdown_is_resolved_by_the_engine() -> None:
     assert side.projection.state["pendingInteractions"] == []
 
 
+def test_a_question_past_its_countdown_goes_on_accepted_with_no_answers() -> None:
+    """As the engine's question auto-resolution does (the today dialect's own timer answers the same)."""
+    side = Bridge()
+    side.send(bridge.send_text(side.session_id, "go"))
+    side.engine.start("go")
+    side.engine.event("userInput.requested", {"requestId": "server-2", "questions": [], "autoResolveMs": 1_000})
+    deadline = side.projection.state["pendingInteractions"][0]["autoResolution"]["deadlineAt"]
+    side.plane.tick(deadline)
+    assert side.port.named("resolve_interaction") == [
+        ("resolve_interaction", side.session_id, "server-2", "userInput", {"action": "accept",
+                                                                           "content": {"answers": {}}})]
+
+
 def test_retry_and_edit_cut_the_branch_and_rerun_and_fork_opens_a_child_with_the_history() -> None:
     side = Bridge()
     side.send(bridge.send_text(side.session_id, "first prompt"))

@@ -31,16 +31,21 @@ def command(peer: SimPeer, cmd: bridge.Command, command_id: str | None = None,
 
 
 class Conversation:
-    def __init__(self, peer: SimPeer, topic: str, connection_id: str = "tests") -> None:
+    def __init__(self, peer: SimPeer, topic: str, connection_id: str = "tests", applier: Any = None) -> None:
+        """``applier``: the bridge's state for another kind of topic (a conversation's by default)."""
         self.peer = peer
         self.topic = topic
         self.connection_id = connection_id
         self.client = Client(topic, connection_id)
+        if applier is not None:
+            self.client.state = applier
+            self.client.sub = client_topic.TopicSubscription(topic, applier)
         self.read = 0
         self.ack: dict[str, Any] = {}
 
     @property
-    def state(self) -> ConversationState:
+    def state(self) -> Any:
+        """The applier's state (``ConversationState`` unless another applier was given)."""
         return self.client.state
 
     def open(self, base: dict[str, Any] | None = None) -> dict[str, Any]:
