@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from zcode_acp.actors.cli.config import Config, SettingError
-from zcode_acp.actors.messages import BackendLost, CancelTurn, Extension, Prompt, V4Frames
+from zcode_acp.actors.messages import BackendLost, CancelPromptRequest, CancelTurn, Extension, Prompt, V4Frames
 from zcode_acp.actors.session.actor import Session
 from zcode_acp.protocol.content import BackendPrompt
 from zcode_acp.protocol.session_config import SessionSettings
@@ -250,3 +250,18 @@ def test_the_backends_death_fails_the_open_cards_then_the_prompt(world):
     assert statuses[-1] == "failed" and statuses.count("failed") == 1
     assert len(conn.of("Deliver")) and conn.messages.index(reply) > max(
         i for i, m in enumerate(conn.messages) if type(m).__name__ == "Deliver")  # the card first, then the answer
+
+
+def test_a_cancelled_prompt_request_stops_the_turn_and_answers_request_cancelled(world):
+    session, backend, conn = world
+    plane = PlaneBackend(session, backend)
+    prompt(session, conn, 7)
+    engine = plane.live()
+    plane.serve("v4/command")
+    plane.play(engine.start, lambda: engine.text("working"))
+    conn.wait_for(lambda: conn.text())
+    session.tell(CancelPromptRequest(conn.ref, 7))
+    assert plane.serve("v4/command").params["type"] == "stop"
+    plane.play(lambda: engine.complete("cancelled"))
+    reply = conn.wait_reply(7)
+    assert reply.result is None and reply.error["code"] == -32800
