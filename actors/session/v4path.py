@@ -30,7 +30,8 @@ import gevent
 from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError
 from zcode_acp.protocol.translator import agent_text
 from zcode_acp.protocol.v4 import commands as v4
-from zcode_acp.protocol.v4.conversation import ConversationTranslator, TurnEnded
+from zcode_acp.protocol.v4.conversation import ConversationTranslator, InteractionOpened, TurnEnded
+from zcode_acp.protocol.v4.conversation_view import PendingInteraction
 from zcode_acp.protocol.v4.conversation_apply import Reset
 
 from zcode_acp.actors.base import safe_tell
@@ -45,6 +46,13 @@ log = logging.getLogger(__name__)
 
 def now_ms() -> float:
     return time.time() * 1000.0
+
+
+def countdown_notice(interaction: PendingInteraction) -> str:
+    """The engine runs a countdown on this question: say when it answers by itself."""
+    seconds = max(0, round(((interaction.countdown_deadline_at or 0) - now_ms()) / 1000))
+    what = "permission request" if interaction.kind == "permission" else "question"
+    return f"The engine answers this {what} by itself in {seconds} s unless you answer first."
 
 
 class V4Path:
@@ -130,6 +138,8 @@ class V4Path:
         for signal in step.signals:
             if isinstance(signal, TurnEnded):
                 self._answer(self.prompts.turn_ended(signal, self._turn_usage()))
+            elif isinstance(signal, InteractionOpened) and signal.interaction.countdown_deadline_at is not None:
+                self.session.deliver([agent_text(countdown_notice(signal.interaction), uuid.uuid4().hex)])
         if self.until_ready is not None and self.feed is not None and self.feed.subscription.ready:
             ready, self.until_ready = self.until_ready, None
             self.usage_mark = self._cumulative()

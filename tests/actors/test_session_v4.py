@@ -265,3 +265,15 @@ def test_a_cancelled_prompt_request_stops_the_turn_and_answers_request_cancelled
     plane.play(lambda: engine.complete("cancelled"))
     reply = conn.wait_reply(7)
     assert reply.result is None and reply.error["code"] == -32800
+
+
+def test_a_question_the_engine_counts_down_says_when_it_answers_by_itself(world):
+    session, backend, conn = world
+    plane = PlaneBackend(session, backend)
+    prompt(session, conn, 1)
+    engine = plane.live()
+    plane.serve("v4/command")
+    plane.play(engine.start, lambda: engine.event("permission.requested", {
+        "requestId": "r1", "toolCallId": "t1", "toolName": "Bash", "summary": "make", "autoResolveMs": 30_000}))
+    conn.wait_for(lambda: "by itself in" in conn.text())
+    assert "permission request by itself in" in conn.text()
