@@ -58,6 +58,7 @@ from zcode_acp.actors.messages import (
     TerminateBackend,
     Throttle,
     UnregisterRoute,
+    V4Frames,
     WriteFailed,
 )
 from zcode_acp.actors.transport import backend_process, fdio, flow, trace
@@ -66,6 +67,7 @@ from zcode_acp.actors.transport.writer import Writer
 
 log = logging.getLogger(__name__)
 
+V4_FRAME = "v4/conversation/frame"
 INTERACTION_METHODS = frozenset({"interaction/requestPermission", "interaction/requestUserInput"})
 STDERR_TAIL = 20  # lines of the backend's stderr kept for error messages
 WRITE_BACKLOG_LIMIT = 64 * 1024 * 1024  # bytes queued for a backend that does not read
@@ -381,6 +383,9 @@ class Backend(BridgeActor):
                 params = frame.get("params")
                 if not isinstance(params, dict):
                     continue
+                if frame["method"] == V4_FRAME:
+                    self._route_v4_frame(params, outbox, message.token)
+                    continue
                 session = self.routes.get(params.get("sessionId"))  # type: ignore[arg-type]
                 if session is None:
                     continue
@@ -400,6 +405,23 @@ class Backend(BridgeActor):
                     self._backend_request(frame)
         for ref, items in outbox.values():
             safe_tell(ref, items[0] if len(items) == 1 else Batch(items))
+
+    def _route_v4_frame(self, params: dict[str, Any], outbox: dict[str, tuple[Any, list[Any]]], token: Any) -> None:
+        """A v4 topic frame goes to the Session whose backend session its topic names.
+
+        Frames carry no ``sessionId``: ``conversation/<sessionId>`` says whose they are. One
+        read's frames for a Session travel as one ``V4Frames``, in pipe order with its replies.
+        """
+        topic = params.get("topic")
+        kind, _, session_id = topic.partition("/") if isinstance(topic, str) else ("", "", "")
+        session = self.routes.get(session_id) if kind == "conversation" else None
+        if session is None:
+            return  # a topic nobody here subscribed (or one that outlived its session)
+        _ref, items = outbox.setdefault(session.actor_urn, (session, []))
+        if items and type(items[-1]) is V4Frames:
+            items[-1].frames.append(params)
+        else:
+            items.append(V4Frames([params], flow.share(token)))
 
     def _interaction_route(self, frame: dict[str, Any]) -> Any:
         if frame["method"] not in INTERACTION_METHODS:

@@ -488,6 +488,22 @@ class SessionEvents(Consumed):
 
 
 @message
+class V4Frames(Consumed):
+    """``v4/conversation/frame`` params for one session's topics, in pipe order (docs/v4.md)."""
+
+    frames: list[dict[str, Any]]
+    token: Token | None = None
+
+    def release(self) -> None:
+        self.frames.clear()
+
+
+@message
+class V4Expire:
+    """A v4 session's timer: a fragmented frame may have outlived the engine's assembly time."""
+
+
+@message
 class SessionNotice:
     """Another backend notification about this session."""
 

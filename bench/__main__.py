@@ -156,6 +156,27 @@ def row_rss_many(s: Sizes) -> list[Line]:
              f"{rss:.0f} MiB (making them took {took:.0f} s)", "— (see the idle row)")]
 
 
+def row_v4(s: Sizes) -> list[Line]:
+    from bench import v4_path  # the simulator's v4 plane makes the frames (not timed)
+
+    count = s.count // 10
+    legacy_rate, v4_rate = v4_path.streaming(count, s.runs)
+    legacy_first, v4_first = v4_path.first_update(s.startups)
+    history_ms, snapshot_ms, history_n, snapshot_n = v4_path.load(s.messages, s.store_runs)
+    legacy_kib, v4_kib = v4_path.idle_memory()
+    return [
+        (f"v4 vs legacy, decoding only: updates/s of one turn of {count:,} deltas (in process)",
+         f"legacy {legacy_rate:,.0f}/s, v4 {v4_rate:,.0f}/s", "—"),
+        ("v4 vs legacy, decoding only: a turn's first delta → its update (in process)",
+         f"legacy {legacy_first:.0f} µs, v4 {v4_first:.0f} µs", "—"),
+        (f"v4 vs legacy: `session/load` replay of a {s.messages:,}-row conversation (decoded JSON in hand)",
+         f"history replay {history_ms:.0f} ms ({history_n:,} updates), snapshot replay {snapshot_ms:.0f} ms "
+         f"({snapshot_n:,} updates)", "— (no history read on v4)"),
+        ("v4 vs legacy: an idle session's per-session parts after 10 turns",
+         f"legacy {legacy_kib:.0f} KiB (no conversation held), v4 {v4_kib:.0f} KiB (the topic's state)", "—"),
+    ]
+
+
 ROWS: dict[str, Callable[[Sizes], list[Line]]] = {
     "throughput": row_throughput,
     "tracing": row_tracing,
@@ -164,6 +185,7 @@ ROWS: dict[str, Callable[[Sizes], list[Line]]] = {
     "first-update": row_first_update,
     "busy": row_busy,
     "load": row_load,
+    "v4": row_v4,
     "store": row_store,
     "latency": row_latency,
     "sessions": row_sessions,

@@ -42,6 +42,7 @@ class ExtensionCall:
     cancels_task: str | None = None  # the background task whose card is cancelled on success
     steer: str | None = None  # text for the running turn (session/steer or v4 sendText, whichever the engine has)
     rename: str | None = None  # the session's new title (the engine's v4 renameSession command)
+    v4_only: bool = False  # what only the v4 data plane offers: ``method`` is the v4 command (docs/v4.md)
 
 
 # What each backend method takes besides ``sessionId``: today's engine checks its params with
@@ -111,6 +112,19 @@ def _rename(params: dict[str, Any]) -> ExtensionCall:
     return ExtensionCall("v4/command", rename=session_title(params.get("title")))
 
 
+def _v4(command: str, *required: str) -> Callable[[dict[str, Any]], ExtensionCall]:
+    """A v4-only extension: its required strings, and an optional integer ``rowId`` (a row to target)."""
+    def build(params: dict[str, Any]) -> ExtensionCall:
+        out: dict[str, Any] = {name: _required_string(params, name) for name in required}
+        row_id = params.get("rowId")
+        if row_id is not None:
+            if not isinstance(row_id, int) or isinstance(row_id, bool):
+                raise invalid_params("rowId", "must be an integer (a row of the conversation)")
+            out["rowId"] = row_id
+        return ExtensionCall(command, out, v4_only=True)
+    return build
+
+
 # ACP-side extension methods, one table (each also accepted with a leading "_", as SDKs send them).
 EXTENSIONS: dict[str, Callable[[dict[str, Any]], ExtensionCall]] = {
     "session/fork": _fork,
@@ -125,7 +139,14 @@ EXTENSIONS: dict[str, Callable[[dict[str, Any]], ExtensionCall]] = {
     "session/setThoughtLevel": lambda params: ExtensionCall(
         "session/setThoughtLevel", setting=("thought", params.get("thoughtLevel"))),
     "session/cancelBackgroundTask": _cancel_task,
-    "session/rename": _rename,
+    # Only on the v4 data plane (ZCODE_ACP_ENGINE_API=v4); the legacy path answers -32601.
+    "session/queue": _v4("listQueue"),  # the engine's queue: {items: [{queueItemId, text, …}]}
+    "session/queueEdit": _v4("editQueueItem", "queueItemId", "text"),
+    "session/queueRemove": _v4("deleteQueueItem", "queueItemId"),
+    "session/queueSendNow": _v4("sendQueuedNow", "queueItemId"),
+    "session/retry": _v4("retryTurn"),  # the latest turn, or the one of rowId
+    "session/editPrompt": _v4("editUserQuery", "text"),  # the latest prompt, or the userInput row rowId
+    "session/rename": _rename,  # both paths: the engine's renameSession command
 }
 
 

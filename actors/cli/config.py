@@ -79,6 +79,9 @@ class Config:
     notify_page: str = ""
     # The language of every string the bridge writes for a person (protocol/i18n): resolved once, here.
     lang: str = "en"
+    # Which engine surface a session runs on: the legacy session/* methods, or the v4 data plane
+    # (topics and commands, docs/v4.md).
+    engine_api: str = "legacy"
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Config:
@@ -254,6 +257,16 @@ seconds = _seconds(allow_zero=True)
 positive_seconds = _seconds(allow_zero=False)
 
 
+ENGINE_APIS = ("legacy", "v4")
+
+
+def engine_api(raw: str) -> str:
+    value = raw.strip().lower()
+    if value not in ENGINE_APIS:
+        raise Expected("setting.expected_one_of", choices=", ".join(ENGINE_APIS))
+    return value
+
+
 # Remote access and tracing are read where they are used (remote_config.py, main.py), with the
 # same converters; these only check, so that a bad value stops the bridge at start.
 
@@ -376,6 +389,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("ZCODE_ACP_NOTIFY_LINK", "notify_page", "",
             "the hub page's public address (e.g. `https://agent.example.org/`): notifications link to the "
             "session there (never with the token)", page_address),
+    Setting("ZCODE_ACP_ENGINE_API", "engine_api", "legacy",
+            "`v4` runs sessions on the engine's v4 data plane (topics and commands, docs/v4.md) instead of "
+            "the legacy `session/*` methods", engine_api),
     # Remote access (docs/remote.md): read with the config file by remote_config.py, which they override.
     Setting("ZCODE_ACP_REMOTE", None, "off",
             "`1`/`true`/`yes`/`on` opens a loopback WebSocket endpoint for remote ACP clients (needs a token)", flag),

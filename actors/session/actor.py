@@ -49,6 +49,7 @@ from zcode_acp.protocol.errors import (
 )
 from zcode_acp.protocol.events import STATE_UPDATED, TITLE_UPDATED, TURN_STEER_QUEUED, payload
 from zcode_acp.protocol.handshake import supports_terminal_output
+from zcode_acp.protocol.i18n import t
 from zcode_acp.protocol.history import replay_updates
 from zcode_acp.protocol.session_config import SessionSettings, session_state
 from zcode_acp.protocol.sessions import iso_time, own_workspace, workspace
@@ -120,6 +121,8 @@ from zcode_acp.actors.messages import (
     TurnReplayed,
     TurnSettled,
     UnregisterRoute,
+    V4Expire,
+    V4Frames,
 )
 from zcode_acp.actors.session.attribution import Attribution, Claim
 from zcode_acp.actors.session.engine_surface import EngineSurface
@@ -130,6 +133,7 @@ from zcode_acp.actors.session.lifecycle import Lifecycle, Phase, Step
 from zcode_acp.actors.session.routing import EventRouter, Routed
 from zcode_acp.actors.session.sequencer import Ready, Sequencer
 from zcode_acp.actors.session.settings import Settings
+from zcode_acp.actors.session.v4path import V4Path
 from zcode_acp.actors.transport import flow
 from zcode_acp.actors.turn import Turn
 
@@ -191,6 +195,8 @@ class Session(BridgeActor):
         self.next_key = 1
         self.plan: list[dict[str, str]] | None = None
         self.tasks: Any = None
+        # ZCODE_ACP_ENGINE_API=v4: the conversation comes from the v4 data plane (docs/v4.md)
+        self.v4 = V4Path(self) if config.engine_api == "v4" else None
 
     # -- leaving memory when idle ----------------------------------------------------------------
 
@@ -210,7 +216,8 @@ class Session(BridgeActor):
     def _idle(self) -> bool:
         """Nothing would be lost by stopping now: no turn, dialog card, task, load or compaction."""
         return (not self.turns and self.tasks is None and not self.cards.cards and not self.history.in_flight
-                and not self.controls.compacting and self.lifecycle.phase in (Phase.LIVE, Phase.LOST, Phase.PLACEHOLDER)
+                and not self.controls.compacting and not (self.v4 is not None and self.v4.busy)
+                and self.lifecycle.phase in (Phase.LIVE, Phase.LOST, Phase.PLACEHOLDER)
                 and time.monotonic() - self.last_active >= self.config.idle_session_after)
 
     @handles(IdleCheck)
@@ -273,7 +280,9 @@ class Session(BridgeActor):
 
     def when_live(self, action: Callable[[], None], on_error: Callable[[RpcError], None]) -> None:
         step = self.lifecycle.when_live(action, on_error)
-        if step is Step.CREATE:
+        if step is Step.CREATE and self.v4 is not None:
+            self.v4.create(self.cwd, self.mcp_servers, lambda result, error: self.on_created(Created(result, error)))
+        elif step is Step.CREATE:
             params: dict[str, Any] = {"workspace": workspace(self.cwd), "mode": self.settings.current.mode}
             if self.mcp_servers:
                 params["mcpServers"] = self.mcp_servers
@@ -387,6 +396,9 @@ class Session(BridgeActor):
 
     def _subscribe(self) -> None:
         self.lifecycle.subscribe_sent()
+        if self.v4 is not None:  # the conversation topic instead of the legacy event stream
+            self.v4.subscribe(lambda result, error: self.on_subscribed(Subscribed(result, error)))
+            return
         params = {"sessionId": self.backend_session_id, "deliveryKind": "desktop-continuous", "includeSnapshot": False}
         self._call("session/subscribe", params, Subscribed, timeout=self.config.subscribe_timeout)
 
@@ -427,6 +439,11 @@ class Session(BridgeActor):
         if command is not None:
             self.controls.command(command, message.conn, message.request_id,
                                   lambda result: message.conn.tell(Reply(message.request_id, result, None)))
+            return
+        if self.v4 is not None:  # the engine's inputRouting decides what a prompt during a turn does
+            v4, prompt = self.v4, message.prompt
+            self.when_live(lambda: v4.prompt(message.conn, message.request_id, prompt.text, prompt.attachments),
+                           message.fail)
             return
         if self.current is not None:
             self.turns[self.current].tell(CancelTurn("preempted"))  # the latest prompt wins
@@ -477,6 +494,8 @@ class Session(BridgeActor):
 
     @handles(CancelTurn)
     def on_cancel_turn(self, message: CancelTurn) -> None:
+        if self.v4 is not None:
+            self.v4.cancel()
         if self.current is not None:
             self.turns[self.current].tell(CancelTurn(message.reason))
         else:
@@ -490,7 +509,8 @@ class Session(BridgeActor):
             self.turns[self.current].tell(ShowInteraction(message.frame, message.generation))
             return
         tool_call_id, name, value, tool_call = interactions.dialog_tool_call(message.frame, self.config.lang)
-        self.deliver(self.cards.ensure_card(tool_call_id, name, value))
+        if self.v4 is None or not self.v4.owns_card(tool_call_id):  # on v4 the tool's row already made its card
+            self.deliver(self.cards.ensure_card(tool_call_id, name, value))
         self.router.tell(InteractionAsked(message.frame, message.generation, self.session_id,
                                           self.backend_session_id, tool_call, self.actor_ref, self.backend))
 
@@ -504,6 +524,8 @@ class Session(BridgeActor):
     @handles(CancelPromptRequest)
     def on_cancel_prompt_request(self, message: CancelPromptRequest) -> None:
         """``$/cancel_request`` for a prompt: its turn answers -32800 after its last update."""
+        if self.v4 is not None and self.v4.cancel_request(message.conn, message.request_id, cancelled()):
+            return
         for key, request in self.turn_requests.items():
             if request == (message.conn.actor_urn, message.request_id):
                 self.turns[key].tell(CancelTurn("request cancelled", cancelled()))
@@ -608,6 +630,8 @@ class Session(BridgeActor):
     @handles(SessionEvents)
     def on_session_events(self, message: SessionEvents) -> None:
         try:
+            if self.v4 is not None:
+                return  # a v4 session reads its conversation topic, not the legacy stream
             if self.lifecycle.live:
                 self._apply(self.sequencer.accept(message.events), message.token)
             else:
@@ -662,6 +686,19 @@ class Session(BridgeActor):
             self._call("session/subscribe", params, GapFilled, timeout=self.config.subscribe_timeout)
             gevent.spawn_later(self.config.gap_wait, safe_tell, self.actor_ref, GapTimeout(ready.gap_after))
 
+    @handles(V4Frames)
+    def on_v4_frames(self, message: V4Frames) -> None:
+        try:
+            if self.v4 is not None and not self.lifecycle.closed:
+                self.v4.frames(message.frames)
+        finally:
+            flow.done(message.token)
+
+    @handles(V4Expire)
+    def on_v4_expire(self, message: V4Expire) -> None:
+        if self.v4 is not None:
+            self.v4.expire(message)
+
     @handles(GapFilled)
     def on_gap_filled(self, message: GapFilled) -> None:
         if self.lifecycle.live:
@@ -711,6 +748,8 @@ class Session(BridgeActor):
                 fail(invalid_params("cwd", f"does not match the session's workspace root {self.cwd}"))
             elif not message.replay:
                 self._attached(message, None)
+            elif self.v4 is not None:
+                self._attached(message, self.v4.replay())  # the snapshot, not a history read
             elif self.history.want(message):  # one history read serves every load waiting for it
                 self._read_history()
 
@@ -796,6 +835,15 @@ class Session(BridgeActor):
             message.conn.tell(Reply(message.request_id, result if isinstance(result, dict) else {}, None))
 
         call = commands.extension_call(message.name, message.params)
+        if call.rename is not None and self.v4 is not None:  # on the v4 path: its own renameSession command
+            call = commands.ExtensionCall("renameSession", {"title": call.rename}, v4_only=True)
+        if call.v4_only:
+            v4 = self.v4
+            if v4 is None:
+                message.fail(RpcError(METHOD_NOT_FOUND, t(self.config.lang, "error.needs_v4", method=message.name)))
+            else:
+                self.when_live(lambda: v4.extra(call.method, call.params, reply, message.fail), message.fail)
+            return
         self.controls.extension(message.name, call, message.conn, message.request_id, reply, message.fail)
 
     @handles(Announce)
@@ -811,6 +859,8 @@ class Session(BridgeActor):
         self.lifecycle.lost()  # the next use resumes on a new backend process
         self.sequencer.reset()
         self.lifecycle.fail_waiters(RpcError(INTERNAL_ERROR, message.reason))
+        if self.v4 is not None:
+            self.v4.lost(RpcError(INTERNAL_ERROR, message.reason))
         self.controls.compaction_lost({"message": f"{message.reason} during the compaction"})
         for turn in list(self.turns.values()):
             turn.tell(BackendLost(message.reason))  # each closes its own cards
@@ -824,6 +874,8 @@ class Session(BridgeActor):
         was_live = self.lifecycle.live
         self.lifecycle.close()
         self.router.tell(CancelInteractions(self.session_id, message.reason))
+        if self.v4 is not None:
+            self.v4.close()
         futures = [turn.ask(CancelTurn("teardown"), block=False) for turn in self.turns.values()]
         for future in futures:
             try:

@@ -48,6 +48,7 @@ from .conversation_apply import (
     StateReplaced,
     TextAppended,
 )
+from ..i18n import EN, t
 
 Update = dict[str, Any]
 
@@ -113,31 +114,32 @@ def _text_chunk(kind: str, text: str, row_id: int) -> Update:
     return {"sessionUpdate": update, "content": {"type": "text", "text": text}, "messageId": message_id(row_id)}
 
 
-def marker_notice(marker: Any) -> str | None:
+def marker_notice(marker: Any, lang: str = EN) -> str | None:
     """A timeline marker in a few words, or None for one not worth a line."""
     if not isinstance(marker, dict):
         return None
     kind = marker.get("type")
     if kind == "compact":
-        return {"running": "Compacting the conversation…", "success": "Conversation compacted.",
-                "failed": "Compaction failed.", "cancelled": "Compaction cancelled."}.get(str(marker.get("status")))
+        status = str(marker.get("status"))
+        return t(lang, f"v4.marker.compact.{status}") if status in ("running", "success", "failed", "cancelled") else None
     if kind == "retryNotice":
-        return f"Retrying (attempt {marker.get('attempt')}: {marker.get('reasonCode')})."
+        return t(lang, "v4.marker.retry", attempt=marker.get("attempt"), reason=marker.get("reasonCode"))
     if kind == "modelChange" and isinstance(marker.get("toModel"), str):
-        return f"Model: {marker['toModel']}."
+        return t(lang, "v4.marker.model", model=marker["toModel"])
     if kind == "goalSet" and isinstance(marker.get("objective"), str):
-        return f"Goal: {marker['objective']}"
+        return t(lang, "command.goal_is", objective=marker["objective"])
     if kind == "forkNotice":
-        return "Forked from another session."
+        return t(lang, "v4.marker.fork")
     if kind == "checkpointRestored":
-        return "Files restored to a checkpoint."
+        return t(lang, "v4.marker.checkpoint")
     return None
 
 
 class ConversationTranslator:
     """One session's announced state, and the updates each batch of changes adds to it."""
 
-    def __init__(self, *, replay_history: bool = False, echo_user_input: bool = False) -> None:
+    def __init__(self, *, replay_history: bool = False, echo_user_input: bool = False, lang: str = EN) -> None:
+        self._lang = lang  # of the notices the bridge writes (protocol/i18n)
         self._replay = replay_history
         self._echo = echo_user_input
         self._baselined = False
@@ -204,7 +206,7 @@ class ConversationTranslator:
                 self._cards[f"subagent-{row_id}"] = _Card(status, lingers=row.get("backgrounded") is True)
                 self._row_cards[row_id] = f"subagent-{row_id}"
             elif kind == "timelineMarker":
-                self._markers[row_id] = marker_notice(row.get("marker"))
+                self._markers[row_id] = marker_notice(row.get("marker"), self._lang)
         for work in view.background_works(reset.state):
             self._works[work.work_id] = WORK_STATUSES.get(work.status, "in_progress")
         self._interactions_changed((), view.pending_interactions(reset.state), out)
@@ -227,7 +229,7 @@ class ConversationTranslator:
         elif kind == "subagent":
             self._subagent_row(row, out)
         elif kind == "timelineMarker":
-            notice = marker_notice(row.get("marker"))
+            notice = marker_notice(row.get("marker"), self._lang)
             if notice and self._markers.get(row_id) != notice:
                 out.updates.append(updates_notice(notice, row_id))
             self._markers[row_id] = notice
@@ -345,6 +347,17 @@ class ConversationTranslator:
             card_id = self._row_cards.pop(row["rowId"], None)
             if card_id is not None:
                 self._close(card_id, out)
+
+    def has_card(self, card_id: str) -> bool:
+        """Whether this translator opened the card (a tool row's, a sub-agent's, a work's)."""
+        return card_id in self._cards
+
+    def close_open_cards(self) -> list[Update]:
+        """The engine went away mid-turn: every card still open fails, once (it can never settle now)."""
+        out = Translation()
+        for card_id in list(self._cards):
+            self._close(card_id, out)
+        return out.updates
 
     def _close(self, card_id: str, out: Translation) -> None:
         card = self._cards.get(card_id)

@@ -1,0 +1,106 @@
+"""A session's ``v4/command``s and what their acks mean (docs/v4.md, "Commands").
+
+A plain part of the Session. Each command goes out in the engine's envelope (the base
+only where its schema demands it), and its ack is judged as issue 22 asks: ``duplicate``
+is success, ``noop`` is success with no effect, ``stale`` is retried once against the
+state the Session holds now (its frames keep it current), and an ack lost to a timeout
+is asked for with ``v4/commands/query`` — a command the engine never received is sent
+again under the same ``commandId`` (its idempotency key), once.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError, from_backend_error
+from zcode_acp.protocol.v4 import commands as v4
+
+Done = Callable[[v4.CommandAck | None, RpcError | None], None]
+"""The ack (accepted, duplicate or noop) or why the command failed; called exactly once."""
+
+
+class CommandPort(Protocol):
+    def v4_call(self, method: str, params: dict[str, Any], then: Callable[[Any, Any], None]) -> None: ...
+
+    def v4_base(self) -> v4.Base: ...
+
+
+@dataclass(slots=True)
+class _Sent:
+    command: v4.Command
+    params: dict[str, Any]
+    done: Done
+    retried: bool = False  # a stale ack was already retried
+    resent: bool = False  # a lost one was already sent again
+
+
+def refused(ack: v4.CommandAck) -> RpcError:
+    detail = f": {ack.message}" if ack.message else ""
+    return RpcError(INTERNAL_ERROR, f"the engine answered {ack.status} ({ack.reason_code}){detail}",
+                    {"status": ack.status, "reasonCode": ack.reason_code})
+
+
+class V4Commands:
+    def __init__(self, port: CommandPort, client_id: str) -> None:
+        self.port = port
+        self.client_id = client_id
+
+    def send(self, command: v4.Command, done: Done, *, retried: bool = False) -> None:
+        needs_base = command.type in v4.COMMANDS_REQUIRING_BASE_REVISION or command.type in v4.ROW_TARGETING_COMMANDS
+        try:
+            params = v4.envelope(command, command_id=str(uuid.uuid4()), client_id=self.client_id,
+                                 issued_at=time.time() * 1000, base=self.port.v4_base() if needs_base else None)
+        except ValueError as exc:  # a row command before the state names a log epoch
+            done(None, RpcError(INTERNAL_ERROR, f"cannot send {command.type} yet: {exc}"))
+            return
+        self._send(_Sent(command, params, done, retried=retried))
+
+    def _send(self, sent: _Sent) -> None:
+        self.port.v4_call("v4/command", sent.params, lambda result, error: self._acked(sent, result, error))
+
+    def _acked(self, sent: _Sent, result: Any, error: Any) -> None:
+        if error is not None:
+            if isinstance(error, dict) and error.get("timeout") and not error.get("backendExited"):
+                self._query(sent)  # the ack was lost, not necessarily the command
+                return
+            sent.done(None, from_backend_error(error, f"v4/command {sent.command.type}"))
+            return
+        self._judge(sent, v4.parse_ack(result))
+
+    def _judge(self, sent: _Sent, ack: v4.CommandAck | v4.AckInvalid) -> None:
+        if isinstance(ack, v4.AckInvalid):
+            sent.done(None, RpcError(INTERNAL_ERROR, f"the engine's ack of {sent.command.type} is invalid: {ack.detail}"))
+            return
+        verdict = v4.judge(ack, retried=sent.retried)
+        if verdict is v4.Verdict.RETRY_AFTER_REFRESH:
+            self.send(sent.command, sent.done, retried=True)  # a new id, against the state as it is now
+        elif verdict is v4.Verdict.REFUSED:
+            sent.done(ack, refused(ack))
+        else:
+            sent.done(ack, None)
+
+    def _query(self, sent: _Sent) -> None:
+        key = (sent.params.get("sessionId"), sent.params["commandId"])
+
+        def answered(result: Any, error: Any) -> None:
+            if error is not None:
+                sent.done(None, from_backend_error(error, "v4/commands/query"))
+                return
+            items = v4.parse_query_result(result)
+            if isinstance(items, v4.AckInvalid):
+                sent.done(None, RpcError(INTERNAL_ERROR, f"the engine's command query is invalid: {items.detail}"))
+                return
+            item = next((i for i in items if i.command_id == key[1]), None)
+            if item is not None and item.ack is not None:
+                self._judge(sent, item.ack)
+            elif not sent.resent:
+                sent.resent = True
+                self._send(sent)  # it never arrived: the same id again (a duplicate is harmless)
+            else:
+                sent.done(None, RpcError(INTERNAL_ERROR, f"the engine never received {sent.command.type}"))
+
+        self.port.v4_call("v4/commands/query", v4.query_params([key]), answered)

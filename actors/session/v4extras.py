@@ -1,0 +1,92 @@
+"""What only the v4 data plane offers, as ACP extension methods (docs/protocol-mapping.md).
+
+A plain part of a v4 Session: the engine's queue (list, edit, remove, send now), retry of
+a turn, edit of an earlier prompt (the engine reruns from it), rename. Reads come from
+the conversation state the Session's feed holds; changes are ``v4/command``s through
+``V4Commands`` (their base revision and log epoch from that same state).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from zcode_acp.protocol.errors import RpcError, invalid_params
+from zcode_acp.protocol.v4 import commands as v4
+
+from zcode_acp.actors.session.v4commands import V4Commands
+
+OnResult = Callable[[Any], None]
+OnError = Callable[[RpcError], None]
+
+
+def queue_items(state: dict[str, Any]) -> list[dict[str, Any]]:
+    queue = state.get("queue")
+    items = queue.get("items") if isinstance(queue, dict) else None
+    return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+
+
+def queue_view(state: dict[str, Any]) -> dict[str, Any]:
+    """The engine's queue as a client sees it: ids, texts, in order."""
+    return {"items": [{"queueItemId": item.get("queueItemId"), "text": item.get("text"),
+                       "state": (item.get("dispatch") or {}).get("state")} for item in queue_items(state)]}
+
+
+def target_row(rows: list[dict[str, Any]], row_id: int | None, kind: str | None) -> dict[str, Any] | None:
+    """The row a command names: ``row_id`` if given (of ``kind``, when one is required), else the latest of ``kind``."""
+    for row in reversed(rows):
+        if (row_id is None or row.get("rowId") == row_id) and (kind is None or row.get("kind") == kind):
+            found: dict[str, Any] = row
+            return found
+    return None
+
+
+class V4Extras:
+    def __init__(self, commands: V4Commands, state: Callable[[], Any], session_id: Callable[[], str]) -> None:
+        self.commands = commands
+        self.state = state  # the feed's ConversationState (None before the first subscription)
+        self.session_id = session_id
+
+    def run(self, call_method: str, params: dict[str, Any], on_result: OnResult, on_error: OnError,
+            on_ack: Callable[[v4.CommandAck], None] | None = None) -> None:
+        conversation = self.state()
+        if conversation is None:
+            on_error(RpcError(-32603, "the session's conversation is not subscribed yet"))
+            return
+        if call_method == "listQueue":
+            on_result(queue_view(conversation.state))
+            return
+        try:
+            command = self._command(call_method, params, conversation.rows)
+        except RpcError as error:
+            on_error(error)
+            return
+
+        def acked(ack: v4.CommandAck | None, error: RpcError | None) -> None:
+            if error is not None:
+                on_error(error)
+                return
+            if ack is not None and on_ack is not None:
+                on_ack(ack)
+            on_result({"status": ack.status if ack else "accepted", **((ack.result or {}) if ack else {})})
+
+        self.commands.send(command, acked)
+
+    def _command(self, method: str, params: dict[str, Any], rows: list[dict[str, Any]]) -> v4.Command:
+        sid = self.session_id()
+        if method == "editQueueItem":
+            return v4.edit_queue_item(sid, params["queueItemId"], params["text"])
+        if method == "deleteQueueItem":
+            return v4.delete_queue_item(sid, params["queueItemId"])
+        if method == "sendQueuedNow":
+            return v4.send_queued_now(sid, params["queueItemId"])
+        if method == "renameSession":
+            return v4.rename_session(sid, params["title"])
+        kind = "userInput"  # a turn is named by its prompt's row (any row of the turn would do)
+        row = target_row(rows, params.get("rowId"), kind)
+        if row is None or not isinstance(row.get("rowId"), int) or not isinstance(row.get("entityId"), str):
+            raise invalid_params("rowId", "names no prompt of this conversation the engine still shows")
+        target = v4.RowTarget(row["rowId"], row["entityId"])
+        if method == "retryTurn":
+            return v4.retry_turn(sid, target)
+        return v4.edit_user_query(sid, target, params["text"])

@@ -1,0 +1,80 @@
+"""One session's ``conversation/<sessionId>`` topic on the v4 data plane (docs/v4.md).
+
+A plain part of the Session (no actor, no I/O): it owns the subscription (assembler,
+cursor, the applied ``ConversationState``) and the translator that turns each applied
+frame into ACP updates. The Session gives it what the backend sent, in pipe order, and
+does what the returned ``Step`` says: send the updates, act on the signals, send the
+resync it asks for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from zcode_acp.protocol.v4 import commands as v4commands
+from zcode_acp.protocol.v4 import topic as v4topic
+from zcode_acp.protocol.v4.conversation import ConversationTranslator, Signal
+from zcode_acp.protocol.v4.conversation_apply import Change, ConversationState
+from zcode_acp.protocol.v4.wire import parse_wire
+
+
+@dataclass(slots=True)
+class Step:
+    updates: list[dict[str, Any]] = field(default_factory=list)
+    signals: list[Signal] = field(default_factory=list)
+    resync: dict[str, Any] | None = None
+    """``v4/conversation/resync`` params to send, when a frame could not be applied."""
+    ignored: list[str] = field(default_factory=list)
+    """Why frames were dropped (a stale subscription, a duplicate): logged at debug."""
+
+
+class V4Feed:
+    def __init__(self, backend_session_id: str, connection_id: str, lang: str = "en") -> None:
+        self.connection_id = connection_id
+        self.topic = f"conversation/{backend_session_id}"
+        self.state = ConversationState()
+        self.subscription: v4topic.TopicSubscription[Change] = v4topic.TopicSubscription(self.topic, self.state)
+        self.translator = ConversationTranslator(lang=lang)
+
+    def subscribe_params(self) -> dict[str, Any]:
+        if self.subscription.subscription_id is not None:
+            self.subscription.resubscribing()  # frames wait for the new ack
+        return v4topic.subscribe_params(self.topic, self.connection_id)
+
+    def subscribed(self, result: Any, now_ms: float) -> Step:
+        ack = result.get("ack") if isinstance(result, dict) else None
+        return self._step(self.subscription.subscribed(ack, now_ms))
+
+    def frames(self, params: list[dict[str, Any]], now_ms: float) -> Step:
+        outcomes: list[v4topic.Outcome[Change]] = []
+        for one in params:
+            outcomes += self.subscription.accept(parse_wire(one), now_ms)
+        return self._step(outcomes)
+
+    def expire(self, now_ms: float) -> Step:
+        return self._step(self.subscription.expire(now_ms))
+
+    @property
+    def next_expiry_ms(self) -> float | None:
+        return self.subscription.next_expiry_ms
+
+    def base(self) -> v4commands.Base:
+        """What commands decided against the state carry (``baseRevision``/``baseLogEpoch``)."""
+        revision = self.state.state.get("revision")
+        epoch = self.state.state.get("logEpoch") or self.subscription.log_epoch
+        return v4commands.Base(revision if isinstance(revision, int) else 0, epoch if isinstance(epoch, str) else None)
+
+    def _step(self, outcomes: list[v4topic.Outcome[Change]]) -> Step:
+        step = Step()
+        for outcome in outcomes:
+            if isinstance(outcome, v4topic.Applied):
+                translation = self.translator.translate(outcome.changes)
+                step.updates += translation.updates
+                step.signals += translation.signals
+            elif isinstance(outcome, v4topic.ResyncNeeded):
+                step.resync = self.subscription.resync_params(self.connection_id,
+                                                              force_snapshot=outcome.force_snapshot)
+            else:
+                step.ignored.append(outcome.reason)
+        return step

@@ -1,0 +1,284 @@
+"""A Session on the engine's v4 data plane (``ZCODE_ACP_ENGINE_API=v4``, docs/v4.md).
+
+The Session keeps its lifecycle (the legacy ``session/create``/``session/resume`` make
+the engine session: its schema has no v4 resume, and the engine serves every session it
+holds on v4 too); instead of ``session/subscribe`` it subscribes to the conversation
+topic, and from then on this part owns the v4 side:
+
+* ``V4Feed`` — the topic: frames in pipe order, reassembly, CRC, snapshots, deltas,
+  gaps and bad frames answered by ``v4/conversation/resync``, stale subscriptions ignored;
+  its translator makes the ACP updates, so the cards of a v4 session have one owner: it;
+* ``V4Commands`` — ``v4/command`` acks (duplicate, noop, stale retried once, a lost ack
+  queried);
+* ``V4Prompts`` — the prompts owed an answer, answered when ``control`` says their turn
+  ended, after its last update (both leave this actor, in order, for the same client).
+
+It works through the Session (``_call``, ``deliver``, its ids), like the other parts.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import gevent
+
+from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError
+from zcode_acp.protocol.translator import agent_text
+from zcode_acp.protocol.v4 import commands as v4
+from zcode_acp.protocol.v4.conversation import ConversationTranslator, InteractionOpened, TurnEnded
+from zcode_acp.protocol.v4.conversation_view import PendingInteraction
+from zcode_acp.protocol.v4.conversation_apply import Reset
+
+from zcode_acp.actors.base import safe_tell
+from zcode_acp.actors.messages import Answered, Reply, SessionActivity, V4Expire
+from zcode_acp.actors.session.v4commands import V4Commands
+from zcode_acp.actors.session.v4extras import V4Extras, queue_items
+from zcode_acp.actors.session.v4feed import Step, V4Feed
+from zcode_acp.actors.session.v4prompts import Answer, OwedPrompt, V4Prompts
+from zcode_acp.protocol.i18n import t
+
+log = logging.getLogger(__name__)
+
+
+def now_ms() -> float:
+    return time.time() * 1000.0
+
+
+def countdown_notice(interaction: PendingInteraction, lang: str = "en") -> str:
+    """The engine runs a countdown on this question: say when it answers by itself."""
+    seconds = max(0, round(((interaction.countdown_deadline_at or 0) - now_ms()) / 1000))
+    key = "v4.countdown.permission" if interaction.kind == "permission" else "v4.countdown.question"
+    return t(lang, key, seconds=seconds)
+
+
+class V4Path:
+    def __init__(self, session: Any) -> None:
+        self.session = session
+        self.connection_id = f"zcode-acp-{uuid.uuid4().hex[:12]}"
+        self.feed: V4Feed | None = None
+        self.commands = V4Commands(self, self.connection_id)
+        self.prompts = V4Prompts(session.config.lang)
+        self.extras = V4Extras(self.commands, lambda: self.feed.state if self.feed is not None else None,
+                               lambda: str(self.session.backend_session_id))
+        self.expiry_armed: float | None = None
+        self.until_ready: Callable[[], None] | None = None  # the subscribe's answer, owed once a snapshot is in
+        self.usage_mark: dict[str, Any] | None = None  # the engine's cumulative usage when the last turn ended
+
+    @property
+    def busy(self) -> bool:
+        return self.prompts.busy
+
+    # -- the port V4Commands uses ------------------------------------------------------------
+
+    def v4_call(self, method: str, params: dict[str, Any], then: Callable[[Any, Any], None],
+                timeout: float | None = None) -> None:
+        self.session._call(method, params, functools.partial(Answered, then), timeout)
+
+    def v4_base(self) -> v4.Base:
+        return self.feed.base() if self.feed is not None else v4.Base(0)
+
+    # -- the engine session --------------------------------------------------------------------
+
+    def create(self, workspace_path: str, mcp_servers: list[Any], done: Callable[[Any, Any], None]) -> None:
+        """``createSession`` (a draft: the first prompt is its first ``sendText``).
+
+        Not the legacy ``session/create``: the engine writes a legacy-made session's row
+        at its first legacy send, so a v4 ``sendText`` to it fails (a captured foreign-key
+        error). ``done`` gets the answer in ``session/create``'s shape.
+        """
+        command = v4.create_session(workspace_path, mcp_servers=mcp_servers or None)
+
+        def acked(ack: v4.CommandAck | None, error: RpcError | None) -> None:
+            session_id = ack.result.get("sessionId") if ack is not None and ack.result else None
+            if error is not None or not isinstance(session_id, str):
+                done(None, (error or RpcError(INTERNAL_ERROR, "createSession named no session")).to_dict())
+                return
+            done({"session": {"sessionId": session_id,
+                              "workspace": {"workspacePath": workspace_path, "workspaceKey": workspace_path}}}, None)
+
+        self.commands.send(command, acked)
+
+    # -- the subscription ----------------------------------------------------------------------
+
+    def subscribe(self, done: Callable[[Any, Any], None]) -> None:
+        """Subscribe the conversation topic of the Session's backend session; ``done(result, error)``."""
+        backend_id = self.session.backend_session_id
+        if self.feed is None or self.feed.topic != f"conversation/{backend_id}":
+            self.feed = V4Feed(backend_id, self.connection_id, self.session.config.lang)
+        feed = self.feed
+
+        def answered(result: Any, error: Any) -> None:
+            if error is not None or feed is not self.feed:
+                done(result, error)
+                return
+            # Live once the state means something: the snapshot behind the ack (a load replays it).
+            self.until_ready = functools.partial(done, result, None)
+            self._do(feed.subscribed(result, now_ms()))
+
+        self.v4_call("v4/conversation/subscribe", feed.subscribe_params(), answered,
+                     timeout=self.session.config.subscribe_timeout)
+
+    def frames(self, frames: list[dict[str, Any]]) -> None:
+        if self.feed is not None:
+            self._do(self.feed.frames(frames, now_ms()))
+
+    def expire(self, message: V4Expire) -> None:
+        self.expiry_armed = None
+        if self.feed is not None:
+            self._do(self.feed.expire(now_ms()))
+
+    def _do(self, step: Step) -> None:
+        for reason in step.ignored:
+            log.debug("session %s: v4 frame ignored: %s", self.session.session_id, reason)
+        self.session.deliver(step.updates)
+        for signal in step.signals:
+            if isinstance(signal, TurnEnded):
+                self._answer(self.prompts.turn_ended(signal, self._turn_usage()))
+            elif isinstance(signal, InteractionOpened) and signal.interaction.countdown_deadline_at is not None:
+                notice = countdown_notice(signal.interaction, self.session.config.lang)
+                self.session.deliver([agent_text(notice, uuid.uuid4().hex)])
+        if self.until_ready is not None and self.feed is not None and self.feed.subscription.ready:
+            ready, self.until_ready = self.until_ready, None
+            self.usage_mark = self._cumulative()
+            ready()
+        if step.resync is not None:
+            log.info("session %s: resyncing %s", self.session.session_id, step.resync["topic"])
+            self.v4_call("v4/conversation/resync", step.resync, self._resynced,
+                         timeout=self.session.config.subscribe_timeout)
+        self._arm_expiry()
+
+    def _cumulative(self) -> dict[str, Any]:
+        usage = self.feed.state.state.get("usage") if self.feed is not None else None
+        cumulative = usage.get("cumulative") if isinstance(usage, dict) else None
+        return dict(cumulative) if isinstance(cumulative, dict) else {}
+
+    def _turn_usage(self) -> dict[str, Any] | None:
+        """What the turn that just ended spent: the engine's cumulative usage since the last turn's end."""
+        now, before = self._cumulative(), self.usage_mark
+        self.usage_mark = now
+        if before is None:
+            return None
+        spent = {key: value - before.get(key, 0) for key, value in now.items()
+                 if isinstance(value, int) and not isinstance(value, bool)}
+        return spent if any(spent.values()) else None
+
+    def _resynced(self, result: Any, error: Any) -> None:
+        if self.feed is None:
+            return
+        if error is not None:  # the subscription is gone: subscribe again, from a snapshot
+            log.warning("session %s: resync refused (%s); subscribing again", self.session.session_id,
+                        error.get("message") if isinstance(error, dict) else error)
+            self.subscribe(lambda result, error: None)
+            return
+        self._do(self.feed.subscribed(result, now_ms()))
+
+    def _arm_expiry(self) -> None:
+        """An assembly left unfinished gets the engine's 30 s, then a resync (no sleep: a timer message)."""
+        due = self.feed.next_expiry_ms if self.feed is not None else None
+        if due is None or (self.expiry_armed is not None and self.expiry_armed <= due):
+            return
+        self.expiry_armed = due
+        gevent.spawn_later(max(due - now_ms(), 0.0) / 1000.0 + 0.01, safe_tell, self.session.actor_ref, V4Expire())
+
+    # -- prompts -------------------------------------------------------------------------------
+
+    def prompt(self, conn: Any, request_id: Any, text: str, attachments: list[dict[str, Any]]) -> None:
+        owed = OwedPrompt(conn, request_id)
+        self.prompts.sent(owed)
+        self._activity()
+        command = v4.send_text(self.session.backend_session_id, text, attachments=attachments or None)
+        self.commands.send(command, lambda ack, error: self._admitted(owed, ack, error))
+
+    def _admitted(self, owed: OwedPrompt, ack: v4.CommandAck | None, error: RpcError | None) -> None:
+        if error is not None:
+            self._answer([self.prompts.refused(owed, error)])
+            return
+        result = ack.result if ack is not None else None
+        delivery = result.get("delivery") if isinstance(result, dict) else None
+        notice = self.prompts.admitted(owed, delivery if isinstance(delivery, str) else None,
+                                       ack.command_id if ack is not None else None)
+        if notice:
+            self.session.deliver([agent_text(notice, uuid.uuid4().hex)])
+
+    def cancel(self, error: RpcError | None = None, owed: OwedPrompt | None = None) -> None:
+        """``session/cancel`` (or ``$/cancel_request`` of ``owed``): stop what runs; its end answers."""
+        if owed is not None:
+            owed.error = error
+        if not self.prompts.running and not self.prompts.admitting:
+            return
+        command = v4.stop(self.session.backend_session_id)
+
+        def stopped(ack: v4.CommandAck | None, error: RpcError | None) -> None:
+            if error is not None:
+                log.warning("session %s: stop refused: %s", self.session.session_id, error.message)
+            elif ack is not None and ack.status == "noop" and self.prompts.running:
+                # Nothing runs any more: the turn's end is already on its way (or was missed).
+                self._answer(self.prompts.turn_ended(TurnEnded("cancelled", None)))
+
+        self.commands.send(command, stopped)
+
+    def cancel_request(self, conn: Any, request_id: Any, error: RpcError) -> bool:
+        owed = self.prompts.find(conn.actor_urn, request_id)
+        if owed is None:
+            return False
+        self.cancel(error, owed)
+        return True
+
+    def extra(self, method: str, params: dict[str, Any], on_result: Callable[[Any], None],
+              on_error: Callable[[RpcError], None]) -> None:
+        """A v4-only extension method (``protocol/commands.py`` EXTENSIONS, ``v4_only``)."""
+        on_ack = None
+        if method == "deleteQueueItem" and self.feed is not None:
+            item = next((i for i in queue_items(self.feed.state.state) if i.get("queueItemId") == params["queueItemId"]),
+                        None)
+            source = item.get("sourceCommandId") if item else None
+            if isinstance(source, str):
+                def on_ack(ack: v4.CommandAck) -> None:
+                    if ack.status in ("accepted", "duplicate"):
+                        answer = self.prompts.unqueued(source)
+                        self._answer([answer] if answer else [])
+        self.extras.run(method, params, on_result, on_error, on_ack)
+
+    def owns_card(self, card_id: str) -> bool:
+        return self.feed is not None and self.feed.translator.has_card(card_id)
+
+    def close(self) -> None:
+        """Teardown: the running turn is stopped, its open cards fail, every prompt owed answers cancelled."""
+        if self.prompts.running and self.session.backend_session_id:
+            self.commands.send(v4.stop(self.session.backend_session_id), lambda ack, error: None)
+        if self.feed is not None:
+            self.session.deliver(self.feed.translator.close_open_cards())
+        self._answer(self.prompts.drop_all(None))
+
+    def replay(self) -> list[dict[str, Any]]:
+        """``session/load``: the conversation the snapshot holds, as updates (prompts included).
+
+        One snapshot, not a history read: the engine already sends the newest rows whole.
+        """
+        if self.feed is None:
+            return []
+        state = self.feed.state
+        translator = ConversationTranslator(replay_history=True, lang=self.session.config.lang)
+        return translator.translate([Reset(dict(state.state), tuple(state.rows))]).updates
+
+    def lost(self, error: RpcError) -> None:
+        if self.feed is not None:  # its cards first: the prompts' answers come after their last update
+            self.session.deliver(self.feed.translator.close_open_cards())
+        self._answer(self.prompts.drop_all(error))
+        self.feed = None  # a new process: a new subscription, from a snapshot
+        self.until_ready = None
+
+    def _answer(self, answers: list[Answer]) -> None:
+        for answer in answers:
+            answer.owed.conn.tell(Reply(answer.owed.request_id, answer.result,
+                                        answer.error.to_dict() if answer.error else None))
+        if answers:
+            self._activity()
+
+    def _activity(self) -> None:
+        self.session.supervisor.tell(SessionActivity(self.session.session_id, self.prompts.busy))

@@ -1,0 +1,111 @@
+"""The ``session/prompt`` requests a v4 session owes an answer (a plain part of the Session).
+
+On v4 the engine, not the bridge, decides what a prompt sent while a turn runs does:
+its ``sendText`` ack says ``startNow``, ``guide`` (taken into the running turn) or
+``queue`` (the engine's queue runs it after the current turn), or refuses it. A prompt
+is answered when the turn that carries it ends (``control`` leaves its running phase):
+a started or guided one at the end of the running turn, a queued one at the end of the
+turn the queue starts for it. The engine's queue drains in order, so the queued prompts
+here wait in the same order.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+from zcode_acp.protocol.errors import RpcError, from_backend_error
+from zcode_acp.protocol.usage import prompt_result
+from zcode_acp.protocol.v4.conversation import TurnEnded
+from zcode_acp.protocol.i18n import t
+
+
+
+@dataclass(slots=True, eq=False)  # each request is itself, whatever its id
+class OwedPrompt:
+    conn: Any
+    request_id: Any
+    error: RpcError | None = None
+    """Answer with this instead of the turn's stop reason (``$/cancel_request``: -32800)."""
+    command_id: str | None = None
+    """Its ``sendText``'s id, once acked: a queue item names it as ``sourceCommandId``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    owed: OwedPrompt
+    result: dict[str, Any] | None
+    error: RpcError | None
+
+
+class V4Prompts:
+    def __init__(self, lang: str = "en") -> None:
+        self.lang = lang  # of the routing notices (protocol/i18n)
+        self.admitting: list[OwedPrompt] = []  # sendText sent, ack not back yet
+        self.running: list[OwedPrompt] = []  # carried by the turn that runs now
+        self.queued: deque[OwedPrompt] = deque()  # in the engine's queue, in its order
+
+    @property
+    def busy(self) -> bool:
+        return bool(self.admitting or self.running or self.queued)
+
+    def sent(self, owed: OwedPrompt) -> None:
+        self.admitting.append(owed)
+
+    def admitted(self, owed: OwedPrompt, delivery: str | None, command_id: str | None = None) -> str | None:
+        """Its ack came back accepted: the notice that tells the client where it went, if any."""
+        self._forget_admitting(owed)
+        owed.command_id = command_id
+        if delivery == "queue":
+            self.queued.append(owed)
+        else:  # startNow, guide (an unknown word: it runs with what runs)
+            self.running.append(owed)
+        return t(self.lang, f"v4.routing.{delivery}") if delivery in ("guide", "queue") else None
+
+    def refused(self, owed: OwedPrompt, error: RpcError) -> Answer:
+        self._forget_admitting(owed)
+        return Answer(owed, None, error)
+
+    def turn_ended(self, ended: TurnEnded, usage: dict[str, Any] | None = None) -> list[Answer]:
+        """The running turn ended: its prompts are answered (``usage``: the tokens it spent)."""
+        owed, self.running = self.running, []
+        if self.queued:
+            self.running.append(self.queued.popleft())  # the queue's next input starts now
+        answers = []
+        for one in owed:
+            if one.error is not None:
+                answers.append(Answer(one, None, one.error))
+            elif ended.stop_reason is not None:
+                answers.append(Answer(one, prompt_result(ended.stop_reason, usage), None))
+            else:
+                answers.append(Answer(one, None, from_backend_error(ended.error or {}, "session/prompt")))
+        return answers
+
+    def unqueued(self, command_id: str) -> Answer | None:
+        """The queue item of this prompt was removed: it will never run, so it is answered cancelled now."""
+        for one in self.queued:
+            if one.command_id == command_id:
+                self.queued.remove(one)
+                return Answer(one, None, one.error) if one.error else Answer(one, {"stopReason": "cancelled"}, None)
+        return None
+
+    def find(self, conn_urn: str, request_id: Any) -> OwedPrompt | None:
+        for one in (*self.admitting, *self.running, *self.queued):
+            if one.conn.actor_urn == conn_urn and one.request_id == request_id:
+                return one
+        return None
+
+    def drop_all(self, error: RpcError | None) -> list[Answer]:
+        """Everything owed is answered now: with ``error`` (the backend died), or cancelled (teardown)."""
+        everyone = [*self.admitting, *self.running, *self.queued]
+        self.admitting, self.running, self.queued = [], [], deque()
+        answers = []
+        for one in everyone:
+            why = one.error or error
+            answers.append(Answer(one, None if why else {"stopReason": "cancelled"}, why))
+        return answers
+
+    def _forget_admitting(self, owed: OwedPrompt) -> None:
+        if owed in self.admitting:
+            self.admitting.remove(owed)

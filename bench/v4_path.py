@@ -1,0 +1,185 @@
+"""The v4 path beside the legacy one, in process: what the bridge spends per update and per load.
+
+These figures time the bridge's own decoding (no pipes, no actors, no simulator in the
+timed part), so the two paths are compared on the same footing:
+
+* streaming: N text deltas of one turn. Legacy: the ``session/event`` params through the
+  Sequencer-free ``TurnTranslator.feed``. v4: the simulator's ``v4/conversation/frame``
+  notifications for the same turn (made beforehand by ``sim/v4``'s ``DataPlane``, one
+  frame per event, as the engine commits them) through ``V4Feed`` — wire parsing,
+  reassembly, the sequence rules, the applier and the translator;
+* first update: the same, for the first delta of a turn (median of several);
+* ``session/load`` of a 10,000-row conversation: a v4 snapshot replayed (the feed's
+  state through a replaying translator) against today's history replay
+  (``replay_updates`` over 10,000 ``session/messages`` entries), both from decoded JSON;
+* memory of an idle session's v4 parts (its feed holding a 20-row conversation) and of
+  the legacy parts the same session would hold, by ``tracemalloc``.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import statistics
+import time
+import tracemalloc
+from typing import Any
+
+from zcode_acp.actors.session.sequencer import Sequencer
+from zcode_acp.actors.session.v4feed import V4Feed
+from zcode_acp.actors.session.v4path import V4Path
+from zcode_acp.protocol.history import replay_updates
+from zcode_acp.protocol.translator import TurnTranslator
+from zcode_acp.sim.v4.faults import Faults
+from zcode_acp.sim.v4.plane import DataPlane
+from zcode_acp.sim.v4.port import SessionSeed
+from zcode_acp.sim.v4.snapshot import session_config
+
+
+class _Port:
+    """The least an engine behind the plane must do for a turn of text."""
+
+    def create_session(self, workspace_id: str) -> SessionSeed:
+        return SessionSeed("sess_bench", session_config("zhipu", "glm-5", "high", ["low", "high", "max"]), 200_000)
+
+    def start_turn(self, session_id: str, text: str, attachments: list[dict[str, Any]]) -> None:
+        pass
+
+    def __getattr__(self, name: str) -> Any:  # the rest of the Port is not used here
+        return lambda *args, **kwargs: None
+
+
+def streaming(count: int, runs: int) -> tuple[float, float]:
+    """(legacy updates/s, v4 updates/s) for one turn of ``count`` text deltas, medians of ``runs``."""
+    legacy_rates, v4_rates = [], []
+    for _ in range(runs):
+        feed, frames, legacy = _prepared(count)
+        translator = TurnTranslator(message_id="bench")
+        sequencer = Sequencer()
+        sequencer.start(0)
+        started = time.perf_counter()
+        sent = 0
+        for start in range(0, len(legacy), 256):
+            for event in sequencer.accept(legacy[start:start + 256]).events:
+                sent += len(translator.feed(event))
+        legacy_rates.append(sent / (time.perf_counter() - started))
+        started = time.perf_counter()
+        sent = 0
+        for start in range(0, len(frames), 256):
+            sent += len(feed.frames(frames[start:start + 256], 0.0).updates)
+        v4_rates.append(sent / (time.perf_counter() - started))
+    return statistics.median(legacy_rates), statistics.median(v4_rates)
+
+
+def first_update(runs: int) -> tuple[float, float]:
+    """(legacy µs, v4 µs) from a turn's first delta arriving to its update being made (medians)."""
+    legacy_us, v4_us = [], []
+    for _ in range(runs):
+        feed, frames, legacy = _prepared(1)
+        translator = TurnTranslator(message_id="bench")
+        sequencer = Sequencer()
+        sequencer.start(0)
+        for event in sequencer.accept(legacy[:1]).events:  # turn.started
+            translator.feed(event)
+        started = time.perf_counter()
+        made = [u for event in sequencer.accept(legacy[1:2]).events for u in translator.feed(event)]
+        legacy_us.append((time.perf_counter() - started) * 1e6)
+        assert made, "no legacy update"
+        feed.frames(frames[:1], 0.0)
+        started = time.perf_counter()
+        step = feed.frames(frames[1:2], 0.0)
+        v4_us.append((time.perf_counter() - started) * 1e6)
+        assert step.updates, "no v4 update"
+    return statistics.median(legacy_us), statistics.median(v4_us)
+
+
+def _prepared(deltas: int, prompts: int = 1) -> tuple[V4Feed, list[dict[str, Any]], list[dict[str, Any]]]:
+    """A feed subscribed and holding the initial snapshot; the frames and legacy events of the turns after it."""
+    written: list[dict[str, Any]] = []
+    plane = DataPlane(_Port(), written.append, faults=Faults(""), fragment_bytes=1 << 30)
+    answers: list[Any] = []
+    plane.dispatch("v4/command", {"commandId": "c-0", "clientId": "bench", "sessionId": None, "type": "createSession",
+                                  "payload": {"workspaceId": "/bench"}, "issuedAt": 0},
+                   lambda result, error: answers.append(result))
+    session_id = answers[-1]["result"]["sessionId"]
+    feed = V4Feed(session_id, "bench")
+    plane.dispatch("v4/conversation/subscribe", feed.subscribe_params(), lambda result, error: answers.append(result))
+    feed.subscribed(json.loads(json.dumps(answers[-1])), 0.0)
+    feed.frames([json.loads(json.dumps(frame["params"])) for frame in written], 0.0)
+    assert feed.subscription.ready
+    written.clear()
+    legacy: list[dict[str, Any]] = []
+    seq = 0
+
+    def event(kind: str, payload: dict[str, Any], turn_id: str) -> None:
+        nonlocal seq
+        seq += 1
+        legacy.append({"sessionId": session_id, "seq": seq, "type": kind, "payload": payload, "turnId": turn_id})
+        plane.feed(session_id, {"sessionId": session_id, "type": kind, "payload": payload, "turnId": turn_id})
+
+    for turn in range(prompts):
+        turn_id = f"turn_{turn}"
+        event("turn.started", {"inputSource": "user", "inputVisibility": "user", "input": f"prompt {turn}",
+                               "foregroundExecutionId": f"exec_{turn}"}, turn_id)
+        for index in range(deltas):
+            event("model.streaming", {"kind": "text_delta", "delta": f"w{index} "}, turn_id)
+        event("turn.completed", {"resultType": "success", "usage": {"inputTokens": 1, "outputTokens": 1}}, turn_id)
+    return feed, [json.loads(json.dumps(frame["params"])) for frame in written], legacy
+
+
+def load(rows: int, runs: int) -> tuple[float, float, int, int]:
+    """(history replay ms, snapshot replay ms, updates each) for a ``rows``-row conversation."""
+    history = []
+    for index in range(rows):
+        role = "user" if index % 2 == 0 else "assistant"
+        history.append({"info": {"id": f"msg_h{index}", "role": role},
+                        "parts": [{"type": "text", "text": f"{role} message {index}"}]})
+    history = json.loads(json.dumps(history))
+    # The same conversation as rows: a prompt and an answer per turn (each turn also has its header row).
+    feed, _, _ = _prepared(0)
+    state = feed.state
+    window = []
+    for index in range(rows // 2):
+        turn_id = f"turn_{index}"
+        window.append({"rowId": 3 * index + 1, "entityId": f"h{index}", "turnId": turn_id, "kind": "turnHeader",
+                       "createdAt": 0, "createdAtSeq": 0})
+        window.append({"rowId": 3 * index + 2, "entityId": f"u{index}", "turnId": turn_id, "kind": "userInput",
+                       "text": f"user message {2 * index}", "createdAt": 0, "createdAtSeq": 0})
+        window.append({"rowId": 3 * index + 3, "entityId": f"a{index}", "turnId": turn_id, "kind": "assistantText",
+                       "text": f"assistant message {2 * index + 1}", "status": "done", "createdAt": 0,
+                       "createdAtSeq": 0})
+    state.rows = json.loads(json.dumps(window))
+    path = V4Path.__new__(V4Path)
+    path.feed = feed
+    legacy_ms, v4_ms = [], []
+    legacy_count = v4_count = 0
+    for _ in range(runs):
+        started = time.perf_counter()
+        legacy_count = len(replay_updates(history))
+        legacy_ms.append((time.perf_counter() - started) * 1000)
+        started = time.perf_counter()
+        v4_count = len(path.replay())
+        v4_ms.append((time.perf_counter() - started) * 1000)
+    return statistics.median(legacy_ms), statistics.median(v4_ms), legacy_count, v4_count
+
+
+def idle_memory() -> tuple[float, float]:
+    """(legacy KiB, v4 KiB) an idle session's per-session parts hold after a 10-turn conversation.
+
+    The legacy parts hold no conversation (a load reads the history); the v4 feed holds the
+    topic's state (the window of rows and the session keys) and what its translator sent.
+    """
+    tracemalloc.start()
+    before = tracemalloc.take_snapshot()
+    legacy_parts = [Sequencer(), TurnTranslator(message_id="ix")]
+    between = tracemalloc.take_snapshot()
+    legacy = sum(stat.size_diff for stat in between.compare_to(before, "filename"))
+    feed, frames, _ = _prepared(10, prompts=10)
+    feed.frames(frames, 0.0)
+    del frames
+    gc.collect()
+    after = tracemalloc.take_snapshot()
+    tracemalloc.stop()
+    v4 = sum(stat.size_diff for stat in after.compare_to(between, "filename"))
+    del legacy_parts, feed
+    return legacy / 1024, v4 / 1024

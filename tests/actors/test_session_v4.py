@@ -1,0 +1,279 @@
+"""A Session on the v4 data plane, against the simulator's own plane (``sim/v4``).
+
+The backend is a recording fake; each call the Session makes is answered by a real
+``DataPlane`` (its acks and the frames it writes, in the order it writes them: the ack
+first), so the frames the Session reads are the simulator's, not ones this test made
+up. The engine behind the plane is ``tests/sim/v4_fakes.py``'s: legacy events as the
+today dialect emits them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from zcode_acp.actors.cli.config import Config, SettingError
+from zcode_acp.actors.messages import BackendLost, CancelPromptRequest, CancelTurn, Extension, Prompt, V4Frames
+from zcode_acp.actors.session.actor import Session
+from zcode_acp.protocol.content import BackendPrompt
+from zcode_acp.protocol.session_config import SessionSettings
+from zcode_acp.sim.v4.faults import Faults
+from zcode_acp.sim.v4.plane import DataPlane
+from tests.actors.fakes import Probe
+from tests.schema import assert_valid_update
+from tests.sim.v4_fakes import WORKSPACE, Clock, Engine, FakePort
+
+CONFIG = replace(Config(), silence_probe=0, engine_api="v4")
+
+
+class PlaneBackend:
+    """Answers the Session's backend calls through a real simulator data plane."""
+
+    def __init__(self, session: Any, probe: Probe, faults: str = "") -> None:
+        self.session, self.probe = session, probe
+        self.port = FakePort()
+        self.written: list[dict[str, Any]] = []
+        self.plane = DataPlane(self.port, self.written.append, clock=Clock(), faults=Faults(faults))
+        self.served: dict[str, int] = {}
+        self.engine: Engine | None = None
+
+    def serve(self, method: str) -> Any:
+        """Answer the next call of ``method`` (waiting for it), then hand over the frames it caused."""
+        count = self.served.get(method, 0) + 1
+        call = self.probe.wait_call(method, count)
+        self.served[method] = count
+        answers: list[Any] = []
+        self.plane.dispatch(method, json.loads(json.dumps(call.params)), lambda r, e: answers.append((r, e)))
+        assert len(answers) == 1
+        result, v4error = answers[0]
+        error = None if v4error is None else {"code": v4error.code, "message": v4error.message}
+        if call.params.get("type") == "createSession" and result["status"] == "accepted":
+            self.engine = Engine(self.plane, result["result"]["sessionId"])
+        call.reply_to.tell(call.reply(json.loads(json.dumps(result)), error))
+        self.flush()
+        return call
+
+    def flush(self) -> None:
+        if self.written:
+            frames = [json.loads(json.dumps(frame["params"])) for frame in self.written]  # through the pipe
+            self.written.clear()
+            self.session.tell(V4Frames(frames))
+
+    def live(self) -> Engine:
+        create = self.serve("v4/command")
+        assert create.params["type"] == "createSession" and create.params["payload"] == {"workspaceId": WORKSPACE}
+        self.serve("v4/conversation/subscribe")
+        assert self.engine is not None
+        return self.engine
+
+    def play(self, *steps: Any) -> None:
+        for step in steps:
+            step()
+        self.flush()
+
+
+@pytest.fixture
+def world():
+    backend, conn, supervisor, router = Probe(), Probe(), Probe(), Probe()
+    session = Session.start(
+        session_id="acp-1", cwd=WORKSPACE, mcp_servers=[], settings=SessionSettings(), backend=backend.ref,
+        router=router.ref, supervisor=supervisor.ref, clients=[conn.ref], capabilities={}, config=CONFIG)
+    yield session, backend, conn
+    session.stop()
+    for probe in (backend, conn, supervisor, router):
+        probe.stop()
+
+
+def prompt(session: Any, conn: Probe, request_id: Any, text: str = "hi") -> None:
+    session.tell(Prompt(conn.ref, request_id, BackendPrompt(text)))
+
+
+def test_setting_chooses_the_path_and_refuses_other_words():
+    assert Config.from_env({}).engine_api == "legacy"
+    assert Config.from_env({"ZCODE_ACP_ENGINE_API": "v4"}).engine_api == "v4"
+    with pytest.raises(SettingError):
+        Config.from_env({"ZCODE_ACP_ENGINE_API": "v5"})
+
+
+def test_prompt_streams_deltas_from_the_topic_and_answers_when_control_ends(world):
+    session, backend, conn = world
+    plane = PlaneBackend(session, backend)
+    prompt(session, conn, 1, "say hello")
+    engine = plane.live()
+    send = plane.serve("v4/command")
+    assert send.params["type"] == "sendText" and send.params["payload"] == {"text": "say hello"}
+    # createSession, the topic, sendText: never a legacy method
+    assert [m.method for m in backend.of("BackendCall")] == ["v4/command", "v4/conversation/subscribe", "v4/command"]
+    assert plane.port.named("start_turn")
+    plane.play(lambda: engine.start("say hello"), lambda: engine.text("hello there world"))
+    conn.wait_for(lambda: conn.text() == "hello there world ")
+    assert conn.replies() == []  # the turn still runs
+    plane.play(engine.complete)
+    reply = conn.wait_reply(1)
+    assert reply.result["stopReason"] == "end_turn" and reply.error is None
+    # the turn's tokens, from the engine's cumulative usage (10 in, 2 of them cached reads, 5 out)
+    assert reply.result["usage"] == {"inputTokens": 8, "outputTokens": 5, "totalTokens": 15, "thoughtTokens": 0,
+                                     "cachedReadTokens": 2, "cachedWriteTokens": 0}
+    chunks = [u for u in conn.updates() if u["sessionUpdate"] == "agent_message_chunk"]
+    assert [c["content"]["text"] for c in chunks] == ["hello ", "there ", "world "]  # deltas, not resends
+    for update in conn.updates():
+        assert_valid_update(update)
+
+
+def test_a_gap_is_resynced_and_nothing_is_lost(world):
+    session, backend, conn = world
+    plane = PlaneBackend(session, backend, faults="gap")
+    prompt(session, conn, 1)
+    engine = plane.live()
+    plane.serve("v4/command")
+    plane.play(engine.start, lambda: engine.text("one two three"))
+    plane.serve("v4/conversation/resync")  # the frame that went missing made a gap
+    plane.play(engine.complete)
+    assert conn.wait_reply(1).result["stopReason"] == "end_turn"
+    assert conn.text() == "one two three "
+
+
+def test_cancel_sends_the_v4_stop_and_the_turn_answers_cancelled(world):
+    session, backend, conn = world
+    plane = PlaneBackend(session, backend)
+    prompt(session, conn, 1)
+    engine = plane.live()
+    plane.serve("v4/command")
+    plane.play(engine.start, lambda: engine.text("working"))
+    conn.wait_for(lambda: conn.text())
+    session.tell(CancelTurn("cancelled by user"))
+    stop = plane.serve("v4/command")
+    assert stop.params["type"] == "stop"
+    assert plane.port.named("stop")
+    plane.play(lambda: engine.complete("cancelled"))
+    assert conn.wait_reply(1).result["stopReason"] == "cancelled"
+
+
+def test_a_prompt_during_a_turn_follows_the_engines_routing_and_the_client_is_told(world):
+    session, backend, conn = world
+    plane = PlaneBackend(session, backend)
+    prompt(session, conn, 1, "first")
+    engine = plane.live()
+    plane.serve("v4/command")
+    plane.play(lambda: engine.start("first"))
+    prompt(session, conn, 2, "second")
+    plane.serve("v4/command")  # the engine's followupMode (queue by default) decides
+    conn.wait_for(lambda: "Queued" in conn.text())
+    plane.play(engine.complete)
+    assert conn.wait_reply(1).result["stopReason"] == "end_turn"
+    assert [r.request_id for r in conn.replies()] == [1]  # the queued one waits for its own turn
+    assert plane.port.named("start_turn")[-1][2] == "second"  # the queue drained into a new turn
+    plane.play(lambda: engine.start("second"), lambda: engine.text("again"), engine.complete)
+    assert conn.wait_reply(2).result["stopReason"] == "end_turn"
+
+
+def extension(session: Any, conn: Probe, request_id: Any, name: str, **params: Any) -> None:
+    session.tell(Extension(conn.ref, request_id, name, {"sessionId": "acp-1", **params}))
+
+
+def test_the_engines_queue_is_listed_and_a_removed_item_answers_its_prompt_cancelled(world):
+    session, backend, conn = world
+    plane = PlaneBackend(session, backend)
+    prompt(session, conn, 1, "first")
+    engine = plane.live()
+    plane.serve("v4/command")
+    plane.play(lambda: engine.start("first"))
+    prompt(session, conn, 2, "second")
+    plane.serve("v4/command")
+    conn.wait_for(lambda: "Queued" in conn.text())
+    extension(session, conn, 3, "session/queue")
+    items = conn.wait_reply(3).result["items"]
+    assert [item["text"] for item in items] == ["second"]
+    extension(session, conn, 4, "session/queueRemove", queueItemId=items[0]["queueItemId"])
+    remove = plane.serve("v4/command")
+    assert remove.params["type"] == "deleteQueueItem" and isinstance(remove.params["baseRevision"], int)
+    assert conn.wait_reply(4).error is None
+    assert conn.wait_reply(2).result == {"stopReason": "cancelled"}  # it will never run
+    plane.play(engine.complete)
+    assert conn.wait_reply(1).result["stopReason"] == "end_turn"
+    assert len(plane.port.named("start_turn")) == 1
+
+
+def test_retry_reruns_the_latest_turn_and_rename_renames(world):
+    session, backend, conn = world
+    plane = PlaneBackend(session, backend)
+    prompt(session, conn, 1, "first")
+    engine = plane.live()
+    plane.serve("v4/command")
+    plane.play(lambda: engine.start("first"), lambda: engine.text("answer"), engine.complete)
+    assert conn.wait_reply(1).result["stopReason"] == "end_turn"
+    extension(session, conn, 2, "session/retry")
+    retry = plane.serve("v4/command")
+    assert retry.params["type"] == "retryTurn" and retry.params["baseLogEpoch"]
+    assert conn.wait_reply(2).error is None
+    assert plane.port.named("truncate") and plane.port.named("start_turn")[-1][2] == "first"
+    extension(session, conn, 3, "session/rename", title="A better name")
+    plane.serve("v4/command")
+    assert conn.wait_reply(3).error is None
+    conn.wait_for(lambda: any(u["sessionUpdate"] == "session_info_update" and u.get("title") == "A better name"
+                              for u in conn.updates()))
+
+
+def test_the_v4_extras_are_refused_on_the_legacy_path():
+    backend, conn, supervisor, router = Probe(), Probe(), Probe(), Probe()
+    session = Session.start(
+        session_id="acp-1", cwd=WORKSPACE, mcp_servers=[], settings=SessionSettings(), backend=backend.ref,
+        router=router.ref, supervisor=supervisor.ref, clients=[conn.ref], capabilities={},
+        config=replace(CONFIG, engine_api="legacy"))
+    try:
+        extension(session, conn, 1, "session/queue")
+        assert conn.wait_reply(1).error["code"] == -32601
+        assert backend.of("BackendCall") == []
+    finally:
+        session.stop()
+        for probe in (backend, conn, supervisor, router):
+            probe.stop()
+
+
+def test_the_backends_death_fails_the_open_cards_then_the_prompt(world):
+    session, backend, conn = world
+    plane = PlaneBackend(session, backend)
+    prompt(session, conn, 1)
+    engine = plane.live()
+    plane.serve("v4/command")
+    plane.play(engine.start, lambda: engine.event("model.streaming", {"kind": "tool_call", "toolCallId": "t1",
+                                                                       "toolName": "Bash", "input": {"command": "make"}}),
+               lambda: engine.event("tool.updated", {"kind": "started", "toolCallId": "t1", "inputOmitted": True}))
+    conn.wait_for(lambda: any(u["sessionUpdate"] == "tool_call" for u in conn.updates()))
+    session.tell(BackendLost("ZCode backend exited (code 9)"))
+    reply = conn.wait_reply(1)
+    assert reply.error is not None and "exited" in reply.error["message"]
+    statuses = [u.get("status") for u in conn.updates() if u.get("toolCallId") == "t1" and "status" in u]
+    assert statuses[-1] == "failed" and statuses.count("failed") == 1
+    assert len(conn.of("Deliver")) and conn.messages.index(reply) > max(
+        i for i, m in enumerate(conn.messages) if type(m).__name__ == "Deliver")  # the card first, then the answer
+
+
+def test_a_cancelled_prompt_request_stops_the_turn_and_answers_request_cancelled(world):
+    session, backend, conn = world
+    plane = PlaneBackend(session, backend)
+    prompt(session, conn, 7)
+    engine = plane.live()
+    plane.serve("v4/command")
+    plane.play(engine.start, lambda: engine.text("working"))
+    conn.wait_for(lambda: conn.text())
+    session.tell(CancelPromptRequest(conn.ref, 7))
+    assert plane.serve("v4/command").params["type"] == "stop"
+    plane.play(lambda: engine.complete("cancelled"))
+    reply = conn.wait_reply(7)
+    assert reply.result is None and reply.error["code"] == -32800
+
+
+def test_a_question_the_engine_counts_down_says_when_it_answers_by_itself(world):
+    session, backend, conn = world
+    plane = PlaneBackend(session, backend)
+    prompt(session, conn, 1)
+    engine = plane.live()
+    plane.serve("v4/command")
+    plane.play(engine.start, lambda: engine.event("permission.requested", {
+        "requestId": "r1", "toolCallId": "t1", "toolName": "Bash", "summary": "make", "autoResolveMs": 30_000}))
+    conn.wait_for(lambda: "by itself in" in conn.text())
+    assert "permission request by itself in" in conn.text()

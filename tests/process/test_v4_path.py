@@ -1,0 +1,119 @@
+"""The bridge on the engine's v4 data plane (``ZCODE_ACP_ENGINE_API=v4``), through the official SDK.
+
+The today dialect serves the v4 plane (docs/simulator.md, "v4 data plane"); every frame
+both ways is checked against the engine's schemas by the process conftest, and every
+ACP frame against the official ACP schema by the harness.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from tests.process.harness import bridge, run
+
+pytestmark = pytest.mark.dialects("today")
+V4 = {"ZCODE_ACP_ENGINE_API": "v4"}
+
+
+def methods(b) -> list[str]:
+    return [c["method"] for c in b.backend_calls()]
+
+
+@run
+async def test_a_prompt_streams_through_the_conversation_topic(tmp_path):
+    async with bridge(tmp_path, env=V4) as b:
+        sid = await b.new_session()
+        response = await b.prompt(sid, "Show me around")
+        assert response.stop_reason == "end_turn"
+        client = b.client
+        assert "Let me look at the project." in client.texts(sid)
+        assert "README first" in client.texts(sid, "agent_thought_chunk")
+        cards = {c["toolCallId"]: c for c in client.of_kind(sid, "tool_call")}
+        assert len(cards) == 2
+        finals = {u["toolCallId"] for u in client.of_kind(sid, "tool_call_update") if u.get("status") == "completed"}
+        assert finals == set(cards)
+        calls = methods(b)
+        assert "session/send" not in calls and "session/subscribe" not in calls and "session/create" not in calls
+        assert calls.index("v4/conversation/subscribe") < len(calls)
+        commands = [c["params"]["type"] for c in b.backend_calls("v4/command")]
+        assert commands[:2] == ["createSession", "sendText"]
+
+
+@run
+async def test_cancel_stops_through_the_v4_command_and_answers_cancelled(tmp_path):
+    async with bridge(tmp_path, env=V4) as b:
+        sid = await b.new_session()
+        prompt = asyncio.ensure_future(b.prompt(sid, "#sim hang"))
+        await b.client.wait_for(lambda: "Thinking very hard" in b.client.texts(sid))
+        await b.conn.cancel(session_id=sid)
+        response = await prompt
+        assert response.stop_reason == "cancelled"
+        stops = [c for c in b.backend_calls("v4/command") if c["params"]["type"] == "stop"]
+        assert len(stops) == 1
+        assert b.backend_calls("session/stop") == []
+
+
+@run
+async def test_two_prompts_in_a_row_each_get_their_own_answer(tmp_path):
+    async with bridge(tmp_path, env=V4) as b:
+        sid = await b.new_session()
+        first = await b.prompt(sid, "hello")
+        second = await b.prompt(sid, "hello again")
+        assert first.stop_reason == second.stop_reason == "end_turn"
+        assert len([c for c in b.backend_calls("v4/command") if c["params"]["type"] == "sendText"]) == 2
+
+
+@run
+async def test_a_load_replays_the_snapshot_not_the_history(tmp_path):
+    async with bridge(tmp_path, env=V4) as b:
+        sid = await b.new_session()
+        await b.prompt(sid, "Show me around")
+        client = b.client
+        live_cards = {c["toolCallId"] for c in client.of_kind(sid, "tool_call")}
+        assert client.texts(sid, "user_message_chunk") == ""  # the prompter is not echoed its prompt
+        before = len(client.updates[sid])
+        await b.conn.load_session(session_id=sid, cwd="/tmp", mcp_servers=[])
+        replayed = client.updates[sid][before:]
+        kinds = [u["sessionUpdate"] for u in replayed]
+        assert kinds[0] == "user_message_chunk" and replayed[0]["content"]["text"] == "Show me around"
+        text = "".join(u["content"]["text"] for u in replayed if u["sessionUpdate"] == "agent_message_chunk")
+        assert "Let me look at the project." in text
+        assert {u["toolCallId"] for u in replayed if u["sessionUpdate"] == "tool_call"} == live_cards
+        calls = methods(b)
+        assert "session/messages" not in calls and "session/read" not in calls  # no history read
+        response = await b.prompt(sid, "hello again")  # and it goes on
+        assert response.stop_reason == "end_turn"
+
+
+@run
+async def test_the_engines_queue_is_an_extension_on_the_v4_path(tmp_path):
+    async with bridge(tmp_path, env=V4) as b:
+        sid = await b.new_session()
+        running = asyncio.ensure_future(b.prompt(sid, "#sim hang"))
+        await b.client.wait_for(lambda: "Thinking very hard" in b.client.texts(sid))
+        queued = asyncio.ensure_future(b.prompt(sid, "after that"))
+        await b.client.wait_for(lambda: "Queued" in b.client.texts(sid))
+        listed = await b.conn._conn.send_request("_session/queue", {"sessionId": sid})
+        assert [item["text"] for item in listed["items"]] == ["after that"]
+        await b.conn._conn.send_request("_session/queueRemove", {"sessionId": sid,
+                                                                 "queueItemId": listed["items"][0]["queueItemId"]})
+        assert (await queued).stop_reason == "cancelled"
+        await b.conn.cancel(session_id=sid)
+        assert (await running).stop_reason == "cancelled"
+        assert (await b.conn._conn.send_request("_session/queue", {"sessionId": sid}))["items"] == []
+
+
+@run
+@pytest.mark.parametrize("faults", ["gap", "checksum", "stale_subscription,duplicate", "fragment*3"])
+async def test_frames_the_engine_garbles_are_resynced_and_the_text_arrives_whole(tmp_path, faults):
+    async with bridge(tmp_path, env={**V4, "ZCODE_SIM_V4_FAULTS": faults}) as b:
+        sid = await b.new_session()
+        clean = await b.prompt(sid, "Show me around")
+        assert clean.stop_reason == "end_turn"
+        text = b.client.texts(sid)
+        assert text.startswith("Let me look at the project.") and text.endswith("open anything in it.")
+        assert text.count("Let me look at the project.") == 1  # nothing twice
+        if faults in ("gap", "checksum"):
+            assert b.backend_calls("v4/conversation/resync")
