@@ -215,12 +215,17 @@ def start_warnings(config: Config) -> list[str]:
     return [t(config.lang, "start.warning_backend", problem=backend.line())]
 
 
-def mode(raw: str) -> str:
-    """A mode id, whatever its case (``Build`` is ``build``)."""
-    folded = raw.strip().lower()
-    if folded not in MODE_IDS:
-        raise Expected("setting.expected_one_of", choices=", ".join(MODE_IDS))
-    return folded
+def one_of(choices: tuple[str, ...]) -> Callable[[str], str]:
+    """A parser of one of ``choices``, whatever its case (``Build`` is ``build``)."""
+    def parse(raw: str) -> str:
+        folded = raw.strip().lower()
+        if folded not in choices:
+            raise Expected("setting.expected_one_of", choices=", ".join(choices))
+        return folded
+    return parse
+
+
+mode = one_of(MODE_IDS)  # a mode id
 
 
 def language(raw: str) -> str:
@@ -260,11 +265,7 @@ positive_seconds = _seconds(allow_zero=False)
 ENGINE_APIS = ("legacy", "v4")
 
 
-def engine_api(raw: str) -> str:
-    value = raw.strip().lower()
-    if value not in ENGINE_APIS:
-        raise Expected("setting.expected_one_of", choices=", ".join(ENGINE_APIS))
-    return value
+engine_api = one_of(ENGINE_APIS)  # which engine surface sessions run on
 
 
 # Remote access and tracing are read where they are used (remote_config.py, main.py), with the
@@ -320,11 +321,7 @@ def page_address(raw: str) -> str:
     return urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
 
 
-def notify_format(raw: str) -> str:
-    folded = raw.strip().lower()
-    if folded not in NOTIFY_FORMATS:
-        raise Expected("setting.expected_one_of", choices=", ".join(NOTIFY_FORMATS))
-    return folded
+notify_format = one_of(NOTIFY_FORMATS)  # the webhook body's format
 
 
 def zero_or_one(raw: str) -> bool:
