@@ -22,6 +22,7 @@ import traceback
 import urllib.request
 from pathlib import Path
 from typing import Any
+from collections.abc import Awaitable, Callable
 
 from playwright.async_api import Page, async_playwright, expect
 
@@ -161,15 +162,24 @@ async def steps(page: Page, base: str, instance_id: str, project: Path, artifact
     await expect(row.locator(".dot.running")).to_have_count(0, timeout=45_000)  # and its end
 
 
-async def main(artifacts: Path) -> int:
+Steps = Callable[[Page, str, int, str, Path], Awaitable[None]]  # page, base URL, hub port, instance, project
+
+
+async def through_the_real_hub(artifacts: Path, name: str, steps: Steps, dialect: str | None = None) -> int:
+    """A ``--stay`` hub and a ``serve`` bridge on the simulator, a phone-sized page, then ``steps``.
+
+    0 when the steps pass with no console error and both children exit cleanly (screenshots in
+    ``artifacts``: ``<name>.png``, or ``<name>-failure.png``)."""
     artifacts.mkdir(parents=True, exist_ok=True)
     failed = False
-    with tempfile.TemporaryDirectory(prefix="zcode-acp-web-") as folder:
+    with tempfile.TemporaryDirectory(prefix=f"zcode-acp-{name}-") as folder:
         tmp = Path(folder)
-        project = (tmp / "projects" / "web-demo").resolve()
+        project = (tmp / "projects" / f"{name}-demo").resolve()
         project.mkdir(parents=True)
-        (project / "README.md").write_text("# web demo\n")
+        (project / "README.md").write_text(f"# {name} demo\n")
         env = environment(tmp, project)
+        if dialect:
+            env["ZCODE_SIM_DIALECT"] = dialect
         hub = Child([sys.executable, "-m", "zcode_acp", "hub", "--port", "0", "--stay"], env, artifacts / "hub.log")
         bridge: Child | None = None
         try:
@@ -183,11 +193,12 @@ async def main(artifacts: Path) -> int:
                 console: list[str] = []
                 browser, page = await open_phone_page(playwright, WAIT_MS, console)
                 try:
-                    await steps(page, f"http://127.0.0.1:{port}", instance_id, project, artifacts)
+                    await steps(page, f"http://127.0.0.1:{port}", port, instance_id, project)
+                    await page.screenshot(path=str(artifacts / f"{name}.png"))
                 except BaseException:
                     failed = True
                     traceback.print_exc()
-                    await page.screenshot(path=str(artifacts / "real-hub-failure.png"))
+                    await page.screenshot(path=str(artifacts / f"{name}-failure.png"))
                 if console:
                     failed = True
                     print("console errors (CSP violations, script errors):", *console, sep="\n  ")
@@ -202,6 +213,12 @@ async def main(artifacts: Path) -> int:
                 print(f"exit codes (serve, hub): {codes}")
     print("scenario failed" if failed else "scenario passed", flush=True)
     return 1 if failed else 0
+
+
+async def main(artifacts: Path) -> int:
+    return await through_the_real_hub(
+        artifacts, "real-hub",
+        lambda page, base, port, instance_id, project: steps(page, base, instance_id, project, artifacts))
 
 
 if __name__ == "__main__":

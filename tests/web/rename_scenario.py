@@ -7,15 +7,12 @@ own ACP connection; the title then shows on the page, in the hub's instance list
 from __future__ import annotations
 
 import asyncio
-import sys
-import tempfile
-import traceback
 from pathlib import Path
 
-from playwright.async_api import Page, async_playwright, expect
+from playwright.async_api import Page, expect
 
-from tests.web.browser import open_phone_page, scenario_command
-from tests.web.real_scenario import TOKEN, WAIT_MS, Child, environment, instances
+from tests.web.browser import scenario_command
+from tests.web.real_scenario import TOKEN, instances, through_the_real_hub
 
 HEARTBEAT_WAIT = 25.0  # the bridge re-registers every 10 s: the hub's list has the title by then
 
@@ -59,46 +56,10 @@ async def steps(page: Page, base: str, port: int, instance_id: str) -> None:
 
 
 async def main(artifacts: Path) -> int:
-    artifacts.mkdir(parents=True, exist_ok=True)
-    failed = False
-    with tempfile.TemporaryDirectory(prefix="zcode-acp-rename-") as folder:
-        tmp = Path(folder)
-        project = (tmp / "projects" / "rename-demo").resolve()
-        project.mkdir(parents=True)
-        env = environment(tmp, project)
-        env["ZCODE_SIM_DIALECT"] = "today"  # renameSession is a v4 command: today's engine has it
-        hub = Child([sys.executable, "-m", "zcode_acp", "hub", "--port", "0", "--stay"], env, artifacts / "hub.log")
-        bridge: Child | None = None
-        try:
-            port = int((await hub.wait_line(r"listening on http://[^:]+:(\d+)")).group(1))
-            env["ZCODE_ACP_HUB_PORT"] = str(port)
-            bridge = Child([sys.executable, "-m", "zcode_acp", "serve", "--cwd", str(project)], env,
-                           artifacts / "serve.log")
-            instance_id = (await bridge.wait_line(r"registered with the hub at \S+ as (\w+)")).group(1)
-            async with async_playwright() as playwright:
-                console: list[str] = []
-                browser, page = await open_phone_page(playwright, WAIT_MS, console)
-                try:
-                    await steps(page, f"http://127.0.0.1:{port}", port, instance_id)
-                    await page.screenshot(path=str(artifacts / "rename.png"))
-                except BaseException:
-                    failed = True
-                    traceback.print_exc()
-                    await page.screenshot(path=str(artifacts / "rename-failure.png"))
-                if console:
-                    failed = True
-                    print("console errors (CSP violations, script errors):", *console, sep="\n  ")
-                await browser.close()
-        except BaseException:
-            failed = True
-            traceback.print_exc()
-        finally:
-            codes = [bridge.stop() if bridge else None, hub.stop()]
-            if codes != [0, 0]:
-                failed = True
-                print(f"exit codes (serve, hub): {codes}")
-    print("scenario failed" if failed else "scenario passed", flush=True)
-    return 1 if failed else 0
+    # renameSession is a v4 command: today's engine has it.
+    return await through_the_real_hub(artifacts, "rename",
+                                      lambda page, base, port, instance_id, project: steps(page, base, port, instance_id),
+                                      dialect="today")
 
 
 if __name__ == "__main__":
