@@ -19,7 +19,9 @@ are applied exactly as the engine's reference ``apply`` does:
 
 Every apply returns typed change records (``RowAppended``, ``TextAppended``, …) so a
 translator can turn them into ACP updates as deltas, never by resending what the client
-already has. A frame's deltas are all checked before any is applied.
+already has. A frame's deltas are all checked before any is applied. The frames given
+to it are never modified: a row that streams is copied once and then grown in place,
+which keeps a row of N deltas linear instead of quadratic.
 
 Two choices where the engine's own client is stricter (docs/decisions.md): an op this
 module does not know, and ``workflowRun.*`` (whose state it does not keep), are reported
@@ -72,7 +74,8 @@ class TextAppended:
     path: str
     text: str
     row: dict[str, Any]
-    """The row after the append."""
+    """The row after the append. A streaming row grows in place (see ``_append``): read
+    it before the next frame is applied, which appends to the same dict."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,6 +22,10 @@ but does not fit the schema) will fail again on a resend; the owner should ask f
 snapshot rather than a resume. Memory is bounded: 16 MiB per logical frame, 32 frames in
 assembly at once, 32 MiB of staged bytes in total, 30 s for an assembly to finish.
 
+A complete frame is measured against the 16 MiB bound by the notification line's length
+when the caller knows it, else by a cheap ujson estimate, and exactly (re-encoded as the
+engine counts) only when the estimate is near the limit.
+
 Time is an argument (``now_ms``, any monotonic milliseconds): this module reads no clock.
 """
 
