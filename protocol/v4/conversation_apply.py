@@ -113,16 +113,16 @@ def _row_problem(row: Any) -> str | None:
 
 def _delta_problem(delta: dict[str, Any]) -> str | None:
     op = delta["op"]
+    if op == "row.delta":  # first: most of a streaming turn
+        row_id, path, append = delta.get("rowId"), delta.get("path"), delta.get("append")
+        if not isinstance(row_id, int) or isinstance(row_id, bool) or path not in STREAMABLE_PATHS or not isinstance(append, str):
+            return "row.delta needs an integer rowId, a streamable path and a string append"
+        return None
     if op in ("row.appended", "row.upserted"):
         return _row_problem(delta.get("row"))
     if op == "row.removed":
         value = delta.get("fromRowId")
         return None if isinstance(value, int | float) and not isinstance(value, bool) else "row.removed without fromRowId"
-    if op == "row.delta":
-        row_id, path, append = delta.get("rowId"), delta.get("path"), delta.get("append")
-        if not isinstance(row_id, int) or isinstance(row_id, bool) or path not in STREAMABLE_PATHS or not isinstance(append, str):
-            return "row.delta needs an integer rowId, a streamable path and a string append"
-        return None
     if op == "state.updated":
         patch = delta.get("patch")
         if not isinstance(patch, dict):
@@ -249,7 +249,14 @@ class ConversationState:
 
     def _apply_one(self, delta: dict[str, Any], changes: list[Change], shared: set[int]) -> None:
         op = delta["op"]
-        if op == "row.appended":
+        if op == "row.delta":  # first: most of a streaming turn
+            position = self._index.get(delta["rowId"])
+            if position is None:
+                return
+            updated = self._append(position, delta["path"], delta["append"], shared)
+            if updated is not None:
+                changes.append(TextAppended(delta["rowId"], delta["path"], delta["append"], updated))
+        elif op == "row.appended":
             row = delta["row"]
             self._index[row["rowId"]] = len(self.rows)
             self.rows.append(row)
@@ -267,14 +274,6 @@ class ConversationState:
                 changes.append(RowReplaced(row, previous))
         elif op == "row.removed":
             self._remove_from(delta["fromRowId"], changes)
-        elif op == "row.delta":
-            position = self._index.get(delta["rowId"])
-            if position is None:
-                return
-            updated = self._append(position, delta["path"], delta["append"], shared)
-            if updated is not None:
-                self.rows[position] = updated
-                changes.append(TextAppended(delta["rowId"], delta["path"], delta["append"], updated))
         elif op == "state.updated":
             for key, value in delta["patch"].items():
                 before = self.state.get(key)

@@ -185,7 +185,7 @@ class Assembler:
         spares re-encoding a complete frame to measure it: the logical frame inside a
         line is never longer than the line.
         """
-        events: list[AssemblyEvent] = self.expire(now_ms)
+        events: list[AssemblyEvent] = self.expire(now_ms) if self._open else []
         route = wire.route
         key = route.key
         if route.logical_frame_ordinal < 1:
