@@ -23,6 +23,7 @@ import json
 import statistics
 import time
 import tracemalloc
+from types import SimpleNamespace
 from typing import Any
 
 from zcode_acp.actors.session.sequencer import Sequencer
@@ -149,8 +150,9 @@ def load(rows: int, runs: int) -> tuple[float, float, int, int]:
                        "text": f"assistant message {2 * index + 1}", "status": "done", "createdAt": 0,
                        "createdAtSeq": 0})
     state.rows = json.loads(json.dumps(window))
-    path = V4Path.__new__(V4Path)
+    path = V4Path.__new__(V4Path)  # only its replay is timed: the feed and the session's language
     path.feed = feed
+    path.session = SimpleNamespace(config=SimpleNamespace(lang="en"))  # type: ignore[assignment]
     legacy_ms, v4_ms = [], []
     legacy_count = v4_count = 0
     for _ in range(runs):

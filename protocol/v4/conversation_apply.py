@@ -19,7 +19,9 @@ are applied exactly as the engine's reference ``apply`` does:
 
 Every apply returns typed change records (``RowAppended``, ``TextAppended``, …) so a
 translator can turn them into ACP updates as deltas, never by resending what the client
-already has. A frame's deltas are all checked before any is applied.
+already has. A frame's deltas are all checked before any is applied. The frames given
+to it are never modified: a row that streams is copied once and then grown in place,
+which keeps a row of N deltas linear instead of quadratic.
 
 Two choices where the engine's own client is stricter (docs/decisions.md): an op this
 module does not know, and ``workflowRun.*`` (whose state it does not keep), are reported
@@ -72,7 +74,8 @@ class TextAppended:
     path: str
     text: str
     row: dict[str, Any]
-    """The row after the append."""
+    """The row after the append. A streaming row grows in place (see ``_append``): read
+    it before the next frame is applied, which appends to the same dict."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,16 +113,16 @@ def _row_problem(row: Any) -> str | None:
 
 def _delta_problem(delta: dict[str, Any]) -> str | None:
     op = delta["op"]
+    if op == "row.delta":  # first: most of a streaming turn
+        row_id, path, append = delta.get("rowId"), delta.get("path"), delta.get("append")
+        if not isinstance(row_id, int) or isinstance(row_id, bool) or path not in STREAMABLE_PATHS or not isinstance(append, str):
+            return "row.delta needs an integer rowId, a streamable path and a string append"
+        return None
     if op in ("row.appended", "row.upserted"):
         return _row_problem(delta.get("row"))
     if op == "row.removed":
         value = delta.get("fromRowId")
         return None if isinstance(value, int | float) and not isinstance(value, bool) else "row.removed without fromRowId"
-    if op == "row.delta":
-        row_id, path, append = delta.get("rowId"), delta.get("path"), delta.get("append")
-        if not isinstance(row_id, int) or isinstance(row_id, bool) or path not in STREAMABLE_PATHS or not isinstance(append, str):
-            return "row.delta needs an integer rowId, a streamable path and a string append"
-        return None
     if op == "state.updated":
         patch = delta.get("patch")
         if not isinstance(patch, dict):
@@ -129,21 +132,42 @@ def _delta_problem(delta: dict[str, Any]) -> str | None:
     return None
 
 
-def _appended(row: dict[str, Any], path: str, text: str) -> dict[str, Any] | None:
-    """The row with ``text`` appended at ``path``, or None when the row has no such text."""
+def _text_location(row: dict[str, Any], path: str) -> tuple[str, str] | None:
+    """Where ``path`` keeps its text in this row, as (outer key, inner key or ""); None when the row has none."""
     kind = row.get("kind")
     if path == "text" and kind in ("assistantText", "reasoning") and isinstance(row.get("text"), str):
-        return {**row, "text": row["text"] + text}
+        return ("text", "")
     if path == "inputText" and kind == "toolCall" and isinstance(row.get("inputText"), str):
-        return {**row, "inputText": row["inputText"] + text}
+        return ("inputText", "")
     if path == "output.text" and kind == "toolCall":
         output = row.get("output")
         if isinstance(output, dict) and isinstance(output.get("text"), str):
-            return {**row, "output": {**output, "text": output["text"] + text}}
+            return ("output", "text")
         return None
     if path == "summaryText" and kind == "subagent" and isinstance(row.get("summaryText"), str):
-        return {**row, "summaryText": row["summaryText"] + text}
+        return ("summaryText", "")
     return None
+
+
+def _private_copy(row: dict[str, Any], outer: str, inner: str) -> dict[str, Any]:
+    """A copy of ``row`` the applier may grow in place (the text's container copied too)."""
+    copy = dict(row)
+    if inner:
+        copy[outer] = dict(copy[outer])
+    return copy
+
+
+def _grow(container: dict[str, Any], key: str, text: str) -> None:
+    """Append ``text`` to ``container[key]`` in place.
+
+    The string is taken out of the dict first so that this is its only reference:
+    CPython then extends it where it lies instead of copying it whole, which keeps a
+    row streamed in N deltas linear rather than quadratic. (On another interpreter
+    this is an ordinary, correct, concatenation.)
+    """
+    grown = container.pop(key)
+    grown += text
+    container[key] = grown
 
 
 class ConversationState:
@@ -156,6 +180,9 @@ class ConversationState:
         self.total_count = 0
         self.first_row_id: int | None = None
         self._index: dict[int, int] = {}
+        self._private: set[int] = set()
+        """Rows whose dict in ``rows`` is the applier's own copy (never the caller's frame),
+        so their text may grow in place. See ``_append``."""
 
     def row(self, row_id: int) -> dict[str, Any] | None:
         position = self._index.get(row_id)
@@ -177,6 +204,7 @@ class ConversationState:
         self.total_count = total if isinstance(total, int) and not isinstance(total, bool) else len(self.rows)
         self.first_row_id = first if isinstance(first, int) and not isinstance(first, bool) else None
         self._reindex()
+        self._private.clear()
         return [Reset(dict(self.state), tuple(self.rows))]
 
     def apply(self, deltas: tuple[dict[str, Any], ...]) -> list[Change] | str:
@@ -185,8 +213,9 @@ class ConversationState:
             if problem:
                 return problem
         changes: list[Change] = []
+        shared: set[int] = set()  # rows a change of this frame already points to
         for delta in deltas:
-            self._apply_one(delta, changes)
+            self._apply_one(delta, changes, shared)
         return changes
 
     # -- inside --------------------------------------------------------------------------
@@ -194,12 +223,44 @@ class ConversationState:
     def _reindex(self) -> None:
         self._index = {row["rowId"]: position for position, row in enumerate(self.rows)}
 
-    def _apply_one(self, delta: dict[str, Any], changes: list[Change]) -> None:
+    def _append(self, position: int, path: str, text: str, shared: set[int]) -> dict[str, Any] | None:
+        """Append a ``row.delta`` to the row at ``position``: the row after it, or None (no such text).
+
+        Copying the row and its text at every delta made streaming quadratic. The row is
+        copied once, at its first append, and then grown in place while it streams; it is
+        copied again only when a change of the same frame already points to it, so every
+        change of a frame still shows the row as it was after that change (a ``TextAppended``
+        of an earlier frame sees later appends: read it before applying the next frame).
+        The caller's frames are never modified.
+        """
+        row = self.rows[position]
+        location = _text_location(row, path)
+        if location is None:
+            return None
+        outer, inner = location
+        row_id = row["rowId"]
+        if row_id not in self._private or row_id in shared:
+            row = _private_copy(row, outer, inner)
+            self.rows[position] = row
+            self._private.add(row_id)
+        _grow(row[outer] if inner else row, inner or outer, text)
+        shared.add(row_id)
+        return row
+
+    def _apply_one(self, delta: dict[str, Any], changes: list[Change], shared: set[int]) -> None:
         op = delta["op"]
-        if op == "row.appended":
+        if op == "row.delta":  # first: most of a streaming turn
+            position = self._index.get(delta["rowId"])
+            if position is None:
+                return
+            updated = self._append(position, delta["path"], delta["append"], shared)
+            if updated is not None:
+                changes.append(TextAppended(delta["rowId"], delta["path"], delta["append"], updated))
+        elif op == "row.appended":
             row = delta["row"]
             self._index[row["rowId"]] = len(self.rows)
             self.rows.append(row)
+            self._private.discard(row["rowId"])
             self.total_count += 1
             if self.first_row_id is None:
                 self.first_row_id = row["rowId"]
@@ -209,17 +270,10 @@ class ConversationState:
             position = self._index.get(row["rowId"])
             if position is not None:
                 previous, self.rows[position] = self.rows[position], row
+                self._private.discard(row["rowId"])
                 changes.append(RowReplaced(row, previous))
         elif op == "row.removed":
             self._remove_from(delta["fromRowId"], changes)
-        elif op == "row.delta":
-            position = self._index.get(delta["rowId"])
-            if position is None:
-                return
-            updated = _appended(self.rows[position], delta["path"], delta["append"])
-            if updated is not None:
-                self.rows[position] = updated
-                changes.append(TextAppended(delta["rowId"], delta["path"], delta["append"], updated))
         elif op == "state.updated":
             for key, value in delta["patch"].items():
                 before = self.state.get(key)
@@ -235,6 +289,7 @@ class ConversationState:
         removed = tuple(row for row in self.rows if row["rowId"] >= from_row_id)
         whole_branch = self.first_row_id is not None and from_row_id <= self.first_row_id
         self.rows = kept
+        self._private.difference_update(row["rowId"] for row in removed)
         if whole_branch:
             # Row ids keep growing after a rewind to the first turn; an old first row id
             # would make the gap look like older rows still to load.

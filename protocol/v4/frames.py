@@ -57,7 +57,7 @@ def parse_topic_frame(value: Any) -> TopicFrame | str:
     if from_seq is None or to_seq is None:
         return "fromSeq and toSeq must be non-negative integers"
     sent_at = value.get("sentAt")
-    if not isinstance(sent_at, int | float) or isinstance(sent_at, bool):
+    if not isinstance(sent_at, (int, float)) or isinstance(sent_at, bool):
         return "sentAt is not a number"
     payload = value.get("payload")
     if not isinstance(payload, dict):

@@ -19,7 +19,7 @@ Nothing raises: every problem is a value carrying the engine's own reason code.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from . import limits
@@ -65,9 +65,11 @@ class Route:
     logical_frame_id: str
     logical_frame_ordinal: int
 
-    @property
-    def key(self) -> tuple[str, str]:
-        return (self.topic, self.subscription_id)
+    key: tuple[str, str] = field(init=False, repr=False, compare=False)
+    """``(topic, subscription_id)``: made once, it is read several times per frame."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", (self.topic, self.subscription_id))
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +142,7 @@ def parse_wire(params: Any) -> ParsedWire:
     ordinal = params.get("logicalFrameOrdinal")
     if topic is None or subscription_id is None or logical_frame_id is None:
         return Unroutable("topic, subscriptionId and logicalFrameId must be non-empty strings")
-    if not isinstance(ordinal, int | float) or isinstance(ordinal, bool):
+    if not isinstance(ordinal, (int, float)) or isinstance(ordinal, bool):
         return Unroutable("logicalFrameOrdinal is not a number")
     ordinal_int = _int(ordinal)
     if ordinal_int is None or not 1 <= ordinal_int <= limits.MAX_SAFE_INTEGER:
@@ -158,18 +160,18 @@ def parse_wire(params: Any) -> ParsedWire:
 
 
 def _complete(params: dict[str, Any], route: Route, delivery_kind: DeliveryKind) -> Wire:
+    if "frame" in params and params.keys() <= _COMPLETE_KEYS:
+        return CompleteWire(route, delivery_kind, params["frame"])
     extra = params.keys() - _COMPLETE_KEYS
-    if extra or "frame" not in params:
-        return MalformedWire(route, delivery_kind, METADATA_MISMATCH, f"unexpected keys {sorted(extra)} or no frame")
-    return CompleteWire(route, delivery_kind, params["frame"])
+    return MalformedWire(route, delivery_kind, METADATA_MISMATCH, f"unexpected keys {sorted(extra)} or no frame")
 
 
 def _fragment(params: dict[str, Any], route: Route, delivery_kind: DeliveryKind) -> Wire:
     def bad(reason: str, detail: str) -> MalformedWire:
         return MalformedWire(route, delivery_kind, reason, detail)
 
-    extra = params.keys() - _FRAGMENT_KEYS
-    if extra:
+    if not params.keys() <= _FRAGMENT_KEYS:
+        extra = params.keys() - _FRAGMENT_KEYS
         return bad(METADATA_MISMATCH, f"unexpected keys {sorted(extra)}")
     index = _int(params.get("fragmentIndex"))
     count = _int(params.get("fragmentCount"))

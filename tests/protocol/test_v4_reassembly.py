@@ -262,3 +262,23 @@ def test_a_known_line_length_under_the_limit_spares_the_measure_and_one_over_it_
     wire = parse_wire(SNAPSHOT)
     assert isinstance(only_frame(assembler.accept(wire, 0, line_bytes=900)), r.Assembled)
     assert only_fault(r.Assembler(max_logical_bytes=1000).accept(wire, 0, line_bytes=5000)).reason_code == TOO_LARGE
+
+
+@pytest.mark.parametrize("spoiler", [float("nan"), float("inf"), "\ud800", {1, 2}])
+def test_a_complete_frame_that_cannot_be_json_is_a_deterministic_fault(spoiler):
+    # Decoded leniently upstream (NaN), or built by hand: either way not what the engine sends.
+    wire = json.loads(json.dumps(DELTAS))
+    wire["frame"]["payload"]["deltas"] = [{"op": "row.delta", "rowId": 1, "path": "text", "append": spoiler}]
+    fault = only_fault(feed(r.Assembler(), wire))
+    assert fault.reason_code == INVALID_PAYLOAD and fault.deterministic
+
+
+def test_a_complete_frame_is_measured_exactly_near_the_limit():
+    wire = json.loads(json.dumps(DELTAS))
+    size = len(r.encode_logical(wire["frame"]))
+    for limit, fits in ((size, True), (size - 1, False), (2 * size, True), (2 * size - 1, True)):
+        events = r.Assembler(max_logical_bytes=limit).accept(parse_wire(wire), 0)
+        if fits:
+            only_frame(events)
+        else:
+            assert only_fault(events).reason_code == TOO_LARGE

@@ -258,6 +258,29 @@ def test_row_delta_reaches_tool_input_tool_output_and_subagent_summary():
     assert sub.applier.row(3)["summaryText"] == "summary"
 
 
+def test_streaming_leaves_the_received_frames_and_the_rows_handed_out_as_they_were():
+    # The applier grows a streaming row in place (streaming stays linear); what it was
+    # given and what it handed out in an earlier change must not grow with it.
+    snapshot_rows = [text_row(1, "a"), tool_row(2, output={"text": "o"})]
+    sub = at(snapshot_rows)
+    def streamed(seq, i):
+        return frame(seq, seq + 1, [{"op": "row.delta", "rowId": row_id, "path": path, "append": str(i)}
+                                    for row_id, path in ((1, "text"), (2, "output.text"), (3, "text"))])
+    received = [frame(5, 6, [{"op": "row.appended", "row": text_row(3, "x")}]), streamed(6, 0), streamed(7, 1),
+                frame(8, 9, [{"op": "row.upserted", "row": text_row(3, "x0", state="done")}]),
+                frame(9, 10, [{"op": "row.delta", "rowId": 1, "path": "text", "append": "!"}]), streamed(10, 2)]
+    pristine = copy.deepcopy(received)
+    outcomes = feed(sub, *received)
+    (appended,), (replaced,) = outcomes[0].changes, outcomes[3].changes
+    assert all(isinstance(o, Applied) for o in outcomes)
+    assert received == pristine and snapshot_rows == [text_row(1, "a"), tool_row(2, output={"text": "o"})]
+    assert appended.row == text_row(3, "x")
+    assert replaced.previous == text_row(3, "x01") and replaced.row == text_row(3, "x0", state="done")
+    assert sub.applier.row(1)["text"] == "a01!2"
+    assert sub.applier.row(2)["output"] == {"text": "o012"}
+    assert sub.applier.row(3)["text"] == "x0" + "2"
+
+
 def test_row_delta_on_a_path_the_row_lacks_or_a_row_not_loaded_changes_nothing():
     sub = at([tool_row(1), text_row(2, "x")])
     assert apply(sub, {"op": "row.delta", "rowId": 1, "path": "output.text", "append": "no output yet"},
