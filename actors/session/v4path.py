@@ -31,11 +31,12 @@ from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError
 from zcode_acp.protocol.translator import agent_text
 from zcode_acp.protocol.v4 import commands as v4
 from zcode_acp.protocol.v4.conversation import ConversationTranslator, InteractionOpened, TurnEnded
-from zcode_acp.protocol.v4.conversation_view import PendingInteraction
+from zcode_acp.protocol.v4.conversation_view import PendingInteraction, pending_interactions
+from zcode_acp.protocol.v4.interaction_answers import matching, resolve_command
 from zcode_acp.protocol.v4.conversation_apply import Reset
 
 from zcode_acp.actors.base import safe_tell
-from zcode_acp.actors.messages import Answered, Reply, SessionActivity, V4Expire
+from zcode_acp.actors.messages import AnswerBackend, Answered, Reply, SessionActivity, V4Expire, V4Resolve
 from zcode_acp.actors.session.v4commands import V4Commands
 from zcode_acp.actors.session.v4extras import V4Extras, queue_items
 from zcode_acp.actors.session.v4feed import Step, V4Feed
@@ -243,6 +244,27 @@ class V4Path:
                         answer = self.prompts.unqueued(source)
                         self._answer([answer] if answer else [])
         self.extras.run(method, params, on_result, on_error, on_ack)
+
+    def resolve(self, message: V4Resolve) -> None:
+        """A dialog's first answer: ``resolveInteraction`` on the pending interaction it stands for,
+        then the engine's legacy request answered once with the same answer (docs/decisions.md,
+        "Dialogs on the v4 path"): whatever the ack says, the request never stays open."""
+        def answer_request(*_: Any) -> None:
+            self.session.backend.tell(AnswerBackend(message.generation, message.request_ids, message.result))
+
+        pending = pending_interactions(self.feed.state.state) if self.feed is not None else ()
+        item = matching(pending, message.frame)
+        command = resolve_command(str(self.session.backend_session_id), item, message.result) if item else None
+        if command is None:  # not (or no longer) pending on the topic: the legacy answer alone
+            answer_request()
+            return
+
+        def acked(ack: v4.CommandAck | None, error: RpcError | None) -> None:
+            if error is not None:
+                log.warning("session %s: resolveInteraction refused: %s", self.session.session_id, error.message)
+            answer_request()
+
+        self.commands.send(command, acked)
 
     def owns_card(self, card_id: str) -> bool:
         return self.feed is not None and self.feed.translator.has_card(card_id)

@@ -117,3 +117,35 @@ async def test_frames_the_engine_garbles_are_resynced_and_the_text_arrives_whole
         assert text.count("Let me look at the project.") == 1  # nothing twice
         if faults in ("gap", "checksum"):
             assert b.backend_calls("v4/conversation/resync")
+
+
+def resolutions(b) -> list[dict]:
+    return [c["params"]["payload"] for c in b.backend_calls("v4/command") if c["params"]["type"] == "resolveInteraction"]
+
+
+@run
+@pytest.mark.parametrize("choice,option", [("allow_once", "allow_once"), ("deny", "deny")])
+async def test_a_permission_is_answered_with_resolve_interaction(tmp_path, choice, option):
+    from tests.process.harness import NoForms, pick
+    client = NoForms()
+    client.on_permission = lambda sid, params: pick(choice)
+    async with bridge(tmp_path, client=client, env=V4) as b:
+        sid = await b.new_session()
+        assert (await b.prompt(sid, "#sim permission")).stop_reason == "end_turn"
+        [resolved] = resolutions(b)
+        assert resolved["answer"] == {"optionId": option}
+        assert resolved["interactionId"].startswith("int_")
+
+
+@run
+async def test_a_question_is_answered_with_resolve_interaction(tmp_path):
+    from tests.process.harness import NoForms, pick
+    client = NoForms()
+    answers = iter([pick("o_1"), pick("o_2"), pick("done")])
+    client.on_permission = lambda sid, params: next(answers)
+    async with bridge(tmp_path, client=client, env=V4) as b:
+        sid = await b.new_session()
+        assert (await b.prompt(sid, "#sim questions multi=1")).stop_reason == "end_turn"
+        [resolved] = resolutions(b)
+        assert resolved["answer"] == {"action": "accept", "content": {"answers": {
+            "Which file should I test?": "user.test.ts", "Which checks should run?": "unit"}}}
