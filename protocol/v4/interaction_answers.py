@@ -45,6 +45,9 @@ def _option_of_kind(item: PendingInteraction, kind: str) -> str | None:
 def resolve_command(session_id: str, item: PendingInteraction, answer: dict[str, Any]) -> v4.Command | None:
     """``resolveInteraction`` carrying ``answer``; None when it names no option the engine offered."""
     if item.kind == "permission":
+        for option in item.payload.get("options") or ():  # the engine's own option, answered verbatim
+            if isinstance(option, dict) and option.get("response") == answer and isinstance(option.get("optionId"), str):
+                return v4.resolve_interaction(session_id, item.interaction_id, option_id=str(option["optionId"]))
         decision = answer.get("decision")
         key = "allow_always" if decision == "allow" and answer.get("permissionUpdates") else str(decision)
         kind = _KIND_OF_DECISION.get(key)
