@@ -247,24 +247,22 @@ class V4Path:
 
     def resolve(self, message: V4Resolve) -> None:
         """A dialog's first answer: ``resolveInteraction`` on the pending interaction it stands for,
-        then the engine's legacy request answered once with the same answer (docs/decisions.md,
-        "Dialogs on the v4 path"): whatever the ack says, the request never stays open."""
-        def answer_request(*_: Any) -> None:
-            self.session.backend.tell(AnswerBackend(message.generation, message.request_ids, message.result))
-
+        then, right behind it on the pipe, the engine's legacy request answered once with the same
+        answer (docs/decisions.md, "Dialogs on the v4 path"). Not after the ack: the engine goes on
+        with the turn as soon as it takes the command, and the request must not outlive the turn."""
         pending = pending_interactions(self.feed.state.state) if self.feed is not None else ()
         item = matching(pending, message.frame)
         command = resolve_command(str(self.session.backend_session_id), item, message.result) if item else None
-        if command is None:  # not (or no longer) pending on the topic: the legacy answer alone
-            answer_request()
-            return
+        if item is not None and command is not None:
+            self.commands.send(command, functools.partial(self._resolved, item.interaction_id))
+        self.session.backend.tell(AnswerBackend(message.generation, message.request_ids, message.result))
 
-        def acked(ack: v4.CommandAck | None, error: RpcError | None) -> None:
-            if error is not None:
-                log.warning("session %s: resolveInteraction refused: %s", self.session.session_id, error.message)
-            answer_request()
-
-        self.commands.send(command, acked)
+    def _resolved(self, interaction_id: str, ack: v4.CommandAck | None, error: RpcError | None) -> None:
+        if error is not None:  # the legacy answer, already sent, is the one that counts
+            log.warning("session %s: resolveInteraction %s refused: %s", self.session.session_id, interaction_id,
+                        error.message)
+        elif ack is not None and ack.status == "noop":
+            log.info("session %s: interaction %s was already resolved", self.session.session_id, interaction_id)
 
     def owns_card(self, card_id: str) -> bool:
         return self.feed is not None and self.feed.translator.has_card(card_id)

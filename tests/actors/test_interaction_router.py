@@ -169,3 +169,18 @@ def test_on_a_v4_session_the_first_answer_goes_to_the_session_not_the_backend(wo
         second.wait_for(lambda: second.of("WithdrawRequest"))  # the first answer won
     finally:
         session.stop()
+
+
+def test_on_a_v4_session_plan_approval_is_still_answered_on_the_request(world):
+    router, backend, first, second = world
+    session = Probe()
+    try:
+        router.tell(InteractionAsked(plan(20), 1, "acp-1", "b-1", TOOL_CALL, session.ref, backend.ref,
+                                     answer_via=session.ref))
+        [dialog] = first.wait_for(lambda: first.of("SendRequest"))
+        answer(router, dialog, {"outcome": {"outcome": "selected", "optionId": "approve"}})
+        [reply] = backend.wait_for(lambda: backend.of("AnswerBackend"))
+        assert reply.request_ids == [20]
+        assert session.of("V4Resolve") == []
+    finally:
+        session.stop()
