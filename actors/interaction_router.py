@@ -250,9 +250,9 @@ class InteractionRouter(BridgeActor):
         self._reply(item, answer)
 
     def _reply(self, item: Open, answer: dict[str, Any]) -> None:
-        if item.answer_via is not None:  # a v4 session: resolveInteraction first, then the request, once
-            safe_tell(item.answer_via, V4Resolve(item.frame, item.generation, list(item.backend_ids), answer))
-        else:
+        handed = item.answer_via is not None and safe_tell(  # a v4 session: resolveInteraction, then the request
+            item.answer_via, V4Resolve(item.frame, item.generation, list(item.backend_ids), answer))
+        if not handed:  # (a v4 Session already gone answers nothing: the request is answered here)
             self.backend.tell(AnswerBackend(item.generation, list(item.backend_ids), answer))
         self.settled[item.key] = answer
         while len(self.settled) > SETTLED_MEMORY:

@@ -184,3 +184,15 @@ def test_on_a_v4_session_plan_approval_is_still_answered_on_the_request(world):
         assert session.of("V4Resolve") == []
     finally:
         session.stop()
+
+
+def test_on_a_v4_session_already_gone_the_request_is_answered_here(world):
+    router, backend, first, second = world
+    session = Probe()
+    session.stop()
+    router.tell(InteractionAsked(permission(30), 1, "acp-1", "b-1", TOOL_CALL, None, backend.ref,
+                                 answer_via=session.ref))
+    [dialog] = first.wait_for(lambda: first.of("SendRequest"))
+    answer(router, dialog, {"outcome": {"outcome": "selected", "optionId": "yes"}})
+    [reply] = backend.wait_for(lambda: backend.of("AnswerBackend"))
+    assert reply.request_ids == [30] and reply.result == {"decision": "allow"}
