@@ -513,6 +513,8 @@ class Session(BridgeActor):
         tool_call_id, name, value, tool_call = interactions.dialog_tool_call(message.frame, self.config.lang)
         if self.v4 is None or not self.v4.owns_card(tool_call_id):  # on v4 the tool's row already made its card
             self.deliver(self.cards.ensure_card(tool_call_id, name, value))
+        if self.v4 is not None:
+            tool_call = self.v4.with_countdown(message.frame, tool_call)
         self.router.tell(InteractionAsked(message.frame, message.generation, self.session_id,
                                           self.backend_session_id, tool_call, self.actor_ref, self.backend,
                                           answer_via=self.actor_ref if self.v4 is not None else None))

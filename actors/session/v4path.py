@@ -28,6 +28,7 @@ from typing import Any
 import gevent
 
 from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError
+from zcode_acp.protocol.tools import text_content
 from zcode_acp.protocol.translator import agent_text
 from zcode_acp.protocol.v4 import commands as v4
 from zcode_acp.protocol.v4.conversation import ConversationTranslator, InteractionOpened, TurnEnded
@@ -244,6 +245,16 @@ class V4Path:
                         answer = self.prompts.unqueued(source)
                         self._answer([answer] if answer else [])
         self.extras.run(method, params, on_result, on_error, on_ack)
+
+    def with_countdown(self, frame: dict[str, Any], tool_call: dict[str, Any]) -> dict[str, Any]:
+        """The dialog's ``toolCall`` for the legacy request ``frame``, saying when the engine answers it
+        by itself when it runs a countdown on it (``pendingInteractions[].autoResolution``)."""
+        pending = pending_interactions(self.feed.state.state) if self.feed is not None else ()
+        item = matching(pending, frame)
+        if item is None or item.countdown_deadline_at is None:
+            return tool_call
+        notice = countdown_notice(item, self.session.config.lang)
+        return {**tool_call, "content": [*(tool_call.get("content") or []), *text_content(notice)]}
 
     def resolve(self, message: V4Resolve) -> None:
         """A dialog's first answer: ``resolveInteraction`` on the pending interaction it stands for,
