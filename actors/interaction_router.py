@@ -39,6 +39,7 @@ from zcode_acp.actors.messages import (
     InteractionAsked,
     InteractionTimeout,
     SendRequest,
+    V4Resolve,
     WithdrawRequest,
 )
 
@@ -65,6 +66,8 @@ class Open:
     serial: int = 0  # one round of dialogs; answers to an older round are stale
     asked: dict[str, tuple[Any, Any]] = field(default_factory=dict)  # conn urn → (conn, request key)
     timer: Any = None
+    frame: dict[str, Any] = field(default_factory=dict)  # the request that opened it
+    answer_via: Any = None  # a v4 Session: it answers with resolveInteraction, then this request
 
 
 class InteractionRouter(BridgeActor):
@@ -116,7 +119,9 @@ class InteractionRouter(BridgeActor):
         kind = ix.classify(frame["method"], params)
         item = Open(key=key, kind=kind, params=params, session_id=message.session_id,
                     tool_call=message.tool_call, backend_ids=[frame["id"]], generation=message.generation,
-                    session=message.session)
+                    session=message.session, frame=frame,
+                    # Plan approval has no v4 answer that keeps its feedback: the legacy request answers it.
+                    answer_via=message.answer_via if kind != ix.PLAN else None)
         if kind == ix.QUESTIONS and not ix.questions(params):
             self._reply(item, {"action": "accept", "content": {"answers": {}}})
             return
@@ -245,7 +250,10 @@ class InteractionRouter(BridgeActor):
         self._reply(item, answer)
 
     def _reply(self, item: Open, answer: dict[str, Any]) -> None:
-        self.backend.tell(AnswerBackend(item.generation, list(item.backend_ids), answer))
+        handed = item.answer_via is not None and safe_tell(  # a v4 session: resolveInteraction, then the request
+            item.answer_via, V4Resolve(item.frame, item.generation, list(item.backend_ids), answer))
+        if not handed:  # (a v4 Session already gone answers nothing: the request is answered here)
+            self.backend.tell(AnswerBackend(item.generation, list(item.backend_ids), answer))
         self.settled[item.key] = answer
         while len(self.settled) > SETTLED_MEMORY:
             self.settled.popitem(last=False)

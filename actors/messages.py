@@ -730,11 +730,24 @@ class InteractionAsked(Owed):
     tool_call: dict[str, Any]
     session: Ref = None  # owner of the card, told if the dialog is abandoned
     backend: Ref = None
+    answer_via: Ref = None
+    """A v4 Session: the answer goes to it as a ``V4Resolve`` (``resolveInteraction``), not to the backend."""
 
     def fail(self, error: RpcError) -> None:
         if self.backend is not None:
             self.backend.tell(AnswerBackend(self.generation, [self.frame.get("id")], {
                 "decision": "deny", "action": "decline", "reason": error.message}))
+
+
+@message
+class V4Resolve:
+    """The first answer to a dialog of a v4 session: the Session sends ``resolveInteraction``,
+    then answers the engine's legacy request with the same answer (docs/decisions.md)."""
+
+    frame: dict[str, Any]  # the legacy request that opened the dialog
+    generation: int
+    request_ids: list[Json]
+    result: dict[str, Any]  # the answer in the legacy request's shape
 
 
 @message

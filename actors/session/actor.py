@@ -69,6 +69,7 @@ from zcode_acp.actors.messages import (
     Announce,
     CatalogSeen,
     Answered,
+    AnswerBackend,
     Attach,
     BackendCall,
     BackendLost,
@@ -122,6 +123,7 @@ from zcode_acp.actors.messages import (
     TurnSettled,
     UnregisterRoute,
     V4Expire,
+    V4Resolve,
     V4Frames,
 )
 from zcode_acp.actors.session.attribution import Attribution, Claim
@@ -511,8 +513,11 @@ class Session(BridgeActor):
         tool_call_id, name, value, tool_call = interactions.dialog_tool_call(message.frame, self.config.lang)
         if self.v4 is None or not self.v4.owns_card(tool_call_id):  # on v4 the tool's row already made its card
             self.deliver(self.cards.ensure_card(tool_call_id, name, value))
+        if self.v4 is not None:
+            tool_call = self.v4.with_countdown(message.frame, tool_call)
         self.router.tell(InteractionAsked(message.frame, message.generation, self.session_id,
-                                          self.backend_session_id, tool_call, self.actor_ref, self.backend))
+                                          self.backend_session_id, tool_call, self.actor_ref, self.backend,
+                                          answer_via=self.actor_ref if self.v4 is not None else None))
 
     @handles(InteractionAborted)
     def on_interaction_aborted(self, message: InteractionAborted) -> None:
@@ -693,6 +698,14 @@ class Session(BridgeActor):
                 self.v4.frames(message.frames)
         finally:
             flow.done(message.token)
+
+    @handles(V4Resolve)
+    def on_v4_resolve(self, message: V4Resolve) -> None:
+        """A dialog's first answer on v4: ``resolveInteraction``, then the legacy request (V4Path.resolve)."""
+        if self.v4 is not None:
+            self.v4.resolve(message)
+        else:
+            self.backend.tell(AnswerBackend(message.generation, message.request_ids, message.result))
 
     @handles(V4Expire)
     def on_v4_expire(self, message: V4Expire) -> None:

@@ -28,14 +28,16 @@ from typing import Any
 import gevent
 
 from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError
+from zcode_acp.protocol.tools import text_content
 from zcode_acp.protocol.translator import agent_text
 from zcode_acp.protocol.v4 import commands as v4
 from zcode_acp.protocol.v4.conversation import ConversationTranslator, InteractionOpened, TurnEnded
-from zcode_acp.protocol.v4.conversation_view import PendingInteraction
+from zcode_acp.protocol.v4.conversation_view import PendingInteraction, pending_interactions
+from zcode_acp.protocol.v4.interaction_answers import matching, resolve_command
 from zcode_acp.protocol.v4.conversation_apply import Reset
 
 from zcode_acp.actors.base import safe_tell
-from zcode_acp.actors.messages import Answered, Reply, SessionActivity, V4Expire
+from zcode_acp.actors.messages import AnswerBackend, Answered, Reply, SessionActivity, V4Expire, V4Resolve
 from zcode_acp.actors.session.v4commands import V4Commands
 from zcode_acp.actors.session.v4extras import V4Extras, queue_items
 from zcode_acp.actors.session.v4feed import Step, V4Feed
@@ -243,6 +245,35 @@ class V4Path:
                         answer = self.prompts.unqueued(source)
                         self._answer([answer] if answer else [])
         self.extras.run(method, params, on_result, on_error, on_ack)
+
+    def with_countdown(self, frame: dict[str, Any], tool_call: dict[str, Any]) -> dict[str, Any]:
+        """The dialog's ``toolCall`` for the legacy request ``frame``, saying when the engine answers it
+        by itself when it runs a countdown on it (``pendingInteractions[].autoResolution``)."""
+        pending = pending_interactions(self.feed.state.state) if self.feed is not None else ()
+        item = matching(pending, frame)
+        if item is None or item.countdown_deadline_at is None:
+            return tool_call
+        notice = countdown_notice(item, self.session.config.lang)
+        return {**tool_call, "content": [*(tool_call.get("content") or []), *text_content(notice)]}
+
+    def resolve(self, message: V4Resolve) -> None:
+        """A dialog's first answer: ``resolveInteraction`` on the pending interaction it stands for,
+        then, right behind it on the pipe, the engine's legacy request answered once with the same
+        answer (docs/decisions.md, "Dialogs on the v4 path"). Not after the ack: the engine goes on
+        with the turn as soon as it takes the command, and the request must not outlive the turn."""
+        pending = pending_interactions(self.feed.state.state) if self.feed is not None else ()
+        item = matching(pending, message.frame)
+        command = resolve_command(str(self.session.backend_session_id), item, message.result) if item else None
+        if item is not None and command is not None:
+            self.commands.send(command, functools.partial(self._resolved, item.interaction_id))
+        self.session.backend.tell(AnswerBackend(message.generation, message.request_ids, message.result))
+
+    def _resolved(self, interaction_id: str, ack: v4.CommandAck | None, error: RpcError | None) -> None:
+        if error is not None:  # the legacy answer, already sent, is the one that counts
+            log.warning("session %s: resolveInteraction %s refused: %s", self.session.session_id, interaction_id,
+                        error.message)
+        elif ack is not None and ack.status == "noop":
+            log.info("session %s: interaction %s was already resolved", self.session.session_id, interaction_id)
 
     def owns_card(self, card_id: str) -> bool:
         return self.feed is not None and self.feed.translator.has_card(card_id)

@@ -149,3 +149,50 @@ def test_a_client_attaching_later_joins_the_race(world):
     answer(router, late, {"outcome": {"outcome": "selected", "optionId": "yes"}})
     assert backend.wait_for(lambda: backend.of("AnswerBackend"))[0].result == {"decision": "allow"}
     assert first.wait_for(lambda: first.of("WithdrawRequest"))
+
+
+def test_on_a_v4_session_the_first_answer_goes_to_the_session_not_the_backend(world):
+    router, backend, first, second = world
+    session = Probe()
+    try:
+        router.tell(InteractionAsked(permission(10), 1, "acp-1", "b-1", TOOL_CALL, session.ref, backend.ref,
+                                     answer_via=session.ref))
+        router.tell(InteractionAsked(permission(11), 1, "acp-1", "b-1", TOOL_CALL, session.ref, backend.ref,
+                                     answer_via=session.ref))  # a re-announce
+        [dialog] = first.wait_for(lambda: first.of("SendRequest"))
+        second.wait_for(lambda: second.of("SendRequest"))
+        answer(router, dialog, {"outcome": {"outcome": "selected", "optionId": "yes"}})
+        [resolve] = session.wait_for(lambda: session.of("V4Resolve"))
+        assert resolve.request_ids == [10, 11] and resolve.result == {"decision": "allow"}
+        assert resolve.frame["params"]["requestId"] == "r1"
+        assert backend.of("AnswerBackend") == []  # the Session answers the request, after resolveInteraction
+        second.wait_for(lambda: second.of("WithdrawRequest"))  # the first answer won
+    finally:
+        session.stop()
+
+
+def test_on_a_v4_session_plan_approval_is_still_answered_on_the_request(world):
+    router, backend, first, second = world
+    session = Probe()
+    try:
+        router.tell(InteractionAsked(plan(20), 1, "acp-1", "b-1", TOOL_CALL, session.ref, backend.ref,
+                                     answer_via=session.ref))
+        [dialog] = first.wait_for(lambda: first.of("SendRequest"))
+        answer(router, dialog, {"outcome": {"outcome": "selected", "optionId": "approve"}})
+        [reply] = backend.wait_for(lambda: backend.of("AnswerBackend"))
+        assert reply.request_ids == [20]
+        assert session.of("V4Resolve") == []
+    finally:
+        session.stop()
+
+
+def test_on_a_v4_session_already_gone_the_request_is_answered_here(world):
+    router, backend, first, second = world
+    session = Probe()
+    session.stop()
+    router.tell(InteractionAsked(permission(30), 1, "acp-1", "b-1", TOOL_CALL, None, backend.ref,
+                                 answer_via=session.ref))
+    [dialog] = first.wait_for(lambda: first.of("SendRequest"))
+    answer(router, dialog, {"outcome": {"outcome": "selected", "optionId": "yes"}})
+    [reply] = backend.wait_for(lambda: backend.of("AnswerBackend"))
+    assert reply.request_ids == [30] and reply.result == {"decision": "allow"}

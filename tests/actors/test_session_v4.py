@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from zcode_acp.actors.cli.config import Config, SettingError
-from zcode_acp.actors.messages import BackendLost, CancelPromptRequest, CancelTurn, Extension, Prompt, V4Frames
+from zcode_acp.actors.messages import (BackendLost, BackendRequest, CancelPromptRequest, CancelTurn, Extension, Prompt,
+                                      V4Frames, V4Resolve)
 from zcode_acp.actors.session.actor import Session
 from zcode_acp.protocol.content import BackendPrompt
 from zcode_acp.protocol.session_config import SessionSettings
@@ -76,14 +77,21 @@ class PlaneBackend:
 
 
 @pytest.fixture
-def world():
-    backend, conn, supervisor, router = Probe(), Probe(), Probe(), Probe()
+def router():
+    probe = Probe()
+    yield probe
+    probe.stop()
+
+
+@pytest.fixture
+def world(router):
+    backend, conn, supervisor = Probe(), Probe(), Probe()
     session = Session.start(
         session_id="acp-1", cwd=WORKSPACE, mcp_servers=[], settings=SessionSettings(), backend=backend.ref,
         router=router.ref, supervisor=supervisor.ref, clients=[conn.ref], capabilities={}, config=CONFIG)
     yield session, backend, conn
     session.stop()
-    for probe in (backend, conn, supervisor, router):
+    for probe in (backend, conn, supervisor):
         probe.stop()
 
 
@@ -277,3 +285,60 @@ def test_a_question_the_engine_counts_down_says_when_it_answers_by_itself(world)
         "requestId": "r1", "toolCallId": "t1", "toolName": "Bash", "summary": "make", "autoResolveMs": 30_000}))
     conn.wait_for(lambda: "by itself in" in conn.text())
     assert "permission request by itself in" in conn.text()
+
+
+PERMISSION_FRAME = {"jsonrpc": "2.0", "id": "server-3", "method": "interaction/requestPermission",
+                    "params": {"requestId": "r1", "sessionId": "s", "toolCallId": "t1", "toolName": "Bash",
+                               "input": {"command": "make"}}}
+
+
+@pytest.mark.parametrize("answer,option", [({"decision": "allow", "reason": "Approved once"}, "allow_once"),
+                                           ({"decision": "deny", "reason": "no"}, "deny")])
+def test_a_dialogs_answer_resolves_the_pending_interaction_then_answers_the_request_once(world, answer, option):
+    session, backend, conn = world
+    plane = PlaneBackend(session, backend)
+    prompt(session, conn, 1)
+    engine = plane.live()
+    plane.serve("v4/command")
+    plane.play(engine.start, lambda: engine.event("permission.requested", {
+        "requestId": "r1", "toolCallId": "t1", "toolName": "Bash", "summary": "make"}))
+    assert [i["kind"] for i in plane.plane.sessions.get(engine.session_id).state["pendingInteractions"]] == ["permission"]
+    # The router's first answer (actors/interaction_router.py sends it to a v4 Session, not to the backend):
+    session.tell(V4Resolve(PERMISSION_FRAME, 1, ["server-3"], answer))
+    resolve = plane.serve("v4/command")
+    assert resolve.params["type"] == "resolveInteraction"
+    interaction_id = resolve.params["payload"]["interactionId"]
+    assert resolve.params["payload"] == {"interactionId": interaction_id, "answer": {"optionId": option}}
+    assert [c[0] for c in plane.port.named("resolve_interaction")] == ["resolve_interaction"]  # the engine took it
+    backend.wait_for(lambda: backend.of("AnswerBackend"))
+    [legacy] = backend.of("AnswerBackend")  # and the request itself once, with the same answer
+    assert legacy.request_ids == ["server-3"] and legacy.result == answer
+
+
+def test_an_answer_with_no_pending_interaction_answers_the_request_alone(world):
+    session, backend, conn = world
+    plane = PlaneBackend(session, backend)
+    prompt(session, conn, 1)
+    engine = plane.live()
+    plane.serve("v4/command")
+    plane.play(engine.start)
+    session.tell(V4Resolve(PERMISSION_FRAME, 1, ["server-3"], {"decision": "allow"}))
+    backend.wait_for(lambda: backend.of("AnswerBackend"))
+    [legacy] = backend.of("AnswerBackend")
+    assert legacy.request_ids == ["server-3"] and legacy.result == {"decision": "allow"}
+    assert [c.params["type"] for c in backend.calls("v4/command")] == ["createSession", "sendText"]
+
+
+def test_the_engines_countdown_is_in_the_dialog_and_its_answer_comes_back_to_the_session(world, router):
+    session, backend, conn = world
+    plane = PlaneBackend(session, backend)
+    prompt(session, conn, 1)
+    engine = plane.live()
+    plane.serve("v4/command")
+    plane.play(engine.start, lambda: engine.event("permission.requested", {
+        "requestId": "r1", "toolCallId": "t1", "toolName": "Bash", "summary": "make", "autoResolveMs": 30_000}))
+    session.tell(BackendRequest(PERMISSION_FRAME, 1))
+    [asked] = router.wait_for(lambda: router.of("InteractionAsked"))
+    assert asked.answer_via is not None and asked.answer_via.actor_urn == session.actor_urn
+    [notice] = [c["content"]["text"] for c in asked.tool_call["content"] if "by itself" in c["content"]["text"]]
+    assert "permission request by itself in" in notice

@@ -8,10 +8,11 @@ ACP frame against the official ACP schema by the harness.
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
-from tests.process.harness import bridge, run
+from tests.process.harness import NoForms, bridge, pick, run
 
 pytestmark = pytest.mark.dialects("today")
 V4 = {"ZCODE_ACP_ENGINE_API": "v4"}
@@ -117,3 +118,46 @@ async def test_frames_the_engine_garbles_are_resynced_and_the_text_arrives_whole
         assert text.count("Let me look at the project.") == 1  # nothing twice
         if faults in ("gap", "checksum"):
             assert b.backend_calls("v4/conversation/resync")
+
+
+def request_answers(b) -> list[tuple]:
+    """(JSON-RPC id, answer) of every answer the engine got to its interaction requests, in order."""
+    entries = [json.loads(line) for line in b.trace.read_text().splitlines() if line.strip()]
+    return [(e["response"], e["result"]) for e in entries
+            if "response" in e and isinstance(e.get("result"), dict) and ("decision" in e["result"] or "action" in e["result"])]
+
+
+def resolutions(b) -> list[dict]:
+    return [c["params"]["payload"] for c in b.backend_calls("v4/command") if c["params"]["type"] == "resolveInteraction"]
+
+
+@run
+@pytest.mark.parametrize("choice,option", [("allow_once", "allow_once"), ("deny", "deny")])
+async def test_a_permission_is_answered_with_resolve_interaction(tmp_path, choice, option):
+    client = NoForms()
+    client.on_permission = lambda sid, params: pick(choice)
+    async with bridge(tmp_path, client=client, env=V4) as b:
+        sid = await b.new_session()
+        assert (await b.prompt(sid, "#sim permission")).stop_reason == "end_turn"
+        [resolved] = resolutions(b)
+        assert resolved["answer"] == {"optionId": option}
+        assert resolved["interactionId"].startswith("int_")
+        answers = request_answers(b)  # the legacy request too, once per id, with the option's own answer
+        assert answers and len({i for i, _ in answers}) == len(answers)
+        assert {a["decision"] for _, a in answers} == {"allow" if choice == "allow_once" else "deny"}
+
+
+@run
+async def test_a_question_is_answered_with_resolve_interaction(tmp_path):
+    client = NoForms()
+    answers = iter([pick("o_1"), pick("o_2"), pick("done")])
+    client.on_permission = lambda sid, params: next(answers)
+    async with bridge(tmp_path, client=client, env=V4) as b:
+        sid = await b.new_session()
+        assert (await b.prompt(sid, "#sim questions multi=1")).stop_reason == "end_turn"
+        [resolved] = resolutions(b)
+        assert resolved["answer"] == {"action": "accept", "content": {"answers": {
+            "Which file should I test?": "user.test.ts", "Which checks should run?": "unit"}}}
+        answers = request_answers(b)
+        assert answers and len({i for i, _ in answers}) == len(answers)
+        assert all(a == resolved["answer"] for _, a in answers)
