@@ -15,23 +15,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from .today_events import tool_text
+
 ZERO_TOKENS = {"input": 0, "output": 0, "reasoning": 0, "cache": {"read": 0, "write": 0}}
 HIDDEN = {"origin": "agent_runtime", "kind": "background_notification", "uiVisibility": "hidden",
           "providerVisibility": "visible", "transcriptVisibility": "hidden"}
 
 
-def _text(value: Any) -> str:
-    """A tool's output as history stores it (text): a result object's ``content``, an error's ``message``."""
-    if isinstance(value, dict):
-        for key in ("content", "message"):
-            if isinstance(value.get(key), str):
-                return str(value[key])
-    return value if isinstance(value, str) else str(value)
-
-
 def _tool_state(state: dict[str, Any], stamp: int) -> dict[str, Any]:
     tool_input = state.get("input") if isinstance(state.get("input"), dict) else {}
-    output = _text(state.get("output"))
+    output = tool_text(state.get("output"))
     if state.get("status") == "error":
         return {"status": "error", "input": tool_input, "error": output,
                 "startedAt": stamp, "completedAt": stamp}

@@ -81,3 +81,12 @@ def turn_started(payload: dict[str, Any], turn_number: int) -> dict[str, Any]:
     body.setdefault("turnNumber", max(0, turn_number))
     body.setdefault("input", "")
     return body
+
+
+def tool_text(value: Any) -> str:
+    """A tool's result or error as text: the objects above carry it in ``content`` / ``message``."""
+    if isinstance(value, dict):
+        for key in ("content", "message"):
+            if isinstance(value.get(key), str):
+                return str(value[key])
+    return "" if value is None else value if isinstance(value, str) else str(value)

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..today_events import tool_text
 from .conversation_state import ConversationState
 from .rows import RowStore
 
@@ -125,7 +126,7 @@ class TurnParts(ConversationState):
             self._tool_output(row_id, row, str(payload.get("stdoutTail") or ""))
         elif kind in ("result", "error"):
             failed = kind == "error"
-            text = _tool_text(payload.get("error") if failed else payload.get("result"))
+            text = tool_text(payload.get("error") if failed else payload.get("result"))
             changes: dict[str, Any] = {"status": "error" if failed else "success", "output": {"text": text},
                                        "endedAt": self.now(), "approvalInteractionId": RowStore.DROP}
             if failed:
@@ -258,12 +259,3 @@ class TurnParts(ConversationState):
     def _close_streams(self, state: str = "complete") -> None:
         self._close("text", state)
         self._close("reasoning", state)
-
-
-def _tool_text(value: Any) -> str:
-    """A tool's result or error as text: today's objects carry it in ``content`` / ``message``."""
-    if isinstance(value, dict):
-        for key in ("content", "message"):
-            if isinstance(value.get(key), str):
-                return str(value[key])
-    return "" if value is None else str(value)
