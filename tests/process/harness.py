@@ -124,6 +124,15 @@ class NoForms(RecordingClient):
     create_elicitation = None  # type: ignore[assignment]
 
 
+# The legacy method and the v4 command (protocol/v4/commands.py) that do the same act.
+V4_COMMAND_OF = {
+    "session/send": "sendText", "session/stop": "stop", "session/create": "createSession",
+    "session/setModel": "switchModelConfig", "session/setMode": "switchCollaborationMode",
+    "session/compact": "compact", "session/rename": "renameSession", "session/fork": "forkAssistant",
+    "session/delete": "deleteSession", "session/steer": "sendText",
+}
+
+
 class Bridge:
     def __init__(self, conn: Any, proc: Any, client: RecordingClient, trace: Path, log: Path) -> None:
         self.conn = conn
@@ -162,6 +171,26 @@ class Bridge:
         calls = [json.loads(line) for line in self.trace.read_text().splitlines() if line.strip()]
         calls = [c for c in calls if "method" in c]  # (the trace also holds the answers it got)
         return [c for c in calls if method is None or c["method"] == method]
+
+    def engine_acts(self, method: str) -> list[dict[str, Any]]:
+        """The calls of the legacy ``method`` and of the v4 command that does the same act, in order.
+
+        On the v4 path (docs/v4.md) the bridge prompts with ``v4/command sendText``, not
+        ``session/send``; a test that checks *that* the bridge did something reads it here and
+        holds on either path. A v4 command comes back shaped like the legacy call:
+        ``{"method": "v4/command", "command": type, "params": {"sessionId": …, **payload}}`` — the
+        payload keeps the engine's own names (``text``, not ``content``).
+        """
+        command = V4_COMMAND_OF.get(method)
+        acts = []
+        for call in self.backend_calls():
+            if call["method"] == method:
+                acts.append(call)
+            elif command is not None and call["method"] == "v4/command" and call["params"].get("type") == command:
+                params = call["params"]
+                acts.append({"method": "v4/command", "command": command,
+                             "params": {"sessionId": params.get("sessionId"), **(params.get("payload") or {})}})
+        return acts
 
     def backend_pids(self) -> list[int]:
         """Children of the bridge process (the backend), from /proc."""
