@@ -37,7 +37,7 @@ from zcode_acp.protocol.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, RpcError
 from zcode_acp.protocol.host_requests import host_answer
 
 from zcode_acp.actors.base import BridgeActor, handles, safe_tell
-from zcode_acp.actors.cli.config import Config
+from zcode_acp.config.settings import Config
 from zcode_acp.actors.correlation import Correlation
 from zcode_acp.actors.messages import (
     BackendFailed,

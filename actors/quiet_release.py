@@ -2,7 +2,7 @@
 
 A burst (a storm of prompts, a long stream, a flood of bad frames) leaves freed
 memory behind that no one returns by itself: cyclic garbage waits for the next
-collection (the bridge's gen-0 threshold is high: ``actors/cli/runtime.py``),
+collection (the bridge's gen-0 threshold is high: ``cli/runtime.py``),
 and glibc keeps freed heap pages. A watcher greenlet reads the process's CPU
 time every ``interval`` seconds; when one interval used less than
 ``quiet_share`` of a core (the bridge has gone quiet) and at least

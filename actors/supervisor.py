@@ -43,7 +43,7 @@ from zcode_acp.protocol.translator import agent_text
 from zcode_acp import version
 from zcode_acp.actors.backend import Backend
 from zcode_acp.actors.base import BridgeActor, handles, safe_tell
-from zcode_acp.actors.cli.config import Config
+from zcode_acp.config.settings import Config
 from zcode_acp.actors.client_connection import ClientConnection
 from zcode_acp.actors.interaction_router import InteractionRouter
 from zcode_acp.actors.lazy_store import LazySessionStore

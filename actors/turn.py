@@ -46,7 +46,7 @@ from zcode_acp.protocol.updates import encode as encode_updates, user_text
 from zcode_acp.protocol.usage import prompt_result, read_usage_update
 
 from zcode_acp.actors.base import BridgeActor, handles, safe_tell
-from zcode_acp.actors.cli.config import Config
+from zcode_acp.config.settings import Config
 from zcode_acp.actors.delivery import deliver_encoded
 from zcode_acp.actors.turn_record import TurnRecord
 from zcode_acp.actors.messages import (

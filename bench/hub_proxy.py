@@ -19,7 +19,7 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from tests.hub.harness import TOKEN, FakeBridge, HubProcess  # noqa: E402
-from zcode_acp.actors.transport import websocket as ws  # noqa: E402
+from zcode_acp.net import websocket as ws  # noqa: E402
 
 
 def stream(url: str, count: int, size: int) -> float:

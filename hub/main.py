@@ -25,7 +25,7 @@ from collections.abc import Mapping
 
 import gevent
 
-from zcode_acp.actors.cli.remote_config import load_remote_config
+from zcode_acp.config.remote import load_remote_config
 from zcode_acp.hub.handovers import default_record_path
 from zcode_acp.hub.server import Hub, HubSettings
 from zcode_acp.hub.static import default_web_root

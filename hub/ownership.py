@@ -17,7 +17,7 @@ import logging
 
 import ujson
 
-from zcode_acp.actors.transport import proofs
+from zcode_acp.net import proofs
 
 log = logging.getLogger("zcode_acp.hub")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from zcode_acp.actors.transport.websocket import CloseCode, CloseInfo, WebSocket
+from zcode_acp.net.websocket import CloseCode, CloseInfo, WebSocket
 
 log = logging.getLogger(__name__)
 

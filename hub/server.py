@@ -26,11 +26,11 @@ import gevent
 import gevent.event
 from gevent import socket as gsocket
 
-from zcode_acp.actors.transport import websocket as ws
-from zcode_acp.actors.transport.http_server import MAX_CONNECTIONS, HttpError, HttpExchange, \
+from zcode_acp.net import websocket as ws
+from zcode_acp.net.http_server import MAX_CONNECTIONS, HttpError, HttpExchange, \
     HttpServer
-from zcode_acp.actors.transport.origin_policy import HostPolicy
-from zcode_acp.actors.transport.tokens import SUBPROTOCOL, RemoteAuth, offers_subprotocol
+from zcode_acp.net.origin_policy import HostPolicy
+from zcode_acp.net.tokens import SUBPROTOCOL, RemoteAuth, offers_subprotocol
 from zcode_acp.hub import static
 from zcode_acp.hub.handovers import HandoverRecord
 from zcode_acp.hub.ownership import port_proves_owner

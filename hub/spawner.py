@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 import gevent
 import gevent.event
 
-from zcode_acp.actors.transport.http_server import HttpError
+from zcode_acp.net.http_server import HttpError
 from zcode_acp.hub.registry import Registry
 
 log = logging.getLogger(__name__)

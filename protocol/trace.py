@@ -1,7 +1,7 @@
 """The trace format: one JSON line per frame on either side of the bridge.
 
 Pure: no I/O, no clocks. The writer (``actors/transport/trace.py``) hands in
-bytes and times; the replay tools (``sim/replay.py``, ``actors/cli/replay.py``)
+bytes and times; the replay tools (``sim/replay.py``, ``cli/replay.py``)
 read records back. docs/traces.md describes the format for users.
 
 A trace file is a header line, then records::

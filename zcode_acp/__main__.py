@@ -1,5 +1,5 @@
 """``python -m zcode_acp``: the same as the ``zcode-acp`` command."""
 
-from zcode_acp.actors.cli.main import main
+from zcode_acp.cli.main import main
 
 main()

@@ -58,7 +58,7 @@ from zcode_acp.protocol.usage import read_usage_update
 
 from zcode_acp.actors.background_tasks import BackgroundTasks
 from zcode_acp.actors.base import BridgeActor, handles, safe_tell
-from zcode_acp.actors.cli.config import Config
+from zcode_acp.config.settings import Config
 from zcode_acp.actors.delivery import deliver, encode_cooperatively
 from zcode_acp.actors.messages import (
     Dormant,

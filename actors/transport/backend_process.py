@@ -23,7 +23,7 @@ from pathlib import Path
 
 import gevent
 
-from zcode_acp.actors.cli.config import backend_problem
+from zcode_acp.config.settings import backend_problem
 from zcode_acp.protocol.errors import RpcError, internal
 from zcode_acp.protocol.i18n import t
 

@@ -24,11 +24,11 @@ from zcode_acp.protocol import framing
 
 from zcode_acp.actors.base import safe_tell
 from zcode_acp.actors.messages import AttachClient, InboundClosed, InboundFrames
-from zcode_acp.actors.transport import websocket as ws
-from zcode_acp.actors.transport import proofs
-from zcode_acp.actors.transport.http_server import HttpExchange, HttpServer
-from zcode_acp.actors.transport.origin_policy import HostPolicy
-from zcode_acp.actors.transport.tokens import SUBPROTOCOL, RemoteAuth, offers_subprotocol
+from zcode_acp.net import websocket as ws
+from zcode_acp.net import proofs
+from zcode_acp.net.http_server import HttpExchange, HttpServer
+from zcode_acp.net.origin_policy import HostPolicy
+from zcode_acp.net.tokens import SUBPROTOCOL, RemoteAuth, offers_subprotocol
 
 log = logging.getLogger(__name__)
 

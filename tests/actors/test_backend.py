@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from zcode_acp.actors.backend import Backend
-from zcode_acp.actors.cli.config import Config
+from zcode_acp.config.settings import Config
 from zcode_acp.actors.messages import BackendCall, RegisterRoute, TerminateBackend
 from tests.actors.fakes import Probe
 

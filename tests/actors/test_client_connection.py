@@ -6,7 +6,7 @@ import gevent
 import gevent.os
 import pytest
 
-from zcode_acp.actors.cli.config import Config
+from zcode_acp.config.settings import Config
 from zcode_acp.actors.client_connection import ClientConnection
 from zcode_acp.actors.messages import Deliver, HoldSession, ReleaseSession, Reply, RequestHandle, Teardown
 from zcode_acp.actors.session.actor import Session

@@ -13,7 +13,7 @@ import pytest
 from zcode_acp.actors.base import BridgeActor, UnhandledMessage, handles
 from zcode_acp.actors.background_tasks import BackgroundTasks
 from zcode_acp.actors.backend import Backend
-from zcode_acp.actors.cli.config import Config
+from zcode_acp.config.settings import Config
 from zcode_acp.actors.correlation import Correlation
 from zcode_acp.actors.interaction_router import InteractionRouter
 from zcode_acp.actors.messages import (

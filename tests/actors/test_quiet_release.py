@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pykka
 
-from zcode_acp.actors.cli.config import Config
+from zcode_acp.config.settings import Config
 from zcode_acp.actors.messages import ClientFrame, RequestHandle
 from zcode_acp.actors.quiet_release import QuietRelease, release_memory
 from tests.actors.fakes import Probe

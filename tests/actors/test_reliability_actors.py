@@ -9,7 +9,7 @@ from dataclasses import replace
 
 
 from zcode_acp.actors.backend import Backend
-from zcode_acp.actors.cli.config import Config
+from zcode_acp.config.settings import Config
 from zcode_acp.actors.client_connection import ClientConnection
 from zcode_acp.actors.messages import TerminateBackend, Throttle
 from zcode_acp.actors.lazy_store import LazySessionStore

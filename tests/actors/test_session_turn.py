@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from zcode_acp.actors.cli.config import Config
+from zcode_acp.config.settings import Config
 from zcode_acp.actors.messages import BackendLost, CancelTurn, GoDormant, Prompt, SessionEvents, StopFailed, Teardown
 from zcode_acp.actors.session.actor import Session
 from zcode_acp.protocol.content import BackendPrompt

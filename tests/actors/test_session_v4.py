@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from zcode_acp.actors.cli.config import Config, SettingError
+from zcode_acp.config.settings import Config, SettingError
 from zcode_acp.actors.messages import (BackendLost, BackendRequest, CancelPromptRequest, CancelTurn, Extension, Prompt,
                                       V4Frames, V4Resolve)
 from zcode_acp.actors.session.actor import Session

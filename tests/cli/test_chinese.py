@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from zcode_acp.actors.cli.config import SETTINGS, Config, SettingError, markdown_table
+from zcode_acp.config.settings import SETTINGS, Config, SettingError, markdown_table
 from zcode_acp.protocol.i18n import CATALOG, EN, ZH_CN
 from tests.cli.helpers import ROOT, ZCODE_ACP, clean_env, free_port, run
 

@@ -8,9 +8,9 @@ import pytest
 from typer.testing import CliRunner
 
 import zcode_acp
-from zcode_acp.actors.cli.app import app
-from zcode_acp.actors.cli.config import SETTINGS
-from zcode_acp.actors.cli.demo import simulator_scenarios
+from zcode_acp.cli.app import app
+from zcode_acp.config.settings import SETTINGS
+from zcode_acp.cli.demo import simulator_scenarios
 from zcode_acp.sim.scenarios import BUILTIN
 from tests.cli.helpers import ZCODE_ACP, Bridge, INITIALIZE, clean_env, run
 

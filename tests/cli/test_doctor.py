@@ -11,7 +11,7 @@ import threading
 
 import pytest
 
-from zcode_acp.actors.cli import editors
+from zcode_acp.cli import editors
 from tests.cli.helpers import ZCODE_ACP, ZCODE_SIM, clean_env, free_port, run
 
 

@@ -12,7 +12,7 @@ from importlib import metadata
 
 import pytest
 
-from zcode_acp.actors.cli.runtime import PLUGIN_GROUPS, plugins_declared
+from zcode_acp.cli.runtime import PLUGIN_GROUPS, plugins_declared
 from tests.cli.helpers import clean_env, run
 
 
@@ -42,6 +42,6 @@ def test_a_plugin_in_an_unpacked_egg_still_sees_the_patches(tmp_path):
     egg = unpacked_egg(tmp_path, PLUGIN_GROUPS[1])
     saw = tmp_path / "saw.txt"
     env = clean_env(tmp_path, PYTHONPATH=str(egg), PLUGIN_SAW=str(saw))
-    done = run([sys.executable, "-c", "from zcode_acp.actors.cli import runtime"], env)
+    done = run([sys.executable, "-c", "from zcode_acp.cli import runtime"], env)
     assert done.returncode == 0, done.stderr
     assert saw.exists(), "the plugin was never called"

@@ -3,7 +3,7 @@
 import pytest
 
 from tests.cli.helpers import ZCODE_ACP, clean_env, run
-from zcode_acp.actors.cli.config import Config, SettingError
+from zcode_acp.config.settings import Config, SettingError
 
 
 def test_notification_settings_reach_the_config():

@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import zcode_acp
-from zcode_acp.actors.cli import editors
+from zcode_acp.cli import editors
 from tests.cli.helpers import BIN, ROOT, ZCODE_ACP
 
 MANIFEST = json.loads((ROOT / "agent.json").read_text())
@@ -42,7 +42,7 @@ def test_the_manifest_installs_this_version_of_this_distribution_and_its_command
     assert metadata["name"] == zcode_acp.DIST_NAME
     # `uvx <package>` runs the command named like the distribution.
     scripts = setup_cfg()["options.entry_points"]["console_scripts"]
-    assert f"{zcode_acp.DIST_NAME} = zcode_acp.actors.cli.main:main" in scripts
+    assert f"{zcode_acp.DIST_NAME} = zcode_acp.cli.main:main" in scripts
 
 
 REGISTRY_INITIALIZE = {

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import typer
 
-from zcode_acp.actors.cli.app import app
-from zcode_acp.actors.cli.serve_options import SERVE_OPTIONS, parse_serve_options
+from zcode_acp.cli.app import app
+from zcode_acp.cli.serve_options import SERVE_OPTIONS, parse_serve_options
 
 DEFAULTS = {"log_level": "info", "log_file": None, "trace_file": None, "trace_redact_content": None}
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from zcode_acp.actors.cli import config
-from zcode_acp.actors.cli.config import SETTINGS, Config, SettingError, markdown_table
+from zcode_acp.config import settings as config
+from zcode_acp.config.settings import SETTINGS, Config, SettingError, markdown_table
 from zcode_acp.protocol.session_config import MODE_IDS
 from tests.cli.helpers import ROOT, SYSTEM_PATH
-from zcode_acp.actors.cli.remote_config import RemoteConfig
+from zcode_acp.config.remote import RemoteConfig
 
 NUMERIC = [s.name for s in SETTINGS if s.parse in (config.seconds, config.positive_seconds)]
 
@@ -22,14 +22,14 @@ def test_the_readme_table_is_the_settings_table():
     readme = (ROOT / "README.md").read_text()
     assert markdown_table() in readme, (
         "README's configuration table differs from config.SETTINGS; "
-        "regenerate it with: .venv/bin/python -m zcode_acp.actors.cli.config")
+        "regenerate it with: .venv/bin/python -m zcode_acp.config.settings")
 
 
 def test_every_setting_names_a_config_attribute_and_documents_its_real_default():
     fields = {f.name for f in dataclasses.fields(Config)}
     defaults = Config()
-    remote_source = (ROOT / "actors" / "cli" / "remote_config.py").read_text() + \
-        (ROOT / "actors" / "cli" / "main.py").read_text()
+    remote_source = (ROOT / "config" / "remote.py").read_text() + \
+        (ROOT / "cli" / "main.py").read_text()
     remote_defaults = RemoteConfig()
     for setting in SETTINGS:
         if setting.attr is None:  # remote access: read (with the config file) by remote_config.py

@@ -13,14 +13,14 @@ import textwrap
 import pytest
 
 import zcode_acp
-from zcode_acp.actors.cli.runtime import PLUGIN_GROUPS, plugins_declared
+from zcode_acp.cli.runtime import PLUGIN_GROUPS, plugins_declared
 from tests.cli.helpers import ZCODE_ACP, Bridge, INITIALIZE, clean_env, run
 
 # Modules only some commands need: the stdio path must not import them — the command framework, the
 # WebSocket stack (remote access is off), importlib.metadata (docs/performance.md, "Start-up").
-NOT_ON_THE_STDIO_PATH = ("typer", "click", "rich", "zcode_acp.actors.cli.app", "zcode_acp.actors.cli.demo",
-                         "zcode_acp.actors.cli.doctor", "zcode_acp.actors.cli.editors", "wsproto", "h11",
-                         "zcode_acp.actors.transport.hub_client", "zcode_acp.actors.transport.remote",
+NOT_ON_THE_STDIO_PATH = ("typer", "click", "rich", "zcode_acp.cli.app", "zcode_acp.cli.demo",
+                         "zcode_acp.cli.doctor", "zcode_acp.cli.editors", "wsproto", "h11",
+                         "zcode_acp.net.hub_client", "zcode_acp.actors.transport.remote",
                          "importlib.metadata")
 
 
@@ -57,7 +57,7 @@ def test_version_imports_neither_gevent_nor_typer(tmp_path):
     done = run([sys.executable, "-X", "importtime", "-m", "zcode_acp", "--version"], clean_env(tmp_path))
     assert done.returncode == 0
     modules = imported(done.stderr)
-    assert "zcode_acp.actors.cli.main" in modules
+    assert "zcode_acp.cli.main" in modules
     assert not {"gevent", "pykka", "typer", "zcode_acp.actors.supervisor"} & modules
 
 
@@ -66,7 +66,7 @@ PATCHED = "from gevent import monkey; print(' '.join(sorted(monkey.saved)))"
 
 def test_the_runtime_patches_what_patch_all_would_but_ssl(tmp_path):
     env = clean_env(tmp_path)
-    ours = run([sys.executable, "-c", "from zcode_acp.actors.cli import runtime; " + PATCHED], env)
+    ours = run([sys.executable, "-c", "from zcode_acp.cli import runtime; " + PATCHED], env)
     everything = run([sys.executable, "-c", "from gevent import monkey; monkey.patch_all(); " + PATCHED], env)
     assert ours.returncode == everything.returncode == 0, ours.stderr + everything.stderr
     assert set(ours.stdout.split()) == set(everything.stdout.split()) - {"ssl", "_gevent_saved_patch_all_module_settings"}
@@ -105,7 +105,7 @@ def test_the_patches_notify_only_the_plugin_groups_looked_for(tmp_path):
     """``plugins_declared`` looks for these groups only: they must be all the patches fire."""
     code = ("from gevent import events; fired = set(); events.subscribers.append("
             "lambda event: fired.add(event.ENTRY_POINT_NAME)); "
-            "from zcode_acp.actors.cli import runtime; print(' '.join(sorted(fired)))")
+            "from zcode_acp.cli import runtime; print(' '.join(sorted(fired)))")
     done = run([sys.executable, "-c", code], clean_env(tmp_path))
     assert done.returncode == 0, done.stderr
     assert set(done.stdout.split()) == set(PLUGIN_GROUPS)
@@ -138,7 +138,7 @@ def test_a_declared_gevent_plugin_still_sees_the_patches(tmp_path, group):
     declare_plugin(tmp_path, group)
     saw = tmp_path / "saw.txt"
     env = clean_env(tmp_path, PYTHONPATH=str(tmp_path), PLUGIN_SAW=str(saw))
-    done = run([sys.executable, "-c", "from zcode_acp.actors.cli import runtime"], env)
+    done = run([sys.executable, "-c", "from zcode_acp.cli import runtime"], env)
     assert done.returncode == 0, done.stderr
     seen = [line.split() for line in saw.read_text().splitlines()]
     if group.endswith(("did_patch_builtins", "did_patch_all")):  # once, when patching is over
@@ -164,7 +164,7 @@ def test_the_version_read_from_the_path_is_importlib_metadata_s(tmp_path, monkey
 
 def test_the_collector_is_back_on_once_the_stdio_path_has_started(tmp_path):
     """``main.serve`` turns the cyclic GC off while modules load; ``tune_gc`` turns it back on."""
-    code = ("import gc; gc.disable(); from zcode_acp.actors.cli import runtime; runtime.tune_gc(); "
+    code = ("import gc; gc.disable(); from zcode_acp.cli import runtime; runtime.tune_gc(); "
             "print(gc.isenabled(), gc.get_threshold()[0])")
     done = run([sys.executable, "-c", code], clean_env(tmp_path))
     assert done.stdout.split() == ["True", "100000"], done.stderr

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from zcode_acp.actors.cli import editors
+from zcode_acp.cli import editors
 from tests.cli.helpers import SYSTEM_PATH
 from tests.clients.conftest import BIN, CLIENTS, processes_with, require
 

@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 
 
-from zcode_acp.actors.cli import editors
+from zcode_acp.cli import editors
 from tests.cli.helpers import SYSTEM_PATH
 from tests.clients.conftest import BIN, CLIENTS, NODE, require
 

@@ -21,12 +21,12 @@ import sys  # noqa: E402
 import gevent  # noqa: E402
 import gevent.event  # noqa: E402
 
-from zcode_acp.actors.transport import websocket as ws  # noqa: E402
-from zcode_acp.actors.transport.http_server import HttpExchange, HttpServer  # noqa: E402
-from zcode_acp.actors.transport.hub_client import BridgeIdentity, HubClient  # noqa: E402
-from zcode_acp.actors.transport import proofs  # noqa: E402
-from zcode_acp.actors.transport.origin_policy import HostPolicy  # noqa: E402
-from zcode_acp.actors.transport.tokens import RemoteAuth  # noqa: E402
+from zcode_acp.net import websocket as ws  # noqa: E402
+from zcode_acp.net.http_server import HttpExchange, HttpServer  # noqa: E402
+from zcode_acp.net.hub_client import BridgeIdentity, HubClient  # noqa: E402
+from zcode_acp.net import proofs  # noqa: E402
+from zcode_acp.net.origin_policy import HostPolicy  # noqa: E402
+from zcode_acp.net.tokens import RemoteAuth  # noqa: E402
 
 
 def main() -> int:

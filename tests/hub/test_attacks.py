@@ -16,9 +16,9 @@ import websocket as wsclient
 from gevent import socket as gsocket
 
 from tests.hub.harness import TOKEN, FakeBridge, HubProcess, Process, base_env, get_json, http, wait_until
-from zcode_acp.actors.transport.http_server import HttpServer
-from zcode_acp.actors.transport.hub_client import BridgeIdentity, HubClient, Outcome
-from zcode_acp.actors.transport.tokens import SUBPROTOCOL, token_subprotocol
+from zcode_acp.net.http_server import HttpServer
+from zcode_acp.net.hub_client import BridgeIdentity, HubClient, Outcome
+from zcode_acp.net.tokens import SUBPROTOCOL, token_subprotocol
 
 MARK = "SeCrEtMaRk"  # what must never show in a log line (a target, a query, a token)
 

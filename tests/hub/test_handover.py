@@ -11,7 +11,7 @@ from typing import Any
 
 from tests.hub.harness import REPO, TOKEN, HubProcess, http, wait_until
 from tests.hub.test_hub_client import identity, make_hub, recorder_command, starts
-from zcode_acp.actors.transport.hub_client import HubClient, Outcome
+from zcode_acp.net.hub_client import HubClient, Outcome
 from zcode_acp.hub.handovers import HandoverRecord
 from zcode_acp.hub.main import HANDED_OVER_TO_SUPERVISOR
 from zcode_acp.hub.versioning import source_tree_version

@@ -16,7 +16,7 @@ import pytest
 import tenacity
 
 from tests.hub.harness import FAKE_BRIDGE, TOKEN, base_env, get_json, http, wait_until
-from zcode_acp.actors.transport.hub_client import BridgeIdentity, HubClient, Outcome
+from zcode_acp.net.hub_client import BridgeIdentity, HubClient, Outcome
 from zcode_acp.hub.main import hub_answers
 from zcode_acp.hub.server import Hub, HubSettings
 

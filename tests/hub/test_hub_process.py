@@ -16,8 +16,8 @@ import pytest
 import websocket as wsclient
 
 from tests.hub.harness import TOKEN, FakeBridge, HubProcess, Process, base_env, get_json, http
-from zcode_acp.actors.transport import websocket as ws
-from zcode_acp.actors.transport.tokens import SUBPROTOCOL, token_subprotocol
+from zcode_acp.net import websocket as ws
+from zcode_acp.net.tokens import SUBPROTOCOL, token_subprotocol
 
 FAST = dict(ZCODE_ACP_HUB_HEARTBEAT_TIMEOUT="1", ZCODE_ACP_HUB_SWEEP_INTERVAL="0.2")
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from zcode_acp.actors.cli.remote_config import (RemoteConfig, config_path, load_remote_config,
+from zcode_acp.config.remote import (RemoteConfig, config_path, load_remote_config,
                                                 parse_remote_config)
 
 HOME = Path("/home/someone")

@@ -18,9 +18,9 @@ import gevent.event
 import pytest
 import websocket as wsclient
 
-from zcode_acp.actors.transport import websocket as ws
-from zcode_acp.actors.transport.http_server import HttpExchange, HttpServer
-from zcode_acp.actors.transport.tokens import SUBPROTOCOL, request_token, token_matches, \
+from zcode_acp.net import websocket as ws
+from zcode_acp.net.http_server import HttpExchange, HttpServer
+from zcode_acp.net.tokens import SUBPROTOCOL, request_token, token_matches, \
     token_subprotocol
 
 TOKEN = "s3cret-token-0123456789"

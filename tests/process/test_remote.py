@@ -13,7 +13,7 @@ import websockets
 
 from tests.process.harness import TIMEOUT, RecordingClient, bridge, file_contains, pick, run
 from tests.process.remote import REMOTE_ENV, TOKEN, RemoteClient, remote_url
-from zcode_acp.actors.transport.tokens import token_subprotocol
+from zcode_acp.net.tokens import token_subprotocol
 
 FORMS = {"elicitation": {"form": {}}, "_meta": {"terminal_output": True}}
 NO_FORMS = {"_meta": {"terminal_output": True}}

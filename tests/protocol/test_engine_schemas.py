@@ -107,7 +107,7 @@ def test_every_backend_method_named_in_the_bridges_code_has_a_schema() -> None:
                 "session/queue", "session/queueEdit", "session/queueRemove", "session/queueSendNow", "session/retry",
                 "session/editPrompt"}
     found: set[str] = set()
-    for folder in ("actors", "protocol"):
+    for folder in ("actors", "protocol", "cli", "config", "net"):
         for path in (root / folder).rglob("*.py"):
             found |= set(re.findall(r'"((?:session|v4|workspace|runtime|mcp)/[A-Za-z/]+)"', path.read_text()))
     assert set(BRIDGE_SENDS) <= found, "BRIDGE_SENDS names a method the bridge no longer sends"

@@ -31,7 +31,7 @@ USER_FACING = (
     "protocol/recovery.py", "protocol/background.py", "protocol/handshake.py", "protocol/notifications.py",
     "actors/notifier.py", "actors/session/v4path.py", "actors/session/v4prompts.py", "protocol/v4/conversation.py",
     "actors/turn.py", "actors/session/held.py", "actors/session/extensions.py", "actors/interaction_router.py",
-    "actors/cli/doctor.py", "actors/cli/demo.py", "actors/cli/app.py", "actors/cli/config.py",
+    "cli/doctor.py", "cli/demo.py", "cli/app.py", "config/settings.py",
 )
 PROSE = re.compile(r"[A-Za-z]{2,}[ ,;:]+[A-Za-z]{2,}")
 EXEMPT_CALLS = {"debug", "info", "warning", "error", "exception", "critical", "invalid_params", "Setting"}
@@ -60,15 +60,15 @@ EXEMPT: dict[str, dict[str, str]] = {
         "the client could not show the request": TO_THE_ENGINE, "skipped by user": TO_THE_ENGINE,
         "no answer in time": TO_THE_ENGINE,
     },
-    "actors/cli/doctor.py": {
+    "cli/doctor.py": {
         "zcode-acp doctor supplies no provider headers": TO_THE_ENGINE,
         "not supported by zcode-acp doctor": TO_THE_ENGINE,
         "export ZCODE_ACP_REMOTE_TOKEN=$(python3 -c 'import secrets; print(secrets.token_urlsafe(32))')":
             "a command to type",
         "pip install -U ": "a command to type",
     },
-    "actors/cli/demo.py": {"not supported by the demo": TO_THE_ENGINE},
-    "actors/cli/app.py": {"serve the page from this folder": "the help of a hidden option (developers only)"},
+    "cli/demo.py": {"not supported by the demo": TO_THE_ENGINE},
+    "cli/app.py": {"serve the page from this folder": "the help of a hidden option (developers only)"},
     "actors/session/v4path.py": {"createSession named no session": "an internal error's detail, for the bug report"},
     "protocol/notifications.py": {
         "application/json; charset=utf-8": "an HTTP header value", "text/plain; charset=utf-8": "an HTTP header value",
@@ -141,7 +141,7 @@ def _named_keys(tree: ast.AST) -> tuple[set[str], set[str]]:
 
 def test_every_key_the_code_names_is_in_the_catalog():
     exact, prefixes = set(), set()
-    for folder in ("actors", "protocol"):
+    for folder in ("actors", "protocol", "cli", "config", "net"):
         for path in (ROOT / folder).rglob("*.py"):
             found, starts = _named_keys(ast.parse(path.read_text()))
             exact |= found

@@ -16,7 +16,7 @@ import gevent
 import websocket as wsclient
 
 from tests.hub.harness import TOKEN, Process, base_env
-from zcode_acp.actors.transport.tokens import SUBPROTOCOL, token_subprotocol
+from zcode_acp.net.tokens import SUBPROTOCOL, token_subprotocol
 
 BIN = str(Path(sys.executable).parent)  # zcode-sim is installed next to this Python
 

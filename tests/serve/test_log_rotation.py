@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from zcode_acp.actors.cli.logs import setup_logging
+from zcode_acp.cli.logs import setup_logging
 
 
 @pytest.fixture

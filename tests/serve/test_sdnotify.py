@@ -7,7 +7,7 @@ import socket
 import uuid
 from pathlib import Path
 
-from zcode_acp.actors.cli.sdnotify import Notifier
+from zcode_acp.cli.sdnotify import Notifier
 
 
 def test_an_abstract_socket_name_starts_with_at() -> None:

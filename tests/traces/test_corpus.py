@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from zcode_acp.actors.cli.replay import run_replay
+from zcode_acp.cli.replay import run_replay
 
 HERE = Path(__file__).resolve().parent
 CORPUS = sorted(HERE.glob("*.jsonl"))

@@ -17,7 +17,7 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
-from zcode_acp.actors.transport.tokens import SUBPROTOCOL, request_token
+from zcode_acp.net.tokens import SUBPROTOCOL, request_token
 from zcode_acp.hub.static import CONTENT_SECURITY_POLICY
 
 CSP = CONTENT_SECURITY_POLICY  # the real hub's

@@ -23,7 +23,7 @@ from playwright.async_api import Page, async_playwright, expect
 
 from tests.web.browser import open_phone_page, scenario_command
 from tests.web.fake_hub import Connection, FakeHub
-from zcode_acp.actors.transport.tokens import token_subprotocol
+from zcode_acp.net.tokens import token_subprotocol
 
 REPO = Path(__file__).resolve().parents[2]
 WEB_ROOT = REPO / "hub" / "web"

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from zcode_acp.actors.transport.http_server import HttpError, HttpRequest
+from zcode_acp.net.http_server import HttpError, HttpRequest
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 DEFAULT_PORTS = {"http": 80, "https": 443}

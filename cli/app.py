@@ -17,9 +17,9 @@ from typing import Any
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from zcode_acp.actors.cli.config import SETTINGS
-from zcode_acp.actors.cli.logs import UsageError, fail, setup_logging
-from zcode_acp.actors.cli.serve_options import SERVE_OPTIONS
+from zcode_acp.config.settings import SETTINGS
+from zcode_acp.cli.logs import UsageError, fail, setup_logging
+from zcode_acp.cli.serve_options import SERVE_OPTIONS
 from zcode_acp.protocol.i18n import Translator, language_from_env
 
 HELP_WIDTH = 100
@@ -114,7 +114,7 @@ class BridgeCommand(TyperCommand):
 
 class DemoCommand(BridgeCommand):
     def format_epilog(self, ctx: Any, formatter: Any) -> None:
-        from zcode_acp.actors.cli.demo import TOUR, simulator_scenarios
+        from zcode_acp.cli.demo import TOUR, simulator_scenarios
 
         _write_block(formatter, tr("help.demo.scenarios"), _wrap(", ".join(simulator_scenarios()), formatter, "  "))
         formatter.write_paragraph()
@@ -165,7 +165,7 @@ def main_callback(
     """Serve ACP on stdio when no command is given (``main.py`` serves a command line of serve options
     itself; here come those with a command, ``--help``, or a value it leaves to typer to refuse)."""
     if ctx.invoked_subcommand is None:
-        from zcode_acp.actors.cli.main import serve
+        from zcode_acp.cli.main import serve
 
         raise typer.Exit(serve(log_level, log_file, trace_file, trace_redact_content or None))
     try:
@@ -184,7 +184,7 @@ def demo(
     """Run the bridge on the simulated backend and print a conversation."""
     if cwd is not None and not os.path.isdir(cwd):
         fail(tr("cli.not_a_directory", path=repr(cwd)))
-    from zcode_acp.actors.cli.demo import run_demo
+    from zcode_acp.cli.demo import run_demo
 
     raise typer.Exit(run_demo([prompt] if prompt else None, cwd))
 
@@ -192,7 +192,7 @@ def demo(
 @app.command(cls=BridgeCommand, short_help=tr("help.doctor.short"), help=tr("help.doctor"))
 def doctor() -> None:
     """Check this installation (one line per check, with the fix) and print editor configurations."""
-    from zcode_acp.actors.cli.doctor import run_doctor
+    from zcode_acp.cli.doctor import run_doctor
 
     raise typer.Exit(run_doctor())
 
@@ -207,13 +207,13 @@ def hub(
     web_root: str | None = typer.Option(None, hidden=True, help="serve the page from this folder"),
 ) -> None:
     """Run the machine-level hub: remote clients' single entry (docs/hub.md)."""
-    from zcode_acp.actors.cli.config import Config, SettingError
+    from zcode_acp.config.settings import Config, SettingError
 
     try:
         Config.from_env()  # a bad remote setting stops the hub as it stops a bridge (one line, exit 2)
     except SettingError as exc:
         fail(str(exc))
-    from zcode_acp.actors.cli import runtime  # noqa: F401  (patches for gevent first)
+    from zcode_acp.cli import runtime  # noqa: F401  (patches for gevent first)
     from zcode_acp.hub.main import run_hub
 
     raise typer.Exit(run_hub(stay=stay, host=host, port=port, web_root=web_root))
@@ -228,8 +228,8 @@ def serve_command(
                                            help=tr("help.serve.log_file")),
 ) -> None:
     """Serve one project headless, for the hub and remote clients, until SIGTERM (docs/service.md)."""
-    from zcode_acp.actors.cli import runtime  # noqa: F401  (patches for gevent first)
-    from zcode_acp.actors.cli.serve import LOG_BACKUPS, LOG_ROTATE_BYTES, run_serve
+    from zcode_acp.cli import runtime  # noqa: F401  (patches for gevent first)
+    from zcode_acp.cli.serve import LOG_BACKUPS, LOG_ROTATE_BYTES, run_serve
 
     if log_file:
         level = logging.getLevelName(logging.getLogger().level).lower()
@@ -248,7 +248,7 @@ def replay(
     timeout: float = typer.Option(30.0, "--timeout", metavar="SECONDS", help=tr("help.replay.timeout")),
 ) -> None:
     """Replay a trace against this build (on zcode-sim --replay) and show what changed (docs/traces.md)."""
-    from zcode_acp.actors.cli import runtime  # noqa: F401  (patches for gevent first: it reads pipes in greenlets)
-    from zcode_acp.actors.cli.replay import run_replay
+    from zcode_acp.cli import runtime  # noqa: F401  (patches for gevent first: it reads pipes in greenlets)
+    from zcode_acp.cli.replay import run_replay
 
     raise typer.Exit(run_replay(file, update=update, fast=fast, timeout=timeout))

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 import gevent
 
-from zcode_acp.actors.cli.remote_config import RemoteConfig, load_remote_config
+from zcode_acp.config.remote import RemoteConfig, load_remote_config
 from zcode_acp.actors.messages import HubPageKnown, ListSessions
 
 if TYPE_CHECKING:
-    from zcode_acp.actors.transport.hub_client import HubClient, Origin
+    from zcode_acp.net.hub_client import HubClient, Origin
     from zcode_acp.actors.transport.remote import RemoteEndpoint
 
 log = logging.getLogger(__name__)
@@ -53,7 +53,7 @@ def start_remote(supervisor: Any, version: str, origin: Origin = "editor", works
         return None
     # Imported only now: the WebSocket stack (wsproto, h11) costs an editor's stdio bridge ~18 ms of
     # start-up, and remote access is off by default (docs/performance.md, "Start-up").
-    from zcode_acp.actors.transport.hub_client import BridgeIdentity, HubClient
+    from zcode_acp.net.hub_client import BridgeIdentity, HubClient
     from zcode_acp.actors.transport.remote import RemoteEndpoint
 
     endpoint = RemoteEndpoint(supervisor, settings.token, settings.bridge_port,

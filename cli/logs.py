@@ -14,7 +14,7 @@ import os
 import sys
 from typing import NoReturn
 
-from zcode_acp.actors.cli.serve_options import LOG_LEVELS  # the options' one table
+from zcode_acp.cli.serve_options import LOG_LEVELS  # the options' one table
 
 
 class UsageError(ValueError):

@@ -33,7 +33,7 @@ import gevent.event
 import tenacity
 import ujson
 
-from zcode_acp.actors.transport import proofs
+from zcode_acp.net import proofs
 
 log = logging.getLogger(__name__)
 

@@ -24,9 +24,9 @@ import hmac
 import time
 from collections.abc import Callable, Mapping
 
-from zcode_acp.actors.transport import proofs
-from zcode_acp.actors.transport.http_server import HttpError, HttpRequest, no_body_allowed
-from zcode_acp.actors.transport.origin_policy import HostPolicy
+from zcode_acp.net import proofs
+from zcode_acp.net.http_server import HttpError, HttpRequest, no_body_allowed
+from zcode_acp.net.origin_policy import HostPolicy
 
 SUBPROTOCOL = "zcode-acp"
 TOKEN_SUBPROTOCOL_PREFIX = "zcode-acp.token."

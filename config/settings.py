@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Callable, Mapping
 
-from zcode_acp.actors.cli import remote_config
+from zcode_acp.config import remote as remote_config
 from zcode_acp.protocol.i18n import EN, LANGUAGES, language_from_env, normalize, t
 from zcode_acp.protocol.session_config import MODE_IDS
 
@@ -419,5 +419,5 @@ def markdown_table(lang: str = EN) -> str:
     return "\n".join(lines)
 
 
-if __name__ == "__main__":  # ``python -m zcode_acp.actors.cli.config [zh-CN]``: print the README table
+if __name__ == "__main__":  # ``python -m zcode_acp.config.settings [zh-CN]``: print the README table
     print(markdown_table(sys.argv[1] if len(sys.argv) > 1 else EN))

@@ -116,8 +116,8 @@ import gevent.event  # noqa: E402
 import pykka  # noqa: E402
 
 from zcode_acp.actors.transport.stdio import StdioTransport  # noqa: E402
-from zcode_acp.actors.cli.config import Config  # noqa: E402
-from zcode_acp.actors.cli.logs import setup_logging  # noqa: E402,F401  (re-exported for entry points)
+from zcode_acp.config.settings import Config  # noqa: E402
+from zcode_acp.cli.logs import setup_logging  # noqa: E402,F401  (re-exported for entry points)
 from zcode_acp.actors.messages import AttachClient, Shutdown  # noqa: E402
 from zcode_acp import version  # noqa: E402
 from zcode_acp.actors.supervisor import Supervisor  # noqa: E402
@@ -181,7 +181,7 @@ def serve_stdio(config: Config, trace_file: str | None = None, trace_redact_cont
     exited = gevent.event.Event()
     supervisor = Supervisor.start(config, exited.set)
     supervisor.ask(AttachClient(StdioTransport(0, protocol_out), True))
-    from zcode_acp.actors.cli.remote_access import start_remote  # only when serving: the hub client, sockets
+    from zcode_acp.cli.remote_access import start_remote  # only when serving: the hub client, sockets
 
     remote = start_remote(supervisor, version())
 

@@ -19,12 +19,12 @@ def main(argv: list[str] | None = None) -> None:
 
         print(f"zcode-acp {version()}")
         return
-    from zcode_acp.actors.cli.serve_options import parse_serve_options
+    from zcode_acp.cli.serve_options import parse_serve_options
 
     options = parse_serve_options(args)
     if options is not None:
         raise SystemExit(serve(**options))
-    from zcode_acp.actors.cli.app import app
+    from zcode_acp.cli.app import app
 
     app(args=args, prog_name="zcode-acp")
 
@@ -47,7 +47,7 @@ def serve(log_level: str = "info", log_file: str | None = None, trace_file: str 
     # bridge's thresholds once the actor tree is up.
     gc.disable()
     try:
-        from zcode_acp.actors.cli import runtime  # patches gevent first
+        from zcode_acp.cli import runtime  # patches gevent first
     finally:
         gc.enable()
 
@@ -55,8 +55,8 @@ def serve(log_level: str = "info", log_file: str | None = None, trace_file: str 
     if trace_redact_content is None:
         trace_redact_content = os.environ.get("ZCODE_ACP_TRACE_REDACT_CONTENT", "").lower() in ("1", "true", "yes", "on")
 
-    from zcode_acp.actors.cli.config import Config, SettingError, start_warnings
-    from zcode_acp.actors.cli.logs import UsageError, fail, setup_logging, warn
+    from zcode_acp.config.settings import Config, SettingError, start_warnings
+    from zcode_acp.cli.logs import UsageError, fail, setup_logging, warn
 
     try:
         setup_logging(log_level, log_file)

@@ -17,18 +17,18 @@ import os
 import signal
 from typing import Any
 
-from zcode_acp.actors.cli import runtime  # patches for gevent before anything below
+from zcode_acp.cli import runtime  # patches for gevent before anything below
 
 import gevent
 import gevent.event
 import pykka
 
 from zcode_acp import version
-from zcode_acp.actors.cli.config import Config, SettingError, start_warnings
-from zcode_acp.actors.cli.logs import fail, warn
-from zcode_acp.actors.cli.remote_access import start_remote
-from zcode_acp.actors.cli.remote_config import load_remote_config
-from zcode_acp.actors.cli.sdnotify import Notifier
+from zcode_acp.config.settings import Config, SettingError, start_warnings
+from zcode_acp.cli.logs import fail, warn
+from zcode_acp.cli.remote_access import start_remote
+from zcode_acp.config.remote import load_remote_config
+from zcode_acp.cli.sdnotify import Notifier
 from zcode_acp.actors.messages import Occupancy, Shutdown
 from zcode_acp.actors.supervisor import Supervisor
 

@@ -29,9 +29,9 @@ from typing import Any, TextIO
 from collections.abc import Callable
 
 from zcode_acp import DIST_NAME, version
-from zcode_acp.actors.cli import editors
-from zcode_acp.actors.cli.remote_config import load_remote_config
-from zcode_acp.actors.cli.config import SIMULATOR, Config, SettingError, backend_problem, home_problem
+from zcode_acp.cli import editors
+from zcode_acp.config.remote import load_remote_config
+from zcode_acp.config.settings import SIMULATOR, Config, SettingError, backend_problem, home_problem
 from zcode_acp.protocol.i18n import EN, language_from_env, t
 
 OK, WARN, FAIL = "✓", "!", "✗"

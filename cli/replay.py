@@ -40,7 +40,7 @@ import gevent
 import gevent.event
 import ujson
 
-from zcode_acp.actors.transport import websocket
+from zcode_acp.net import websocket
 from zcode_acp.protocol import trace as fmt
 
 GLOBAL = "(no session)"

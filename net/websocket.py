@@ -41,7 +41,7 @@ from wsproto.events import (AcceptConnection, BytesMessage, CloseConnection, Pin
                             RejectConnection, RejectData, Request, TextMessage)
 from wsproto.utilities import RemoteProtocolError
 
-from zcode_acp.actors.transport import proofs
+from zcode_acp.net import proofs
 
 log = logging.getLogger(__name__)
 

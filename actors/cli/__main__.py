@@ -1,3 +1,0 @@
-from zcode_acp.actors.cli.main import main
-
-main()

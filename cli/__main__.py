@@ -1,0 +1,3 @@
+from zcode_acp.cli.main import main
+
+main()
