@@ -42,6 +42,8 @@ import ujson
 
 from zcode_acp.net import websocket
 from zcode_acp.protocol import trace as fmt
+from zcode_acp.protocol import trace_compare as compare
+from zcode_acp.protocol import trace_redaction as redaction
 
 GLOBAL = "(no session)"
 STDIO = "stdio"  # the editor's connection; every other one is a remote client (``ws-N``)
@@ -138,7 +140,7 @@ class Replay:
                                    {name: Counter(counts) for name, counts in kinds.items()}))
                 frame = record.get("frame")
                 if isinstance(frame, dict) and "id" in frame and "method" in frame:
-                    conn.client_sessions[frame["id"]] = fmt.session_of(frame) or GLOBAL
+                    conn.client_sessions[frame["id"]] = compare.session_of(frame) or GLOBAL
         for conn in self.conns.values():
             for record in conn.recorded_out:
                 frame = record["frame"]
@@ -146,7 +148,7 @@ class Replay:
                     conn.recorded_requests.setdefault(frame["method"], []).append(frame["id"])
                 elif "id" in frame:
                     conn.recorded_answers.setdefault(frame["id"], []).append(frame)
-        self.content = fmt.is_content_redacted(trace.header)  # texts are placeholders: send stand-ins
+        self.content = redaction.is_content_redacted(trace.header)  # texts are placeholders: send stand-ins
         self.known: dict[str, str] = {}  # hash → chosen stand-in (real workspace folders)
         self.values: dict[str, str] = {}  # recorded generated id → the one made up now (shared: one bridge)
         self.sent: list[tuple[float, float]] = []  # (recorded t, actual time) per client step sent
@@ -195,7 +197,7 @@ class Replay:
 
     def _learn(self, recorded: Any, actual: Any) -> None:
         if isinstance(recorded, str) and isinstance(actual, str):
-            if recorded != actual and fmt.GENERATED.fullmatch(recorded) and fmt.GENERATED.fullmatch(actual):
+            if recorded != actual and compare.GENERATED.fullmatch(recorded) and compare.GENERATED.fullmatch(actual):
                 self.values.setdefault(recorded, actual)
         elif isinstance(recorded, dict) and isinstance(actual, dict):
             for key, value in recorded.items():
@@ -271,14 +273,14 @@ class Replay:
                     break
                 continue
             if isinstance(frame, dict):
-                frame = self.translate(fmt.fill_content(frame, None, self.known) if self.content else frame)
+                frame = self.translate(redaction.fill_content(frame, None, self.known) if self.content else frame)
                 if answers_us and record["frame"]["id"] in conn.requests:
                     frame["id"] = conn.requests[record["frame"]["id"]]
                 assert conn.write is not None
                 conn.write(ujson.dumps(frame, ensure_ascii=False, escape_forward_slashes=False))
             elif "raw" in record:
                 assert conn.write is not None
-                conn.write(fmt.fill_content(record["raw"]) if self.content else record["raw"])
+                conn.write(redaction.fill_content(record["raw"]) if self.content else record["raw"])
         if not editor_left:
             self._wait(lambda: self.actual_count >= self.recorded_count, self.timeout)
         self._settle()
@@ -325,7 +327,7 @@ class Replay:
     def _groups(conn: Connection, frames: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
         groups: dict[str, list[dict[str, Any]]] = {}
         for frame in frames:
-            key = fmt.session_of(frame)
+            key = compare.session_of(frame)
             if key is None and "method" not in frame:
                 key = conn.client_sessions.get(frame.get("id"), GLOBAL)
             groups.setdefault(key or GLOBAL, []).append(frame)
@@ -338,19 +340,19 @@ class Replay:
             recorded = self._groups(conn, [r["frame"] for r in conn.recorded_out])
             actual = self._groups(conn, [self._untranslate(conn, f) for _, f in conn.actual])
             for index, key in enumerate(list(recorded) + [k for k in actual if k not in recorded]):
-                left, right = fmt.Normaliser(self.content, self.known), fmt.Normaliser(self.content, self.known)
-                expected, expected_loose = fmt.split_unordered([left.frame(f) for f in recorded.get(key, [])])
-                got, got_loose = fmt.split_unordered([right.frame(f) for f in actual.get(key, [])])
+                left, right = compare.Normaliser(self.content, self.known), compare.Normaliser(self.content, self.known)
+                expected, expected_loose = compare.split_unordered([left.frame(f) for f in recorded.get(key, [])])
+                got, got_loose = compare.split_unordered([right.frame(f) for f in actual.get(key, [])])
                 title = "frames of no session" if key == GLOBAL else f"session {index}"
                 if not only_stdio:
                     title = f"{conn.name}: {title}"
-                out.extend(fmt.diff_frames(expected, got, title))
-                out.extend(fmt.diff_frames(expected_loose, got_loose, f"{title}, in any order"))
+                out.extend(compare.diff_frames(expected, got, title))
+                out.extend(compare.diff_frames(expected_loose, got_loose, f"{title}, in any order"))
         return out
 
     # -- --update ----------------------------------------------------------------------------------
 
-    def updated(self, redactor: fmt.Redactor) -> fmt.Trace:
+    def updated(self, redactor: redaction.Redactor) -> fmt.Trace:
         """The trace with this run's ``bridge>client`` frames in place of the recorded ones.
 
         Ids made up in this run are written back as the recording's, so the
@@ -457,7 +459,7 @@ def run_replay(path: str, update: bool = False, fast: bool = False, timeout: flo
             out("bridge log (last lines):\n  " + "\n  ".join(tail))
     if update:
         # A content-redacted trace stays so: today's texts (built from stand-ins) go in as lengths and hashes.
-        fresh = replay.updated(fmt.Redactor(content=replay.content, salt=secrets.token_bytes(16)))
+        fresh = replay.updated(redaction.Redactor(content=replay.content, salt=secrets.token_bytes(16)))
         temporary = path + ".tmp"
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "wb") as written:
@@ -471,7 +473,7 @@ def run_replay(path: str, update: bool = False, fast: bool = False, timeout: flo
 def _workspaces(trace: fmt.Trace, scratch: str) -> dict[str, str]:
     """A folder for each redacted ``cwd`` the client sent: a new session's root must exist."""
     known: dict[str, str] = {}
-    for number, digest in enumerate(fmt.workspace_placeholders(r["frame"] for r in trace.frames(fmt.CLIENT_IN)), 1):
+    for number, digest in enumerate(redaction.workspace_placeholders(r["frame"] for r in trace.frames(fmt.CLIENT_IN)), 1):
         folder = os.path.join(scratch, "workspaces", f"w{number}")
         os.makedirs(folder, exist_ok=True)
         known[digest] = folder

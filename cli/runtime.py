@@ -122,7 +122,7 @@ from zcode_acp.actors.messages import AttachClient, Shutdown  # noqa: E402
 from zcode_acp import version  # noqa: E402
 from zcode_acp.actors.supervisor import Supervisor  # noqa: E402
 from zcode_acp.actors.transport import memory, trace  # noqa: E402
-from zcode_acp.protocol import trace as trace_format  # noqa: E402
+from zcode_acp.protocol import trace_compare as compare  # noqa: E402
 
 log = logging.getLogger("zcode_acp")
 
@@ -168,8 +168,8 @@ def start_trace(path: str | None, redact_content: bool) -> None:
     if not path:
         return
     environ = dict(os.environ)
-    trace.start(path, redact_content, literals=trace_format.literals_from_env(environ), bridge_version=version(),
-                env=trace_format.replay_env(environ))
+    trace.start(path, redact_content, literals=compare.literals_from_env(environ), bridge_version=version(),
+                env=compare.replay_env(environ))
     log.info("tracing to %s%s", path, " (content redacted)" if redact_content else "")
 
 

@@ -44,6 +44,10 @@ from gevent import os as gos
 
 from zcode_acp.protocol import trace as fmt
 
+from zcode_acp.protocol import trace_compare as compare
+
+from zcode_acp.protocol import trace_redaction as redaction
+
 from . import frames_log
 from .wire import Wire, dumps
 
@@ -98,7 +102,7 @@ def build_script(trace: fmt.Trace, conn: str) -> tuple[list[Step], bool, int]:
         has_method = isinstance(frame.get("method"), str)
         if direction == fmt.BACKEND_OUT:
             if has_method:
-                lane = fmt.session_of(frame) or GLOBAL
+                lane = compare.session_of(frame) or GLOBAL
                 if "id" in frame:
                     bridge_requests[frame["id"]] = lane
             else:
@@ -106,18 +110,18 @@ def build_script(trace: fmt.Trace, conn: str) -> tuple[list[Step], bool, int]:
             steps.append(Step(len(steps), "expect", float(record.get("t", 0.0)), frame, lane))
         elif direction == fmt.BACKEND_IN:
             if has_method and not ("result" in frame or "error" in frame):
-                lane = fmt.session_of(frame) or GLOBAL
+                lane = compare.session_of(frame) or GLOBAL
                 if "id" in frame:
                     backend_requests[frame["id"]] = lane
             else:
-                lane = bridge_requests.get(frame.get("id"), fmt.session_of(frame) or GLOBAL)
+                lane = bridge_requests.get(frame.get("id"), compare.session_of(frame) or GLOBAL)
             steps.append(Step(len(steps), "send", float(record.get("t", 0.0)), frame, lane))
     return steps, closed, code
 
 
 def _same(expected: Any, actual: Any, content: bool = False, known: dict[str, str] | None = None) -> list[str]:
-    return fmt.field_differences(fmt.Normaliser(content, known).value(expected),
-                                 fmt.Normaliser(content, known).value(actual))
+    return compare.field_differences(compare.Normaliser(content, known).value(expected),
+                                 compare.Normaliser(content, known).value(actual))
 
 
 class Replayer:
@@ -173,7 +177,7 @@ class Replayer:
         return [s for s in self.lanes.get(lane, ()) if s.kind == "expect" and not s.done.is_set() and test(s)]
 
     def _request(self, frame: dict[str, Any], method: str) -> None:
-        lane = fmt.session_of(frame) or GLOBAL
+        lane = compare.session_of(frame) or GLOBAL
         candidates = self._candidates(lane, lambda s: s.method == method)
         step = next((s for s in candidates if not _same(s.frame.get("params"), frame.get("params"), self.content, self.known)),
                     None)
@@ -183,7 +187,7 @@ class Replayer:
             self.diverge("params", f"{method} ({lane}) was sent with other parameters: " + "; ".join(differences),
                          method=method, differences=differences)
         if step is None:
-            self.diverge("unexpected", f"{method} ({lane}) is not in the trace: {fmt.canonical(frame)[:300]}",
+            self.diverge("unexpected", f"{method} ({lane}) is not in the trace: {compare.canonical(frame)[:300]}",
                          method=method)
             if "id" in frame:
                 self.wire.send({"id": frame["id"], "error": NOT_IN_TRACE})
@@ -241,7 +245,7 @@ class Replayer:
         self.wire.flush()
 
     def _send(self, step: Step) -> None:
-        frame = fmt.fill_content(step.frame, None, self.known) if self.content else step.frame
+        frame = redaction.fill_content(step.frame, None, self.known) if self.content else step.frame
         if step.is_response():
             request = self.by_recorded_id.get(frame.get("id"))
             if request is not None:
@@ -337,7 +341,7 @@ def serve_replay(path: str, fast: bool = False, timeout: float | None = None, re
     conn = f"backend-{generation}"
     steps, closed, code = build_script(trace, conn)
     replayer = Replayer(steps, closed, wire, fast, timeout, report, generation, code,
-                        content=fmt.is_content_redacted(trace.header), known=_known())
+                        content=redaction.is_content_redacted(trace.header), known=_known())
     if conn not in conns:
         replayer.diverge("unexpected", f"the bridge started backend process {generation}; the trace has "
                          f"{len(set(conns))}")

@@ -29,6 +29,8 @@ import gevent
 import gevent.event
 
 from zcode_acp.protocol import trace as fmt
+
+from zcode_acp.protocol import trace_redaction as redaction
 from zcode_acp.protocol.trace import BACKEND_IN as BACKEND_IN  # re-exported for the hooks
 from zcode_acp.protocol.trace import BACKEND_OUT as BACKEND_OUT
 from zcode_acp.protocol.trace import CLIENT_IN as CLIENT_IN
@@ -77,7 +79,7 @@ class _Stream:
 class TraceWriter:
     enabled = True
 
-    def __init__(self, path: str, redactor: fmt.Redactor, bridge_version: str, env: dict[str, str],
+    def __init__(self, path: str, redactor: redaction.Redactor, bridge_version: str, env: dict[str, str],
                  max_bytes: int = MAX_BYTES, keep: int = KEEP, max_queued: int = MAX_QUEUED) -> None:
         self.path = os.path.abspath(os.path.expanduser(path))
         self.redactor = redactor
@@ -242,7 +244,7 @@ class TraceWriter:
                 out.append(fmt.raw_record(t, direction, conn, redactor.raw(line)))
             else:
                 out.append(prefix + redacted + b"}\n")
-            if (redactor.redactions != before and direction == BACKEND_IN) or redactor.learned >= fmt.MAX_LEARNED:
+            if (redactor.redactions != before and direction == BACKEND_IN) or redactor.learned >= redaction.MAX_LEARNED:
                 self.screen_all = True
 
     # -- the file ----------------------------------------------------------------------------
@@ -335,7 +337,7 @@ def start(path: str, redact_content: bool = False, literals: Iterable[str] = (),
           env: dict[str, str] | None = None, **limits: int) -> TraceWriter:
     """Start tracing to ``path``: the hooks see it through ``TRACER`` from now on."""
     global TRACER
-    redactor = fmt.Redactor(literals, content=redact_content, salt=secrets.token_bytes(16))
+    redactor = redaction.Redactor(literals, content=redact_content, salt=secrets.token_bytes(16))
     writer = TraceWriter(path, redactor, bridge_version, env or {}, **limits)
     TRACER = writer
     return writer

@@ -10,12 +10,13 @@ import gevent
 
 from zcode_acp.actors.transport import trace
 from zcode_acp.protocol import trace as fmt
+from zcode_acp.protocol import trace_redaction as redaction
 
 LINE = b'{"method":"session/event","params":{"sessionId":"s","seq":1,"payload":{"kind":"text_delta","delta":"x"}}}\n'
 
 
 def writer(path: Path, **limits) -> trace.TraceWriter:
-    return trace.TraceWriter(str(path), fmt.Redactor(), "test", {}, **limits)
+    return trace.TraceWriter(str(path), redaction.Redactor(), "test", {}, **limits)
 
 
 def lines(path: Path) -> list[dict]:

@@ -7,9 +7,13 @@ import ujson
 
 from zcode_acp.protocol import trace as fmt
 
+from zcode_acp.protocol import trace_compare as compare
+
+from zcode_acp.protocol import trace_redaction as redaction
+
 
 def redact(frame, **kwargs):
-    return fmt.Redactor(**kwargs).redact(frame)
+    return redaction.Redactor(**kwargs).redact(frame)
 
 
 def test_secret_keys_lose_their_string_values_but_counts_stay():
@@ -42,7 +46,7 @@ def test_a_name_value_pair_with_a_secret_name_loses_its_value():
 
 
 def test_known_and_learned_secret_values_go_wherever_they_appear():
-    redactor = fmt.Redactor(literals=["remote-token-123456"])
+    redactor = redaction.Redactor(literals=["remote-token-123456"])
     assert redactor.redact({"text": "use remote-token-123456 now"}) == {"text": "use [redacted] now"}
     redactor.redact({"password": "hunter2-but-longer"})
     assert redactor.redact({"output": "echo hunter2-but-longer"}) == {"output": "echo [redacted]"}
@@ -50,7 +54,7 @@ def test_known_and_learned_secret_values_go_wherever_they_appear():
 
 
 def test_the_screen_passes_plain_streaming_lines_and_catches_secret_keys():
-    redactor = fmt.Redactor()
+    redactor = redaction.Redactor()
     plain = b'{"method":"session/event","params":{"sessionId":"s","seq":1,"payload":{"kind":"text_delta","delta":"x"}}}'
     assert not redactor.needs_look(plain)
     for line in (b'{"apiKey":"x"}', b'{"X-API-KEY":"x"}', b'{"env":{}}', b'{"headers":[]}', b'{"Authorization":1}'):
@@ -58,11 +62,11 @@ def test_the_screen_passes_plain_streaming_lines_and_catches_secret_keys():
     # Whatever the key rule would redact, the screen must see.
     for key in ("token", "myToken", "secret", "password", "passwd", "cookie", "credentials", "authorization",
                 "auth", "apiKey", "private_key", "access-key", "client_key", "session_key"):
-        assert fmt.SECRET_KEY.search(key) and redactor.needs_look(ujson.dumps({key: "v"}).encode()), key
+        assert redaction.SECRET_KEY.search(key) and redactor.needs_look(ujson.dumps({key: "v"}).encode()), key
 
 
 def test_content_redaction_keeps_structure_and_replaces_text_by_length_and_hash():
-    redactor = fmt.Redactor(content=True, salt=b"s")
+    redactor = redaction.Redactor(content=True, salt=b"s")
     frame = {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "abc", "update": {
         "sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "hello"}, "messageId": "m1"}}}
     out = redactor.redact(frame)
@@ -75,7 +79,7 @@ def test_content_redaction_keeps_structure_and_replaces_text_by_length_and_hash(
 
 
 def test_normalisation_names_generated_ids_consistently():
-    first, second = fmt.Normaliser(), fmt.Normaliser()
+    first, second = compare.Normaliser(), compare.Normaliser()
     a = {"sessionId": "2b0f6a4e-3c1d-4c2e-9f0a-1b2c3d4e5f60", "messageId": "0123456789abcdef0123456789abcdef-thought",
          "other": "2b0f6a4e-3c1d-4c2e-9f0a-1b2c3d4e5f60", "updatedAt": "2026-11-30T12:00:00.123Z"}
     b = {"sessionId": "11111111-2222-4333-8444-555555555555", "messageId": "fedcba9876543210fedcba9876543210-thought",
@@ -93,13 +97,13 @@ def test_the_diff_names_the_changed_field_and_the_frames_only_one_side_has():
     changed = {"method": "session/update", "params": {"update": {"sessionUpdate": "agent_message_chunk",
                                                                  "content": {"text": "tock"}}}}
     extra = {"id": 3, "result": {}}
-    assert fmt.diff_frames([update], [update]) == []
-    lines = fmt.diff_frames([update, update], [update, changed, extra], "session 1")
+    assert compare.diff_frames([update], [update]) == []
+    lines = compare.diff_frames([update, update], [update, changed, extra], "session 1")
     assert lines[0].startswith("--- session 1")
     assert "~ frame 2 (session/update agent_message_chunk) changed:" in lines
     assert '    params.update.content.text: "tick" → "tock"' in lines
     assert any(line.startswith("+ frame 3 (answer to 3)") for line in lines)
-    assert fmt.diff_frames([update, extra], [update])[-1].startswith("- frame 2 (answer to 3)")
+    assert compare.diff_frames([update, extra], [update])[-1].startswith("- frame 2 (answer to 3)")
 
 
 def test_reading_checks_the_header_and_version_and_skips_later_parts_headers():
@@ -126,5 +130,5 @@ def test_frame_records_splice_lines_that_are_objects():
 def test_the_environment_gives_literals_and_the_replay_settings():
     env = {"ZCODE_ACP_REMOTE_TOKEN": "abcdefgh1234", "OPENAI_API_KEY": "sk-abcdefgh", "SHORT_TOKEN": "abc",
            "ZCODE_ACP_MODE": "plan", "ZCODE_ACP_TRACE": "/x", "HOME": "/root"}
-    assert sorted(fmt.literals_from_env(env)) == ["abcdefgh1234", "sk-abcdefgh"]
-    assert fmt.replay_env(env) == {"ZCODE_ACP_MODE": "plan"}
+    assert sorted(compare.literals_from_env(env)) == ["abcdefgh1234", "sk-abcdefgh"]
+    assert compare.replay_env(env) == {"ZCODE_ACP_MODE": "plan"}

@@ -7,7 +7,9 @@ from tests.traces.driver import CORPUS, Client, record
 from tests.traces.test_corpus import replay
 from tests.traces.test_round_trip import records, rewrite
 
-from zcode_acp.protocol import trace as fmt
+from zcode_acp.protocol import trace_compare as compare
+
+from zcode_acp.protocol import trace_redaction as redaction
 
 REDACT = ("--trace-redact-content",)
 
@@ -28,7 +30,7 @@ def test_a_content_redacted_session_replays_and_a_changed_length_is_named(tmp_pa
     lines = records(trace)
     delta = next(r for r in lines if r.get("dir") == "backend>bridge"
                  and r["frame"].get("params", {}).get("payload", {}).get("kind") == "text_delta")
-    assert fmt.CONTENT.fullmatch(delta["frame"]["params"]["payload"]["delta"])
+    assert redaction.CONTENT.fullmatch(delta["frame"]["params"]["payload"]["delta"])
     delta["frame"]["params"]["payload"]["delta"] = "<9 chars, hash 0123456789ab>"  # "private" was 7
     rewrite(trace, lines)
     done = replay(trace, "--fast")
@@ -44,7 +46,7 @@ def test_update_keeps_a_redacted_trace_redacted(tmp_path):
     out = [r["frame"] for r in records(trace) if r.get("dir") == "bridge>client"]
     texts = [f["params"]["update"]["content"]["text"] for f in out if f.get("method") == "session/update"
              and f["params"]["update"]["sessionUpdate"] == "agent_message_chunk"]
-    assert texts and all(fmt.CONTENT.fullmatch(t) and t.startswith("<7 chars") for t in texts), texts
+    assert texts and all(redaction.CONTENT.fullmatch(t) and t.startswith("<7 chars") for t in texts), texts
     assert replay(trace, "--fast").returncode == 0
 
 
@@ -62,13 +64,13 @@ def test_what_cannot_replay_streamed_terminal_output_is_named_and_nothing_else(t
 
 
 def test_stand_ins_keep_length_and_hash_and_look_like_nothing_the_normaliser_renames():
-    text = fmt.stand_in(40, "0123456789ab")
-    assert len(text) == 40 and text == fmt.stand_in(40, "0123456789ab") != fmt.stand_in(40, "0123456789ac")
-    assert not fmt.GENERATED.search(text) and not fmt.TIMESTAMP.search(text)
-    assert fmt.stand_in(4, "0123456789ab", "cwd").startswith("/")
-    filled = fmt.fill_content({"cwd": "<4 chars, hash 0123456789ab>", "text": "<3 chars, hash 0123456789ab>"},
+    text = redaction.stand_in(40, "0123456789ab")
+    assert len(text) == 40 and text == redaction.stand_in(40, "0123456789ab") != redaction.stand_in(40, "0123456789ac")
+    assert not compare.GENERATED.search(text) and not compare.TIMESTAMP.search(text)
+    assert redaction.stand_in(4, "0123456789ab", "cwd").startswith("/")
+    filled = redaction.fill_content({"cwd": "<4 chars, hash 0123456789ab>", "text": "<3 chars, hash 0123456789ab>"},
                               known={"ffffffffffff": "/elsewhere"})
     assert filled == {"cwd": "/hij", "text": "ghi"}
-    left, right = fmt.Normaliser(content=True), fmt.Normaliser(content=True)
+    left, right = compare.Normaliser(content=True), compare.Normaliser(content=True)
     assert left.value({"text": "<5 chars, hash 0123456789ab>", "kind": "x"}) == \
         right.value({"text": "hello", "kind": "x"}) == {"text": "<5 chars>", "kind": "x"}
