@@ -8,7 +8,7 @@ from __future__ import annotations
 import gevent
 import ujson
 
-from zcode_acp.cli.replay import STDIO, Connection, Replay
+from zcode_acp.cli.replay_driver import STDIO, Connection, Replay
 from zcode_acp.protocol import trace as fmt
 
 PROMPT = {"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {"sessionId": "s", "prompt": []}}
