@@ -19,12 +19,12 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from tests.hub.harness import TOKEN, FakeBridge, HubProcess  # noqa: E402
-from zcode_acp.net import websocket as ws  # noqa: E402
+from zcode_acp.net import websocket_handshake as handshake  # noqa: E402
 
 
 def stream(url: str, count: int, size: int) -> float:
     """Seconds to receive ``count`` echoes of a ``size``-byte frame, pipelined."""
-    client = ws.connect(url, [("Authorization", f"Bearer {TOKEN}")]).start()
+    client = handshake.connect(url, [("Authorization", f"Bearer {TOKEN}")]).start()
     frame = "x" * size  # not JSON: the fake bridge echoes it unchanged
     started = time.perf_counter()
     window = 64

@@ -36,6 +36,8 @@ import gevent.event
 import ujson
 
 from zcode_acp.net import websocket
+
+from zcode_acp.net import websocket_handshake as handshake
 from zcode_acp.protocol import trace as fmt
 from zcode_acp.protocol import trace_redaction as redaction
 from zcode_acp.cli.replay_driver import REMOTE_URL, STDIO, Connection, Replay, zcode_sim
@@ -160,7 +162,7 @@ def _remote_url(log_path: str, timeout: float) -> str:
 
 def _open_remote(conn: Connection, replay: Replay, log_path: str, token: str, timeout: float) -> None:
     """A remote client on the bridge's WebSocket endpoint: one ACP frame per text message."""
-    socket = websocket.connect(_remote_url(log_path, timeout), [("Authorization", f"Bearer {token}")],
+    socket = handshake.connect(_remote_url(log_path, timeout), [("Authorization", f"Bearer {token}")],
                                name=f"replay-{conn.name}")
 
     def received(text: str) -> None:

@@ -27,6 +27,8 @@ import gevent.event
 from gevent import socket as gsocket
 
 from zcode_acp.net import websocket as ws
+
+from zcode_acp.net import websocket_handshake as handshake
 from zcode_acp.net.http_server import MAX_CONNECTIONS, HttpError, HttpExchange, \
     HttpServer
 from zcode_acp.net.origin_policy import HostPolicy
@@ -305,7 +307,7 @@ class Hub:
         if request.method != "GET":
             exchange.respond(405, "GET only\n", headers=[("Allow", "GET")])
             return
-        problem = ws.handshake_problem(request.headers)
+        problem = handshake.handshake_problem(request.headers)
         if problem is not None:
             exchange.respond(400, problem + "\n")
             return
@@ -324,25 +326,25 @@ class Hub:
         try:
             # A proof, never the token: a squatter on a dead bridge's port learns nothing,
             # and fails the handshake (it cannot prove the token back).
-            bridge = ws.connect(f"ws://127.0.0.1:{instance.registration.port}/acp", (),
+            bridge = handshake.connect(f"ws://127.0.0.1:{instance.registration.port}/acp", (),
                                 ws.WebSocketOptions(ping_interval=self.settings.ping_interval,
                                                     connect_timeout=5.0),
                                 name=f"hub-bridge-{instance_id}", prove_with=self.settings.token)
-        except ws.HandshakeRefused as exc:
+        except handshake.HandshakeRefused as exc:
             log.warning("hub: bridge %s refused the proxy leg (HTTP %d)", instance_id, exc.status)
             exchange.respond(502, f"bridge refused the connection (HTTP {exc.status})\n")
             return
-        except (OSError, ws.HandshakeError) as exc:
+        except (OSError, handshake.HandshakeError) as exc:
             log.warning("hub: bridge %s unreachable: %s", instance_id, exc)
             exchange.respond(502, f"bridge unreachable: {exc}\n")
             return
         try:
-            client = ws.accept(exchange.detach(), request.raw, self._ws_options,
+            client = handshake.accept(exchange.detach(), request.raw, self._ws_options,
                                name=f"hub-client-{instance_id}",
                                extra_headers=request.answer_headers,
                                subprotocol=SUBPROTOCOL if offers_subprotocol(request.headers)
                                else None)
-        except (OSError, ws.HandshakeError) as exc:
+        except (OSError, handshake.HandshakeError) as exc:
             log.info("hub: client left during the handshake: %s", exc)
             bridge.abort(ws.CloseCode.GOING_AWAY, "client left")
             exchange.sock.close()

@@ -1,9 +1,7 @@
 """WebSocket connections on gevent sockets, framed by wsproto (sans-I/O).
 
-Both ends are here: ``accept`` finishes the server handshake for a request
-read by ``http_server`` (refusals are plain HTTP responses, sent there), and
-``connect`` dials ``ws://host:port/path`` as a client. A ``WebSocket`` then
-carries text messages (one JSON-RPC message each) with:
+A ``WebSocket`` is an open connection, either end (its opening handshake is
+``websocket_handshake.py``); it carries text messages (one JSON-RPC message each) with:
 
 - a bounded outgoing buffer: ``send_text`` never blocks; when the bytes
   waiting for a slow peer would pass ``max_buffer_bytes`` the message is not
@@ -21,27 +19,23 @@ in the reader greenlet. See docs/hub.md ("WebSocket plumbing").
 
 from __future__ import annotations
 
-import base64
 import logging
 import os
 import time
 from collections import deque
 from dataclasses import dataclass
 from enum import IntEnum
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from urllib.parse import urlsplit
+from collections.abc import Callable, Iterator
 
 import gevent
 import gevent.event
 import gevent.queue
 from gevent import socket as gsocket
-from wsproto import ConnectionType, WSConnection
+from wsproto import WSConnection
 from wsproto.connection import ConnectionState
-from wsproto.events import (AcceptConnection, BytesMessage, CloseConnection, Ping, Pong,
-                            RejectConnection, RejectData, Request, TextMessage)
-from wsproto.utilities import RemoteProtocolError
+from wsproto.events import (BytesMessage, CloseConnection, Ping, Pong,
+                            TextMessage)
 
-from zcode_acp.net import proofs
 
 log = logging.getLogger(__name__)
 
@@ -118,19 +112,6 @@ class CloseInfo:
     reason: str
     # True when the peer began the close (or vanished); False when we did.
     by_peer: bool
-
-
-class HandshakeError(Exception):
-    """The opening handshake did not produce a WebSocket."""
-
-
-class HandshakeRefused(HandshakeError):
-    """The server answered the upgrade with an HTTP status other than 101."""
-
-    def __init__(self, status: int, body: bytes) -> None:
-        super().__init__(f"upgrade refused: HTTP {status}: {body[:200]!r}")
-        self.status = status
-        self.body = body
 
 
 OnMessage = Callable[[str], object]  # the result, if any, is ignored
@@ -434,117 +415,3 @@ class WebSocket:
                 callback(self._close_info)
             except Exception:
                 log.exception("%s: on_close failed", self.name)
-
-
-# --- server side ------------------------------------------------------------------------
-
-
-def handshake_problem(headers: Mapping[str, str]) -> str | None:
-    """Why a request's headers are not a valid WebSocket upgrade (None when they are).
-
-    Lets a server refuse with 400 before doing work (such as dialing a bridge)
-    for a request wsproto would reject anyway. ``headers``: lower-case names.
-    """
-    get = headers.get
-    connection = {t.strip().lower() for t in get("connection", "").split(",")}
-    if "upgrade" not in connection or get("upgrade", "").lower() != "websocket":
-        return "not a WebSocket upgrade (Connection: Upgrade, Upgrade: websocket)"
-    if get("sec-websocket-version", "") != "13":
-        return "Sec-WebSocket-Version must be 13"
-    key = get("sec-websocket-key", "")
-    try:
-        if len(base64.b64decode(key, validate=True)) != 16:
-            return "Sec-WebSocket-Key must be 16 bytes, base64"
-    except ValueError:
-        return "Sec-WebSocket-Key must be 16 bytes, base64"
-    return None
-
-
-def accept(sock: gsocket.socket, raw_request: bytes, options: WebSocketOptions = WebSocketOptions(),
-           *, name: str = "websocket", on_overflow: OnOverflow | None = None,
-           extra_headers: Iterable[tuple[str, str]] = (),
-           subprotocol: str | None = None) -> WebSocket:
-    """Answer ``101`` to the upgrade request in ``raw_request`` (every byte read so far).
-
-    Raises ``HandshakeError`` when wsproto rejects the request; the caller
-    should have refused it with 400 after ``handshake_problem`` already.
-    """
-    protocol = WSConnection(ConnectionType.SERVER)
-    try:
-        protocol.receive_data(raw_request)
-        request = next((e for e in protocol.events() if isinstance(e, Request)), None)
-    except RemoteProtocolError as exc:
-        raise HandshakeError(str(exc)) from None
-    if request is None:
-        raise HandshakeError("incomplete upgrade request")
-    headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in extra_headers]
-    chosen = subprotocol if subprotocol in request.subprotocols else None
-    sock.sendall(protocol.send(AcceptConnection(extra_headers=headers, subprotocol=chosen)))
-    return WebSocket(sock, protocol, options, name=name, on_overflow=on_overflow)
-
-
-# --- client side ------------------------------------------------------------------------
-
-
-def connect(url: str, headers: Iterable[tuple[str, str]] = (),
-            options: WebSocketOptions = WebSocketOptions(), *, name: str = "websocket-client",
-            on_overflow: OnOverflow | None = None, prove_with: str | None = None) -> WebSocket:
-    """Dial ``ws://host:port/path?query``; the returned WebSocket still needs ``start``.
-
-    ``prove_with``: the token, to prove instead of send (``proofs.py``); the 101
-    must then prove it back, or the socket is closed before a frame is sent.
-    Raises ``HandshakeRefused`` (with the status and body) for a non-101 answer,
-    ``HandshakeError`` for anything else that is not a WebSocket (an unproved
-    answer included), and ``OSError`` when nothing listens.
-    """
-    parts = urlsplit(url)
-    if parts.scheme != "ws" or not parts.hostname:
-        raise ValueError(f"only ws:// URLs are supported: {url!r}")
-    port = parts.port or 80
-    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    sock = gsocket.create_connection((parts.hostname, port), timeout=options.connect_timeout)
-    try:
-        sock.setsockopt(gsocket.IPPROTO_TCP, gsocket.TCP_NODELAY, 1)
-        protocol = WSConnection(ConnectionType.CLIENT)
-        host = parts.hostname if port == 80 else f"{parts.hostname}:{port}"
-        headers = list(headers)
-        nonce = ""
-        if prove_with is not None:
-            proof_headers, nonce = proofs.request_headers(prove_with, "GET", target, host)
-            headers += proof_headers
-        extra = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers]
-        sock.sendall(protocol.send(Request(host=host, target=target, extra_headers=extra)))
-        status: int | None = None
-        body = bytearray()
-        while True:
-            data = sock.recv(READ_CHUNK)
-            try:
-                protocol.receive_data(data or None)
-                # Lazily: frames that came with the 101 stay queued for the reader.
-                for event in protocol.events():
-                    if isinstance(event, AcceptConnection):
-                        if prove_with is not None:
-                            given = dict(event.extra_headers).get(
-                                proofs.ANSWER_HEADER.lower().encode("latin-1"), b"")
-                            if not proofs.answer_holds(prove_with, nonce, given.decode("latin-1")):
-                                raise HandshakeError("the server did not prove it knows the token")
-                        sock.settimeout(None)
-                        return WebSocket(sock, protocol, options, name=name,
-                                         on_overflow=on_overflow)
-                    if isinstance(event, RejectConnection):
-                        status = event.status_code
-                        if not event.has_body:
-                            raise HandshakeRefused(status, b"")
-                    elif isinstance(event, RejectData):
-                        body += event.data
-                        if event.body_finished:
-                            raise HandshakeRefused(status or 0, bytes(body))
-            except RemoteProtocolError as exc:
-                raise HandshakeError(f"bad handshake answer: {exc}") from None
-            if not data:
-                if status is not None:
-                    raise HandshakeRefused(status, bytes(body))
-                raise HandshakeError("connection closed during the handshake")
-    except BaseException:
-        sock.close()
-        raise

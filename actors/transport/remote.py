@@ -25,6 +25,7 @@ from zcode_acp.protocol import framing
 from zcode_acp.actors.base import safe_tell
 from zcode_acp.actors.messages import AttachClient, InboundClosed, InboundFrames
 from zcode_acp.net import websocket as ws
+from zcode_acp.net import websocket_handshake as handshake
 from zcode_acp.net import proofs
 from zcode_acp.net.http_server import HttpExchange, HttpServer
 from zcode_acp.net.origin_policy import HostPolicy
@@ -114,7 +115,7 @@ class RemoteEndpoint:
         if request.path != PATH:
             exchange.respond(404, f"not found: only {PATH} is served here\n")
             return
-        problem = ws.handshake_problem(request.headers)
+        problem = handshake.handshake_problem(request.headers)
         if problem is not None or request.method != "GET":
             exchange.respond(400, (problem or "a WebSocket upgrade is a GET") + "\n")
             return
@@ -123,10 +124,10 @@ class RemoteEndpoint:
             return
         name = f"ws-{next(self._serials)}"
         try:
-            socket = ws.accept(exchange.detach(), request.raw, self.options, name=name, on_overflow=_overflowed,
+            socket = handshake.accept(exchange.detach(), request.raw, self.options, name=name, on_overflow=_overflowed,
                                extra_headers=request.answer_headers,
                                subprotocol=SUBPROTOCOL if offers_subprotocol(request.headers) else None)
-        except (ws.HandshakeError, OSError) as exc:
+        except (handshake.HandshakeError, OSError) as exc:
             log.info("remote handshake failed: %s", exc)
             return
         log.info("remote client %s attached from %s:%d", name, *exchange.peer[:2])

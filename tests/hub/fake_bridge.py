@@ -22,6 +22,8 @@ import gevent  # noqa: E402
 import gevent.event  # noqa: E402
 
 from zcode_acp.net import websocket as ws  # noqa: E402
+
+from zcode_acp.net import websocket_handshake as handshake  # noqa: E402
 from zcode_acp.net.http_server import HttpExchange, HttpServer  # noqa: E402
 from zcode_acp.net.hub_client import BridgeIdentity, HubClient  # noqa: E402
 from zcode_acp.net import proofs  # noqa: E402
@@ -59,11 +61,11 @@ def main() -> int:
         if request.path != "/acp":
             exchange.respond(404, "not found\n")
             return
-        problem = ws.handshake_problem(request.headers)
+        problem = handshake.handshake_problem(request.headers)
         if problem:
             exchange.respond(400, problem)
             return
-        conn = ws.accept(exchange.detach(), request.raw,
+        conn = handshake.accept(exchange.detach(), request.raw,
                          ws.WebSocketOptions(ping_interval=args.ping_interval), name="fake",
                          extra_headers=request.answer_headers)
         clients.append(conn)

@@ -16,7 +16,7 @@ import pytest
 import websocket as wsclient
 
 from tests.hub.harness import TOKEN, FakeBridge, HubProcess, Process, base_env, get_json, http
-from zcode_acp.net import websocket as ws
+from zcode_acp.net import websocket_handshake as handshake
 from zcode_acp.net.tokens import SUBPROTOCOL, token_subprotocol
 
 FAST = dict(ZCODE_ACP_HUB_HEARTBEAT_TIMEOUT="1", ZCODE_ACP_HUB_SWEEP_INTERVAL="0.2")
@@ -169,7 +169,7 @@ def test_proxied_session_end_to_end(tmp_path: Path, hub: HubProcess,
     phone.send("not JSON at all {")
     assert phone.recv() == "not JSON at all {"
     # A second client through this module's own client, on the other bridge.
-    laptop = ws.connect(f"ws://127.0.0.1:{hub.port}/acp?instance=bridge-b",
+    laptop = handshake.connect(f"ws://127.0.0.1:{hub.port}/acp?instance=bridge-b",
                         [("Authorization", f"Bearer {TOKEN}")]).start()
     laptop.send_text(json.dumps({"jsonrpc": "2.0", "id": 7, "method": "session/list"}))
     assert json.loads(laptop.receive(10))["result"]["instance"] == "bridge-b"
@@ -201,8 +201,8 @@ def test_websocket_refusals_have_real_status_lines(shared: HubProcess) -> None:
     # Not an upgrade at all.
     status, _, body = http("GET", hub.url + "/acp?instance=dead")
     assert status == 400 and b"upgrade" in body.lower()
-    with pytest.raises(ws.HandshakeRefused) as refused:
-        ws.connect(f"ws://127.0.0.1:{hub.port}/acp?instance=ghost", [("Authorization", f"Bearer {TOKEN}")])
+    with pytest.raises(handshake.HandshakeRefused) as refused:
+        handshake.connect(f"ws://127.0.0.1:{hub.port}/acp?instance=ghost", [("Authorization", f"Bearer {TOKEN}")])
     assert refused.value.status == 404
 
 
@@ -232,7 +232,7 @@ def test_missed_pong_takes_the_pair_down(tmp_path: Path, web_root: Path) -> None
     bridge = FakeBridge(tmp_path, hub.port, "--id", "b")
     try:
         hub.wait_line(r"instance b registered")
-        frozen = ws.connect(f"ws://127.0.0.1:{hub.port}/acp?instance=b", [("Authorization", f"Bearer {TOKEN}")])
+        frozen = handshake.connect(f"ws://127.0.0.1:{hub.port}/acp?instance=b", [("Authorization", f"Bearer {TOKEN}")])
         # Never started: it never answers a ping.
         hub.wait_line(r"client leg of instance b closed \(1006 missed pong\)")
         bridge.wait_line(r"INFO")  # the bridge is alive and logging

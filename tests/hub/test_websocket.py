@@ -19,6 +19,8 @@ import pytest
 import websocket as wsclient
 
 from zcode_acp.net import websocket as ws
+
+from zcode_acp.net import websocket_handshake as handshake
 from zcode_acp.net.http_server import HttpExchange, HttpServer
 from zcode_acp.net.tokens import SUBPROTOCOL, request_token, token_matches, \
     token_subprotocol
@@ -51,11 +53,11 @@ class EchoServer:
         if not token_matches(request_token(request.headers), TOKEN):
             exchange.respond(401, "unauthorized: missing or wrong token\n")
             return
-        problem = ws.handshake_problem(request.headers)
+        problem = handshake.handshake_problem(request.headers)
         if problem:
             exchange.respond(400, problem + "\n")
             return
-        conn = ws.accept(exchange.detach(), request.raw, self.options, name="test-server",
+        conn = handshake.accept(exchange.detach(), request.raw, self.options, name="test-server",
                          on_overflow=self.on_overflow, subprotocol=SUBPROTOCOL)
         self.connections.append(conn)
 
@@ -85,7 +87,7 @@ def auth() -> list[tuple[str, str]]:
 
 
 def test_text_round_trip_in_order(server: EchoServer) -> None:
-    client = ws.connect(server.url, auth()).start()
+    client = handshake.connect(server.url, auth()).start()
     messages = [json.dumps({"jsonrpc": "2.0", "id": i, "text": "ünïcödé ✓" * i})
                 for i in range(200)]
     for message in messages:
@@ -125,8 +127,8 @@ def test_fragmented_message_is_one_message(server: EchoServer) -> None:
 def test_refusals_are_http_responses(server: EchoServer, path: str,
                                      headers: list[tuple[str, str]], status: int,
                                      reason: str) -> None:
-    with pytest.raises(ws.HandshakeRefused) as refused:
-        ws.connect(f"ws://127.0.0.1:{server.server.port}{path}", headers)
+    with pytest.raises(handshake.HandshakeRefused) as refused:
+        handshake.connect(f"ws://127.0.0.1:{server.server.port}{path}", headers)
     assert refused.value.status == status
     assert refused.value.body  # a body that says why
     # The same refusal as seen by a plain HTTP client: a real status line.
@@ -170,7 +172,7 @@ def test_binary_frame_is_refused_with_1003(server: EchoServer) -> None:
 def test_oversized_message_is_refused_with_1009() -> None:
     server = EchoServer(ws.WebSocketOptions(max_message_bytes=1000))
     try:
-        client = ws.connect(server.url, auth()).start()
+        client = handshake.connect(server.url, auth()).start()
         assert client.send_text("x" * 1000)
         assert client.receive(5) == "echo:" + "x" * 1000  # exactly the cap passes
         client.send_text("y" * 1001)
@@ -181,7 +183,7 @@ def test_oversized_message_is_refused_with_1009() -> None:
 
 
 def test_server_close_code_reaches_client(server: EchoServer) -> None:
-    client = ws.connect(server.url, auth()).start()
+    client = handshake.connect(server.url, auth()).start()
     assert server.accepted.wait(5)
     server.connections[0].close(ws.CloseCode.POLICY_VIOLATION, "go away")
     assert client.wait_closed(5) == ws.CloseInfo(1008, "go away", by_peer=True)
@@ -192,7 +194,7 @@ def test_server_close_code_reaches_client(server: EchoServer) -> None:
 def test_peer_that_stops_answering_pings_is_dropped() -> None:
     server = EchoServer(ws.WebSocketOptions(ping_interval=0.1))
     try:
-        silent = ws.connect(server.url, auth())  # never started: reads nothing, never pongs
+        silent = handshake.connect(server.url, auth())  # never started: reads nothing, never pongs
         assert server.closed_event.wait(5)
         assert server.closed[0].code == 1006 and server.closed[0].reason == "missed pong"
         silent.abort()
@@ -203,7 +205,7 @@ def test_peer_that_stops_answering_pings_is_dropped() -> None:
 def test_responsive_peer_survives_keepalive() -> None:
     server = EchoServer(ws.WebSocketOptions(ping_interval=0.05))
     try:
-        client = ws.connect(server.url, auth()).start()
+        client = handshake.connect(server.url, auth()).start()
         assert server.accepted.wait(5)
         conn = server.connections[0]
         with gevent.Timeout(5):
@@ -229,7 +231,7 @@ def test_stalled_reader_overflows_the_bounded_buffer() -> None:
     server = EchoServer(ws.WebSocketOptions(max_buffer_bytes=limit, close_timeout=0.3),
                         on_overflow=on_overflow, echo=False)
     try:
-        stalled = ws.connect(server.url, auth())  # never reads
+        stalled = handshake.connect(server.url, auth())  # never reads
         stalled.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         assert server.accepted.wait(5)
         conn = server.connections[0]
@@ -254,7 +256,7 @@ def test_default_overflow_closes_with_1013() -> None:
     server = EchoServer(ws.WebSocketOptions(max_buffer_bytes=64 * 1024, close_timeout=0.3),
                         echo=False)
     try:
-        stalled = ws.connect(server.url, auth())
+        stalled = handshake.connect(server.url, auth())
         stalled.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         assert server.accepted.wait(5)
         conn = server.connections[0]
@@ -275,7 +277,7 @@ def test_connect_to_nothing_raises_oserror() -> None:
     port = probe.getsockname()[1]
     probe.close()
     with pytest.raises(OSError):
-        ws.connect(f"ws://127.0.0.1:{port}/acp")
+        handshake.connect(f"ws://127.0.0.1:{port}/acp")
 
 
 def test_token_helpers() -> None:
