@@ -10,6 +10,9 @@ from typing import Any
 # After session/resume the history becomes visible gradually over this long.
 HISTORY_FILL = float(os.environ.get("ZCODE_SIM_HISTORY_FILL", "0.15"))
 
+# Sessions persist here (one JSON file each), so a new simulator process finds them.
+DATA_DIR = os.environ.get("ZCODE_SIM_DATA")
+
 
 @dataclass
 class SimTurn:

@@ -29,12 +29,13 @@ import gevent.lock  # noqa: E402
 import ujson  # noqa: E402
 from gevent import os as gos  # noqa: E402
 
-from .model import SimError, SimSession, SimTask, SimTurn  # noqa: E402
+from .model import DATA_DIR, SimError, SimSession, SimTask, SimTurn  # noqa: E402
 from .runner import TurnRunner  # noqa: E402
 from .scenarios import ScenarioBook  # noqa: E402
 from .dialect import Dialect  # noqa: E402
 from .wire import Wire, dumps  # noqa: E402
 from . import frames_log  # noqa: E402
+from .session_methods import SessionMethods  # noqa: E402
 
 BUSY = {"code": 1308, "message": "prompt is running"}
 EVENT_LOG_LIMIT = 100_000
@@ -45,8 +46,6 @@ LEFTOVER_DELAY = float(os.environ.get("ZCODE_SIM_LEFTOVER_DELAY", "0.1"))
 TURN_ID_IN_PAYLOAD = os.environ.get("ZCODE_SIM_TURNID_IN_PAYLOAD") == "1"
 # Tests read what the bridge asked for (one JSON line per request) from here.
 TRACE_PATH = os.environ.get("ZCODE_SIM_TRACE")
-# Sessions persist here (one JSON file each), so a new simulator process finds them.
-DATA_DIR = os.environ.get("ZCODE_SIM_DATA")
 # Idle sessions are evicted after this many seconds (0: never); calls then answer -32004.
 EVICT_AFTER = float(os.environ.get("ZCODE_SIM_EVICT_AFTER", "0"))
 NOT_ACTIVE = (-32004, "Session is not active")
@@ -58,7 +57,7 @@ PERSISTED = ("session_id", "workspace", "mode", "model", "thought", "title", "se
              "turns", "context_used", "updated_at")
 
 
-class SimServer:
+class SimServer(SessionMethods):
     """The seed's dialect (``classic``); ``sim/today.py`` subclasses it for today's engine."""
 
     busy = BUSY
@@ -299,81 +298,6 @@ class SimServer:
             handle.write(dumps(data))
         os.replace(path + ".tmp", path)
 
-    def m_session_create(self, params: dict[str, Any]) -> dict[str, Any]:
-        # Newer backends ask for runtime preferences and block until answered.
-        self.ask_bridge("session/requestRuntimePreferences", {})
-        session = SimSession(session_id=f"sess_{uuid.uuid4().hex[:12]}", workspace=params.get("workspace") or {},
-                             mode=params.get("mode") or "yolo")
-        self.sessions[session.session_id] = session
-        self.save(session)
-        return {"session": {"sessionId": session.session_id, "title": session.title}, "settings": self.settings(session)}
-
-    def settings(self, session: SimSession) -> dict[str, Any]:
-        return {
-            "mode": {"current": session.mode},
-            "model": {"current": {"providerId": "zhipu", "modelId": session.model},
-                      "available": [{"providerId": "zhipu", "modelId": "glm-5", "name": "GLM-5"},
-                                    {"providerId": "zhipu", "modelId": "glm-5-air", "name": "GLM-5 Air"}]},
-            "thoughtLevel": {"current": session.thought,
-                             "available": [{"value": "low", "label": "Low"}, {"value": "high", "label": "High"},
-                                           {"value": "max", "label": "Max"}]},
-        }
-
-    def m_session_list(self, params: dict[str, Any]) -> dict[str, Any]:
-        wanted = (params.get("workspace") or {}).get("workspacePath")
-        if DATA_DIR and os.path.isdir(DATA_DIR):
-            for name in os.listdir(DATA_DIR):
-                if name.endswith(".json"):
-                    self.known(name[:-5])
-        return {"sessions": [
-            {"sessionId": s.session_id, "title": s.title, "updatedAt": s.updated_at,
-             "workspace": {"workspacePath": s.workspace.get("workspacePath")}}
-            for s in self.sessions.values() if wanted in (None, s.workspace.get("workspacePath"))
-        ]}
-
-    def m_session_resume(self, params: dict[str, Any]) -> dict[str, Any]:
-        session = self.known(params.get("sessionId"))
-        if session is None:
-            raise SimError(-32002, f"session not found: {params.get('sessionId')}")
-        if not session.active:
-            session.active = True
-            session.resumed_at = time.monotonic()
-        session.last_used = time.monotonic()
-        return {"session": {"sessionId": session.session_id, "workspace": session.workspace},
-                "settings": self.settings(session)}
-
-    def m_session_subscribe(self, params: dict[str, Any]) -> dict[str, Any]:
-        session = self.session(params)
-        session.subscribed = True
-        result: dict[str, Any] = {"eventSeq": session.seq}
-        after = params.get("afterSeq")
-        if isinstance(after, int):
-            result["events"] = [e for e in session.events if e["seq"] > after]
-        return result
-
-    def m_session_read(self, params: dict[str, Any]) -> dict[str, Any]:
-        session = self.session(params)
-        return {
-            "projection": {"status": "running" if session.lock else "idle", "contextUsed": session.context_used,
-                           "contextWindow": 200_000, "totalTokenCount": session.context_used,
-                           "turnCount": session.turns,
-                           "currentTurnId": session.lock.turn_id if session.lock else None},
-            "settings": self.settings(session),
-            "todos": session.todos,
-        }
-
-    def m_session_messages(self, params: dict[str, Any]) -> dict[str, Any]:
-        session = self.session(params)
-        messages = session.visible_messages()
-        after = params.get("afterMessageId")
-        if after:
-            ids = [m["info"]["id"] for m in messages]
-            messages = messages[ids.index(after) + 1:] if after in ids else []
-        limit = params.get("limit")
-        if isinstance(limit, int):
-            messages = messages[:limit]
-        return {"messages": messages}
-
     def m_session_send(self, params: dict[str, Any]) -> dict[str, Any]:
         session = self.session(params)
         if session.lock is not None:
@@ -403,65 +327,10 @@ class SimServer:
         if session.lock is turn:
             session.lock = None
 
-    def m_session_setMode(self, params: dict[str, Any]) -> dict[str, Any]:
-        session = self.session(params)
-        session.mode = params.get("mode") or session.mode
-        self.save(session)
-        return {"settings": self.settings(session)}
 
-    def m_session_setModel(self, params: dict[str, Any]) -> dict[str, Any]:
-        session = self.session(params)
-        model = params.get("model") or {}
-        session.model = model.get("modelId") or session.model
-        self.save(session)
-        return {"settings": self.settings(session)}
 
-    def m_session_setThoughtLevel(self, params: dict[str, Any]) -> dict[str, Any]:
-        session = self.session(params)
-        session.thought = params.get("thoughtLevel") or session.thought
-        self.save(session)
-        return {"settings": self.settings(session)}
 
     # -- extension methods --------------------------------------------------------------------
-
-    def m_session_fork(self, params: dict[str, Any]) -> dict[str, Any]:
-        source = self.session(params)
-        fork = SimSession(session_id=f"sess_{uuid.uuid4().hex[:12]}", workspace=dict(source.workspace),
-                          mode=source.mode, model=source.model, thought=source.thought,
-                          title=f"{source.title} (fork)", messages=[dict(m) for m in source.messages],
-                          todos=list(source.todos))
-        self.sessions[fork.session_id] = fork
-        self.save(fork)
-        return {"forkedSessionId": fork.session_id}
-
-    def m_session_goal(self, params: dict[str, Any]) -> dict[str, Any]:
-        session = self.session(params)
-        action = params.get("action")
-        if action in ("set", "replace"):
-            session.goal = {"objective": params.get("objective"), "status": "active"}
-        elif action == "clear":
-            session.goal = None
-        elif action in ("pause", "resume") and session.goal:
-            session.goal["status"] = "paused" if action == "pause" else "active"
-        self.save(session)
-        return {"goal": session.goal}
-
-    def m_session_compact(self, params: dict[str, Any]) -> dict[str, Any]:
-        session = self.session(params)
-        if session.lock is not None:
-            raise SimError(self.busy["code"], self.busy["message"])
-        turn = SimTurn(turn_id=f"turn_{uuid.uuid4().hex[:12]}")
-        session.lock = turn  # the compaction's internal turn holds the session
-        self.emit(session, "turn.started", {"inputSource": "compaction", "inputVisibility": "internal"}, turn.turn_id)
-        for word in ("Summarizing ", "the ", "conversation."):
-            gevent.sleep(0.02)
-            self.emit(session, "model.streaming", {"kind": "text_delta", "delta": word}, turn.turn_id)
-        self.emit(session, "turn.completed", {"resultType": "success"}, turn.turn_id)
-        session.messages = session.messages[-2:]
-        session.context_used //= 4
-        session.lock = None
-        self.state_updated(session, "session_compacted", {})
-        return {"compacted": True}
 
     def m_session_steer(self, params: dict[str, Any]) -> dict[str, Any]:
         session = self.session(params)
@@ -469,12 +338,6 @@ class SimServer:
             return {"queued": False}
         self.emit(session, "turn.steerQueued", {}, session.lock.turn_id)
         return {"queued": True}
-
-    def m_session_rewind(self, params: dict[str, Any]) -> dict[str, Any]:
-        session = self.session(params)
-        session.messages = session.messages[:-2]
-        self.save(session)
-        return {"rewound": True}
 
     def m_session_cancelBackgroundTask(self, params: dict[str, Any]) -> dict[str, Any]:
         session = self.session(params)

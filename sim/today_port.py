@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import catalog
 from .model import SimSession
-from .server import DATA_DIR
+from .model import DATA_DIR
 from .v4.port import SessionSeed
 from .v4.snapshot import session_config
 
