@@ -1,4 +1,4 @@
-"""``@message``: the frozen, slotted value classes of ``messages.py``, cheap to define.
+"""``@message``: the frozen, slotted value classes of ``messages/``, cheap to define.
 
 The same guarantees as ``@dataclass(frozen=True, slots=True)`` — typed fields
 (mypy reads ``dataclass_transform``), ``__slots__``, immutability

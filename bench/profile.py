@@ -72,7 +72,7 @@ RULES: list[Rule] = [
     ("reader loop (Backend._read_stdout)", lambda f, fn: f.endswith("actors/backend.py")),
     ("ClientConnection actor (coalesce)", lambda f, fn: f.endswith("client_connection.py")),
     ("actor hops (tell, mailbox, dispatch, greenlet switch)", lambda f, fn: f.startswith("pykka/")
-        or f.endswith(("actors/base.py", "actors/messages.py")) or f.startswith("gevent/")
+        or f.endswith("actors/base.py") or "actors/messages/" in f or f.startswith("gevent/")
         or f in ("threading.py", "queue.py")),
 ]
 # How the table lists them: the order a delta travels.
