@@ -75,8 +75,8 @@ class Prefilled:
         The last request (``session/list``) makes sure the runtime is up and its log written: answers
         go out in the order they are made, so an initialize answered twice would be among these. The
         bridge is stopped by SIGTERM (its clean shutdown), not by closing stdin: under the suite's
-        gevent patching, the bridge sees the end of a pipe made here only once this process's hub
-        runs again, which a test blocked on a read does not do.
+        gevent patching, the end of a pipe made here was seen to reach the bridge only once this
+        process went on (with or without the early answer), which a test blocked on a read does not.
         """
         rest = []
         if self.proc.poll() is None:
