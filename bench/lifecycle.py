@@ -13,6 +13,8 @@ import json
 import os
 import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -34,7 +36,7 @@ def cpu_ms(pid: int) -> float:
     return total / 1e6
 
 
-def startup_times(runs: int) -> tuple[float, float]:
+def startup_times(runs: int, command: list[str] | None = None) -> tuple[float, float]:
     """(median ms from spawning the bridge to its ``initialize`` answer, median CPU ms the bridge used by then).
 
     The CPU figure is what a busy machine does not inflate: when other
@@ -46,15 +48,73 @@ def startup_times(runs: int) -> tuple[float, float]:
     bridge's modules from source (~60 ms here), which is not what an editor's
     launch costs.
     """
-    with Peer({"PYTHONDONTWRITEBYTECODE": ""}, backend=fake_backend()) as peer:
+    with Peer({"PYTHONDONTWRITEBYTECODE": ""}, command, backend=fake_backend()) as peer:
         peer.initialize()
     times, cpu = [], []
     for _ in range(runs):
-        with Peer(backend=fake_backend()) as peer:
+        wall, used, _, _ = one_start(command)
+        times.append(wall)
+        cpu.append(used)
+    return statistics.median(times), statistics.median(cpu)
+
+
+def one_start(command: list[str] | None = None) -> tuple[float, float, float, float]:
+    """(ms to the ``initialize`` answer, the bridge's CPU ms by then, and the same two at the answer to a
+    ``session/new`` sent right after it: when the runtime is up, past what an early ``initialize`` answer hides)."""
+    with Peer(command=command, backend=fake_backend()) as peer:
+        peer.initialize()
+        wall = time.perf_counter() - peer.started
+        used = cpu_ms(peer.proc.pid)
+        peer.new_session()
+        return wall * 1000, used, (time.perf_counter() - peer.started) * 1000, cpu_ms(peer.proc.pid)
+
+
+def floor_start() -> tuple[float, float]:
+    """(ms, CPU ms) of ``python -c pass`` by the same interpreter: what no Python program starts under."""
+    started = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    _, _, usage = os.wait4(proc.pid, 0)
+    proc.returncode = 0  # reaped here
+    return (time.perf_counter() - started) * 1000, (usage.ru_utime + usage.ru_stime) * 1000
+
+
+ROOT = Path(__file__).resolve().parents[1]
+INSTALLS = ROOT / "build" / "bench-startup"
+
+
+def install_kinds() -> dict[str, list[str]]:
+    """The bridge's command in a throwaway venv per install kind (``build/bench-startup/``): a wheel of this
+    checkout (``pip install .``, reinstalled each run) and an editable install (``pip install -e .``).
+
+    The dependencies come from pip's configured index (a local mirror here) the first time only.
+    """
+    commands = {}
+    for kind, spec in (("wheel", ["."]), ("editable", ["-e", "."])):
+        venv = INSTALLS / kind
+        pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+        if not (venv / "bin" / "python").exists():
+            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+            subprocess.run(pip + spec, check=True, cwd=ROOT)
+        else:  # the same version number: only a forced reinstall copies this checkout's files
+            subprocess.run(pip + ["--no-deps", "--force-reinstall"] + spec, check=True, cwd=ROOT)
+        # The console script, as an editor launches it (``python -m`` from the root would import the checkout).
+        commands[kind] = [str(venv / "bin" / "zcode-acp"), "--log-level", "warning"]
+    return commands
+
+
+def startup_by_install(runs: int) -> dict[str, tuple[float, ...]]:
+    """Median ``one_start`` figures per install kind, and the floor (``python -c pass``: ms, CPU ms, 0, 0),
+    the kinds alternating start by start."""
+    commands = install_kinds()
+    for command in commands.values():  # untimed: the bytecode cache written, as pip leaves an install
+        with Peer({"PYTHONDONTWRITEBYTECODE": ""}, command, backend=fake_backend()) as peer:
             peer.initialize()
-            times.append(time.perf_counter() - peer.started)
-            cpu.append(cpu_ms(peer.proc.pid))
-    return statistics.median(times) * 1000, statistics.median(cpu)
+    samples: dict[str, list[tuple[float, ...]]] = {kind: [] for kind in [*commands, "floor"]}
+    for _ in range(runs):
+        for kind, command in commands.items():
+            samples[kind].append(one_start(command))
+        samples["floor"].append((*floor_start(), 0.0, 0.0))
+    return {kind: tuple(statistics.median(column) for column in zip(*rows, strict=True)) for kind, rows in samples.items()}
 
 
 def history_load(messages: int, fill: float = 0.0) -> tuple[float, float, int, int]:

@@ -10,6 +10,10 @@ goes through the typer app in ``app.py`` (docs/decisions.md, "Start-up").
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from zcode_acp.cli.early_answer import EarlyStart
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -42,18 +46,19 @@ def serve(log_level: str = "info", log_file: str | None = None, trace_file: str 
     import gc
     import os
 
+    trace_file = trace_file or os.environ.get("ZCODE_ACP_TRACE") or None
+    if trace_redact_content is None:
+        trace_redact_content = os.environ.get("ZCODE_ACP_TRACE_REDACT_CONTENT", "").lower() in ("1", "true", "yes", "on")
+
     # Start-up makes ~26,000 objects that all live as long as the process: the ~50 cyclic
     # collections they would trigger could free none of them. runtime.tune_gc sets the
     # bridge's thresholds once the actor tree is up.
     gc.disable()
     try:
+        early = answer_early(log_level, log_file, trace_file)
         from zcode_acp.cli import runtime  # patches gevent first
     finally:
         gc.enable()
-
-    trace_file = trace_file or os.environ.get("ZCODE_ACP_TRACE") or None
-    if trace_redact_content is None:
-        trace_redact_content = os.environ.get("ZCODE_ACP_TRACE_REDACT_CONTENT", "").lower() in ("1", "true", "yes", "on")
 
     from zcode_acp.config.settings import Config, SettingError, start_warnings
     from zcode_acp.cli.logs import UsageError, fail, setup_logging, warn
@@ -66,7 +71,33 @@ def serve(log_level: str = "info", log_file: str | None = None, trace_file: str 
         fail(str(exc))
     for warning in warnings:
         warn(warning)
-    return runtime.serve_stdio(config, trace_file, trace_redact_content)
+    return runtime.serve_stdio(config, trace_file, trace_redact_content, early)
+
+
+def answer_early(log_level: str, log_file: str | None, trace_file: str | None) -> EarlyStart | None:
+    """Answer an ``initialize`` already waiting on stdin before the runtime is imported (early_answer.py).
+
+    Only where nothing after it could still stop the start: a bad option or setting (an unusable
+    ``ZCODE_HOME`` too) is one line on stderr and exit 2 with nothing answered, so those are
+    checked first, as ``serve`` checks them again below, and a log file (which may not open) or
+    a trace (which records every frame as the runtime reads and writes it) takes the usual path.
+    """
+    if trace_file or log_file:
+        return None
+    from zcode_acp import version
+    from zcode_acp.config.settings import Config, SettingError, home_problem
+    from zcode_acp.cli.early_answer import answer_waiting_initialize
+    from zcode_acp.cli.serve_options import LOG_LEVELS
+
+    if log_level.lower() not in LOG_LEVELS:
+        return None
+    try:
+        config = Config.from_env()
+    except SettingError:
+        return None
+    if home_problem(config.zcode_home, config.lang) is not None:
+        return None
+    return answer_waiting_initialize(version(), config.lang)
 
 
 if __name__ == "__main__":

@@ -117,6 +117,7 @@ import pykka  # noqa: E402
 
 from zcode_acp.actors.transport.stdio import StdioTransport  # noqa: E402
 from zcode_acp.config.settings import Config  # noqa: E402
+from zcode_acp.cli.early_answer import EarlyStart  # noqa: E402
 from zcode_acp.cli.logs import setup_logging  # noqa: E402,F401  (re-exported for entry points)
 from zcode_acp.actors.messages import AttachClient, Shutdown  # noqa: E402
 from zcode_acp import version  # noqa: E402
@@ -173,14 +174,20 @@ def start_trace(path: str | None, redact_content: bool) -> None:
     log.info("tracing to %s%s", path, " (content redacted)" if redact_content else "")
 
 
-def serve_stdio(config: Config, trace_file: str | None = None, trace_redact_content: bool = False) -> int:
+def serve_stdio(config: Config, trace_file: str | None = None, trace_redact_content: bool = False,
+                early: EarlyStart | None = None) -> int:
+    """Serve the editor on stdin/stdout; ``early``: what the stdio path read and answered before
+    this module was imported (cli/early_answer.py), read and not answered again here."""
     announce(config)
     tune_gc()
     protocol_out = protect_stdout()
     start_trace(trace_file, trace_redact_content)
     exited = gevent.event.Event()
     supervisor = Supervisor.start(config, exited.set)
-    supervisor.ask(AttachClient(StdioTransport(0, protocol_out), True))
+    preread, answered = early if early is not None else (b"", b"")
+    if answered:
+        log.debug("initialize was answered before the runtime was imported (%d bytes read ahead)", len(preread))
+    supervisor.ask(AttachClient(StdioTransport(0, protocol_out, preread=preread, answered=answered), True))
     from zcode_acp.cli.remote_access import start_remote  # only when serving: the hub client, sockets
 
     remote = start_remote(supervisor, version())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import framing, jsonrpc
 from .errors import METHOD_NOT_FOUND, RpcError, invalid_params
 from .i18n import EN, t
 from .shapes import obj
@@ -36,6 +37,38 @@ def initialize_result(requested_version: Any, version: str, lang: str = EN) -> d
             }
         ],
     }
+
+
+def early_initialize_answer(first_bytes: bytes, version: str, lang: str = EN,
+                            max_line: int = framing.DEFAULT_MAX_LINE) -> bytes | None:
+    """The answer frame to an ``initialize`` that is the first line of ``first_bytes``, or None.
+
+    The stdio path answers it from here before the actor runtime is imported
+    (``cli/early_answer.py``), then hands every byte it read to the
+    runtime, which handles the same request again (the client's capabilities)
+    and whose answer, byte for byte this one, is then not written twice. So
+    this reads the line exactly as the client connection would (the same
+    splitter, decoder and envelope check) and builds the answer as the
+    Supervisor does; whatever the runtime would answer otherwise (an error, a
+    frame before it, a line still incomplete) is None: the runtime answers it.
+    """
+    splitter = framing.LineSplitter(max_line)
+    lines = splitter.feed(first_bytes)
+    if not lines or splitter.oversized:
+        return None
+    try:
+        frame = framing.decode_object(lines[0])
+        if jsonrpc.classify_acp(frame) is not jsonrpc.Kind.REQUEST or frame["method"] != "initialize":
+            return None
+        params = frame.get("params")
+        if params is None:
+            params = {}
+        if not isinstance(params, dict):
+            return None
+        result = initialize_result(params.get("protocolVersion"), version, lang)
+    except RpcError:
+        return None
+    return framing.encode(jsonrpc.acp_result(frame["id"], result))
 
 
 def authenticate_result(method_id: Any) -> dict[str, Any]:

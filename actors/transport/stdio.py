@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 
 class StdioTransport:
     def __init__(self, read_fd: int, write_fd: int, name: str = "stdio",
-                 max_line: int = framing.DEFAULT_MAX_LINE) -> None:
+                 max_line: int = framing.DEFAULT_MAX_LINE, preread: bytes = b"", answered: bytes = b"") -> None:
         self.read_fd = read_fd
         self.write_fd = write_fd
         self.name = name
@@ -38,6 +38,10 @@ class StdioTransport:
         # Reading stays a few reads ahead of the tree: a client that writes faster than
         # the bridge handles leaves the rest in the pipe, not in mailboxes (docs/reliability.md).
         self.flow = Flow()
+        # Start-up (cli/early_answer.py): bytes read from read_fd before the runtime was up,
+        # read here first, and an answer already written for them, not to be written again.
+        self.preread = preread
+        self.answered = answered
 
     def start(self, owner: Any) -> None:
         fdio.widen_pipe(self.write_fd)  # a reader that lags a little parks the writer less
@@ -51,7 +55,7 @@ class StdioTransport:
         splitter = framing.LineSplitter(self.max_line)
         while True:
             token = self.flow.take()
-            chunk = fdio.read_chunk(self.read_fd)
+            chunk, self.preread = self.preread or fdio.read_chunk(self.read_fd), b""
             if not chunk:
                 token.done()
                 break
@@ -68,8 +72,24 @@ class StdioTransport:
         safe_tell(owner, InboundClosed("end of input"))
 
     def send(self, data: bytes) -> None:
+        if self.answered:
+            data = self._without_answered(data)
+            if not data:
+                return
         if self.writer is not None:
             self.writer.put(data)
+
+    def _without_answered(self, data: bytes) -> bytes:
+        """``data`` less the answer written before the runtime was up, where the runtime writes it.
+
+        ``data`` holds whole frames, so a match at its start or right after a newline is that frame.
+        """
+        answered = self.answered
+        at = 0 if data.startswith(answered) else data.find(b"\n" + answered) + 1
+        if at == 0 and not data.startswith(answered):
+            return data  # not in this write: frames that go out before it (an error for a later line)
+        self.answered = b""
+        return data[:at] + data[at + len(answered):]
 
     def drain(self, timeout: float) -> None:
         if self.writer is not None:
