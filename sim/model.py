@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,6 +92,17 @@ class SimSession:
         if not self.resumed_at or elapsed >= HISTORY_FILL or not self.messages:
             return self.messages
         return self.messages[: int(len(self.messages) * elapsed / HISTORY_FILL)]
+
+
+def hex_id(size: int = 12) -> str:
+    """The hex tail of an engine id (``sess_…``, ``turn_…``)."""
+    return uuid.uuid4().hex[:size]
+
+
+def required(value: Any, path: str) -> None:
+    """A required string parameter, refused as zod's ``.strict()`` schemas refuse it."""
+    if not isinstance(value, str) or not value:
+        raise SimError(-32602, f"Invalid params: {path}: Required")
 
 
 class SimError(Exception):

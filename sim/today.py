@@ -45,9 +45,10 @@ from .dialect import Dialect
 from .history import present_all
 from .interactions_today import TodayInteractions
 from .mcp_schema import check_mcp_servers
-from .model import SimError, SimSession, SimTurn
+from .model import SimError, SimSession, SimTurn, hex_id, required
 from .scenarios import ScenarioBook
 from .server import PERSISTED, TRACE_PATH, SimServer
+from .today_session_methods import USAGE_KEYS, TodaySessionMethods
 from .today_v4 import TodayV4
 from .today_workspace import BUILTIN_COMMANDS, WorkspaceMethods, user_commands
 from .wire import Wire, dumps
@@ -56,32 +57,15 @@ if TYPE_CHECKING:
     from .runner import TurnRunner
 
 BUSY_TODAY = {"code": -32010, "message": "A prompt is already running for this session"}
-# Compaction runs an internal turn this long (the real one takes minutes), and ends this way
-# (``completed``, ``failed`` or ``cancelled``; a v4 stop cancels it too).
-COMPACT_SECONDS = float(os.environ.get("ZCODE_SIM_COMPACT_SECONDS", "3"))
-COMPACT_OUTCOME = os.environ.get("ZCODE_SIM_COMPACT_OUTCOME", "completed")
 # Every turn.started before the session/send answer (a #sim line's early=1 does it for one turn).
 EARLY_START = os.environ.get("ZCODE_SIM_EARLY_START") == "1"
 # Without its provider configuration files a desktop engine exits at start or hangs on create.
 PROVIDER_CONFIG = os.environ.get("ZCODE_SIM_PROVIDER_CONFIG", "ignore")
 PROVIDER_FILES = ("ZCODE_BUILTIN_PROVIDER_CONFIG_FILE", "ZCODE_PERSONAL_PROVIDER_CONFIG_FILE")
 SYSTEM_TOKENS = 1000
-MODES = ("plan", "build", "edit", "yolo", "auto")
-USAGE_KEYS = ("inputTokens", "outputTokens", "totalTokens", "reasoningTokens", "cacheReadTokens",
-              "cacheCreationTokens", "modelRequestCount")
-GOAL_ACTIONS = ("show", "set", "replace", "clear", "pause", "resume")
 
 
-def _hex(size: int = 12) -> str:
-    return uuid.uuid4().hex[:size]
-
-
-def _required(value: Any, path: str) -> None:
-    if not isinstance(value, str) or not value:
-        raise SimError(-32602, f"Invalid params: {path}: Required")
-
-
-class TodaySimServer(TodayV4, TodayInteractions, WorkspaceMethods, SimServer):
+class TodaySimServer(TodaySessionMethods, TodayV4, TodayInteractions, WorkspaceMethods, SimServer):
     busy = BUSY_TODAY
     persisted = PERSISTED + ("usage_total", "revision", "trace_id", "created_at")
 
@@ -224,9 +208,9 @@ class TodaySimServer(TodayV4, TodayInteractions, WorkspaceMethods, SimServer):
             return None  # never answered, as a desktop engine without its provider files does
         entry = catalog.find(catalog.PROVIDER, catalog.DEFAULT_MODEL)
         now = int(time.time() * 1000)
-        session = SimSession(session_id=f"sess_{_hex()}", workspace=params.get("workspace") or {},
+        session = SimSession(session_id=f"sess_{hex_id()}", workspace=params.get("workspace") or {},
                              mode=params.get("mode") or "yolo", model=catalog.DEFAULT_MODEL,
-                             thought=catalog.default_level(entry), title="", trace_id=f"trace_{_hex()}",
+                             thought=catalog.default_level(entry), title="", trace_id=f"trace_{hex_id()}",
                              created_at=now, updated_at=now)
         session.mcp_servers = list(params.get("mcpServers") or [])  # registered only: mcp/list connects them
         # Provider headers are asked before each model request, not here (interactions_today.py).
@@ -281,53 +265,6 @@ class TodaySimServer(TodayV4, TodayInteractions, WorkspaceMethods, SimServer):
     def settings(self, session: SimSession) -> dict[str, Any]:
         return snapshot.settings(session, "current")
 
-    def changed(self, session: SimSession, reason: str) -> dict[str, Any]:
-        """After a set*: save, announce ``state.updated``, answer the current-only snapshot."""
-        self.save(session)
-        self.state_updated(session, reason)
-        return self.snapshot(session, "current")
-
-    def m_session_setMode(self, params: dict[str, Any]) -> dict[str, Any]:
-        session = self.session(params)
-        mode = params.get("mode")
-        if mode not in MODES:
-            expected = " | ".join(f"'{m}'" for m in MODES)
-            raise SimError(-32602, f"Invalid params: mode: Invalid enum value. Expected {expected}, received {mode!r}")
-        if mode != "plan" or self.plan_works():
-            session.mode = mode  # before 0.16.9 plan was accepted and had no effect
-        return self.changed(session, "mode_changed")
-
-    def m_session_setModel(self, params: dict[str, Any]) -> dict[str, Any]:
-        session = self.session(params)
-        model = params.get("model")
-        if not isinstance(model, dict):
-            raise SimError(-32602, "Invalid params: model: Required")
-        ref = f"{model.get('providerId')}/{model.get('modelId')}"
-        entry = catalog.find(model.get("providerId"), model.get("modelId"))
-        if entry is None:
-            raise SimError(-32602, f"Model not available: {ref}")
-        levels = catalog.levels(entry)
-        level = (model.get("options") or {}).get("reasoningLevel")
-        if levels and level is None:
-            raise SimError(-32602, f"Select a reasoning level for {ref}: one of {', '.join(levels)}")
-        if level is not None and level not in levels:
-            allowed = f"one of {', '.join(levels)}" if levels else "this model has no reasoning levels"
-            raise SimError(-32602, f"Invalid reasoning level {level!r} for {ref}: {allowed}")
-        session.model, session.thought, session.model_lost = model["modelId"], level or "", False
-        return self.changed(session, "model_changed")
-
-    def m_session_setThoughtLevel(self, params: dict[str, Any]) -> dict[str, Any]:
-        session = self.session(params)
-        if session.model_lost:
-            raise SimError(-32602, "Select a model before choosing reasoning effort")
-        levels = catalog.levels(catalog.find(catalog.PROVIDER, session.model))
-        level = params.get("thoughtLevel")
-        if level not in levels:
-            allowed = f"one of {', '.join(levels)}" if levels else "this model has no reasoning levels"
-            raise SimError(-32602, f"Invalid thought level {level!r} for {catalog.PROVIDER}/{session.model}: {allowed}")
-        session.thought = level
-        return self.changed(session, "thought_level_changed")
-
     # -- turns ----------------------------------------------------------------------------------
 
     def m_session_send(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -345,7 +282,7 @@ class TodaySimServer(TodayV4, TodayInteractions, WorkspaceMethods, SimServer):
 
     def start_turn(self, session: SimSession, content: str, early: bool = False,
                    input_id: str | None = None) -> SimTurn:
-        turn = SimTurn(turn_id=f"turn_{_hex()}", execution_id=f"exec_{_hex()}", input_id=input_id)
+        turn = SimTurn(turn_id=f"turn_{hex_id()}", execution_id=f"exec_{hex_id()}", input_id=input_id)
         self.live_turns[turn.turn_id] = turn
         session.lock = turn
         session.turns += 1
@@ -433,7 +370,7 @@ class TodaySimServer(TodayV4, TodayInteractions, WorkspaceMethods, SimServer):
     def absorb_guides(self, session: SimSession, turn: SimTurn, runner: TurnRunner) -> None:
         while turn.guides:
             guide = turn.guides.pop(0)
-            message_id = f"msg_{_hex(10)}"
+            message_id = f"msg_{hex_id(10)}"
             session.messages.append({"info": {"id": message_id, "role": "user"},
                                      "parts": [{"type": "text", "text": guide["text"]}]})
             self.emit(session, "turn.steerDrained", {
@@ -445,7 +382,7 @@ class TodaySimServer(TodayV4, TodayInteractions, WorkspaceMethods, SimServer):
     # -- v4 flow control (the data plane serves the topics and commands) -----------------------
 
     def m_v4_connection_flow(self, params: dict[str, Any]) -> dict[str, Any]:
-        _required(params.get("connectionId"), "connectionId")
+        required(params.get("connectionId"), "connectionId")
         return {}
 
     def workspace_path(self, key: str) -> str:
@@ -456,108 +393,13 @@ class TodaySimServer(TodayV4, TodayInteractions, WorkspaceMethods, SimServer):
 
     # -- history, usage ------------------------------------------------------------------------
 
-    def m_session_messages(self, params: dict[str, Any]) -> dict[str, Any]:
-        session = self.session(params)
-        messages = present_all(session.visible_messages(), session.session_id,
-                               str(session.workspace.get("workspacePath") or "/"))
-        after = params.get("afterMessageId")
-        if after:
-            ids = [m["info"]["messageId"] for m in messages]
-            messages = messages[ids.index(after) + 1:] if after in ids else messages
-        limit = params.get("limit")
-        return {"messages": messages[-limit:] if isinstance(limit, int) and limit > 0 else messages}
-
-    def m_session_read(self, params: dict[str, Any]) -> dict[str, Any]:
-        session = self.session(params)
-        limit = params.get("messageLimit")
-        return self.snapshot(session, "current", limit if isinstance(limit, int) and limit >= 0 else None)
-
-    def m_session_usage(self, params: dict[str, Any]) -> dict[str, Any]:
-        session = self.session(params)
-        return {"sessionId": session.session_id, **{key: session.usage_total.get(key, 0) for key in USAGE_KEYS}}
-
     # -- goal, compaction -------------------------------------------------------------------------
-
-    def m_session_goal(self, params: dict[str, Any]) -> dict[str, Any]:
-        self.session(params)
-        action = params.get("action")
-        if action not in GOAL_ACTIONS:
-            expected = " | ".join(f"'{a}'" for a in GOAL_ACTIONS)
-            raise SimError(-32602, f"Invalid params: action: Invalid enum value. Expected {expected}, received {action!r}")
-        if action in ("set", "replace"):
-            _required(params.get("objective"), "objective")
-        session = self.session(params)
-        goal = super().m_session_goal(params)["goal"]
-        # The engine answers {response, snapshot}: the goal is worded in the response, not returned as data.
-        response = f"Goal: {goal['objective']} ({goal['status']})" if goal else "No goal is set."
-        return {"response": response, "snapshot": self.snapshot(session, "current")}
-
-    def m_session_fork(self, params: dict[str, Any]) -> dict[str, Any]:
-        """``{forkedSessionId, parentSessionId, response, snapshot}``: the snapshot is the fork's."""
-        source = self.session(params)
-        forked = super().m_session_fork(params)["forkedSessionId"]
-        fork = self.sessions[forked]
-        fork.trace_id, fork.created_at = f"trace_{_hex()}", int(time.time() * 1000)
-        return {"forkedSessionId": forked, "parentSessionId": source.session_id,
-                "response": f"Forked into {forked}", "snapshot": self.snapshot(fork, "current")}
 
     def m_session_cancelBackgroundTask(self, params: dict[str, Any]) -> dict[str, Any]:
         """``{cancelled, status, taskId}``: the task's status after the cancel."""
         super().m_session_cancelBackgroundTask(params)
         return {"cancelled": True, "status": "cancelled", "taskId": params["taskId"]}
 
-    def m_session_compact(self, params: dict[str, Any]) -> dict[str, Any]:
-        """Accepted at once; the compaction runs in the background and ends with a state.updated reason."""
-        session = self.session(params)
-        running = session.compaction
-        if running is not None:
-            return self.compact_answer(session, "already_running", running)
-        if session.lock is not None:
-            raise SimError(self.busy["code"], "Cannot compact while a prompt is running")
-        instructions = params.get("instructions")
-        turn = self.start_compaction(session, instructions if isinstance(instructions, str) else "")
-        return self.compact_answer(session, "accepted", turn)
 
-    def start_compaction(self, session: SimSession, instructions: str) -> SimTurn:
-        """The compaction's internal turn (session/compact and v4 compact), holding the session a long time."""
-        turn = SimTurn(turn_id=f"turn_{_hex()}", execution_id=f"exec_{_hex()}", input_id=f"compact_{_hex()}")
-        session.lock = session.compaction = turn
-        turn.greenlet = gevent.spawn_later(0, self.run_compaction, session, turn, instructions)
-        return turn
 
-    def compact_answer(self, session: SimSession, state: str, turn: SimTurn) -> dict[str, Any]:
-        return {"response": "", "snapshot": self.snapshot(session, "current"),
-                "compact": {"state": state, "operationId": turn.input_id}}
 
-    def run_compaction(self, session: SimSession, turn: SimTurn, instructions: str) -> None:
-        summary = f"Compacted {len(session.messages)} messages into a summary"
-        summary += f", keeping: {instructions}." if instructions else "."
-        command = "/compact" + (f" {instructions}" if instructions else "")
-        self.emit(session, "turn.started", {"turnNumber": session.turns, "input": command,
-                                            "inputVisibility": "user-visible",
-                                            "foregroundExecutionId": turn.execution_id}, turn.turn_id)
-        words = summary.split(" ")
-        for index, word in enumerate(words):
-            gevent.sleep(COMPACT_SECONDS / len(words))
-            if turn.stopped:
-                break
-            delta = word + (" " if index < len(words) - 1 else "")
-            turn.response += delta
-            self.emit(session, "model.streaming", {"kind": "text_delta", "delta": delta}, turn.turn_id)
-        if turn.stopped or COMPACT_OUTCOME == "cancelled":  # a stop, or someone else's (the desktop's)
-            reason = "session_compact_cancelled"
-            self.emit(session, "turn.completed", {"resultType": "cancelled"}, turn.turn_id)
-        elif COMPACT_OUTCOME == "failed":
-            reason = "session_compact_failed"
-            self.emit(session, "turn.failed", {"error": {"type": "compaction_failed",
-                                                         "message": "The summary could not be written"}},
-                      turn.turn_id)
-        else:
-            reason = "session_compacted"
-            self.emit(session, "turn.completed", {"resultType": "success"}, turn.turn_id)
-            session.messages = session.messages[-2:]
-            session.context_used //= 4
-        session.compaction = None
-        self.release(session, turn)
-        self.state_updated(session, reason, {"status": "idle"})
-        self.save(session)
