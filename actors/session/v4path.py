@@ -100,7 +100,10 @@ class V4Path:
             if error is not None or not isinstance(session_id, str):
                 done(None, (error or RpcError(INTERNAL_ERROR, "createSession named no session")).to_dict())
                 return
-            done({"session": {"sessionId": session_id,
+            # An engine that takes v4 commands speaks the ZCode Protocol (0.16+): the marker its
+            # legacy create answer carries, so the Session never calls a method 0.16 removed.
+            done({"protocol": {"name": "ZCode Protocol"},
+                  "session": {"sessionId": session_id,
                               "workspace": {"workspacePath": workspace_path, "workspaceKey": workspace_path}}}, None)
 
         self.commands.send(command, acked)
