@@ -38,6 +38,7 @@ from zcode_acp.protocol.v4.conversation_apply import Reset
 
 from zcode_acp.actors.base import safe_tell
 from zcode_acp.actors.messages import AnswerBackend, Answered, Reply, SessionActivity, V4Expire, V4Resolve
+from zcode_acp.actors.session.v4attachments import V4Uploads
 from zcode_acp.actors.session.v4commands import V4Commands
 from zcode_acp.actors.session.v4extras import V4Extras, queue_items
 from zcode_acp.actors.session.v4feed import Step, V4Feed
@@ -64,6 +65,7 @@ class V4Path:
         self.connection_id = f"zcode-acp-{uuid.uuid4().hex[:12]}"
         self.feed: V4Feed | None = None
         self.commands = V4Commands(self, self.connection_id)
+        self.uploads = V4Uploads(self, self.connection_id)
         self.prompts = V4Prompts(session.config.lang)
         self.extras = V4Extras(self.commands, lambda: self.feed.state if self.feed is not None else None,
                                lambda: str(self.session.backend_session_id))
@@ -196,7 +198,21 @@ class V4Path:
         owed = OwedPrompt(conn, request_id)
         self.prompts.sent(owed)
         self._activity()
-        command = v4.send_text(self.session.backend_session_id, text, attachments=attachments or None)
+        if attachments:  # uploaded first: a command carries them by ref only (v4attachments.py)
+            self.uploads.upload(str(self.session.backend_session_id), attachments,
+                                lambda refs, error: self._uploaded(owed, text, refs, error))
+            return
+        self._send_text(owed, text, None)
+
+    def _uploaded(self, owed: OwedPrompt, text: str, refs: list[dict[str, Any]] | None,
+                  error: RpcError | None) -> None:
+        if error is not None or refs is None:
+            self._answer([self.prompts.refused(owed, error or RpcError(INTERNAL_ERROR, "upload failed"))])
+            return
+        self._send_text(owed, text, refs)
+
+    def _send_text(self, owed: OwedPrompt, text: str, refs: list[dict[str, Any]] | None) -> None:
+        command = v4.send_text(self.session.backend_session_id, text, attachments=refs)
         self.commands.send(command, lambda ack, error: self._admitted(owed, ack, error))
 
     def _admitted(self, owed: OwedPrompt, ack: v4.CommandAck | None, error: RpcError | None) -> None:
