@@ -34,6 +34,7 @@ from zcode_acp.protocol.translator import agent_text
 
 from zcode_acp.actors.session.compaction import Compaction
 from zcode_acp.actors.session.settings import Settings
+from zcode_acp.actors.session.v4settings import settings_command
 
 OnResult = Callable[[Any], None]
 OnError = Callable[[Any], None]
@@ -122,7 +123,23 @@ class Controls:
         def fail(error: Any) -> None:
             on_error(as_rpc_error(error, method))
 
+        v4_path = getattr(self.port, "v4", None)  # the Session's V4Path on the v4 path (docs/v4.md)
+        if v4_path is not None:
+            self.port.when_live(lambda: self._set_setting_v4(v4_path, config_id, value, done, fail), fail)
+            return
         self.port.when_live(lambda: self.port.request(method, params, done, fail), fail)
+
+    def _set_setting_v4(self, v4_path: Any, config_id: str, value: Any, done: OnResult, fail: OnError) -> None:
+        """``switchCollaborationMode`` / ``switchModelConfig`` (v4settings.py); ``noop`` = already so."""
+        feed = v4_path.feed
+        engine_config = feed.state.state.get("config") if feed is not None else None
+        try:
+            command = settings_command(str(v4_path.session.backend_session_id), self.port.settings.current,
+                                       engine_config if isinstance(engine_config, dict) else None, config_id, value)
+        except RpcError as exc:
+            fail(exc)
+            return
+        v4_path.commands.send(command, lambda ack, error: fail(error) if error is not None else done({}))
 
     def config_answer(self) -> dict[str, Any]:
         return {"configOptions": config_options(self.port.settings.current)}

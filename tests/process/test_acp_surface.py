@@ -139,12 +139,12 @@ async def test_the_plan_toggle_is_a_boolean_option_for_clients_that_opt_in(tmp_p
         options = [o.model_dump(by_alias=True) for o in answer.config_options]
         assert plan_first(options)["currentValue"] is True
         assert next(o for o in options if o["id"] == "mode")["currentValue"] == "plan"
-        assert b.backend_calls("session/setMode")[-1]["params"]["mode"] == "plan"
+        assert b.engine_acts("session/setMode")[-1]["params"]["mode"] == "plan"
         update = b.client.of_kind(sid, "config_option_update")[-1]
         assert plan_first(update["configOptions"])["currentValue"] is True
         # Off goes back to the mode the session had (yolo), on the engine too.
         await b.conn.set_config_option(config_id="planFirst", session_id=sid, value=False)
-        assert b.backend_calls("session/setMode")[-1]["params"]["mode"] == "yolo"
+        assert b.engine_acts("session/setMode")[-1]["params"]["mode"] == "yolo"
         with pytest.raises(RequestError) as err:
             await b.conn._conn.send_request("session/set_config_option", {
                 "sessionId": sid, "configId": "planFirst", "type": "boolean", "value": "yes"})
@@ -163,7 +163,7 @@ async def test_without_the_capability_there_is_no_boolean_option(tmp_path):
         with pytest.raises(RequestError) as err:
             await b.conn.set_config_option(config_id="planFirst", session_id=response.session_id, value=True)
         assert err.value.code == -32602 and "session.configOptions.boolean" in str(err.value)
-        assert not b.backend_calls("session/setMode")
+        assert not b.engine_acts("session/setMode")
 
 
 @run
