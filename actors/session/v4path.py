@@ -43,6 +43,7 @@ from zcode_acp.actors.session.v4commands import V4Commands
 from zcode_acp.actors.session.v4extras import V4Extras, queue_items
 from zcode_acp.actors.session.v4feed import Step, V4Feed
 from zcode_acp.actors.session.v4prompts import Answer, OwedPrompt, V4Prompts
+from zcode_acp.actors.session.v4workspace import ConfigStep, V4WorkspaceConfig
 from zcode_acp.protocol.i18n import t
 
 log = logging.getLogger(__name__)
@@ -64,6 +65,7 @@ class V4Path:
         self.session = session
         self.connection_id = f"zcode-acp-{uuid.uuid4().hex[:12]}"
         self.feed: V4Feed | None = None
+        self.workspace: V4WorkspaceConfig | None = None  # the catalog and slash commands (v4workspace.py)
         self.commands = V4Commands(self, self.connection_id)
         self.uploads = V4Uploads(self, self.connection_id)
         self.prompts = V4Prompts(session.config.lang)
@@ -123,15 +125,58 @@ class V4Path:
             if error is not None or feed is not self.feed:
                 done(result, error)
                 return
-            # Live once the state means something: the snapshot behind the ack (a load replays it).
+            # Live once the state means something: the snapshot behind the ack (a load replays it),
+            # and the workspace's config (the catalog a settings change is checked against).
             self.until_ready = functools.partial(done, result, None)
             self._do(feed.subscribed(result, now_ms()))
 
+        self._subscribe_workspace()
         self.v4_call("v4/conversation/subscribe", feed.subscribe_params(), answered,
                      timeout=self.session.config.subscribe_timeout)
 
+    def _subscribe_workspace(self) -> None:
+        """``workspace-config/<workspaceKey>``: the engine's model catalog and slash commands."""
+        key = self.session.workspace_of(None).get("workspaceKey") or self.session.cwd
+        if self.workspace is not None and self.workspace.topic == f"workspace-config/{key}":
+            return
+        config = self.workspace = V4WorkspaceConfig(str(key), self.connection_id)
+
+        def answered(result: Any, error: Any) -> None:
+            if config is not self.workspace:
+                return
+            if error is not None:  # an engine without the topic: the pickers keep what they offer
+                log.warning("session %s: %s refused: %s", self.session.session_id, config.topic,
+                            error.get("message") if isinstance(error, dict) else error)
+                config.given_up = True
+                self._do(Step())
+                return
+            self._configured(config.subscribed(result, now_ms()))
+
+        self.v4_call("v4/conversation/subscribe", config.subscribe_params(), answered,
+                     timeout=self.session.config.subscribe_timeout)
+
+    def _configured(self, step: ConfigStep) -> None:
+        for reason in step.ignored:
+            log.debug("session %s: workspace config frame ignored: %s", self.session.session_id, reason)
+        for surface in step.surfaces:
+            self.session.surface.materialized(True, surface, False)  # as a create answer's catalog and commands
+        if step.resync is not None and self.workspace is not None:
+            config = self.workspace
+
+            def resynced(result: Any, error: Any) -> None:
+                if config is self.workspace and error is None:
+                    self._configured(config.subscribed(result, now_ms()))
+
+            self.v4_call("v4/conversation/resync", step.resync, resynced, timeout=self.session.config.subscribe_timeout)
+        self._do(Step())  # the Session may be live now
+
     def frames(self, frames: list[dict[str, Any]]) -> None:
-        if self.feed is not None:
+        config = [f for f in frames if str(f.get("topic") or "").startswith("workspace-config/")]
+        if config:
+            if self.workspace is not None:
+                self._configured(self.workspace.frames(config, now_ms()))
+            frames = [f for f in frames if not str(f.get("topic") or "").startswith("workspace-config/")]
+        if self.feed is not None and frames:
             self._do(self.feed.frames(frames, now_ms()))
 
     def expire(self, message: V4Expire) -> None:
@@ -149,7 +194,8 @@ class V4Path:
             elif isinstance(signal, InteractionOpened) and signal.interaction.countdown_deadline_at is not None:
                 notice = countdown_notice(signal.interaction, self.session.config.lang)
                 self.session.deliver([agent_text(notice, uuid.uuid4().hex)])
-        if self.until_ready is not None and self.feed is not None and self.feed.subscription.ready:
+        if self.until_ready is not None and self.feed is not None and self.feed.subscription.ready and (
+                self.workspace is None or self.workspace.settled):
             ready, self.until_ready = self.until_ready, None
             self.usage_mark = self._cumulative()
             ready()

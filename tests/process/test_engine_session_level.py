@@ -31,7 +31,7 @@ async def test_the_model_picker_keeps_the_whole_catalog_after_changes_and_turns(
         await b.prompt(sid, "#sim stream count=2")  # and a read, a state.updated: each lists one model
         updates = b.client.of_kind(sid, "config_option_update")
         assert updates and model_values(updates[-1]["configOptions"]) == ["glm-5", "glm-5-air", "glm-4.6-flash"]
-        sent = b.backend_calls("session/setModel")[-1]["params"]["model"]
+        sent = b.models_selected()[-1]
         assert sent["providerId"] == "zhipu" and sent["modelId"] == "glm-5-air"
 
 

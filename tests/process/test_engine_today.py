@@ -6,6 +6,7 @@ concern the newer engine's habits only.
 
 import asyncio
 import json
+import os
 
 import pytest
 
@@ -156,11 +157,16 @@ async def test_switching_model_and_reasoning_level_from_the_ref_catalog(tmp_path
         assert models["currentValue"] == "glm-5"
         labels = {o["value"]: (o["name"], o.get("description")) for o in models["options"]}
         assert labels["glm-5"] == ("GLM-5", "200K context · reasoning: low, high, max")
-        assert labels["glm-4.6-flash"][1] == "128K context"
+        if os.environ.get("ZCODE_ACP_ENGINE_API") == "v4":
+            # By the engine's design: on v4 the catalog is the workspace config's model option, which
+            # names each model's levels but no context size (docs/v4.md); this one has no levels either.
+            assert labels["glm-4.6-flash"] == ("GLM-4.6 Flash", None)
+        else:
+            assert labels["glm-4.6-flash"][1] == "128K context"
         assert option(options, "thought")["currentValue"] == "max"
         # glm-5-air has no "max": it is selected with its default level, and the selector follows it.
         options = await config(b, sid, "model", "glm-5-air")
-        assert b.backend_calls("session/setModel")[-1]["params"]["model"] == {
+        assert b.models_selected()[-1] == {
             "modelId": "glm-5-air", "providerId": "zhipu", "options": {"reasoningLevel": "high"}}
         thought = option(options, "thought")
         assert [o["value"] for o in thought["options"]] == ["low", "high"] and thought["currentValue"] == "high"
@@ -169,7 +175,7 @@ async def test_switching_model_and_reasoning_level_from_the_ref_catalog(tmp_path
         assert refused.value.code == -32602
         # A model without reasoning levels: no level sent, no thought selector.
         options = await config(b, sid, "model", "glm-4.6-flash")
-        assert b.backend_calls("session/setModel")[-1]["params"]["model"] == {
+        assert b.models_selected()[-1] == {
             "modelId": "glm-4.6-flash", "providerId": "zhipu"}
         assert option(options, "thought") is None
         assert (await b.prompt(sid, "hello")).stop_reason == "end_turn"
