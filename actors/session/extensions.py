@@ -31,6 +31,7 @@ from zcode_acp.protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RpcError
 from zcode_acp.protocol.i18n import EN, t
 from zcode_acp.protocol.session_config import config_options, validate_config_value
 from zcode_acp.protocol.translator import agent_text
+from zcode_acp.protocol.v4.commands import compact as v4_compact
 
 from zcode_acp.actors.session.compaction import Compaction
 from zcode_acp.actors.session.settings import Settings
@@ -94,6 +95,13 @@ class Controls:
         """True if a compaction is running: the turn starts after it (and the user reads why it waits)."""
         if self.compacting:
             self.deferred.append(key)
+            self.port.deliver([agent_text(t(self.port.settings.current.lang, "notice.compact_waiting"),
+                                          uuid.uuid4().hex)])
+        return self.compacting
+
+    def hold_prompt(self) -> bool:
+        """The v4 path's ``hold_turn``: True if a compaction runs (the V4Path keeps the prompt meanwhile)."""
+        if self.compacting:
             self.port.deliver([agent_text(t(self.port.settings.current.lang, "notice.compact_waiting"),
                                           uuid.uuid4().hex)])
         return self.compacting
@@ -314,9 +322,29 @@ class Controls:
                 for _, caller_failed in self._release_held():
                     caller_failed(error)
 
+        v4_path = getattr(self.port, "v4", None)
+        if v4_path is not None:  # the engine's compact command; its end is the conversation's (V4Path)
+            deadline = time.monotonic() + COMPACT_BUSY_LIMIT
+            self.port.when_live(lambda: self._compact_v4(v4_path, answered, failed, deadline), failed)
+            return
         retry = self._retry_while_busy(call, answered, failed, time.monotonic() + COMPACT_BUSY_LIMIT)
         self.port.when_live(lambda: self.port.request(call.method, call.params, answered, retry,
                                                       timeout=self.port.compact_timeout), retry)
+
+    def _compact_v4(self, v4_path: Any, answered: OnResult, failed: OnError, deadline: float) -> None:
+        """``v4/command compact``: accepted means it runs (its end is the turn's end, ``compaction_ended``);
+        refused while a turn runs, tried again each second as on the legacy path, until the allowance ends."""
+        def acked(ack: Any, error: RpcError | None) -> None:
+            if error is None:
+                answered({"compact": {"state": "accepted", "operationId": ack.command_id if ack else ""}})
+            elif ack is not None and ack.status == "rejected" and v4_path.turn_running() and \
+                    time.monotonic() < deadline:
+                gevent.spawn_later(COMPACT_BUSY_RETRY, lambda: self.port.when_live(
+                    lambda: self._compact_v4(v4_path, answered, failed, deadline), failed))
+            else:
+                failed(error)
+
+        v4_path.commands.send(v4_compact(str(v4_path.session.backend_session_id)), acked)
 
     def compaction_ended(self, reason: Any) -> None:
         """A ``state.updated`` whose reason may end our compaction (the Session hands every reason here)."""

@@ -33,6 +33,7 @@ from zcode_acp.protocol.translator import agent_text
 from zcode_acp.protocol.v4 import commands as v4
 from zcode_acp.protocol.v4.conversation import ConversationTranslator, InteractionOpened, TurnEnded
 from zcode_acp.protocol.v4.conversation_view import PendingInteraction, pending_interactions
+from zcode_acp.protocol.v4.conversation_view import control as control_of
 from zcode_acp.protocol.v4.interaction_answers import matching, resolve_command
 from zcode_acp.protocol.v4.conversation_apply import Reset
 
@@ -60,6 +61,13 @@ def countdown_notice(interaction: PendingInteraction, lang: str = "en") -> str:
     return t(lang, key, seconds=seconds)
 
 
+def compaction_reason(ended: TurnEnded) -> str:
+    """The compaction's turn ended: how, in the words of the legacy ``state.updated`` reason."""
+    if ended.stop_reason == "end_turn":
+        return "session_compacted"
+    return "session_compact_cancelled" if ended.stop_reason == "cancelled" else "session_compact_failed"
+
+
 class V4Path:
     def __init__(self, session: Any) -> None:
         self.session = session
@@ -74,6 +82,7 @@ class V4Path:
         self.expiry_armed: float | None = None
         self.until_ready: Callable[[], None] | None = None  # the subscribe's answer, owed once a snapshot is in
         self.usage_mark: dict[str, Any] | None = None  # the engine's cumulative usage when the last turn ended
+        self.held: list[tuple[Any, Any, str, list[dict[str, Any]]]] = []  # prompts waiting out our compaction
 
     @property
     def busy(self) -> bool:
@@ -190,6 +199,11 @@ class V4Path:
         self.session.deliver(step.updates)
         for signal in step.signals:
             if isinstance(signal, TurnEnded):
+                compaction = self.session.controls.compaction
+                if compaction is not None and not self.prompts.running:  # the compaction's own turn
+                    self._turn_usage()
+                    self.session.controls.compaction_ended(compaction_reason(signal))
+                    continue
                 self._answer(self.prompts.turn_ended(signal, self._turn_usage()))
             elif isinstance(signal, InteractionOpened) and signal.interaction.countdown_deadline_at is not None:
                 notice = countdown_notice(signal.interaction, self.session.config.lang)
@@ -240,7 +254,14 @@ class V4Path:
 
     # -- prompts -------------------------------------------------------------------------------
 
+    def turn_running(self) -> bool:
+        """The conversation's ``control`` says a turn runs (a compaction is refused meanwhile)."""
+        return self.feed is not None and control_of(self.feed.state.state).running
+
     def prompt(self, conn: Any, request_id: Any, text: str, attachments: list[dict[str, Any]]) -> None:
+        if self.session.controls.hold_prompt():  # our compaction runs: the prompt starts after it
+            self.held.append((conn, request_id, text, attachments))
+            return
         owed = OwedPrompt(conn, request_id)
         self.prompts.sent(owed)
         self._activity()
@@ -272,13 +293,30 @@ class V4Path:
         if notice:
             self.session.deliver([agent_text(notice, uuid.uuid4().hex)])
 
+    def release_held(self) -> None:
+        """Our compaction is over: the prompts it held go to the engine, in the order they came."""
+        held, self.held = self.held, []
+        for conn, request_id, text, attachments in held:
+            self.prompt(conn, request_id, text, attachments)
+
+    def _drop_held(self, error: RpcError | None) -> None:
+        held, self.held = self.held, []
+        for conn, request_id, _text, _attachments in held:
+            conn.tell(Reply(request_id, None if error else {"stopReason": "cancelled"},
+                            error.to_dict() if error else None))
+
     def cancel(self, error: RpcError | None = None, owed: OwedPrompt | None = None) -> None:
         """``session/cancel`` (or ``$/cancel_request`` of ``owed``): stop what runs; its end answers."""
         if owed is not None:
             owed.error = error
         if not self.prompts.running and not self.prompts.admitting:
             return
-        command = v4.stop(self.session.backend_session_id)
+        # What runs now, when the state names it: the engine then stops only that (a queued input
+        # that started meanwhile is not stopped by a cancel meant for the one before: a noop).
+        running = control_of(self.feed.state.state) if self.feed is not None else None
+        execution = next((w.foreground_execution_id for w in running.active_works if w.foreground_execution_id),
+                         None) if running is not None and running.running else None
+        command = v4.stop(self.session.backend_session_id, expected_foreground_execution_id=execution)
 
         def stopped(ack: v4.CommandAck | None, error: RpcError | None) -> None:
             if error is not None:
@@ -350,6 +388,7 @@ class V4Path:
         if self.feed is not None:
             self.session.deliver(self.feed.translator.close_open_cards())
         self._answer(self.prompts.drop_all(None))
+        self._drop_held(None)
 
     def replay(self) -> list[dict[str, Any]]:
         """``session/load``: the conversation the snapshot holds, as updates (prompts included).
@@ -366,6 +405,7 @@ class V4Path:
         if self.feed is not None:  # its cards first: the prompts' answers come after their last update
             self.session.deliver(self.feed.translator.close_open_cards())
         self._answer(self.prompts.drop_all(error))
+        self._drop_held(error)
         self.feed = None  # a new process: a new subscription, from a snapshot
         self.until_ready = None
 

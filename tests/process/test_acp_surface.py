@@ -37,7 +37,7 @@ async def test_delete_removes_a_session_from_list_the_store_and_the_engine(tmp_p
         kept, doomed = await b.new_session(), await b.new_session()
         await b.prompt(kept, "#sim stream count=1")
         await b.prompt(doomed, "#sim stream count=1")
-        backend_id = b.backend_calls("session/send")[-1]["params"]["sessionId"]
+        backend_id = b.engine_acts("session/send")[-1]["params"]["sessionId"]
         listed = await b.conn.list_sessions(cwd="/tmp")
         assert {kept, doomed} <= {s.session_id for s in listed.sessions}
 
@@ -77,7 +77,7 @@ async def test_delete_of_a_listed_backend_session_hides_it(tmp_path):
     async with bridge(tmp_path) as first:
         sid = await first.new_session()
         await first.prompt(sid, "#sim stream count=1")
-        backend_id = first.backend_calls("session/send")[-1]["params"]["sessionId"]
+        backend_id = first.engine_acts("session/send")[-1]["params"]["sessionId"]
     async with bridge(tmp_path, env={"ZCODE_HOME": str(tmp_path / "other-home")}) as b:
         listed = await b.conn.list_sessions(cwd="/tmp")
         assert backend_id in {s.session_id for s in listed.sessions}  # not ours: listed by its backend id

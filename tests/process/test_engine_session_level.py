@@ -40,7 +40,7 @@ async def test_an_unknown_session_on_resume_is_resource_not_found(tmp_path):
     async with bridge(tmp_path) as first:
         sid = await first.new_session()
         await first.prompt(sid, "#sim stream count=1")
-        backend_id = first.backend_calls("session/send")[0]["params"]["sessionId"]
+        backend_id = first.engine_acts("session/send")[0]["params"]["sessionId"]
     (tmp_path / "sim-data" / f"{backend_id}.json").unlink()  # the engine no longer has it
     async with bridge(tmp_path) as second:
         with pytest.raises(RequestError) as err:

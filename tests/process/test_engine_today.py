@@ -82,7 +82,12 @@ async def test_cancel_of_a_long_turn_then_a_prompt_runs_at_once(tmp_path):
         [stop] = v4_stops(b)
         assert stop["payload"]["expectedForegroundExecutionId"].startswith("exec_")
         assert stop["clientId"] and stop["commandId"] and isinstance(stop["issuedAt"], int)
-        assert b.backend_calls("session/stop")  # sent too: it recovers the stream
+        if os.environ.get("ZCODE_ACP_ENGINE_API") == "v4":
+            # By design: a v4 session reads the conversation topic, which the v4 stop settles; the
+            # legacy stream that session/stop recovers is never subscribed (docs/v4.md, "Cancel").
+            assert not b.backend_calls("session/stop")
+        else:
+            assert b.backend_calls("session/stop")  # sent too: it recovers the stream
         assert not b.backend_calls("session/close")  # the v4 stop was enough
 
 
@@ -211,7 +216,7 @@ async def test_goal_set_is_sent_as_set_and_compaction_waits_out_a_busy_engine(tm
         compaction = await b.conn.ext_method("session/compact", {"sessionId": sid})
         assert compaction["compact"]["state"] == "completed"
         assert (await turn).stop_reason == "end_turn"
-        assert len(b.backend_calls("session/compact")) >= 2
+        assert len(b.engine_acts("session/compact")) >= 2
 
 
 @run
@@ -229,7 +234,8 @@ async def test_prompts_wait_for_the_engines_word_that_compaction_is_over_not_its
         result = await compaction
         assert result["compact"]["state"] == "completed" and result["compact"]["operationId"]
         assert (await prompt).stop_reason == "end_turn"
-        assert b.backend_calls("session/send")[-1]["params"]["content"].endswith("text=b")
+        sent = b.engine_acts("session/send")[-1]["params"]
+        assert sent.get("content", sent.get("text")).endswith("text=b")  # session/send's content, sendText's text
 
 
 @pytest.mark.parametrize("outcome", ["failed", "cancelled"])
@@ -264,7 +270,7 @@ async def test_acp_close_closes_the_engine_session(tmp_path):
     async with bridge(tmp_path) as b:
         sid = await b.new_session()
         await b.prompt(sid, "hello")
-        backend_id = b.backend_calls("session/send")[0]["params"]["sessionId"]
+        backend_id = b.engine_acts("session/send")[0]["params"]["sessionId"]
         await b.conn.close_session(session_id=sid)
         for _ in range(100):
             if b.backend_calls("session/close"):
@@ -278,7 +284,7 @@ async def test_a_session_made_elsewhere_is_resumed_under_its_own_workspace_key(t
     async with bridge(tmp_path) as first:
         sid = await first.new_session()
         await first.prompt(sid, "hello")
-        backend_id = first.backend_calls("session/send")[0]["params"]["sessionId"]
+        backend_id = first.engine_acts("session/send")[0]["params"]["sessionId"]
     # As the desktop app made it: the same folder under a key of its own.
     stored = tmp_path / "sim-data" / f"{backend_id}.json"
     data = json.loads(stored.read_text())
