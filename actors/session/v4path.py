@@ -28,6 +28,7 @@ from typing import Any
 import gevent
 
 from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError
+from zcode_acp.protocol.sessions import iso_time
 from zcode_acp.protocol.tools import text_content
 from zcode_acp.protocol.translator import agent_text
 from zcode_acp.protocol.v4 import commands as v4
@@ -196,6 +197,13 @@ class V4Path:
     def _do(self, step: Step) -> None:
         for reason in step.ignored:
             log.debug("session %s: v4 frame ignored: %s", self.session.session_id, reason)
+        for update in step.updates:  # a new title: when it happened (as on the legacy path), and the hub's list
+            if update.get("sessionUpdate") == "session_info_update" and isinstance(update.get("title"), str):
+                update.setdefault("updatedAt", iso_time(now_ms()))
+                if update["title"]:
+                    self.session.title = update["title"]
+                    self.session.supervisor.tell(SessionActivity(self.session.session_id, self.prompts.busy,
+                                                                 update["title"]))
         self.session.deliver(step.updates)
         for signal in step.signals:
             if isinstance(signal, TurnEnded):
