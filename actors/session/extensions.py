@@ -32,10 +32,11 @@ from zcode_acp.protocol.i18n import EN, t
 from zcode_acp.protocol.session_config import config_options, validate_config_value
 from zcode_acp.protocol.translator import agent_text
 from zcode_acp.protocol.v4.commands import compact as v4_compact
+from zcode_acp.protocol.v4.commands import fork_assistant as v4_fork
 
 from zcode_acp.actors.session.compaction import Compaction
 from zcode_acp.actors.session.settings import Settings
-from zcode_acp.actors.session.v4settings import settings_command
+from zcode_acp.actors.session.v4settings import fork_target, settings_command
 
 OnResult = Callable[[Any], None]
 OnError = Callable[[Any], None]
@@ -384,7 +385,26 @@ class Controls:
                 return
             self.port.fork_made(backend_id, reply_to, request_id, as_command)
 
+        v4_path = getattr(self.port, "v4", None)
+        if v4_path is not None:  # the engine's forkAssistant, from the newest settled assistant row
+            self.port.when_live(lambda: self._fork_v4(v4_path, forked, on_error), on_error)
+            return
         self.port.when_live(lambda: self.port.request(call.method, call.params, forked, on_error), on_error)
+
+    def _fork_v4(self, v4_path: Any, forked: OnResult, on_error: OnError) -> None:
+        target = fork_target(v4_path.feed.state.rows if v4_path.feed is not None else ())
+        if target is None:
+            on_error(RpcError(INVALID_PARAMS, t(self.port.settings.current.lang, "error.nothing_to_fork")))
+            return
+        command = v4_fork(str(v4_path.session.backend_session_id), target)
+        def acked(ack: Any, error: RpcError | None) -> None:
+            if error is not None:
+                on_error(error)
+                return
+            result = ack.result if ack is not None and isinstance(ack.result, dict) else {}
+            forked({"forkedSessionId": result.get("sessionId")})  # the ack names the new session
+
+        v4_path.commands.send(command, acked)
 
     # -- slash commands ---------------------------------------------------------------------------
 

@@ -36,3 +36,13 @@ def settings_command(session_id: str, current: SessionSettings, engine_config: d
     else:
         thought = value
     return v4.switch_model_config(session_id, provider, model, thought)
+
+
+def fork_target(rows: Any) -> v4.RowTarget | None:
+    """What a fork of "the conversation so far" continues from: the newest assistant text row that
+    is settled (the engine forks only from a stable row), or None when there is none yet."""
+    for row in reversed(list(rows)):
+        if isinstance(row, dict) and row.get("kind") == "assistantText" and row.get("state") != "streaming" and \
+                isinstance(row.get("rowId"), int) and isinstance(row.get("entityId"), str) and row["entityId"]:
+            return v4.RowTarget(row["rowId"], row["entityId"])
+    return None

@@ -16,7 +16,7 @@ SCHEMA = json.loads((Path(__file__).parents[2] / "schemas" / "engine" / "v4" / "
 
 def sent(command: v4.Command) -> dict:
     """The envelope as it goes to the engine, validated against the schema's payload for its type."""
-    params = v4.envelope(command, command_id="c1", client_id="zcode-acp", issued_at=1, base=v4.Base(7))
+    params = v4.envelope(command, command_id="c1", client_id="zcode-acp", issued_at=1, base=v4.Base(7, "epoch-1"))
     jsonschema.validate(params["payload"], SCHEMA["$defs"]["payloads"][params["type"]])
     return params
 
@@ -43,3 +43,15 @@ def test_a_model_without_a_known_provider_is_refused():
     with pytest.raises(RpcError) as refused:
         settings_command("s1", SessionSettings(), None, "model", "glm-5")
     assert refused.value.code == -32602
+
+
+def test_a_fork_continues_from_the_newest_settled_assistant_row():
+    from zcode_acp.actors.session.v4settings import fork_target
+
+    rows = [{"rowId": 1, "kind": "userInput", "entityId": "u1"},
+            {"rowId": 2, "kind": "assistantText", "entityId": "a1", "state": "complete"},
+            {"rowId": 3, "kind": "assistantText", "entityId": "a2", "state": "streaming"}]
+    assert fork_target(rows) == v4.RowTarget(2, "a1")
+    params = sent(v4.fork_assistant("s1", fork_target(rows)))
+    assert params["payload"] == {"target": {"rowId": 2, "entityId": "a1"}} and params["baseLogEpoch"]
+    assert fork_target(rows[:1]) is None
