@@ -103,6 +103,15 @@ async def test_final_task_statuses_close_their_cards(tmp_path, status):
         sid = await b.new_session()
         await b.prompt(sid, f"#sim bg_agent status={status} after=0")
         card = "bg_"
+        if os.environ.get("ZCODE_ACP_ENGINE_API") == "v4":
+            # By the engine's design: a v4 background work is only running, resultPending, failed or
+            # cancelled (snapshot.ts), so its card (work-<workId>) closes failed without the reason.
+            def failed_work():
+                return [u for u in b.client.of_kind(sid, "tool_call_update")
+                        if u["toolCallId"].startswith("work-") and u.get("status") == "failed"]
+
+            await b.client.wait_for(failed_work)
+            return
 
         def closed():
             return [u for u in b.client.of_kind(sid, "tool_call_update")
