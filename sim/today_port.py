@@ -63,9 +63,7 @@ class TodayPort:
     def start_turn(self, session_id: str, text: str, attachments: list[dict[str, Any]]) -> None:
         session = self._session(session_id)
         if attachments:  # already read by the plane: the engine sees them as a send's readable ones
-            # Named by their size: an upload's ref is the engine's staging name, not a path it read.
-            self.server.attachments[session_id] = [{k: v for k, v in item.items() if k != "ref"}
-                                                   for item in attachments]
+            self.server.attachments[session_id] = [dict(item) for item in attachments]
         self.server.start_turn(session, text)
 
     def guide(self, session_id: str, text: str, input_id: str) -> None:
