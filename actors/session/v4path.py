@@ -28,7 +28,7 @@ from typing import Any
 import gevent
 
 from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError
-from zcode_acp.protocol.sessions import iso_time
+from zcode_acp.protocol.sessions import ZCODE_PROTOCOL, iso_time
 from zcode_acp.protocol.tools import text_content
 from zcode_acp.protocol.translator import agent_text
 from zcode_acp.protocol.v4 import commands as v4
@@ -116,7 +116,7 @@ class V4Path:
                 return
             # An engine that takes v4 commands speaks the ZCode Protocol (0.16+): the marker its
             # legacy create answer carries, so the Session never calls a method 0.16 removed.
-            done({"protocol": {"name": "ZCode Protocol"},
+            done({"protocol": {"name": ZCODE_PROTOCOL},
                   "session": {"sessionId": session_id,
                               "workspace": {"workspacePath": workspace_path, "workspaceKey": workspace_path}}}, None)
 
@@ -281,10 +281,10 @@ class V4Path:
 
     def _uploaded(self, owed: OwedPrompt, text: str, refs: list[dict[str, Any]] | None,
                   error: RpcError | None) -> None:
-        if error is not None or refs is None:
-            self._answer([self.prompts.refused(owed, error or RpcError(INTERNAL_ERROR, "upload failed"))])
+        if error is not None:
+            self._answer([self.prompts.refused(owed, error)])
             return
-        self._send_text(owed, text, refs)
+        self._send_text(owed, text, refs or None)
 
     def _send_text(self, owed: OwedPrompt, text: str, refs: list[dict[str, Any]] | None) -> None:
         command = v4.send_text(self.session.backend_session_id, text, attachments=refs)
