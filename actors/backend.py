@@ -414,9 +414,19 @@ class Backend(BridgeActor):
         """
         topic = params.get("topic")
         kind, _, session_id = topic.partition("/") if isinstance(topic, str) else ("", "", "")
+        if kind == "workspace-config":
+            # Each Session of the workspace subscribes on its own; the frame names the subscription,
+            # which only its owner holds (the others ignore it as stale): docs/v4.md.
+            for session in {ref.actor_urn: ref for ref in self.routes.values()}.values():
+                self._route_to(session, params, outbox, token)
+            return
         session = self.routes.get(session_id) if kind == "conversation" else None
         if session is None:
             return  # a topic nobody here subscribed (or one that outlived its session)
+        self._route_to(session, params, outbox, token)
+
+    def _route_to(self, session: Any, params: dict[str, Any], outbox: dict[str, tuple[Any, list[Any]]],
+                  token: Any) -> None:
         _ref, items = outbox.setdefault(session.actor_urn, (session, []))
         if items and type(items[-1]) is V4Frames:
             items[-1].frames.append(params)

@@ -37,6 +37,9 @@ def own_workspace(listing: Any, backend_session_id: Any) -> dict[str, str] | Non
     return None
 
 
+ZCODE_PROTOCOL = "ZCode Protocol"  # the name today's engine gives its protocol (``protocol.name``)
+
+
 def speaks_the_zcode_protocol(result: Any) -> bool:
     """A create/resume answer that names ``protocol: {name: "ZCode Protocol"}``: today's engine (0.16+).
 
@@ -44,7 +47,7 @@ def speaks_the_zcode_protocol(result: Any) -> bool:
     (``session/steer``, ``session/rewind``) to find out.
     """
     protocol = result.get("protocol") if isinstance(result, dict) else None
-    return isinstance(protocol, dict) and protocol.get("name") == "ZCode Protocol"
+    return isinstance(protocol, dict) and protocol.get("name") == ZCODE_PROTOCOL
 
 
 def iso_time(milliseconds: float) -> str:

@@ -272,7 +272,8 @@ class TodayInteractions:
         """The model mentions what it was given, so a user (and a test) sees what reached it."""
         readable = self.attachments.pop(session.session_id, None) or []
         if readable:
-            names = ", ".join(f"{a['fileName']} ({a.get('ref') or str(a['bytes']) + ' bytes'})" for a in readable)
+            # A path the engine read is named; an upload (its ref is the engine's staging name) by its size.
+            names = ", ".join(f"{a['fileName']} ({path_of(a) or str(a['bytes']) + ' bytes'})" for a in readable)
             self.emit(session, "model.streaming", {"kind": "text_delta", "delta": f"[attachments: {names}] "},
                       turn.turn_id)
 
@@ -309,3 +310,8 @@ class TodayInteractions:
             return str(result["reason"])
         return "official_auth_unavailable"  # any answer it cannot read
 
+
+def path_of(attachment: dict[str, Any]) -> str | None:
+    """The local path a send's attachment named, or None for an uploaded one (``attachment://`` ref)."""
+    ref = attachment.get("ref")
+    return ref if isinstance(ref, str) and not ref.startswith("attachment://") else None

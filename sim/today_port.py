@@ -52,6 +52,9 @@ class TodayPort:
                              mode="build", model=catalog.DEFAULT_MODEL, thought=catalog.default_level(entry),
                              title="", trace_id=f"trace_{_hex()}")
         session.created_at = session.updated_at
+        # As on session/create: the engine asks the host's runtime preferences as it materializes the session.
+        self.server.remember_preferences(session, self.server.ask_bridge(
+            "session/requestRuntimePreferences", {"scope": "runtime-materialization", "sessionId": session.session_id}))
         self.server.sessions[session.session_id] = session
         self.server.v4_made.add(session.session_id)  # its row exists: no foreign-key failure on a first send
         self.server.save(session)

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import gevent
 import gevent.event
 
+from . import catalog
 from .model import SimError, SimSession, SimTurn
 from .today_port import TodayPort, seed_of
 from .today_workspace import BUILTIN_COMMANDS, user_commands
@@ -75,6 +76,13 @@ def legacy_answer(asked: Asked, answer: dict[str, Any]) -> dict[str, Any]:
     return reply
 
 
+def workspace_models() -> list[dict[str, Any]]:
+    """Today's catalog (sim/catalog.py) as the workspace config's ``model`` option lists it."""
+    return [{"provider": m["ref"]["providerId"], "model": m["ref"]["modelId"], "name": m["label"],
+             "providerName": m.get("providerLabel"), "levels": catalog.levels(m),
+             "defaultLevel": catalog.default_level(m)} for m in catalog.MODELS]
+
+
 class TodayV4:
     """Mixed into ``TodaySimServer`` (before ``SimServer`` in its bases)."""
 
@@ -92,7 +100,8 @@ class TodayV4:
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.plane = DataPlane(TodayPort(self), self.send_v4, slash_commands=list(BUILTIN_COMMANDS))  # type: ignore[arg-type]
+        self.plane = DataPlane(TodayPort(self), self.send_v4, slash_commands=list(BUILTIN_COMMANDS),  # type: ignore[arg-type]
+                               models=workspace_models())
         self.asked: dict[str, Asked] = {}
         self.turn_marks: dict[str, dict[str, int]] = {}  # session → turn id → index of its user message
         self.v4_made: set[str] = set()  # sessions made by v4 createSession or a fork (their rows exist)

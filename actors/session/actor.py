@@ -322,6 +322,8 @@ class Session(BridgeActor):
         self._background_tasks().tell(TaskCancelled(task_id))
 
     def start_turns(self, keys: list[int]) -> None:
+        if self.v4 is not None:
+            self.v4.release_held()  # the prompts our compaction held (V4Path keeps them, not Turns)
         for key in keys:
             if self.current == key:
                 self.turns[key].tell(StartTurn(self.backend_session_id))  # type: ignore[arg-type]

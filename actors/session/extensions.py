@@ -31,9 +31,12 @@ from zcode_acp.protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RpcError
 from zcode_acp.protocol.i18n import EN, t
 from zcode_acp.protocol.session_config import config_options, validate_config_value
 from zcode_acp.protocol.translator import agent_text
+from zcode_acp.protocol.v4.commands import compact as v4_compact
+from zcode_acp.protocol.v4.commands import fork_assistant as v4_fork
 
 from zcode_acp.actors.session.compaction import Compaction
 from zcode_acp.actors.session.settings import Settings
+from zcode_acp.actors.session.v4settings import fork_target, settings_command
 
 OnResult = Callable[[Any], None]
 OnError = Callable[[Any], None]
@@ -97,6 +100,13 @@ class Controls:
                                           uuid.uuid4().hex)])
         return self.compacting
 
+    def hold_prompt(self) -> bool:
+        """The v4 path's ``hold_turn``: True if a compaction runs (the V4Path keeps the prompt meanwhile)."""
+        if self.compacting:
+            self.port.deliver([agent_text(t(self.port.settings.current.lang, "notice.compact_waiting"),
+                                          uuid.uuid4().hex)])
+        return self.compacting
+
     # -- settings -----------------------------------------------------------------------------
 
     def set_setting(self, config_id: str, value: Any, on_done: OnResult, on_error: OnError) -> None:
@@ -122,7 +132,23 @@ class Controls:
         def fail(error: Any) -> None:
             on_error(as_rpc_error(error, method))
 
+        v4_path = getattr(self.port, "v4", None)  # the Session's V4Path on the v4 path (docs/v4.md)
+        if v4_path is not None:
+            self.port.when_live(lambda: self._set_setting_v4(v4_path, config_id, value, done, fail), fail)
+            return
         self.port.when_live(lambda: self.port.request(method, params, done, fail), fail)
+
+    def _set_setting_v4(self, v4_path: Any, config_id: str, value: Any, done: OnResult, fail: OnError) -> None:
+        """``switchCollaborationMode`` / ``switchModelConfig`` (v4settings.py); ``noop`` = already so."""
+        feed = v4_path.feed
+        engine_config = feed.state.state.get("config") if feed is not None else None
+        try:
+            command = settings_command(str(v4_path.session.backend_session_id), self.port.settings.current,
+                                       engine_config if isinstance(engine_config, dict) else None, config_id, value)
+        except RpcError as exc:
+            fail(exc)
+            return
+        v4_path.commands.send(command, lambda ack, error: fail(error) if error is not None else done({}))
 
     def config_answer(self) -> dict[str, Any]:
         return {"configOptions": config_options(self.port.settings.current)}
@@ -297,9 +323,29 @@ class Controls:
                 for _, caller_failed in self._release_held():
                     caller_failed(error)
 
+        v4_path = getattr(self.port, "v4", None)
+        if v4_path is not None:  # the engine's compact command; its end is the conversation's (V4Path)
+            deadline = time.monotonic() + COMPACT_BUSY_LIMIT
+            self.port.when_live(lambda: self._compact_v4(v4_path, answered, failed, deadline), failed)
+            return
         retry = self._retry_while_busy(call, answered, failed, time.monotonic() + COMPACT_BUSY_LIMIT)
         self.port.when_live(lambda: self.port.request(call.method, call.params, answered, retry,
                                                       timeout=self.port.compact_timeout), retry)
+
+    def _compact_v4(self, v4_path: Any, answered: OnResult, failed: OnError, deadline: float) -> None:
+        """``v4/command compact``: accepted means it runs (its end is the turn's end, ``compaction_ended``);
+        refused while a turn runs, tried again each second as on the legacy path, until the allowance ends."""
+        def acked(ack: Any, error: RpcError | None) -> None:
+            if error is None:
+                answered({"compact": {"state": "accepted", "operationId": ack.command_id if ack else ""}})
+            elif ack is not None and ack.status == "rejected" and v4_path.turn_running() and \
+                    time.monotonic() < deadline:
+                gevent.spawn_later(COMPACT_BUSY_RETRY, lambda: self.port.when_live(
+                    lambda: self._compact_v4(v4_path, answered, failed, deadline), failed))
+            else:
+                failed(error)
+
+        v4_path.commands.send(v4_compact(str(v4_path.session.backend_session_id)), acked)
 
     def compaction_ended(self, reason: Any) -> None:
         """A ``state.updated`` whose reason may end our compaction (the Session hands every reason here)."""
@@ -339,7 +385,26 @@ class Controls:
                 return
             self.port.fork_made(backend_id, reply_to, request_id, as_command)
 
+        v4_path = getattr(self.port, "v4", None)
+        if v4_path is not None:  # the engine's forkAssistant, from the newest settled assistant row
+            self.port.when_live(lambda: self._fork_v4(v4_path, forked, on_error), on_error)
+            return
         self.port.when_live(lambda: self.port.request(call.method, call.params, forked, on_error), on_error)
+
+    def _fork_v4(self, v4_path: Any, forked: OnResult, on_error: OnError) -> None:
+        target = fork_target(v4_path.feed.state.rows if v4_path.feed is not None else ())
+        if target is None:
+            on_error(RpcError(INVALID_PARAMS, t(self.port.settings.current.lang, "error.nothing_to_fork")))
+            return
+        command = v4_fork(str(v4_path.session.backend_session_id), target)
+        def acked(ack: Any, error: RpcError | None) -> None:
+            if error is not None:
+                on_error(error)
+                return
+            result = ack.result if ack is not None and isinstance(ack.result, dict) else {}
+            forked({"forkedSessionId": result.get("sessionId")})  # the ack names the new session
+
+        v4_path.commands.send(command, acked)
 
     # -- slash commands ---------------------------------------------------------------------------
 

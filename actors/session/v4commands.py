@@ -53,7 +53,7 @@ class V4Commands:
         needs_base = command.type in v4.COMMANDS_REQUIRING_BASE_REVISION or command.type in v4.ROW_TARGETING_COMMANDS
         try:
             params = v4.envelope(command, command_id=str(uuid.uuid4()), client_id=self.client_id,
-                                 issued_at=time.time() * 1000, base=self.port.v4_base() if needs_base else None)
+                                 issued_at=int(time.time() * 1000), base=self.port.v4_base() if needs_base else None)
         except ValueError as exc:  # a row command before the state names a log epoch
             done(None, RpcError(INTERNAL_ERROR, f"cannot send {command.type} yet: {exc}"))
             return

@@ -28,20 +28,24 @@ from typing import Any
 import gevent
 
 from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError
+from zcode_acp.protocol.sessions import ZCODE_PROTOCOL, iso_time
 from zcode_acp.protocol.tools import text_content
 from zcode_acp.protocol.translator import agent_text
 from zcode_acp.protocol.v4 import commands as v4
 from zcode_acp.protocol.v4.conversation import ConversationTranslator, InteractionOpened, TurnEnded
 from zcode_acp.protocol.v4.conversation_view import PendingInteraction, pending_interactions
+from zcode_acp.protocol.v4.conversation_view import control as control_of
 from zcode_acp.protocol.v4.interaction_answers import matching, resolve_command
 from zcode_acp.protocol.v4.conversation_apply import Reset
 
 from zcode_acp.actors.base import safe_tell
 from zcode_acp.actors.messages import AnswerBackend, Answered, Reply, SessionActivity, V4Expire, V4Resolve
+from zcode_acp.actors.session.v4attachments import V4Uploads
 from zcode_acp.actors.session.v4commands import V4Commands
 from zcode_acp.actors.session.v4extras import V4Extras, queue_items
 from zcode_acp.actors.session.v4feed import Step, V4Feed
 from zcode_acp.actors.session.v4prompts import Answer, OwedPrompt, V4Prompts
+from zcode_acp.actors.session.v4workspace import ConfigStep, V4WorkspaceConfig
 from zcode_acp.protocol.i18n import t
 
 log = logging.getLogger(__name__)
@@ -58,18 +62,28 @@ def countdown_notice(interaction: PendingInteraction, lang: str = "en") -> str:
     return t(lang, key, seconds=seconds)
 
 
+def compaction_reason(ended: TurnEnded) -> str:
+    """The compaction's turn ended: how, in the words of the legacy ``state.updated`` reason."""
+    if ended.stop_reason == "end_turn":
+        return "session_compacted"
+    return "session_compact_cancelled" if ended.stop_reason == "cancelled" else "session_compact_failed"
+
+
 class V4Path:
     def __init__(self, session: Any) -> None:
         self.session = session
         self.connection_id = f"zcode-acp-{uuid.uuid4().hex[:12]}"
         self.feed: V4Feed | None = None
+        self.workspace: V4WorkspaceConfig | None = None  # the catalog and slash commands (v4workspace.py)
         self.commands = V4Commands(self, self.connection_id)
+        self.uploads = V4Uploads(self, self.connection_id)
         self.prompts = V4Prompts(session.config.lang)
         self.extras = V4Extras(self.commands, lambda: self.feed.state if self.feed is not None else None,
                                lambda: str(self.session.backend_session_id))
         self.expiry_armed: float | None = None
         self.until_ready: Callable[[], None] | None = None  # the subscribe's answer, owed once a snapshot is in
         self.usage_mark: dict[str, Any] | None = None  # the engine's cumulative usage when the last turn ended
+        self.held: list[tuple[Any, Any, str, list[dict[str, Any]]]] = []  # prompts waiting out our compaction
 
     @property
     def busy(self) -> bool:
@@ -100,7 +114,10 @@ class V4Path:
             if error is not None or not isinstance(session_id, str):
                 done(None, (error or RpcError(INTERNAL_ERROR, "createSession named no session")).to_dict())
                 return
-            done({"session": {"sessionId": session_id,
+            # An engine that takes v4 commands speaks the ZCode Protocol (0.16+): the marker its
+            # legacy create answer carries, so the Session never calls a method 0.16 removed.
+            done({"protocol": {"name": ZCODE_PROTOCOL},
+                  "session": {"sessionId": session_id,
                               "workspace": {"workspacePath": workspace_path, "workspaceKey": workspace_path}}}, None)
 
         self.commands.send(command, acked)
@@ -118,15 +135,58 @@ class V4Path:
             if error is not None or feed is not self.feed:
                 done(result, error)
                 return
-            # Live once the state means something: the snapshot behind the ack (a load replays it).
+            # Live once the state means something: the snapshot behind the ack (a load replays it),
+            # and the workspace's config (the catalog a settings change is checked against).
             self.until_ready = functools.partial(done, result, None)
             self._do(feed.subscribed(result, now_ms()))
 
+        self._subscribe_workspace()
         self.v4_call("v4/conversation/subscribe", feed.subscribe_params(), answered,
                      timeout=self.session.config.subscribe_timeout)
 
+    def _subscribe_workspace(self) -> None:
+        """``workspace-config/<workspaceKey>``: the engine's model catalog and slash commands."""
+        key = self.session.workspace_of(None).get("workspaceKey") or self.session.cwd
+        if self.workspace is not None and self.workspace.topic == f"workspace-config/{key}":
+            return
+        config = self.workspace = V4WorkspaceConfig(str(key), self.connection_id)
+
+        def answered(result: Any, error: Any) -> None:
+            if config is not self.workspace:
+                return
+            if error is not None:  # an engine without the topic: the pickers keep what they offer
+                log.warning("session %s: %s refused: %s", self.session.session_id, config.topic,
+                            error.get("message") if isinstance(error, dict) else error)
+                config.given_up = True
+                self._do(Step())
+                return
+            self._configured(config.subscribed(result, now_ms()))
+
+        self.v4_call("v4/conversation/subscribe", config.subscribe_params(), answered,
+                     timeout=self.session.config.subscribe_timeout)
+
+    def _configured(self, step: ConfigStep) -> None:
+        for reason in step.ignored:
+            log.debug("session %s: workspace config frame ignored: %s", self.session.session_id, reason)
+        for surface in step.surfaces:
+            self.session.surface.materialized(True, surface, False)  # as a create answer's catalog and commands
+        if step.resync is not None and self.workspace is not None:
+            config = self.workspace
+
+            def resynced(result: Any, error: Any) -> None:
+                if config is self.workspace and error is None:
+                    self._configured(config.subscribed(result, now_ms()))
+
+            self.v4_call("v4/conversation/resync", step.resync, resynced, timeout=self.session.config.subscribe_timeout)
+        self._do(Step())  # the Session may be live now
+
     def frames(self, frames: list[dict[str, Any]]) -> None:
-        if self.feed is not None:
+        config = [f for f in frames if str(f.get("topic") or "").startswith("workspace-config/")]
+        if config:
+            if self.workspace is not None:
+                self._configured(self.workspace.frames(config, now_ms()))
+            frames = [f for f in frames if not str(f.get("topic") or "").startswith("workspace-config/")]
+        if self.feed is not None and frames:
             self._do(self.feed.frames(frames, now_ms()))
 
     def expire(self, message: V4Expire) -> None:
@@ -137,14 +197,27 @@ class V4Path:
     def _do(self, step: Step) -> None:
         for reason in step.ignored:
             log.debug("session %s: v4 frame ignored: %s", self.session.session_id, reason)
+        for update in step.updates:  # a new title: when it happened (as on the legacy path), and the hub's list
+            if update.get("sessionUpdate") == "session_info_update" and isinstance(update.get("title"), str):
+                update.setdefault("updatedAt", iso_time(now_ms()))
+                if update["title"]:
+                    self.session.title = update["title"]
+                    self.session.supervisor.tell(SessionActivity(self.session.session_id, self.prompts.busy,
+                                                                 update["title"]))
         self.session.deliver(step.updates)
         for signal in step.signals:
             if isinstance(signal, TurnEnded):
+                compaction = self.session.controls.compaction
+                if compaction is not None and not self.prompts.running:  # the compaction's own turn
+                    self._turn_usage()
+                    self.session.controls.compaction_ended(compaction_reason(signal))
+                    continue
                 self._answer(self.prompts.turn_ended(signal, self._turn_usage()))
             elif isinstance(signal, InteractionOpened) and signal.interaction.countdown_deadline_at is not None:
                 notice = countdown_notice(signal.interaction, self.session.config.lang)
                 self.session.deliver([agent_text(notice, uuid.uuid4().hex)])
-        if self.until_ready is not None and self.feed is not None and self.feed.subscription.ready:
+        if self.until_ready is not None and self.feed is not None and self.feed.subscription.ready and (
+                self.workspace is None or self.workspace.settled):
             ready, self.until_ready = self.until_ready, None
             self.usage_mark = self._cumulative()
             ready()
@@ -189,11 +262,32 @@ class V4Path:
 
     # -- prompts -------------------------------------------------------------------------------
 
+    def turn_running(self) -> bool:
+        """The conversation's ``control`` says a turn runs (a compaction is refused meanwhile)."""
+        return self.feed is not None and control_of(self.feed.state.state).running
+
     def prompt(self, conn: Any, request_id: Any, text: str, attachments: list[dict[str, Any]]) -> None:
+        if self.session.controls.hold_prompt():  # our compaction runs: the prompt starts after it
+            self.held.append((conn, request_id, text, attachments))
+            return
         owed = OwedPrompt(conn, request_id)
         self.prompts.sent(owed)
         self._activity()
-        command = v4.send_text(self.session.backend_session_id, text, attachments=attachments or None)
+        if attachments:  # uploaded first: a command carries them by ref only (v4attachments.py)
+            self.uploads.upload(str(self.session.backend_session_id), attachments,
+                                lambda refs, error: self._uploaded(owed, text, refs, error))
+            return
+        self._send_text(owed, text, None)
+
+    def _uploaded(self, owed: OwedPrompt, text: str, refs: list[dict[str, Any]] | None,
+                  error: RpcError | None) -> None:
+        if error is not None:
+            self._answer([self.prompts.refused(owed, error)])
+            return
+        self._send_text(owed, text, refs or None)
+
+    def _send_text(self, owed: OwedPrompt, text: str, refs: list[dict[str, Any]] | None) -> None:
+        command = v4.send_text(self.session.backend_session_id, text, attachments=refs)
         self.commands.send(command, lambda ack, error: self._admitted(owed, ack, error))
 
     def _admitted(self, owed: OwedPrompt, ack: v4.CommandAck | None, error: RpcError | None) -> None:
@@ -207,13 +301,30 @@ class V4Path:
         if notice:
             self.session.deliver([agent_text(notice, uuid.uuid4().hex)])
 
+    def release_held(self) -> None:
+        """Our compaction is over: the prompts it held go to the engine, in the order they came."""
+        held, self.held = self.held, []
+        for conn, request_id, text, attachments in held:
+            self.prompt(conn, request_id, text, attachments)
+
+    def _drop_held(self, error: RpcError | None) -> None:
+        held, self.held = self.held, []
+        for conn, request_id, _text, _attachments in held:
+            conn.tell(Reply(request_id, None if error else {"stopReason": "cancelled"},
+                            error.to_dict() if error else None))
+
     def cancel(self, error: RpcError | None = None, owed: OwedPrompt | None = None) -> None:
         """``session/cancel`` (or ``$/cancel_request`` of ``owed``): stop what runs; its end answers."""
         if owed is not None:
             owed.error = error
         if not self.prompts.running and not self.prompts.admitting:
             return
-        command = v4.stop(self.session.backend_session_id)
+        # What runs now, when the state names it: the engine then stops only that (a queued input
+        # that started meanwhile is not stopped by a cancel meant for the one before: a noop).
+        running = control_of(self.feed.state.state) if self.feed is not None else None
+        execution = next((w.foreground_execution_id for w in running.active_works if w.foreground_execution_id),
+                         None) if running is not None and running.running else None
+        command = v4.stop(self.session.backend_session_id, expected_foreground_execution_id=execution)
 
         def stopped(ack: v4.CommandAck | None, error: RpcError | None) -> None:
             if error is not None:
@@ -285,6 +396,7 @@ class V4Path:
         if self.feed is not None:
             self.session.deliver(self.feed.translator.close_open_cards())
         self._answer(self.prompts.drop_all(None))
+        self._drop_held(None)
 
     def replay(self) -> list[dict[str, Any]]:
         """``session/load``: the conversation the snapshot holds, as updates (prompts included).
@@ -301,6 +413,7 @@ class V4Path:
         if self.feed is not None:  # its cards first: the prompts' answers come after their last update
             self.session.deliver(self.feed.translator.close_open_cards())
         self._answer(self.prompts.drop_all(error))
+        self._drop_held(error)
         self.feed = None  # a new process: a new subscription, from a snapshot
         self.until_ready = None
 

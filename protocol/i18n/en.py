@@ -109,6 +109,7 @@ MESSAGES: dict[str, str] = {
     "error.backend_silent": "ZCode backend stopped answering (no answer to session/read within {seconds}s)",
     "error.compact_failed": "ZCode reports that the compaction failed (session_compact_failed); the conversation "
                             "was left as it was",
+    "error.nothing_to_fork": "Nothing to fork yet: the engine forks from a finished reply of the agent",
     "error.nothing_to_steer": "No turn is running in this session: there is nothing to steer (send the text as a "
                               "prompt instead)",
     "error.removed_in_0_16": "{method} was removed in ZCode CLI 0.16: the installed engine does not have it",

@@ -102,6 +102,7 @@ MESSAGES: dict[str, str] = {
                            "或在别处发起的一轮）。等它结束后请重新发送。",
     "error.backend_silent": "ZCode 后端已无响应（{seconds} 秒内没有回应 session/read）",
     "error.compact_failed": "ZCode 报告压缩失败（session_compact_failed），对话保持原样",
+    "error.nothing_to_fork": "还没有可以分叉的内容：引擎只从智能体已完成的回复处分叉",
     "error.nothing_to_steer": "这个会话里没有正在进行的一轮，无法插话（请把这段文字作为新消息发送）",
     "error.removed_in_0_16": "{method} 已在 ZCode CLI 0.16 中移除，当前安装的引擎不支持",
     "error.turn_execution": "ZCode 本轮执行出错：{message}",

@@ -69,3 +69,51 @@ def available_commands(slash_commands: Any) -> dict[str, Any]:
             command["input"] = {"hint": entry["inputHint"]}
         commands.append(command)
     return {"sessionUpdate": "available_commands_update", "availableCommands": commands}
+
+
+def _level_label(level: str) -> str:
+    return level[:1].upper() + level[1:]
+
+
+def catalog_settings(config: Any) -> dict[str, Any] | None:
+    """The workspace config's ``model`` option as the settings shape the legacy create answered
+    (``{model: {available: [{ref, label, reasoning?}], current?}}``), so one reader folds either in.
+
+    The engine lists each model as ``{value: "<providerId>/<modelId>", name, modelProviderId,
+    modelProviderName?, modelThoughtLevels?, modelDefaultThoughtLevel?}``, the current one as the
+    option's ``currentValue``; it names no context size there. None without a model option.
+    """
+    options = config.get("configOptions") if isinstance(config, dict) else None
+    model = next((o for o in options if isinstance(o, dict) and o.get("id") == "model"), None) \
+        if isinstance(options, list) else None
+    if model is None or not isinstance(model.get("options"), list):
+        return None
+    available = []
+    for option in model["options"]:
+        value = option.get("value") if isinstance(option, dict) else None
+        if not isinstance(value, str) or not value:
+            continue
+        provider, _, model_id = value.rpartition("/")
+        provider = str(option.get("modelProviderId") or provider)
+        if not provider or not model_id:
+            continue
+        entry: dict[str, Any] = {"ref": {"providerId": provider, "modelId": model_id},
+                                 "label": str(option.get("name") or model_id)}
+        if isinstance(option.get("modelProviderName"), str):
+            entry["providerLabel"] = option["modelProviderName"]
+        levels = [level for level in option.get("modelThoughtLevels") or () if isinstance(level, str) and level]
+        if levels:
+            reasoning: dict[str, Any] = {"levels": [{"value": level, "label": _level_label(level)} for level in levels]}
+            default = option.get("modelDefaultThoughtLevel")
+            if isinstance(default, str) and default in levels:
+                reasoning["defaultLevel"] = default
+            entry["reasoning"] = reasoning
+        available.append(entry)
+    if not available:
+        return None
+    found: dict[str, Any] = {"available": available}
+    current = model.get("currentValue")
+    if isinstance(current, str) and "/" in current:
+        provider, _, model_id = current.rpartition("/")
+        found["current"] = {"providerId": provider, "modelId": model_id}
+    return {"model": found}

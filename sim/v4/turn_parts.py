@@ -20,7 +20,10 @@ from .conversation_state import ConversationState
 from .rows import RowStore
 
 SUBAGENT_TOOLS = frozenset(("Task", "Agent"))
-_WORK_STATUS = {"running": "running", "completed": "resultPending", "failed": "failed", "cancelled": "cancelled"}
+# The engine's backgroundWork status has no word for why a work ended badly (snapshot.ts: running,
+# resultPending, failed, cancelled): a task that timed out, could not start or was lost has failed.
+_WORK_STATUS = {"running": "running", "completed": "resultPending", "failed": "failed", "cancelled": "cancelled",
+                "timed_out": "failed", "spawn_error": "failed", "lost": "failed"}
 PERMISSION_OPTIONS = (
     {"optionId": "allow_once", "label": "Allow once", "kind": "allowOnce"},
     {"optionId": "allow_always", "label": "Always allow", "kind": "allowAlways"},

@@ -66,7 +66,10 @@ class PlaneBackend:
     def live(self) -> Engine:
         create = self.serve("v4/command")
         assert create.params["type"] == "createSession" and create.params["payload"] == {"workspaceId": WORKSPACE}
-        self.serve("v4/conversation/subscribe")
+        config = self.serve("v4/conversation/subscribe")  # the workspace's catalog and commands first
+        assert config.params["topic"] == f"workspace-config/{WORKSPACE}"
+        conversation = self.serve("v4/conversation/subscribe")
+        assert conversation.params["topic"].startswith("conversation/")
         assert self.engine is not None
         return self.engine
 
@@ -113,8 +116,11 @@ def test_prompt_streams_deltas_from_the_topic_and_answers_when_control_ends(worl
     engine = plane.live()
     send = plane.serve("v4/command")
     assert send.params["type"] == "sendText" and send.params["payload"] == {"text": "say hello"}
-    # createSession, the topic, sendText: never a legacy method
-    assert [m.method for m in backend.of("BackendCall")] == ["v4/command", "v4/conversation/subscribe", "v4/command"]
+    # createSession, the workspace config and conversation topics, sendText: never a legacy session
+    # method (runtime/capabilities is the engine's, read once: whether plan mode works)
+    assert [m.method for m in backend.of("BackendCall")] == [
+        "v4/command", "runtime/capabilities", "v4/conversation/subscribe", "v4/conversation/subscribe",
+        "v4/command"]
     assert plane.port.named("start_turn")
     plane.play(lambda: engine.start("say hello"), lambda: engine.text("hello there world"))
     conn.wait_for(lambda: conn.text() == "hello there world ")

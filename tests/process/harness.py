@@ -192,6 +192,21 @@ class Bridge:
                              "params": {"sessionId": params.get("sessionId"), **(params.get("payload") or {})}})
         return acts
 
+    def models_selected(self) -> list[dict[str, Any]]:
+        """Each model selection the bridge sent, as ``session/setModel``'s ``model`` ref: on the v4
+        path ``switchModelConfig {provider, model, thought}`` is the same act (an empty thought: none)."""
+        selected = []
+        for act in self.engine_acts("session/setModel"):
+            params = act["params"]
+            if act["method"] == "session/setModel":
+                selected.append(params["model"])
+                continue
+            ref: dict[str, Any] = {"providerId": params["provider"], "modelId": params["model"]}
+            if params.get("thought"):
+                ref["options"] = {"reasoningLevel": params["thought"]}
+            selected.append(ref)
+        return selected
+
     def backend_pids(self) -> list[int]:
         """Children of the bridge process (the backend), from /proc."""
         pids = []

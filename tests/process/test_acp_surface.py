@@ -37,7 +37,7 @@ async def test_delete_removes_a_session_from_list_the_store_and_the_engine(tmp_p
         kept, doomed = await b.new_session(), await b.new_session()
         await b.prompt(kept, "#sim stream count=1")
         await b.prompt(doomed, "#sim stream count=1")
-        backend_id = b.backend_calls("session/send")[-1]["params"]["sessionId"]
+        backend_id = b.engine_acts("session/send")[-1]["params"]["sessionId"]
         listed = await b.conn.list_sessions(cwd="/tmp")
         assert {kept, doomed} <= {s.session_id for s in listed.sessions}
 
@@ -77,7 +77,7 @@ async def test_delete_of_a_listed_backend_session_hides_it(tmp_path):
     async with bridge(tmp_path) as first:
         sid = await first.new_session()
         await first.prompt(sid, "#sim stream count=1")
-        backend_id = first.backend_calls("session/send")[-1]["params"]["sessionId"]
+        backend_id = first.engine_acts("session/send")[-1]["params"]["sessionId"]
     async with bridge(tmp_path, env={"ZCODE_HOME": str(tmp_path / "other-home")}) as b:
         listed = await b.conn.list_sessions(cwd="/tmp")
         assert backend_id in {s.session_id for s in listed.sessions}  # not ours: listed by its backend id
@@ -98,7 +98,7 @@ async def test_standard_and_extension_fork_both_answer_a_new_usable_session(tmp_
         for forked in (standard.session_id, extension["sessionId"]):
             response = await b.prompt(forked, "#sim stream count=2 text=F")
             assert response.stop_reason == "end_turn" and b.client.texts(forked) == "FF"
-        assert len(b.backend_calls("session/fork")) == 2
+        assert len(b.engine_acts("session/fork")) == 2  # session/fork, or forkAssistant on the v4 path
 
 
 @run
@@ -139,12 +139,12 @@ async def test_the_plan_toggle_is_a_boolean_option_for_clients_that_opt_in(tmp_p
         options = [o.model_dump(by_alias=True) for o in answer.config_options]
         assert plan_first(options)["currentValue"] is True
         assert next(o for o in options if o["id"] == "mode")["currentValue"] == "plan"
-        assert b.backend_calls("session/setMode")[-1]["params"]["mode"] == "plan"
+        assert b.engine_acts("session/setMode")[-1]["params"]["mode"] == "plan"
         update = b.client.of_kind(sid, "config_option_update")[-1]
         assert plan_first(update["configOptions"])["currentValue"] is True
         # Off goes back to the mode the session had (yolo), on the engine too.
         await b.conn.set_config_option(config_id="planFirst", session_id=sid, value=False)
-        assert b.backend_calls("session/setMode")[-1]["params"]["mode"] == "yolo"
+        assert b.engine_acts("session/setMode")[-1]["params"]["mode"] == "yolo"
         with pytest.raises(RequestError) as err:
             await b.conn._conn.send_request("session/set_config_option", {
                 "sessionId": sid, "configId": "planFirst", "type": "boolean", "value": "yes"})
@@ -163,7 +163,7 @@ async def test_without_the_capability_there_is_no_boolean_option(tmp_path):
         with pytest.raises(RequestError) as err:
             await b.conn.set_config_option(config_id="planFirst", session_id=response.session_id, value=True)
         assert err.value.code == -32602 and "session.configOptions.boolean" in str(err.value)
-        assert not b.backend_calls("session/setMode")
+        assert not b.engine_acts("session/setMode")
 
 
 @run

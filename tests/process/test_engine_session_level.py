@@ -31,7 +31,7 @@ async def test_the_model_picker_keeps_the_whole_catalog_after_changes_and_turns(
         await b.prompt(sid, "#sim stream count=2")  # and a read, a state.updated: each lists one model
         updates = b.client.of_kind(sid, "config_option_update")
         assert updates and model_values(updates[-1]["configOptions"]) == ["glm-5", "glm-5-air", "glm-4.6-flash"]
-        sent = b.backend_calls("session/setModel")[-1]["params"]["model"]
+        sent = b.models_selected()[-1]
         assert sent["providerId"] == "zhipu" and sent["modelId"] == "glm-5-air"
 
 
@@ -40,7 +40,7 @@ async def test_an_unknown_session_on_resume_is_resource_not_found(tmp_path):
     async with bridge(tmp_path) as first:
         sid = await first.new_session()
         await first.prompt(sid, "#sim stream count=1")
-        backend_id = first.backend_calls("session/send")[0]["params"]["sessionId"]
+        backend_id = first.engine_acts("session/send")[0]["params"]["sessionId"]
     (tmp_path / "sim-data" / f"{backend_id}.json").unlink()  # the engine no longer has it
     async with bridge(tmp_path) as second:
         with pytest.raises(RequestError) as err:
@@ -128,9 +128,9 @@ async def test_plan_mode_is_offered_only_where_it_works(tmp_path):
         with pytest.raises(RequestError) as err:
             await b.conn.set_session_mode(session_id=sid, mode_id="plan")
         assert err.value.code == -32602 and "0.16.9" in str(err.value)
-        assert b.backend_calls("session/setMode") == []
+        assert b.engine_acts("session/setMode") == []
     async with bridge(tmp_path) as b:  # 0.16.9: plan works and stays offered
         sid = await b.new_session()
         await b.prompt(sid, "#sim stream count=1")
         await b.conn.set_session_mode(session_id=sid, mode_id="plan")
-        assert b.backend_calls("session/setMode")[-1]["params"]["mode"] == "plan"
+        assert b.engine_acts("session/setMode")[-1]["params"]["mode"] == "plan"

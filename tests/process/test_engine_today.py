@@ -6,6 +6,7 @@ concern the newer engine's habits only.
 
 import asyncio
 import json
+import os
 
 import pytest
 
@@ -81,7 +82,12 @@ async def test_cancel_of_a_long_turn_then_a_prompt_runs_at_once(tmp_path):
         [stop] = v4_stops(b)
         assert stop["payload"]["expectedForegroundExecutionId"].startswith("exec_")
         assert stop["clientId"] and stop["commandId"] and isinstance(stop["issuedAt"], int)
-        assert b.backend_calls("session/stop")  # sent too: it recovers the stream
+        if os.environ.get("ZCODE_ACP_ENGINE_API") == "v4":
+            # By design: a v4 session reads the conversation topic, which the v4 stop settles; the
+            # legacy stream that session/stop recovers is never subscribed (docs/v4.md, "Cancel").
+            assert not b.backend_calls("session/stop")
+        else:
+            assert b.backend_calls("session/stop")  # sent too: it recovers the stream
         assert not b.backend_calls("session/close")  # the v4 stop was enough
 
 
@@ -156,11 +162,16 @@ async def test_switching_model_and_reasoning_level_from_the_ref_catalog(tmp_path
         assert models["currentValue"] == "glm-5"
         labels = {o["value"]: (o["name"], o.get("description")) for o in models["options"]}
         assert labels["glm-5"] == ("GLM-5", "200K context · reasoning: low, high, max")
-        assert labels["glm-4.6-flash"][1] == "128K context"
+        if os.environ.get("ZCODE_ACP_ENGINE_API") == "v4":
+            # By the engine's design: on v4 the catalog is the workspace config's model option, which
+            # names each model's levels but no context size (docs/v4.md); this one has no levels either.
+            assert labels["glm-4.6-flash"] == ("GLM-4.6 Flash", None)
+        else:
+            assert labels["glm-4.6-flash"][1] == "128K context"
         assert option(options, "thought")["currentValue"] == "max"
         # glm-5-air has no "max": it is selected with its default level, and the selector follows it.
         options = await config(b, sid, "model", "glm-5-air")
-        assert b.backend_calls("session/setModel")[-1]["params"]["model"] == {
+        assert b.models_selected()[-1] == {
             "modelId": "glm-5-air", "providerId": "zhipu", "options": {"reasoningLevel": "high"}}
         thought = option(options, "thought")
         assert [o["value"] for o in thought["options"]] == ["low", "high"] and thought["currentValue"] == "high"
@@ -169,7 +180,7 @@ async def test_switching_model_and_reasoning_level_from_the_ref_catalog(tmp_path
         assert refused.value.code == -32602
         # A model without reasoning levels: no level sent, no thought selector.
         options = await config(b, sid, "model", "glm-4.6-flash")
-        assert b.backend_calls("session/setModel")[-1]["params"]["model"] == {
+        assert b.models_selected()[-1] == {
             "modelId": "glm-4.6-flash", "providerId": "zhipu"}
         assert option(options, "thought") is None
         assert (await b.prompt(sid, "hello")).stop_reason == "end_turn"
@@ -205,7 +216,7 @@ async def test_goal_set_is_sent_as_set_and_compaction_waits_out_a_busy_engine(tm
         compaction = await b.conn.ext_method("session/compact", {"sessionId": sid})
         assert compaction["compact"]["state"] == "completed"
         assert (await turn).stop_reason == "end_turn"
-        assert len(b.backend_calls("session/compact")) >= 2
+        assert len(b.engine_acts("session/compact")) >= 2
 
 
 @run
@@ -223,7 +234,8 @@ async def test_prompts_wait_for_the_engines_word_that_compaction_is_over_not_its
         result = await compaction
         assert result["compact"]["state"] == "completed" and result["compact"]["operationId"]
         assert (await prompt).stop_reason == "end_turn"
-        assert b.backend_calls("session/send")[-1]["params"]["content"].endswith("text=b")
+        sent = b.engine_acts("session/send")[-1]["params"]
+        assert sent.get("content", sent.get("text")).endswith("text=b")  # session/send's content, sendText's text
 
 
 @pytest.mark.parametrize("outcome", ["failed", "cancelled"])
@@ -258,7 +270,7 @@ async def test_acp_close_closes_the_engine_session(tmp_path):
     async with bridge(tmp_path) as b:
         sid = await b.new_session()
         await b.prompt(sid, "hello")
-        backend_id = b.backend_calls("session/send")[0]["params"]["sessionId"]
+        backend_id = b.engine_acts("session/send")[0]["params"]["sessionId"]
         await b.conn.close_session(session_id=sid)
         for _ in range(100):
             if b.backend_calls("session/close"):
@@ -272,7 +284,7 @@ async def test_a_session_made_elsewhere_is_resumed_under_its_own_workspace_key(t
     async with bridge(tmp_path) as first:
         sid = await first.new_session()
         await first.prompt(sid, "hello")
-        backend_id = first.backend_calls("session/send")[0]["params"]["sessionId"]
+        backend_id = first.engine_acts("session/send")[0]["params"]["sessionId"]
     # As the desktop app made it: the same folder under a key of its own.
     stored = tmp_path / "sim-data" / f"{backend_id}.json"
     data = json.loads(stored.read_text())

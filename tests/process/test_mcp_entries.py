@@ -44,7 +44,11 @@ def test_editor_entries_are_normalised_and_a_bad_one_is_refused_before_the_backe
                      "params": {"sessionId": sid, "prompt": [{"type": "text", "text": "hello"}]}})
         answer = bridge.until(lambda f: f.get("id") == 4)
         assert answer["result"]["stopReason"] == "end_turn", answer
-        [create] = traced(tmp_path, "session/create")  # the refused session never reached the backend
+        # The refused session never reached the backend; on the v4 path (docs/v4.md) the session is
+        # made by the engine's createSession command, whose payload carries the same strict entries.
+        creates = traced(tmp_path, "session/create") + [
+            call["payload"] for call in traced(tmp_path, "v4/command") if call["type"] == "createSession"]
+        [create] = creates
         assert create["mcpServers"] == STRICT
     finally:
         bridge.close()

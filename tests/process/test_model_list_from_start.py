@@ -69,8 +69,7 @@ async def test_a_model_chosen_before_the_backend_runs_is_the_one_the_engine_gets
         answer = await b.conn.set_config_option(session_id=sid, config_id="model", value="glm-5-air")
         options = [o.model_dump(by_alias=True) for o in answer.config_options]
         assert next(o for o in options if o["id"] == "model")["currentValue"] == "glm-5-air"
-        sent = b.backend_calls("session/setModel")[-1]
-        assert sent["params"]["model"] == {"providerId": "zhipu", "modelId": "glm-5-air",
+        assert b.models_selected()[-1] == {"providerId": "zhipu", "modelId": "glm-5-air",
                                            "options": {"reasoningLevel": "high"}}
         assert (await b.prompt(sid, "#sim stream count=1")).stop_reason == "end_turn"
 
@@ -81,7 +80,7 @@ async def test_the_unstable_session_set_model_selects_a_model(tmp_path):
     async with bridge(tmp_path) as b:
         sid = await b.new_session()
         assert await b.conn._conn.send_request("session/set_model", {"sessionId": sid, "modelId": "glm-4.6-flash"}) == {}
-        assert b.backend_calls("session/setModel")[-1]["params"]["model"] == {
+        assert b.models_selected()[-1] == {
             "providerId": "zhipu", "modelId": "glm-4.6-flash"}
 
 

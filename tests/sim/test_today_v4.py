@@ -383,12 +383,15 @@ def test_an_uploaded_attachment_reaches_the_turn_the_send_text_starts(v4) -> Non
     assert started["attachments"] == [{"fileName": "notes.txt", "mime": "text/plain", "bytes": len(data), "ref": ref}]
     conversation.until(ended(conversation, 1), what="the turn's end")
     assert conversation.rows("userInput")[0]["attachments"] == [sent]
-    assert conversation.rows("assistantText")[0]["text"].startswith(f"[attachments: notes.txt ({ref})]")
+    assert conversation.rows("assistantText")[0]["text"].startswith("[attachments: notes.txt (700000 bytes)]")
 
 
 def test_a_question_nobody_answers_shows_its_countdown_and_goes_on_by_itself(v4) -> None:
     peer = v4({"ZCODE_SIM_AUTO_RESOLVE": "0.5"})
-    session_id, conversation = created(peer)  # no runtime preferences asked: questions answer themselves
+    # A host whose preferences leave auto-resolution on (omitted: the engine's default).
+    peer.auto["session/requestRuntimePreferences"] = lambda frame: {"result": {
+        "nativeSearchEnhancementsEnabled": False, "memoryEnabled": False}}
+    session_id, conversation = created(peer)
     command(peer, bridge.send_text(session_id, "#sim questions"))
     conversation.until(lambda state: bool(state.state["pendingInteractions"]), what="the pending question")
     countdown = conversation.state.state["pendingInteractions"][0]["autoResolution"]

@@ -1,0 +1,123 @@
+"""A prompt's images uploaded to the engine before its ``sendText`` (docs/v4.md, "Prompts").
+
+The v4 engine never takes a file inline in a command: each attachment is staged with
+``v4/attachment/begin``, its chunks, and ``commit`` (sha256 checked by the engine), and the
+command carries the ``{ref, fileName, mime, bytes}`` the commit names. The prompt's
+attachments come from ``protocol/content.py`` in the legacy shape (``dataBase64`` or a
+``localPath`` the legacy engine read itself); on v4 the bridge reads the local file, since
+only its bytes can be uploaded.
+
+A plain part of the Session's ``V4Path``: it calls through ``v4_call`` and answers
+``done(refs, None)`` or ``done(None, error)`` exactly once. The uploads of one prompt go one
+after the other, each chunk after the previous one's answer (the engine stages them in order).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import uuid
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError, from_backend_error, invalid_params
+from zcode_acp.protocol.v4 import attachments as v4a
+from zcode_acp.protocol.v4 import limits
+
+Refs = list[dict[str, Any]]
+Done = Callable[[Refs | None, RpcError | None], None]
+
+
+class UploadPort(Protocol):
+    def v4_call(self, method: str, params: dict[str, Any], then: Callable[[Any, Any], None]) -> None: ...
+
+
+def attachment_bytes(item: dict[str, Any]) -> bytes:
+    """The bytes of a legacy-shaped attachment; RpcError(-32602) when they cannot be had."""
+    data = item.get("dataBase64")
+    if isinstance(data, str):
+        try:
+            return base64.b64decode(data, validate=True)
+        except (binascii.Error, ValueError):
+            raise invalid_params("prompt", f"the data of {item.get('filename')!r} is not base64") from None
+    path = item.get("localPath")
+    if isinstance(path, str):
+        try:
+            with open(path, "rb") as file:  # small by the engine's bound (20 MiB): read whole
+                return file.read(limits.ATTACHMENT_MAX_BYTES + 1)
+        except OSError as exc:
+            raise invalid_params("prompt", f"cannot read {path}: {exc.strerror}") from None
+    raise invalid_params("prompt", "an attachment carries neither data nor a path")
+
+
+class V4Uploads:
+    def __init__(self, port: UploadPort, connection_id: str) -> None:
+        self.port = port
+        self.connection_id = connection_id
+
+    def upload(self, session_id: str, items: list[dict[str, Any]], done: Done) -> None:
+        """Upload ``items`` in order; ``done`` gets their refs, or the first failure."""
+        plans: list[v4a.UploadPlan] = []
+        for item in items:
+            try:
+                data = attachment_bytes(item)
+            except RpcError as exc:
+                done(None, exc)
+                return
+            plan = v4a.upload_plan(data, connection_id=self.connection_id, upload_id=f"up_{uuid.uuid4().hex}",
+                                   session_id=session_id, file_name=str(item.get("filename") or "attachment"),
+                                   mime=str(item.get("mimeType") or "application/octet-stream"))
+            if isinstance(plan, v4a.UploadRefused):
+                done(None, invalid_params("prompt", plan.reason))
+                return
+            plans.append(plan)
+        self._next(plans, [], done)
+
+    def _next(self, plans: list[v4a.UploadPlan], refs: Refs, done: Done) -> None:
+        if len(refs) == len(plans):
+            done(refs, None)
+            return
+        plan = plans[len(refs)]
+
+        def committed(ref: str) -> None:
+            refs.append(plan.attachment_ref(ref))
+            self._next(plans, refs, done)
+
+        def failed(error: Any, step: str) -> None:
+            self.port.v4_call(v4a.ABORT, plan.abort, lambda result, error: None)  # free what was staged
+            done(None, from_backend_error(error, step) if isinstance(error, dict) else error)
+
+        def begun(result: Any, error: Any) -> None:
+            if error is not None:
+                failed(error, v4a.BEGIN)
+                return
+            state = v4a.parse_begin_result(result)
+            if isinstance(state, v4a.UploadRefused):
+                failed(RpcError(INTERNAL_ERROR, f"the engine's upload answer: {state.reason}"), v4a.BEGIN)
+            elif isinstance(state, v4a.Committed):
+                committed(state.ref)
+            else:
+                self._chunks(plan, list(plan.chunks_from(state.next_chunk_index)), committed, failed)
+
+        self.port.v4_call(v4a.BEGIN, plan.begin, begun)
+
+    def _chunks(self, plan: v4a.UploadPlan, left: list[dict[str, Any]], committed: Callable[[str], None],
+                failed: Callable[[Any, str], None]) -> None:
+        if not left:
+            def commit_answered(result: Any, error: Any) -> None:
+                ref = result.get("ref") if isinstance(result, dict) else None
+                if error is not None or not isinstance(ref, str) or not ref:
+                    failed(error or RpcError(INTERNAL_ERROR, "the engine's commit named no ref"), v4a.COMMIT)
+                    return
+                committed(ref)
+
+            self.port.v4_call(v4a.COMMIT, plan.commit, commit_answered)
+            return
+
+        def chunk_answered(result: Any, error: Any) -> None:
+            if error is not None:
+                failed(error, v4a.CHUNK)
+                return
+            self._chunks(plan, left[1:], committed, failed)
+
+        self.port.v4_call(v4a.CHUNK, left[0], chunk_answered)

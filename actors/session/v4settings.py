@@ -1,0 +1,48 @@
+"""A settings change on the v4 path: the engine's own commands, not the legacy setters (docs/v4.md).
+
+* the mode → ``switchCollaborationMode {mode}``;
+* the model or its reasoning level → ``switchModelConfig {provider, model, thought}`` — the
+  engine takes the three together, so a thought change names the current model, and a model
+  change the level the bridge selects it with (``SessionSettings.level_for``).
+
+Both carry ``baseRevision`` (the schema demands it; ``V4Commands`` adds it from the feed, and a
+``stale`` ack is sent again once against the state as it is then). The provider is the catalog's,
+else the one the conversation's ``config`` names (the engine's own word on what runs).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zcode_acp.protocol.errors import INVALID_PARAMS, RpcError, invalid_params
+from zcode_acp.protocol.session_config import SessionSettings
+from zcode_acp.protocol.v4 import commands as v4
+
+
+def settings_command(session_id: str, current: SessionSettings, engine_config: dict[str, Any] | None,
+                     config_id: str, value: str) -> v4.Command:
+    """The command for a validated change; RpcError(-32602) for a mode the engine has no name for."""
+    if config_id == "mode":
+        if value not in v4.COLLABORATION_MODES:
+            raise invalid_params("value", f"mode {value!r} is not one the engine's v4 commands take")
+        return v4.switch_collaboration_mode(session_id, value)
+    model = value if config_id == "model" else current.model
+    ref = current.model_ref(model)
+    provider = ref.get("providerId") or (engine_config or {}).get("provider")
+    if not isinstance(provider, str) or not provider:
+        raise RpcError(INVALID_PARAMS, f"Invalid params: no provider is known for model {model!r}")
+    if config_id == "model":
+        thought = (ref.get("options") or {}).get("reasoningLevel") or ""
+    else:
+        thought = value
+    return v4.switch_model_config(session_id, provider, model, thought)
+
+
+def fork_target(rows: Any) -> v4.RowTarget | None:
+    """What a fork of "the conversation so far" continues from: the newest assistant text row that
+    is settled (the engine forks only from a stable row), or None when there is none yet."""
+    for row in reversed(list(rows)):
+        if isinstance(row, dict) and row.get("kind") == "assistantText" and row.get("state") != "streaming" and \
+                isinstance(row.get("rowId"), int) and isinstance(row.get("entityId"), str) and row["entityId"]:
+            return v4.RowTarget(row["rowId"], row["entityId"])
+    return None
