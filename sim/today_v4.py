@@ -31,6 +31,7 @@ from .today_port import TodayPort, seed_of
 from .today_workspace import BUILTIN_COMMANDS, user_commands
 from .v4.errors import V4Error
 from .v4.plane import DataPlane, wall_clock_ms
+from .v4.rebuild import rebuild
 from .interactions_today import official_options
 
 if TYPE_CHECKING:
@@ -193,9 +194,13 @@ class TodayV4:
     # -- sessions and events ------------------------------------------------------------------
 
     def register_v4(self, session: SimSession) -> None:
-        """A session made or resumed by the legacy methods is served on v4 too."""
+        """A session made or resumed by the legacy methods is served on v4 too; one the plane did not
+        hold (a new engine process, a fork) shows the history the store keeps (sim/v4/rebuild.py)."""
         key = str(session.workspace.get("workspaceKey") or session.workspace.get("workspacePath") or "")
-        self.plane.register_session(seed_of(session), key)
+        held = self.plane.sessions.get(session.session_id) is not None
+        projection = self.plane.register_session(seed_of(session), key)
+        if not held and session.messages:
+            rebuild(projection, session.messages, todos=session.todos, used_tokens=session.context_used or None)
         self.show_slash_commands(f"workspace-config/{key}")
 
     def m_session_fork(self, params: dict[str, Any]) -> dict[str, Any]:
