@@ -203,6 +203,13 @@ class TodayV4:
             rebuild(projection, session.messages, todos=session.todos, used_tokens=session.context_used or None)
         self.show_slash_commands(f"workspace-config/{key}")
 
+    def after_turn(self, session: SimSession) -> None:
+        """A session the engine let go of after its turn (``#sim evict``) leaves the plane's memory too:
+        the installed engine answers a v4 command to such a cold session ``proto.sessionNotFound``
+        (its gateway looks in memory only), so the client resumes it first."""
+        if not session.active:
+            self.plane.sessions.let_go(session.session_id)
+
     def m_session_fork(self, params: dict[str, Any]) -> dict[str, Any]:
         result: dict[str, Any] = super().m_session_fork(params)  # type: ignore[misc]
         fork = self.sessions.get(str(result.get("forkedSessionId")))

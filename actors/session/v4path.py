@@ -58,6 +58,12 @@ def countdown_notice(interaction: PendingInteraction, lang: str = "en") -> str:
     return t(lang, key, seconds=seconds)
 
 
+def cold(error: RpcError) -> bool:
+    """The engine refused a command because the session is not in its memory (``proto.sessionNotFound``):
+    a session it keeps in its store but let go of (docs/v4.md, "Lifecycle")."""
+    return isinstance(error.data, dict) and error.data.get("reasonCode") == "proto.sessionNotFound"
+
+
 class V4Path:
     def __init__(self, session: Any) -> None:
         self.session = session
@@ -193,8 +199,23 @@ class V4Path:
         owed = OwedPrompt(conn, request_id)
         self.prompts.sent(owed)
         self._activity()
+        self._send_prompt(owed, text, attachments, resumed=False)
+
+    def _send_prompt(self, owed: OwedPrompt, text: str, attachments: list[dict[str, Any]], resumed: bool) -> None:
         command = v4.send_text(self.session.backend_session_id, text, attachments=attachments or None)
-        self.commands.send(command, lambda ack, error: self._admitted(owed, ack, error))
+
+        def admitted(ack: v4.CommandAck | None, error: RpcError | None) -> None:
+            if error is not None and not resumed and cold(error):
+                # The engine let the session go from memory (its resident pool): v4 has no resume, so
+                # the legacy one loads it back, the topic is subscribed again, and the prompt sent once more.
+                log.info("session %s: the engine holds the session no more; resuming it", self.session.session_id)
+                self.session._lost()
+                self.session.when_live(lambda: self._send_prompt(owed, text, attachments, resumed=True),
+                                       lambda failure: self._answer([self.prompts.refused(owed, failure)]))
+                return
+            self._admitted(owed, ack, error)
+
+        self.commands.send(command, admitted)
 
     def _admitted(self, owed: OwedPrompt, ack: v4.CommandAck | None, error: RpcError | None) -> None:
         if error is not None:
