@@ -414,7 +414,8 @@ class Backend(BridgeActor):
         """
         topic = params.get("topic")
         kind, _, session_id = topic.partition("/") if isinstance(topic, str) else ("", "", "")
-        session = self.routes.get(session_id) if kind == "conversation" else None
+        # A workspace topic (sessions-index/<key>) is routed by its whole name to the actor that subscribed it.
+        session = self.routes.get(session_id if kind == "conversation" else str(topic))
         if session is None:
             return  # a topic nobody here subscribed (or one that outlived its session)
         _ref, items = outbox.setdefault(session.actor_urn, (session, []))

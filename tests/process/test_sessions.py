@@ -140,6 +140,9 @@ async def test_list_shows_used_sessions_under_their_editor_ids_and_close_forgets
         assert used in ids and unused not in ids
         info = next(s for s in listed.sessions if s.session_id == used)
         assert info.cwd == "/tmp" and info.updated_at.endswith("Z") and info.title
+        if os.environ.get("ZCODE_ACP_ENGINE_API") == "v4":  # read from the workspace's sessions-index topic
+            topics = [c["params"]["topic"] for c in b.backend_calls("v4/conversation/subscribe")]
+            assert "sessions-index//tmp" in topics and not b.backend_calls("session/list")
         await b.conn.close_session(session_id=used)
         with pytest.raises(RequestError) as err:
             await b.prompt(used, "again")
