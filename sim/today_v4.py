@@ -126,6 +126,7 @@ class TodayV4:
         self.start_ticking()
         if method == "v4/conversation/subscribe" and isinstance(params, dict):
             self.show_slash_commands(params.get("topic"))
+            self.show_stored_sessions(params.get("topic"))
         quirk = self.legacy_quirk(method, params)
         if quirk is not None:
             self.reply(request_id, quirk)
@@ -190,6 +191,24 @@ class TodayV4:
             _, config = self.plane.sessions.workspace(key)
             commands = BUILTIN_COMMANDS + user_commands(self.workspace_path(key))
             config.update({**config.config, "slashCommands": commands})
+
+    def show_stored_sessions(self, topic: Any) -> None:
+        """A workspace's index lists every session of the workspace the store keeps, not only the
+        ones in memory (a new engine process holds none): those get a line of their own, idle."""
+        if not (isinstance(topic, str) and topic.startswith("sessions-index/")):
+            return
+        key = topic.partition("/")[2]
+        self.m_session_list({})  # the store's sessions, loaded as known (inactive until resumed)
+        index, _ = self.plane.sessions.workspace(key)
+        for session in list(self.sessions.values()):
+            workspace_key = session.workspace.get("workspaceKey") or session.workspace.get("workspacePath")
+            if workspace_key != key or self.plane.sessions.get(session.session_id) is not None or \
+                    session.session_id in index.sessions:
+                continue
+            index.upsert({"sessionId": session.session_id, "workspaceId": key, "title": session.title,
+                          "titleSource": "generated", "phase": "idle", "sessionEnded": False,
+                          "hasBackgroundWork": False, "createdAt": int(session.created_at or session.updated_at),
+                          "lastActivityAt": int(session.updated_at)})
 
     # -- sessions and events ------------------------------------------------------------------
 

@@ -153,6 +153,19 @@ async def test_list_shows_used_sessions_under_their_editor_ids_and_close_forgets
 
 
 @run
+async def test_a_new_bridge_lists_the_sessions_of_an_earlier_one(tmp_path):
+    async with bridge(tmp_path) as first:
+        sid = await first.new_session()
+        await first.prompt(sid, "#sim stream count=2\nList me later")
+    async with bridge(tmp_path) as second:  # a new engine process: the session is in its store only
+        listed = await second.conn.list_sessions(cwd="/tmp")
+        [info] = [s for s in listed.sessions if s.session_id == sid]  # under the editor's id
+        assert info.title and info.updated_at.endswith("Z")
+        await second.conn.load_session(session_id=sid, cwd="/tmp", mcp_servers=[])
+        assert second.client.of_kind(sid, "user_message_chunk")
+
+
+@run
 async def test_an_evicted_session_is_resumed_and_the_prompt_retried(tmp_path):
     async with bridge(tmp_path) as b:
         sid = await b.new_session()
