@@ -233,6 +233,7 @@ class TodayV4:
         result: dict[str, Any] = super().m_session_fork(params)  # type: ignore[misc]
         fork = self.sessions.get(str(result.get("forkedSessionId")))
         if fork is not None:
+            self.v4_made.add(fork.session_id)  # the fork's copied history is written: its row exists
             self.register_v4(fork)
         return result
 
