@@ -48,9 +48,10 @@ from zcode_acp.actors.client_connection import ClientConnection
 from zcode_acp.actors.interaction_router import InteractionRouter
 from zcode_acp.actors.lazy_store import LazySessionStore
 from zcode_acp.actors.model_catalog import CatalogFile
-from zcode_acp.actors.session.v4index import ListIndex, SessionsIndexWatch
+from zcode_acp.actors.session.v4index import ListIndex, SessionsIndexWatch, delete_acked, delete_params
 from zcode_acp.actors.quiet_release import QuietRelease, release_memory
 from zcode_acp.actors.messages import (
+    Answered,
     Dormant,
     GoDormant,
     SessionIdle,
@@ -422,6 +423,10 @@ class Supervisor(BridgeActor):
             watch = self.index_watches[cwd] = SessionsIndexWatch.start(cwd, self.backend, self.config.subscribe_timeout)
         return watch
 
+    @handles(Answered)
+    def on_answered(self, message: Answered) -> None:
+        message.then(message.result, message.error)
+
     @handles(Listed)
     def on_listed(self, message: Listed) -> None:
         if message.error is not None:
@@ -457,11 +462,15 @@ class Supervisor(BridgeActor):
         session_id = _session_id(params)
         session = self.sessions.pop(session_id, None)
         backend_id = self.backend_ids.pop(session_id, None)
+        on_v4 = self.config.engine_api == "v4" and backend_id is not None  # the engine deletes it: deleteSession
         if session is not None:
             try:
-                session.ask(Teardown(reason="session deleted", close_backend=True), timeout=2)
+                session.ask(Teardown(reason="session deleted", close_backend=not on_v4), timeout=2)
             finally:
                 session.stop(block=False)
+        if on_v4:
+            self.backend.tell(BackendCall("v4/command", delete_params(str(backend_id)), self.actor_ref,
+                                          functools.partial(Answered, functools.partial(delete_acked, session_id))))
         self.store.delete(session_id, backend_id)
         self.activity.pop(session_id, None)
         return {}

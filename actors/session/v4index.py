@@ -7,6 +7,8 @@ then every list is answered at once from the state the topic keeps current
 (``protocol/v4/sessions_index_apply.py``), in the legacy ``session/list`` answer's shape,
 so the Supervisor maps ids and drops deleted sessions as on the legacy path. A gap or a
 bad frame asks a resync; a refused resync or a new backend process subscribes again.
+Also here: the ``deleteSession`` command a ``session/delete`` sends on the v4 path (the
+index is where the deletion shows).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import uuid
 from typing import Any
 
 from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError
+from zcode_acp.protocol.v4 import commands as v4commands
 from zcode_acp.protocol.v4 import topic as v4topic
 from zcode_acp.protocol.v4.sessions_index_apply import IndexChange, SessionsIndexState
 from zcode_acp.protocol.v4.wire import parse_wire
@@ -144,6 +147,21 @@ class SessionsIndexWatch(BridgeActor):
         waiting, self.waiting = self.waiting, []
         for one in waiting:
             one.fail(error)
+
+
+def delete_params(backend_session_id: str) -> dict[str, Any]:
+    """``v4/command deleteSession``: on the v4 path a deleted session is deleted in the engine too
+    (it leaves the workspace's index), not only closed; the Supervisor sends it as it forgets the session."""
+    return v4commands.envelope(v4commands.delete_session(backend_session_id), command_id=str(uuid.uuid4()),
+                               client_id="zcode-acp", issued_at=now_ms())
+
+
+def delete_acked(session_id: str, result: Any, error: Any) -> None:
+    """The session is gone on the bridge's side whatever the engine says; a refusal is only logged."""
+    ack = v4commands.parse_ack(result) if error is None else None
+    if error is not None or not isinstance(ack, v4commands.CommandAck) or \
+            v4commands.judge(ack, retried=True) is v4commands.Verdict.REFUSED:
+        log.warning("session %s: the engine did not confirm its deletion: %s", session_id, error or result)
 
 
 def now_ms() -> float:

@@ -166,6 +166,23 @@ async def test_a_new_bridge_lists_the_sessions_of_an_earlier_one(tmp_path):
 
 
 @run
+async def test_a_deleted_session_leaves_the_list_and_on_v4_the_engine_deletes_it(tmp_path):
+    async with bridge(tmp_path) as b:
+        kept, doomed = await b.new_session(), await b.new_session()
+        await b.prompt(kept, "#sim stream count=1")
+        await b.prompt(doomed, "#sim stream count=1")
+        backend_id = b.engine_acts("session/send")[-1]["params"]["sessionId"]
+        assert {kept, doomed} <= {s.session_id for s in (await b.conn.list_sessions(cwd="/tmp")).sessions}
+        assert await b.conn._conn.send_request("session/delete", {"sessionId": doomed}) == {}
+        if os.environ.get("ZCODE_ACP_ENGINE_API") == "v4":  # the v4 command deletes it in the engine
+            await file_contains(b.trace, '"deleteSession"')
+            assert [c["params"]["sessionId"] for c in b.engine_acts("session/delete")] == [backend_id]
+            assert not b.backend_calls("session/close")  # deleted, not merely closed
+        ids = {s.session_id for s in (await b.conn.list_sessions(cwd="/tmp")).sessions}
+        assert kept in ids and doomed not in ids and backend_id not in ids
+
+
+@run
 async def test_an_evicted_session_is_resumed_and_the_prompt_retried(tmp_path):
     async with bridge(tmp_path) as b:
         sid = await b.new_session()
