@@ -420,7 +420,8 @@ class Backend(BridgeActor):
             for session in {ref.actor_urn: ref for ref in self.routes.values()}.values():
                 self._route_to(session, params, outbox, token)
             return
-        session = self.routes.get(session_id) if kind == "conversation" else None
+        # A workspace topic (sessions-index/<key>) is routed by its whole name to the actor that subscribed it.
+        session = self.routes.get(session_id if kind == "conversation" else str(topic))
         if session is None:
             return  # a topic nobody here subscribed (or one that outlived its session)
         self._route_to(session, params, outbox, token)

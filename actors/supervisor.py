@@ -48,8 +48,10 @@ from zcode_acp.actors.client_connection import ClientConnection
 from zcode_acp.actors.interaction_router import InteractionRouter
 from zcode_acp.actors.lazy_store import LazySessionStore
 from zcode_acp.actors.model_catalog import CatalogFile
+from zcode_acp.actors.session.v4index import ListIndex, SessionsIndexWatch, delete_acked, delete_params
 from zcode_acp.actors.quiet_release import QuietRelease, release_memory
 from zcode_acp.actors.messages import (
+    Answered,
     Dormant,
     GoDormant,
     SessionIdle,
@@ -182,6 +184,7 @@ class Supervisor(BridgeActor):
         self.catalog_file = CatalogFile(config.zcode_home)
         self.catalog: dict[str, Any] | None = None  # the engine's model catalog, remembered between runs
         self.catalog_loaded = False  # the file was read (or given up on): session/new answers from then on
+        self.index_watches: dict[str, Any] = {}  # cwd → its sessions-index watch (the v4 path's session/list)
         self.waiting_new: list[tuple[Any, Any, tuple[str, list[Any]]]] = []  # session/new that came before it
         self.notifications: dict[str, Callable[[Any, dict[str, Any]], None]] = {
             "session/cancel": self._session_cancel,
@@ -406,10 +409,23 @@ class Supervisor(BridgeActor):
         cwd = params.get("cwd")
         if cwd is not None and (not isinstance(cwd, str) or not os.path.isabs(cwd)):
             raise invalid_params("cwd", "must be an absolute path")
+        if cwd and self.config.engine_api == "v4":  # the workspace's sessions-index topic (docs/v4.md)
+            self._index_watch(cwd).tell(ListIndex(conn, request_id, self.actor_ref))
+            return _DEFERRED
         backend_params = {"workspace": {"workspacePath": cwd, "workspaceKey": cwd}} if cwd else {}
         self.backend.tell(BackendCall("session/list", backend_params, self.actor_ref,
                                       functools.partial(Listed, conn, request_id)))
         return _DEFERRED
+
+    def _index_watch(self, cwd: str) -> Any:
+        watch = self.index_watches.get(cwd)
+        if watch is None:
+            watch = self.index_watches[cwd] = SessionsIndexWatch.start(cwd, self.backend, self.config.subscribe_timeout)
+        return watch
+
+    @handles(Answered)
+    def on_answered(self, message: Answered) -> None:
+        message.then(message.result, message.error)
 
     @handles(Listed)
     def on_listed(self, message: Listed) -> None:
@@ -446,11 +462,15 @@ class Supervisor(BridgeActor):
         session_id = _session_id(params)
         session = self.sessions.pop(session_id, None)
         backend_id = self.backend_ids.pop(session_id, None)
+        on_v4 = self.config.engine_api == "v4" and backend_id is not None  # the engine deletes it: deleteSession
         if session is not None:
             try:
-                session.ask(Teardown(reason="session deleted", close_backend=True), timeout=2)
+                session.ask(Teardown(reason="session deleted", close_backend=not on_v4), timeout=2)
             finally:
                 session.stop(block=False)
+        if on_v4:
+            self.backend.tell(BackendCall("v4/command", delete_params(str(backend_id)), self.actor_ref,
+                                          functools.partial(Answered, functools.partial(delete_acked, session_id))))
         self.store.delete(session_id, backend_id)
         self.activity.pop(session_id, None)
         return {}
@@ -675,7 +695,7 @@ class Supervisor(BridgeActor):
         except Exception:
             log.exception("backend termination failed")
         self.store.flush(1.0)  # what was recorded reaches the disk (bounded)
-        for actor in [*self.sessions.values(), *self.clients, self.router, self.backend]:
+        for actor in [*self.sessions.values(), *self.index_watches.values(), *self.clients, self.router, self.backend]:
             actor.stop(block=False)
         if self.notifier is not None:
             self.notifier.stop(block=False)

@@ -341,6 +341,7 @@ class TodaySimServer(TodaySessionMethods, TodayV4, TodayInteractions, WorkspaceM
         super().finish(session, turn, outcome, runner)
 
     def after_turn(self, session: SimSession) -> None:
+        super().after_turn(session)  # the v4 plane's part first (sim/today_v4.py)
         if session.queue and session.lock is None and session.active:
             self.start_turn(session, session.queue.pop(0))
 

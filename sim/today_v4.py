@@ -32,6 +32,7 @@ from .today_port import TodayPort, seed_of
 from .today_workspace import BUILTIN_COMMANDS, user_commands
 from .v4.errors import V4Error
 from .v4.plane import DataPlane, wall_clock_ms
+from .v4.rebuild import rebuild
 from .interactions_today import official_options
 
 if TYPE_CHECKING:
@@ -134,6 +135,7 @@ class TodayV4:
         self.start_ticking()
         if method == "v4/conversation/subscribe" and isinstance(params, dict):
             self.show_slash_commands(params.get("topic"))
+            self.show_stored_sessions(params.get("topic"))
         quirk = self.legacy_quirk(method, params)
         if quirk is not None:
             self.reply(request_id, quirk)
@@ -199,18 +201,48 @@ class TodayV4:
             commands = BUILTIN_COMMANDS + user_commands(self.workspace_path(key))
             config.update({**config.config, "slashCommands": commands})
 
+    def show_stored_sessions(self, topic: Any) -> None:
+        """A workspace's index lists every session of the workspace the store keeps, not only the
+        ones in memory (a new engine process holds none): those get a line of their own, idle."""
+        if not (isinstance(topic, str) and topic.startswith("sessions-index/")):
+            return
+        key = topic.partition("/")[2]
+        self.m_session_list({})  # the store's sessions, loaded as known (inactive until resumed)
+        index, _ = self.plane.sessions.workspace(key)
+        for session in list(self.sessions.values()):
+            workspace_key = session.workspace.get("workspaceKey") or session.workspace.get("workspacePath")
+            if workspace_key != key or self.plane.sessions.get(session.session_id) is not None or \
+                    session.session_id in index.sessions:
+                continue
+            index.upsert({"sessionId": session.session_id, "workspaceId": key, "title": session.title,
+                          "titleSource": "generated", "phase": "idle", "sessionEnded": False,
+                          "hasBackgroundWork": False, "createdAt": int(session.created_at or session.updated_at),
+                          "lastActivityAt": int(session.updated_at)})
+
     # -- sessions and events ------------------------------------------------------------------
 
     def register_v4(self, session: SimSession) -> None:
-        """A session made or resumed by the legacy methods is served on v4 too."""
+        """A session made or resumed by the legacy methods is served on v4 too; one the plane did not
+        hold (a new engine process, a fork) shows the history the store keeps (sim/v4/rebuild.py)."""
         key = str(session.workspace.get("workspaceKey") or session.workspace.get("workspacePath") or "")
-        self.plane.register_session(seed_of(session), key)
+        held = self.plane.sessions.get(session.session_id) is not None
+        projection = self.plane.register_session(seed_of(session), key)
+        if not held and session.messages:
+            rebuild(projection, session.messages, todos=session.todos, used_tokens=session.context_used or None)
         self.show_slash_commands(f"workspace-config/{key}")
+
+    def after_turn(self, session: SimSession) -> None:
+        """A session the engine let go of after its turn (``#sim evict``) leaves the plane's memory too:
+        the installed engine answers a v4 command to such a cold session ``proto.sessionNotFound``
+        (its gateway looks in memory only), so the client resumes it first."""
+        if not session.active:
+            self.plane.sessions.let_go(session.session_id)
 
     def m_session_fork(self, params: dict[str, Any]) -> dict[str, Any]:
         result: dict[str, Any] = super().m_session_fork(params)  # type: ignore[misc]
         fork = self.sessions.get(str(result.get("forkedSessionId")))
         if fork is not None:
+            self.v4_made.add(fork.session_id)  # the fork's copied history is written: its row exists
             self.register_v4(fork)
         return result
 

@@ -318,6 +318,14 @@ class Session(BridgeActor):
             self.deliver_in_order([updates.session_title(title, iso_time(time.time() * 1000))])
             self._titled(title)
 
+    def rename_v4(self, title: str, on_done: Callable[[], None], on_error: Callable[[Any], None]) -> bool:
+        """A v4 Session renames through its own ``V4Commands`` (acks judged there); the same answer
+        and announcement as the legacy path follow (``Controls.rename``)."""
+        if self.v4 is None:
+            return False
+        self.v4.extra("renameSession", {"title": title}, lambda result: on_done(), on_error)
+        return True
+
     def task_cancelled(self, task_id: str) -> None:
         self._background_tasks().tell(TaskCancelled(task_id))
 
@@ -850,8 +858,6 @@ class Session(BridgeActor):
             message.conn.tell(Reply(message.request_id, result if isinstance(result, dict) else {}, None))
 
         call = commands.extension_call(message.name, message.params)
-        if call.rename is not None and self.v4 is not None:  # on the v4 path: its own renameSession command
-            call = commands.ExtensionCall("renameSession", {"title": call.rename}, v4_only=True)
         if call.v4_only:
             v4 = self.v4
             if v4 is None:

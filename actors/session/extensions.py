@@ -67,6 +67,10 @@ class SessionPort(Protocol):
 
     def renamed(self, title: str) -> None: ...
 
+    def rename_v4(self, title: str, on_done: Callable[[], None], on_error: OnError) -> bool:
+        """On the v4 path: the rename as the Session's own v4 command (False: not on it)."""
+        ...
+
     def start_turns(self, keys: list[int]) -> None: ...
 
 
@@ -291,6 +295,12 @@ class Controls:
                                        reason=result.get("reasonCode") or result.get("message"))})
 
         def send() -> None:
+            def accepted() -> None:
+                self.port.renamed(title)
+                on_result({"title": title})
+
+            if self.port.rename_v4(title, accepted, on_error):
+                return
             # An engine older than 0.16 (no ZCode Protocol in its create answer) has no v4/command at all.
             if not self.port.speaks_v4:
                 on_error(RpcError(METHOD_NOT_FOUND, t(self.port.settings.current.lang, "error.rename_unsupported"),

@@ -69,6 +69,12 @@ def compaction_reason(ended: TurnEnded) -> str:
     return "session_compact_cancelled" if ended.stop_reason == "cancelled" else "session_compact_failed"
 
 
+def cold(error: RpcError) -> bool:
+    """The engine refused a command because the session is not in its memory (``proto.sessionNotFound``):
+    a session it keeps in its store but let go of (docs/v4.md, "Lifecycle")."""
+    return isinstance(error.data, dict) and error.data.get("reasonCode") == "proto.sessionNotFound"
+
+
 class V4Path:
     def __init__(self, session: Any) -> None:
         self.session = session
@@ -277,18 +283,30 @@ class V4Path:
             self.uploads.upload(str(self.session.backend_session_id), attachments,
                                 lambda refs, error: self._uploaded(owed, text, refs, error))
             return
-        self._send_text(owed, text, None)
+        self._send_text(owed, text, None, resumed=False)
 
     def _uploaded(self, owed: OwedPrompt, text: str, refs: list[dict[str, Any]] | None,
                   error: RpcError | None) -> None:
         if error is not None:
             self._answer([self.prompts.refused(owed, error)])
             return
-        self._send_text(owed, text, refs or None)
+        self._send_text(owed, text, refs or None, resumed=False)
 
-    def _send_text(self, owed: OwedPrompt, text: str, refs: list[dict[str, Any]] | None) -> None:
+    def _send_text(self, owed: OwedPrompt, text: str, refs: list[dict[str, Any]] | None, resumed: bool) -> None:
         command = v4.send_text(self.session.backend_session_id, text, attachments=refs)
-        self.commands.send(command, lambda ack, error: self._admitted(owed, ack, error))
+
+        def admitted(ack: v4.CommandAck | None, error: RpcError | None) -> None:
+            if error is not None and not resumed and cold(error):
+                # The engine let the session go from memory (its resident pool): v4 has no resume, so
+                # the legacy one loads it back, the topic is subscribed again, and the prompt sent once more.
+                log.info("session %s: the engine holds the session no more; resuming it", self.session.session_id)
+                self.session._lost()
+                self.session.when_live(lambda: self._send_text(owed, text, refs, resumed=True),
+                                       lambda failure: self._answer([self.prompts.refused(owed, failure)]))
+                return
+            self._admitted(owed, ack, error)
+
+        self.commands.send(command, admitted)
 
     def _admitted(self, owed: OwedPrompt, ack: v4.CommandAck | None, error: RpcError | None) -> None:
         if error is not None:

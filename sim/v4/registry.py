@@ -64,6 +64,14 @@ class Sessions:
         if index is not None:
             index.remove(session_id)
 
+    def let_go(self, session_id: str) -> None:
+        """The engine's resident pool drops the session from memory: its topic is no longer served and
+        its commands are ``rejected proto.sessionNotFound`` until it is loaded back (a resume), but it
+        stays in the store, so its line in the workspace's index stays."""
+        projection = self.conversations.pop(session_id, None)
+        if projection is not None:
+            self.topics.remove_source(projection.topic)
+
     def workspace(self, workspace_key: str) -> tuple[SessionsIndex, WorkspaceConfig]:
         """The workspace's two topics, made (and served) the first time they are needed."""
         if workspace_key not in self.indexes:

@@ -225,8 +225,9 @@ def test_retry_reruns_the_latest_turn_and_rename_renames(world):
     assert conn.wait_reply(2).error is None
     assert plane.port.named("truncate") and plane.port.named("start_turn")[-1][2] == "first"
     extension(session, conn, 3, "session/rename", title="A better name")
-    plane.serve("v4/command")
-    assert conn.wait_reply(3).error is None
+    rename = plane.serve("v4/command")
+    assert rename.params["type"] == "renameSession" and rename.params["payload"] == {"title": "A better name"}
+    assert conn.wait_reply(3).result == {"title": "A better name"}  # answered as on the legacy path
     conn.wait_for(lambda: any(u["sessionUpdate"] == "session_info_update" and u.get("title") == "A better name"
                               for u in conn.updates()))
 

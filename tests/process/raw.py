@@ -11,7 +11,7 @@ import queue
 from pathlib import Path
 from typing import Any
 
-from tests.process.harness import SIM, dialect, is_backend
+from tests.process.harness import SIM, V4_COMMAND_OF, dialect, is_backend
 
 
 class RawBridge:
@@ -80,3 +80,19 @@ class RawBridge:
         for task in Path(f"/proc/{self.proc.pid}/task").glob("*"):
             pids += [int(p) for p in (task / "children").read_text().split()]
         return [pid for pid in pids if is_backend(pid)]
+
+
+def trace_acts(trace: Path) -> list[str]:
+    """The acts the bridge asked of the engine, in order, from the simulator's trace: a legacy
+    method as named, a v4 command as the legacy method doing the same act (``Bridge.engine_acts``),
+    so a line-level test holds on either engine API (docs/v4.md)."""
+    legacy_of = {command: method for method, command in reversed(V4_COMMAND_OF.items())}
+    acts = []
+    for line in trace.read_text().splitlines():
+        call = json.loads(line)
+        method = call.get("method")
+        if method == "v4/command":
+            command = (call.get("params") or {}).get("type")
+            method = legacy_of.get(command, f"v4/command {command}")
+        acts.append(method)
+    return acts

@@ -5,7 +5,7 @@ import random
 import signal
 import time
 
-from tests.process.raw import RawBridge
+from tests.process.raw import RawBridge, trace_acts
 from tests.process.reliability import alive
 
 
@@ -29,8 +29,7 @@ def test_stdin_eof_mid_turn_stops_the_turn_and_leaves_no_process(tmp_path):
     assert bridge.close() == 0
     assert time.monotonic() - started < 3
     assert not alive(backend)
-    trace = [json.loads(line).get("method") for line in (tmp_path / "trace.jsonl").read_text().splitlines()]
-    assert "session/stop" in trace
+    assert "session/stop" in trace_acts(tmp_path / "trace.jsonl")  # v4: the stop command
 
 
 def test_sigterm_tears_down_once_and_exits_zero(tmp_path):

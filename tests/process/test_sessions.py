@@ -1,6 +1,7 @@
 """Sessions that survive: placeholders on disk, load with history, resume, list, close, settings."""
 
 import asyncio
+import os
 
 import pytest
 from acp import RequestError
@@ -13,8 +14,9 @@ async def test_a_session_survives_a_bridge_restart_with_its_whole_history(tmp_pa
     async with bridge(tmp_path) as first:
         sid = await first.new_session()
         await first.prompt(sid, "Show me around")
-        backend_id = first.backend_calls("session/send")[0]["params"]["sessionId"]
+        backend_id = first.engine_acts("session/send")[0]["params"]["sessionId"]
         calls_before = len(first.backend_calls())
+        creates_before = len(first.engine_acts("session/create"))
     async with bridge(tmp_path) as second:  # a new bridge process and a new backend process
         response = await second.conn.load_session(session_id=sid, cwd="/tmp", mcp_servers=[])
         assert response.modes.current_mode_id == "yolo"
@@ -37,8 +39,8 @@ async def test_a_session_survives_a_bridge_restart_with_its_whole_history(tmp_pa
         assert [c["method"] for c in calls if c["method"] == "session/resume"] == ["session/resume"]
         # A new prompt continues the same backend session.
         await second.prompt(sid, "#sim stream count=3")
-        assert second.backend_calls("session/send")[-1]["params"]["sessionId"] == backend_id
-        assert not [c for c in calls if c["method"] == "session/create"]
+        assert second.engine_acts("session/send")[-1]["params"]["sessionId"] == backend_id
+        assert len(second.engine_acts("session/create")) == creates_before  # no new engine session
 
 
 @run
@@ -51,7 +53,7 @@ async def test_a_never_used_placeholder_gets_a_fresh_session_after_a_restart(tmp
         assert second.client.updates.get(sid, []) == []
         response = await second.prompt(sid, "#sim stream count=2")
         assert response.stop_reason == "end_turn"
-        assert len(second.backend_calls("session/create")) == 1
+        assert len(second.engine_acts("session/create")) == 1
 
 
 @run
@@ -101,8 +103,16 @@ async def test_live_updates_during_a_replay_arrive_after_it(tmp_path):
         after = b.client.updates[sid][mark:]
         first = next(i for i, u in enumerate(after) if u["sessionUpdate"] == "user_message_chunk")
         last = next(i for i, u in enumerate(after) if u["sessionUpdate"] == "usage_update" and i > first)
-        # Replayed chunks carry the backend's message ids (msg_…); live ones the bridge's own.
         chunk_ids = [u["messageId"] for u in after[first:last + 1] if u["sessionUpdate"] == "agent_message_chunk"]
+        if os.environ.get("ZCODE_ACP_ENGINE_API") == "v4":
+            # On v4 (docs/v4.md) the replay is the snapshot the bridge holds, one chunk per row under the
+            # row's id (row-<n>) as live chunks are: a live delta inside it would be a second chunk of a row.
+            assert chunk_ids and len(chunk_ids) == len(set(chunk_ids)), "a live update landed inside the replay"
+            live_row = chunk_ids[-1]  # the running turn's answer, replayed as far as it had come
+            assert any(u["sessionUpdate"] == "agent_message_chunk" and u["messageId"] == live_row
+                       for u in after[last + 1:])  # its live deltas came right after
+            return
+        # Replayed chunks carry the backend's message ids (msg_…); live ones the bridge's own.
         assert chunk_ids and all(mid.startswith("msg_") for mid in chunk_ids), "a live update landed inside the replay"
         assert any(u["sessionUpdate"] == "agent_message_chunk" and not u["messageId"].startswith("msg_")
                    for u in after[last + 1:])  # the held live updates came right after
@@ -130,6 +140,9 @@ async def test_list_shows_used_sessions_under_their_editor_ids_and_close_forgets
         assert used in ids and unused not in ids
         info = next(s for s in listed.sessions if s.session_id == used)
         assert info.cwd == "/tmp" and info.updated_at.endswith("Z") and info.title
+        if os.environ.get("ZCODE_ACP_ENGINE_API") == "v4":  # read from the workspace's sessions-index topic
+            topics = [c["params"]["topic"] for c in b.backend_calls("v4/conversation/subscribe")]
+            assert "sessions-index//tmp" in topics and not b.backend_calls("session/list")
         await b.conn.close_session(session_id=used)
         with pytest.raises(RequestError) as err:
             await b.prompt(used, "again")
@@ -137,6 +150,36 @@ async def test_list_shows_used_sessions_under_their_editor_ids_and_close_forgets
         # The backend kept the history: the session can be loaded again.
         await b.conn.load_session(session_id=used, cwd="/tmp", mcp_servers=[])
         assert b.client.of_kind(used, "user_message_chunk")
+
+
+@run
+async def test_a_new_bridge_lists_the_sessions_of_an_earlier_one(tmp_path):
+    async with bridge(tmp_path) as first:
+        sid = await first.new_session()
+        await first.prompt(sid, "#sim stream count=2\nList me later")
+    async with bridge(tmp_path) as second:  # a new engine process: the session is in its store only
+        listed = await second.conn.list_sessions(cwd="/tmp")
+        [info] = [s for s in listed.sessions if s.session_id == sid]  # under the editor's id
+        assert info.title and info.updated_at.endswith("Z")
+        await second.conn.load_session(session_id=sid, cwd="/tmp", mcp_servers=[])
+        assert second.client.of_kind(sid, "user_message_chunk")
+
+
+@run
+async def test_a_deleted_session_leaves_the_list_and_on_v4_the_engine_deletes_it(tmp_path):
+    async with bridge(tmp_path) as b:
+        kept, doomed = await b.new_session(), await b.new_session()
+        await b.prompt(kept, "#sim stream count=1")
+        await b.prompt(doomed, "#sim stream count=1")
+        backend_id = b.engine_acts("session/send")[-1]["params"]["sessionId"]
+        assert {kept, doomed} <= {s.session_id for s in (await b.conn.list_sessions(cwd="/tmp")).sessions}
+        assert await b.conn._conn.send_request("session/delete", {"sessionId": doomed}) == {}
+        if os.environ.get("ZCODE_ACP_ENGINE_API") == "v4":  # the v4 command deletes it in the engine
+            await file_contains(b.trace, '"deleteSession"')
+            assert [c["params"]["sessionId"] for c in b.engine_acts("session/delete")] == [backend_id]
+            assert not b.backend_calls("session/close")  # deleted, not merely closed
+        ids = {s.session_id for s in (await b.conn.list_sessions(cwd="/tmp")).sessions}
+        assert kept in ids and doomed not in ids and backend_id not in ids
 
 
 @run
@@ -156,7 +199,8 @@ async def test_mode_model_and_thought_changes(tmp_path, sim_dialect):
         sid = await b.new_session()
         assert b.backend_calls() == []
         await b.conn.set_session_mode(session_id=sid, mode_id="plan")  # materializes the session
-        assert [c["method"] for c in b.backend_calls()][:1] == ["session/create"]
+        first_call = b.backend_calls()[0]  # the engine session is made first (v4: the createSession command)
+        assert first_call["method"] == "session/create" or first_call["params"].get("type") == "createSession"
         assert b.backend_calls("session/setMode")[0]["params"]["mode"] == "plan"
         await b.client.wait_for(lambda: b.client.of_kind(sid, "current_mode_update"))
         assert b.client.of_kind(sid, "current_mode_update")[-1]["currentModeId"] == "plan"
@@ -197,8 +241,8 @@ async def test_racing_first_uses_make_one_session_create(tmp_path):
         response, _ = await asyncio.gather(b.prompt(sid, "#sim stream count=2"),
                                            b.conn.set_session_mode(session_id=sid, mode_id="edit"))
         assert response.stop_reason == "end_turn"
-        assert len(b.backend_calls("session/create")) == 1
-        backend_id = b.backend_calls("session/send")[0]["params"]["sessionId"]
+        assert len(b.engine_acts("session/create")) == 1
+        backend_id = b.engine_acts("session/send")[0]["params"]["sessionId"]
         stored = await file_contains(tmp_path / "zcode-home" / "v2" / "acp-lazy-sessions.json", backend_id)
         assert backend_id in stored
 
@@ -212,5 +256,5 @@ async def test_a_session_continues_on_a_restarted_backend(tmp_path):
             await b.prompt(sid, "#sim die")
         response = await b.prompt(sid, "#sim stream count=2 text=after")
         assert response.stop_reason == "end_turn"
-        assert len(b.backend_calls("session/create")) == 1
+        assert len(b.engine_acts("session/create")) == 1
         assert len(b.backend_calls("session/resume")) == 1
