@@ -197,6 +197,25 @@ def idle_rss_after_leaving(sessions: int) -> tuple[float, float, float]:
         return used, previous, (time.perf_counter() - started) * 1000
 
 
+def placeholder_rss(sessions: int) -> tuple[float, float]:
+    """(MiB RSS of the bridge holding ``sessions`` sessions straight from ``session/new``, never used;
+    seconds making them took).
+
+    Each is a placeholder: no backend session until its first use
+    (docs/sessions.md). The lazy store lives in a fresh ``ZCODE_HOME``.
+    """
+    home = tempfile.mkdtemp(prefix="bench-new-")
+    try:
+        with Peer({"ZCODE_HOME": home}, backend=fake_backend()) as peer:
+            peer.initialize()
+            started = time.perf_counter()
+            pipelined(peer, [("session/new", {"cwd": "/tmp", "mcpServers": []})] * sessions)
+            elapsed = time.perf_counter() - started
+            return peer.rss_kib() / 1024, elapsed
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
 def idle_rss(sessions: int) -> tuple[float, float]:
     """(MiB RSS of the bridge holding ``sessions`` idle sessions, each used once; seconds making them took).
 
