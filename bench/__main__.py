@@ -143,8 +143,9 @@ def row_rss(s: Sizes) -> list[Line]:
 def row_idle(s: Sizes) -> list[Line]:
     used, left, back = lifecycle.idle_rss_after_leaving(s.idle_many)
     return [(f"RSS with {s.idle_many:,} idle sessions (each used once, then idle past ZCODE_ACP_IDLE_AFTER="
-             f"{lifecycle.IDLE_AFTER:g} s: they left memory)", f"{left:.0f} MiB ({used:.0f} MiB while all were "
-             f"live); a prompt to one of them answered in {back:.0f} ms (it resumes)",
+             f"{lifecycle.IDLE_AFTER:g} s: they left memory)", f"{left:.0f} MiB ({used:.0f} MiB as the last was "
+             f"used, the first ones already gone; all live: the rss10k row); a prompt to one of them answered in "
+             f"{back:.0f} ms (it resumes)",
              "≤ 64 MiB; they come back on use")]
 
 

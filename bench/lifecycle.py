@@ -171,7 +171,11 @@ IDLE_AFTER = 3.0  # seconds: ZCODE_ACP_IDLE_AFTER for the "after they left memor
 
 
 def idle_rss_after_leaving(sessions: int) -> tuple[float, float, float]:
-    """(MiB RSS with ``sessions`` used sessions, MiB once they left memory, ms for one to answer a prompt again).
+    """(MiB RSS as the last of ``sessions`` sessions was used, MiB once they left memory, ms for one to answer a
+    prompt again).
+
+    Making 10,000 takes longer than ``IDLE_AFTER``, so the first ones have left by the time the last is
+    used: the first figure is not "all live" (``idle_rss`` is).
 
     The bridge runs with ``ZCODE_ACP_IDLE_AFTER`` = ``IDLE_AFTER``; RSS is read
     again once it has stopped falling, then one session is prompted (it
