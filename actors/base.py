@@ -29,6 +29,7 @@ import pykka
 from zcode_acp.protocol.errors import internal
 
 from zcode_acp.actors.messages import Batch, Consumed, Owed
+from zcode_acp.actors.on_demand import OnDemandActor
 
 log = logging.getLogger(__name__)
 
@@ -78,13 +79,11 @@ class CheckedRef(pykka.ActorRef[Any]):
             raise UnhandledMessage(f"{actor_class.__name__} has no handler for {cls.__name__}")
 
 
-class BridgeActor(pykka.ThreadingActor):
+class BridgeActor(OnDemandActor):
+    # No thread per actor: a greenlet runs only while the actor has mail (actors/on_demand.py).
+    # (pykka's threads were daemon threads for "Actor start" in docs/performance.md; there are
+    # none now, so nothing joins or scans them.)
     _handlers: ClassVar[dict[type, Handler]] = {}
-    # A non-daemon thread's start() scans every live non-daemon thread (CPython's
-    # threading._maintain_shutdown_locks), so with 10,000 Sessions each prompt's Turn paid
-    # O(sessions). Our actors are greenlets; shutdown is the Supervisor's teardown, not
-    # the interpreter joining threads (docs/performance.md, "Actor start").
-    use_daemon_thread: ClassVar[bool] = True
     # True for an actor whose stopping is an ordinary event others learn of later (a client
     # connection): a tell that finds it stopped is dropped instead of raising ActorDeadError.
     gone_is_normal: ClassVar[bool] = False

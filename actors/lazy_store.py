@@ -279,7 +279,9 @@ class LazySessionStore:
                 unsaved, self.unsaved = self.unsaved, {}  # taken here, on the loop: record() adds meanwhile
                 try:
                     try:
-                        self._in_pool(self._write, unsaved)
+                        # A copy of ours, taken on the loop: the pool's thread must not iterate the dict
+                        # that record() changes meanwhile ("dictionary changed size during iteration").
+                        self._in_pool(self._write, unsaved, dict(self.ours))
                     except BaseException:
                         self.unsaved = {**unsaved, **self.unsaved}  # written with the next try
                         raise
@@ -298,12 +300,12 @@ class LazySessionStore:
         """Wait (bounded) until everything recorded is on disk."""
         return bool(self.idle.wait(timeout))
 
-    def _write(self, unsaved: dict[str, dict[str, Any]]) -> None:
+    def _write(self, unsaved: dict[str, dict[str, Any]], ours: dict[str, dict[str, Any]]) -> None:
         with self._locked():
             if self._journal_will_do():
                 self._append(unsaved)
             else:
-                self._rewrite()
+                self._rewrite(ours)
 
     def _journal_will_do(self) -> bool:
         """A big, sound file whose journal is still under half its size takes an appended line."""
@@ -329,10 +331,10 @@ class LazySessionStore:
         finally:
             os.close(fd)
 
-    def _rewrite(self) -> None:
+    def _rewrite(self, ours: dict[str, dict[str, Any]]) -> None:
         """The whole file from disk (file + journal) and this process's entries; the journal emptied."""
         on_disk, corrupt = self._read()
-        entries = lazy_sessions.prune(lazy_sessions.merge(on_disk, self.ours), time.time() * 1000)
+        entries = lazy_sessions.prune(lazy_sessions.merge(on_disk, ours), time.time() * 1000)
         if corrupt:
             os.replace(self.path, self.path.with_suffix(".json.corrupt"))
         temporary = self.folder / f".{FILE_NAME}.{os.getpid()}.tmp"

@@ -161,7 +161,9 @@ class Supervisor(BridgeActor):
         self.backend_ids: dict[str, str] = {}  # ACP session id → backend session id
         self.trim_pending = False
         self.quiet_release = QuietRelease()  # memory back to the OS once a burst is over
-        self.dormant: dict[str, Dormant] = {}  # idle Sessions that left memory, back on their next use
+        # Sessions that are not actors now, started on their next use: the never used ones (straight
+        # from session/new) and the idle ones that left memory (docs/performance.md, "Idle sessions").
+        self.dormant: dict[str, Dormant] = {}
         self.activity: dict[str, dict[str, Any]] = {}  # ACP session id → {updatedAt, status, title}
         self.version = version()
         self.shutting_down = False
@@ -294,7 +296,7 @@ class Supervisor(BridgeActor):
         if result is not _DEFERRED:
             answer(result)
             if method == "session/new":  # after the answer, never before it
-                self.sessions[result["sessionId"]].tell(Announce(message.conn))
+                self._announce(message.conn, result["sessionId"])
 
     @handles(ClientRequestCancelled)
     def on_client_request_cancelled(self, message: ClientRequestCancelled) -> None:
@@ -343,16 +345,33 @@ class Supervisor(BridgeActor):
     def _new_session(self, cwd: str, servers: list[Any]) -> dict[str, Any]:
         session_id = str(uuid.uuid4())
         self.store.record(session_id, cwd)  # first: a session the store refuses is never made
-        _, settings = self._spawn(session_id, cwd, servers)
+        settings = self._new_settings()
+        # Not an actor until its first use: most editors open sessions they never prompt, and a
+        # record is ~0.3 KiB where a Session is ~8 (docs/performance.md, "Idle sessions").
+        self.dormant[session_id] = Dormant(cwd, servers, None, settings, True)
         log.info("session=%s new in %s", session_id, cwd)
         return {"sessionId": session_id, **session_state(settings)}
 
-    def _spawn(self, session_id: str, cwd: str, mcp_servers: list[Any], backend_session_id: str | None = None,
-               root_known: bool = True, settings: SessionSettings | None = None) -> tuple[Any, SessionSettings]:
-        settings = settings or model_catalog.seeded(
+    def _new_settings(self) -> SessionSettings:
+        return model_catalog.seeded(
             SessionSettings(mode=self.config.default_mode, plan_toggle=supports_boolean_options(self.capabilities),
                             lang=self.config.lang),
             self.catalog)
+
+    def _announce(self, conn: Any, session_id: str) -> None:
+        """The commands a session offers, after its new/fork answer (never before it)."""
+        session = self.sessions.get(session_id)
+        if session is not None:
+            session.tell(Announce(conn))
+            return
+        # A record (never used): no engine has named its own commands yet, so the bridge's alone,
+        # what the Session would announce before its create.
+        conn.tell(Deliver(session_id, updates.encode(
+            session_id, [commands.available_commands_update((), self.config.lang)])))
+
+    def _spawn(self, session_id: str, cwd: str, mcp_servers: list[Any], backend_session_id: str | None = None,
+               root_known: bool = True, settings: SessionSettings | None = None) -> tuple[Any, SessionSettings]:
+        settings = settings or self._new_settings()
         ref = Session.start(
             session_id=session_id,
             cwd=cwd,
@@ -461,6 +480,7 @@ class Supervisor(BridgeActor):
         """
         session_id = _session_id(params)
         session = self.sessions.pop(session_id, None)
+        self.dormant.pop(session_id, None)  # deleting is final: a record must not come back on use
         backend_id = self.backend_ids.pop(session_id, None)
         on_v4 = self.config.engine_api == "v4" and backend_id is not None  # the engine deletes it: deleteSession
         if session is not None:
@@ -645,7 +665,7 @@ class Supervisor(BridgeActor):
                 conn.tell(Reply(handle, None, exc.to_dict()))
                 continue
             conn.tell(Reply(handle, result, None))
-            self.sessions[result["sessionId"]].tell(Announce(conn))  # after the answer, never before it
+            self._announce(conn, result["sessionId"])  # after the answer, never before it
 
     @handles(CatalogSeen)
     def on_catalog_seen(self, message: CatalogSeen) -> None:

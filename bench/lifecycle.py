@@ -231,7 +231,11 @@ IDLE_AFTER = 3.0  # seconds: ZCODE_ACP_IDLE_AFTER for the "after they left memor
 
 
 def idle_rss_after_leaving(sessions: int) -> tuple[float, float, float]:
-    """(MiB RSS with ``sessions`` used sessions, MiB once they left memory, ms for one to answer a prompt again).
+    """(MiB RSS as the last of ``sessions`` sessions was used, MiB once they left memory, ms for one to answer a
+    prompt again).
+
+    Making 10,000 takes longer than ``IDLE_AFTER``, so the first ones have left by the time the last is
+    used: the first figure is not "all live" (``idle_rss`` is).
 
     The bridge runs with ``ZCODE_ACP_IDLE_AFTER`` = ``IDLE_AFTER``; RSS is read
     again once it has stopped falling, then one session is prompted (it
@@ -255,6 +259,25 @@ def idle_rss_after_leaving(sessions: int) -> tuple[float, float, float]:
         started = time.perf_counter()
         pipelined(peer, [("session/prompt", {"sessionId": ids[0], "prompt": [{"type": "text", "text": "bulk 1"}]})])
         return used, previous, (time.perf_counter() - started) * 1000
+
+
+def placeholder_rss(sessions: int) -> tuple[float, float]:
+    """(MiB RSS of the bridge holding ``sessions`` sessions straight from ``session/new``, never used;
+    seconds making them took).
+
+    Each is a placeholder: no backend session until its first use
+    (docs/sessions.md). The lazy store lives in a fresh ``ZCODE_HOME``.
+    """
+    home = tempfile.mkdtemp(prefix="bench-new-")
+    try:
+        with Peer({"ZCODE_HOME": home}, backend=fake_backend()) as peer:
+            peer.initialize()
+            started = time.perf_counter()
+            pipelined(peer, [("session/new", {"cwd": "/tmp", "mcpServers": []})] * sessions)
+            elapsed = time.perf_counter() - started
+            return peer.rss_kib() / 1024, elapsed
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
 
 
 def idle_rss(sessions: int) -> tuple[float, float]:

@@ -33,20 +33,20 @@ from bench.peer import BRIDGE, RELAY, Peer, fake_backend
 
 
 def _mailbox_line() -> int:
-    """The line of pykka's actor loop that takes the next message (and so drops the previous one)."""
+    """The line of the actor loop (actors/on_demand.py) that hands a message to its handler and drops it after."""
     import inspect
 
-    import pykka._actor
+    from zcode_acp.actors.on_demand import OnDemandActor
 
-    lines, first = inspect.getsourcelines(pykka._actor.Actor._actor_loop_running)
+    lines, first = inspect.getsourcelines(OnDemandActor._drain)
     for offset, text in enumerate(lines):
-        if "actor_inbox.get()" in text:
+        if "_handle_envelope(" in text:
             return first + offset
     return -1
 
 
 MAILBOX_LINE = _mailbox_line()
-FREEING = "freeing each batch (previous message dropped as the mailbox loop takes the next)"
+FREEING = "freeing each batch (a message dropped as the mailbox loop finishes with it)"
 
 # (hop, predicate on (file, function)); the first hop whose predicate holds for
 # the innermost matching frame wins. Files are as py-spy prints them.
@@ -72,7 +72,7 @@ RULES: list[Rule] = [
     ("reader loop (Backend._read_stdout)", lambda f, fn: f.endswith("actors/backend.py")),
     ("ClientConnection actor (coalesce)", lambda f, fn: f.endswith("client_connection.py")),
     ("actor hops (tell, mailbox, dispatch, greenlet switch)", lambda f, fn: f.startswith("pykka/")
-        or f.endswith("actors/base.py") or "actors/messages/" in f or f.startswith("gevent/")
+        or f.endswith(("actors/base.py", "actors/on_demand.py")) or "actors/messages/" in f or f.startswith("gevent/")
         or f in ("threading.py", "queue.py")),
 ]
 # How the table lists them: the order a delta travels.
@@ -91,7 +91,7 @@ def hop_of(stack: list[str]) -> tuple[str, str]:
         if not match:
             continue
         file, function = match["file"], match["fn"]
-        if (depth == 0 and function == "Actor._actor_loop_running" and match["line"]
+        if (depth == 0 and function == "OnDemandActor._drain" and match["line"]
                 and int(match["line"]) == MAILBOX_LINE):
             # Leaf on this line: the C work of taking the next message, mostly freeing
             # the last one (thousands of parsed events and their updates).

@@ -213,7 +213,9 @@ class Session(BridgeActor):
 
     def _arm_idle_check(self, delay: float) -> None:
         if self.config.idle_session_after > 0:
-            gevent.spawn_later(delay, safe_tell, self.actor_ref, IdleCheck())
+            # A bare timer, not spawn_later's greenlet: ~0.1 KiB a session instead of ~1 (its tell never
+            # blocks, so it may run in the hub).
+            gevent.get_hub().loop.timer(delay).start(safe_tell, self.actor_ref, IdleCheck())
 
     def _idle(self) -> bool:
         """Nothing would be lost by stopping now: no turn, dialog card, task, load or compaction."""
@@ -562,6 +564,8 @@ class Session(BridgeActor):
         turn = self.turns.pop(message.key, None)
         self.turn_requests.pop(message.key, None)
         self.turn_prompts.pop(message.key, None)
+        if not self.turns:  # an emptied dict keeps its table: ~0.5 KiB for each idle session (Idle sessions)
+            self.turns, self.turn_requests, self.turn_prompts = {}, {}, {}
         if turn is not None:
             turn.stop(block=False)
 

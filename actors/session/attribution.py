@@ -24,7 +24,6 @@ send answer, and tells the Turn it names.
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,7 +51,9 @@ def execution_id(event: Event) -> str | None:
 
 class Attribution:
     def __init__(self) -> None:
-        self.awaiting: deque[int] = deque()  # accepted sends without a turn yet, oldest first
+        # Accepted sends without a turn yet, oldest first: one or two at most, so a list (an empty deque
+        # holds a 0.7 KiB block for each of 10,000 idle sessions).
+        self.awaiting: list[int] = []
         self.unclaimed: dict[str, list[Event]] = {}  # started turns no send has claimed (insertion order)
 
     def event(self, event: Event) -> Claim | None:
@@ -65,11 +66,11 @@ class Attribution:
             return None
         if kind == ev.TURN_STARTED and not ev.is_background_start(event):
             if self.awaiting:
-                return Claim(self.awaiting.popleft(), turn_id, execution_id(event))
+                return Claim(self.awaiting.pop(0), turn_id, execution_id(event))
             self.unclaimed[turn_id] = [event]
             return None
         if kind == ev.TURN_STEER_QUEUED and self.awaiting and turn_id not in self.unclaimed:
-            return Claim(self.awaiting.popleft(), turn_id, None, merged=True)
+            return Claim(self.awaiting.pop(0), turn_id, None, merged=True)
         if kind in ev.TURN_END_TYPES:
             self.unclaimed.pop(turn_id, None)
         elif turn_id in self.unclaimed and len(self.unclaimed[turn_id]) < HELD_EVENTS_LIMIT:

@@ -1,0 +1,40 @@
+"""A session straight from ``session/new`` is a record in the Supervisor, not an actor, until its first
+use (docs/performance.md, "Idle sessions"): 10,000 unused sessions must not cost 10,000 actors."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pykka
+
+from tests.actors.fakes import Probe
+from zcode_acp.actors.cli.config import Config
+from zcode_acp.actors.messages import ClientFrame, ListSessions, RequestHandle
+from zcode_acp.actors.session import Session
+from zcode_acp.actors.supervisor import Supervisor
+
+
+def test_a_new_session_is_no_actor_until_its_first_use(tmp_path):
+    conn = Probe()
+    supervisor = Supervisor.start(replace(Config(), zcode_home=tmp_path), lambda: None)
+    try:
+        hello = RequestHandle(1, 1)
+        supervisor.tell(ClientFrame(conn.ref, {"method": "initialize", "params": {"protocolVersion": 1}}, hello))
+        conn.wait_reply(hello)
+        handles = [RequestHandle(index, index) for index in range(2, 12)]
+        for handle in handles:
+            supervisor.tell(ClientFrame(conn.ref, {"method": "session/new",
+                                                   "params": {"cwd": str(tmp_path), "mcpServers": []}}, handle))
+        ids = [conn.wait_reply(handle, timeout=5).result["sessionId"] for handle in handles]
+        listed = supervisor.ask(ListSessions(), timeout=5)
+        assert {entry["sessionId"] for entry in listed} == set(ids)  # known, listed…
+        assert pykka.ActorRegistry.get_by_class(Session) == []  # …and no actor among them
+        first_use = {"sessionId": ids[0], "prompt": [{"type": "text", "text": "hello"}]}
+        supervisor.tell(ClientFrame(conn.ref, {"method": "session/prompt", "params": first_use}, RequestHandle(20, 20)))
+        supervisor.ask(ListSessions(), timeout=5)  # in mailbox order after the prompt was handed on
+        (started,) = pykka.ActorRegistry.get_by_class(Session)
+        assert started.proxy().session_id.get(timeout=5) == ids[0]
+    finally:
+        for ref in pykka.ActorRegistry.get_all():
+            if ref.actor_class is not Probe:
+                ref.stop()
