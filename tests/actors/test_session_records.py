@@ -8,7 +8,7 @@ from dataclasses import replace
 import pykka
 
 from tests.actors.fakes import Probe
-from zcode_acp.actors.cli.config import Config
+from zcode_acp.config.settings import Config
 from zcode_acp.actors.messages import ClientFrame, ListSessions, RequestHandle
 from zcode_acp.actors.session import Session
 from zcode_acp.actors.supervisor import Supervisor
