@@ -41,6 +41,7 @@ from zcode_acp.actors.messages import AnswerBackend, Answered, Reply, SessionAct
 from zcode_acp.actors.session.v4commands import V4Commands
 from zcode_acp.actors.session.v4extras import V4Extras, queue_items
 from zcode_acp.actors.session.v4feed import Step, V4Feed
+from zcode_acp.actors.session.v4notices import TurnNotice, titles, turn_notice
 from zcode_acp.actors.session.v4prompts import Answer, OwedPrompt, V4Prompts
 from zcode_acp.protocol.i18n import t
 
@@ -138,9 +139,13 @@ class V4Path:
         for reason in step.ignored:
             log.debug("session %s: v4 frame ignored: %s", self.session.session_id, reason)
         self.session.deliver(step.updates)
+        for title in titles(step.updates):  # the hub's list and the notices name the session by it
+            self.session.title = title
+            self.session.supervisor.tell(SessionActivity(self.session.session_id, self.prompts.busy, title))
         for signal in step.signals:
             if isinstance(signal, TurnEnded):
-                self._answer(self.prompts.turn_ended(signal, self._turn_usage()))
+                notice = turn_notice(signal, self.feed.state.rows) if self.feed is not None else None
+                self._answer(self.prompts.turn_ended(signal, self._turn_usage()), notice)
             elif isinstance(signal, InteractionOpened) and signal.interaction.countdown_deadline_at is not None:
                 notice = countdown_notice(signal.interaction, self.session.config.lang)
                 self.session.deliver([agent_text(notice, uuid.uuid4().hex)])
@@ -304,12 +309,15 @@ class V4Path:
         self.feed = None  # a new process: a new subscription, from a snapshot
         self.until_ready = None
 
-    def _answer(self, answers: list[Answer]) -> None:
+    def _answer(self, answers: list[Answer], ended: TurnNotice | None = None) -> None:
         for answer in answers:
             answer.owed.conn.tell(Reply(answer.owed.request_id, answer.result,
                                         answer.error.to_dict() if answer.error else None))
         if answers:
-            self._activity()
+            self._activity(ended)
 
-    def _activity(self) -> None:
-        self.session.supervisor.tell(SessionActivity(self.session.session_id, self.prompts.busy))
+    def _activity(self, ended: TurnNotice | None = None) -> None:
+        """The Supervisor's listing (and the webhook's turn notice, with ``ended``'s outcome and answer)."""
+        self.session.supervisor.tell(SessionActivity(self.session.session_id, self.prompts.busy,
+                                                     outcome=ended.outcome if ended else "",
+                                                     answer=ended.answer if ended else ""))
