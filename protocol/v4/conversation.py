@@ -37,6 +37,7 @@ from typing import Any
 
 from .. import tools, updates
 from . import conversation_view as view
+from .work_cards import WorkCards
 from .conversation_apply import (
     Change,
     LiveNotice,
@@ -149,7 +150,8 @@ class ConversationTranslator:
         self._cards: dict[str, _Card] = {}
         self._row_cards: dict[int, str] = {}
         self._markers: dict[int, str | None] = {}
-        self._works: dict[str, str] = {}  # work id → ACP status sent
+        self._works = WorkCards(lang)  # background works → task cards (protocol/v4/work_cards.py)
+        self._launches: dict[str, str] = {}  # work id → the card of the tool call that launched it
         self._interactions: set[str] = set()
 
     def translate(self, changes: list[Change]) -> Translation:
@@ -201,14 +203,15 @@ class ConversationTranslator:
                 self._cards[row["toolCallId"]] = _Card(TOOL_STATUSES.get(str(row.get("status")), "pending"), row.get("input"),
                                                        row.get("backgrounded") is True)
                 self._row_cards[row_id] = row["toolCallId"]
+                if isinstance(row.get("workId"), str):
+                    self._launches[row["workId"]] = row["toolCallId"]
             elif kind == "subagent":
                 status = SUBAGENT_STATUSES.get(str(row.get("status")), "in_progress")
                 self._cards[f"subagent-{row_id}"] = _Card(status, lingers=row.get("backgrounded") is True)
                 self._row_cards[row_id] = f"subagent-{row_id}"
             elif kind == "timelineMarker":
                 self._markers[row_id] = marker_notice(row.get("marker"), self._lang)
-        for work in view.background_works(reset.state):
-            self._works[work.work_id] = WORK_STATUSES.get(work.status, "in_progress")
+        self._works.baseline(reset.state.get("backgroundWorks"))
         self._interactions_changed((), view.pending_interactions(reset.state), out)
 
     # -- rows ----------------------------------------------------------------------------
@@ -254,6 +257,10 @@ class ConversationTranslator:
         tool_input = row.get("input")
         status = TOOL_STATUSES.get(str(row.get("status")), "pending")
         self._row_cards[row["rowId"]] = card_id
+        if isinstance(row.get("workId"), str):
+            self._launches[row["workId"]] = card_id
+        if row.get("backgrounded") is True and status in FINAL and card_id not in self._works.closed_card_ids():
+            status = "in_progress"  # the launch returned; the card carries on until its work ends
         card = self._cards.get(card_id)
         if card is None:
             start: Update = {
@@ -350,11 +357,16 @@ class ConversationTranslator:
 
     def has_card(self, card_id: str) -> bool:
         """Whether this translator opened the card (a tool row's, a sub-agent's, a work's)."""
-        return card_id in self._cards
+        return card_id in self._cards or card_id in self._works.card_ids()
 
     def close_open_cards(self) -> list[Update]:
         """The engine went away mid-turn: every card still open fails, once (it can never settle now)."""
         out = Translation()
+        out.updates.extend(self._works.close_all())  # a launch card closes as its work's, with its meta
+        for card_id in self._works.closed_card_ids():
+            card = self._cards.get(card_id)
+            if card is not None and card.status not in FINAL:
+                card.status = "failed"
         for card_id in list(self._cards):
             self._close(card_id, out)
         return out.updates
@@ -398,7 +410,11 @@ class ConversationTranslator:
             if previous is None or routing != view.input_routing(before):
                 out.signals.append(RoutingChanged(routing))
         elif key == "backgroundWorks":
-            self._works_changed(view.background_works(now), out)
+            out.updates.extend(self._works.changed(value, self._launch_card))
+            for card_id in self._works.closed_card_ids():  # a launch card its work closed is settled
+                card = self._cards.get(card_id)
+                if card is not None and card.status not in FINAL:
+                    card.status = "completed"
 
     def _control(self, control: view.Control, before: view.Control, out: Translation) -> None:
         if not control.ended or (before.ended and before.phase == control.phase):
@@ -422,32 +438,14 @@ class ConversationTranslator:
                 out.signals.append(InteractionOpened(interaction))
         self._interactions = set(current)
 
-    def _works_changed(self, works: tuple[view.BackgroundWork, ...], out: Translation) -> None:
-        seen = set()
-        for work in works:
-            seen.add(work.work_id)
-            card_id = f"work-{work.work_id}"
-            status = WORK_STATUSES.get(work.status, "in_progress")
-            sent = self._works.get(work.work_id)
-            if sent is None:
-                out.updates.append({
-                    "sessionUpdate": "tool_call",
-                    "toolCallId": card_id,
-                    "title": f"[background] {work.title or work.kind}",
-                    "kind": "execute" if work.kind == "bash" else "other",
-                    "status": status,
-                    "_meta": {"background": True, "zcode": {"workId": work.work_id, "kind": work.kind}},
-                })
-            elif sent != status and sent not in FINAL:
-                out.updates.append({"sessionUpdate": "tool_call_update", "toolCallId": card_id, "status": status})
-            else:
-                continue
-            self._works[work.work_id] = status
-        # A finished work leaves the list once its result is delivered into the conversation.
-        for work_id, status in list(self._works.items()):
-            if work_id not in seen and status not in FINAL:
-                out.updates.append({"sessionUpdate": "tool_call_update", "toolCallId": f"work-{work_id}", "status": "completed"})
-                self._works[work_id] = "completed"
+    def _launch_card(self, work: dict[str, Any]) -> str | None:
+        """The card of the tool call that launched ``work`` (its row names the work), if this client saw it."""
+        card_id = self._launches.get(str(work.get("workId")))
+        anchor = work.get("anchorRowId")
+        if card_id is None and isinstance(anchor, int):  # the work's anchor: the backgrounded call's row
+            card_id = self._row_cards.get(anchor)
+        card = self._cards.get(card_id) if card_id is not None else None
+        return card_id if card is not None and card.lingers else None
 
 
 def updates_notice(text: str, row_id: int) -> Update:

@@ -63,6 +63,8 @@ class TurnParts(ConversationState):
         self._interactions: dict[str, str] = {}
         """legacy requestId → interactionId."""
         self.answered: set[str] = set()
+        self._launch_rows: dict[str, int] = {}
+        """toolCallId → its row, past its turn's end: a background work outlives the call that launched it."""
         """Interactions answered, by a v4 command or by the host's answer to the legacy request."""
 
     def _row(self, kind: str, **fields: Any) -> dict[str, Any]:
@@ -94,6 +96,7 @@ class TurnParts(ConversationState):
         row = self._row("toolCall", toolCallId=tool_call_id, toolName=name, status="inputStreaming",
                         inputText=json.dumps(tool_input, sort_keys=True), input=tool_input, startedAt=self.now())
         self._turn.tools[tool_call_id] = row["rowId"]
+        self._launch_rows[tool_call_id] = row["rowId"]
         if name in SUBAGENT_TOOLS:
             agent = self._row("subagent", parentToolCallId=tool_call_id, status="running", summaryText="",
                               subagentType=str(tool_input.get("subagent_type") or "general-purpose"),
@@ -131,6 +134,8 @@ class TurnParts(ConversationState):
                                        "endedAt": self.now(), "approvalInteractionId": RowStore.DROP}
             if failed:
                 changes["error"] = {"code": "toolError", "message": text}
+            elif isinstance(row.get("input"), dict) and row["input"].get("run_in_background") is True:
+                changes["backgrounded"] = True  # rows.ts: the call handed its work to the background
             self.rows.upsert(row_id, changes)
             self._settle_subagent(str(payload.get("toolCallId")), "failed" if failed else "success", text)
 
@@ -227,9 +232,7 @@ class TurnParts(ConversationState):
         status = _WORK_STATUS.get(str(payload.get("status")), "running")
         works = [w for w in self.state["backgroundWorks"] if w["workId"] != work_id]
         previous = next((w for w in self.state["backgroundWorks"] if w["workId"] == work_id), None)
-        anchor = None
-        if self._turn is not None:
-            anchor = self._turn.tools.get(str(payload.get("toolCallId") or ""))
+        anchor = self._launch_rows.get(str(payload.get("toolCallId") or ""))
         work: dict[str, Any] = {
             "workId": work_id, "kind": "bash" if payload.get("toolName", "Bash") == "Bash" else "subagent",
             "title": str(payload.get("description") or work_id), "status": status,
@@ -237,6 +240,8 @@ class TurnParts(ConversationState):
             "anchorRowId": previous["anchorRowId"] if previous else anchor, "cancellable": status == "running"}
         if status != "running":
             work["endedAt"] = self.now()
+        if previous is None and anchor is not None:  # rows.ts: the launching call names its work
+            self.rows.upsert(anchor, {"backgrounded": True, "workId": work_id})
         self.set("backgroundWorks", [*works, work])
 
     def _settle_background_results(self, notification: str) -> None:

@@ -1,0 +1,79 @@
+"""backgroundWorks → background task cards on the v4 path, with the legacy path's state machine.
+
+Frames are shaped as the engine's schemas say (``snapshot.ts`` backgroundWorks, ``rows.ts``
+toolCall rows with ``backgrounded``/``workId``); every update is checked against ACP's schema.
+"""
+
+from tests.protocol.test_v4_conversation import Session, control, tool
+
+
+def work(status, kind="bash", work_id="w1", title="npm test", anchor=3):
+    return {"workId": work_id, "kind": kind, "title": title, "status": status, "startedAt": 1, "anchorRowId": anchor}
+
+
+def of(updates, card_id):
+    return [u for u in updates if u.get("toolCallId") == card_id]
+
+
+def launched(s, row_id=3, work_id="w1"):
+    """A turn whose Bash call detaches to the background, then ends."""
+    s.patch(control=control("running", canStop=True, stopState="stoppable"))
+    s.deltas({"op": "row.appended", "row": tool(row_id, "running", input={"command": "npm test"})})
+    s.deltas({"op": "row.upserted", "row": tool(row_id, "success", input={"command": "npm test"},
+                                                 backgrounded=True, workId=work_id)},
+             {"op": "state.updated", "patch": {"backgroundWorks": [work("running", work_id=work_id, anchor=row_id)]}})
+    s.patch(control=control("idle"))
+
+
+def test_a_background_bash_carries_on_in_its_launch_card_and_closes_it_once():
+    s = Session()
+    launched(s)
+    card = "call-3"
+    assert [u.get("status") for u in of(s.updates, card)] == ["in_progress", "in_progress"]  # the call, then its work
+    assert of(s.updates, card)[-1]["_meta"] == {"backgroundTask": {"taskId": "w1"}}
+    s.patch(backgroundWorks=[work("resultPending")])
+    s.patch(backgroundWorks=[])
+    closes = [u for u in of(s.updates, card) if u.get("status") in ("completed", "failed")]
+    assert closes == [{"sessionUpdate": "tool_call_update", "toolCallId": card, "status": "completed",
+                       "_meta": {"backgroundTask": {"taskId": "w1"}}}]
+    assert [u["sessionUpdate"] for u in s.updates].count("tool_call") == 1  # no second card for the work
+
+
+def test_the_turns_end_leaves_the_launch_card_open_for_its_work():
+    s = Session()
+    launched(s)
+    assert not [u for u in of(s.updates, "call-3") if u.get("status") == "failed"]
+
+
+def test_a_failed_or_cancelled_work_fails_its_card_once_cancelled_marked():
+    s = Session()
+    launched(s)
+    s.patch(backgroundWorks=[work("cancelled")])
+    s.patch(backgroundWorks=[])
+    [close] = [u for u in of(s.updates, "call-3") if u.get("status") in ("completed", "failed")]
+    assert close["status"] == "failed" and close["_meta"]["backgroundTask"]["cancelled"] is True
+
+
+def test_a_sub_agent_work_gets_a_card_of_its_own():
+    s = Session()
+    s.patch(backgroundWorks=[work("running", kind="subagent", work_id="agent_1", title="Survey the repo", anchor=None)])
+    s.patch(backgroundWorks=[work("failed", kind="subagent", work_id="agent_1", title="Survey the repo", anchor=None)])
+    start, close = of(s.updates, "bg_agent_1")
+    assert start["sessionUpdate"] == "tool_call" and start["title"] == "[background] Survey the repo"
+    assert start["status"] == "in_progress" and start["_meta"]["backgroundTask"]["taskId"] == "agent_1"
+    assert close["status"] == "failed"
+
+
+def test_a_work_already_running_when_a_client_attaches_is_not_announced_but_still_closes():
+    s = Session(backgroundWorks=[work("running", kind="subagent", work_id="agent_2", anchor=None)])
+    assert s.updates == []
+    s.patch(backgroundWorks=[work("resultPending", kind="subagent", work_id="agent_2", anchor=None)])
+    assert [u.get("status") for u in of(s.updates, "bg_agent_2")] == ["completed"]
+
+
+def test_teardown_fails_the_open_work_cards_once():
+    s = Session()
+    launched(s)
+    closing = s.translator.close_open_cards()
+    assert [(u["toolCallId"], u["status"]) for u in closing] == [("call-3", "failed")]
+    assert s.translator.close_open_cards() == []
