@@ -135,6 +135,7 @@ from zcode_acp.actors.session.lifecycle import Lifecycle, Phase, Step
 from zcode_acp.actors.session.routing import EventRouter, Routed
 from zcode_acp.actors.session.sequencer import Ready, Sequencer
 from zcode_acp.actors.session.settings import Settings
+from zcode_acp.actors.session import v4tasks
 from zcode_acp.actors.session.v4path import V4Path
 from zcode_acp.actors.transport import flow
 from zcode_acp.actors.turn import Turn
@@ -850,6 +851,8 @@ class Session(BridgeActor):
         call = commands.extension_call(message.name, message.params)
         if call.rename is not None and self.v4 is not None:  # on the v4 path: its own renameSession command
             call = commands.ExtensionCall("renameSession", {"title": call.rename}, v4_only=True)
+        if call.cancels_task is not None and self.v4 is not None:  # on the v4 path: cancelBackgroundWork
+            call = commands.ExtensionCall(v4tasks.METHOD, v4tasks.cancel_call_params(call.cancels_task), v4_only=True)
         if call.v4_only:
             v4 = self.v4
             if v4 is None:

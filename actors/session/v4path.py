@@ -38,6 +38,7 @@ from zcode_acp.protocol.v4.conversation_apply import Reset
 
 from zcode_acp.actors.base import safe_tell
 from zcode_acp.actors.messages import AnswerBackend, Answered, Reply, SessionActivity, V4Expire, V4Resolve
+from zcode_acp.actors.session import v4tasks
 from zcode_acp.actors.session.v4commands import V4Commands
 from zcode_acp.actors.session.v4extras import V4Extras, queue_items
 from zcode_acp.actors.session.v4feed import Step, V4Feed
@@ -249,6 +250,9 @@ class V4Path:
                     if ack.status in ("accepted", "duplicate"):
                         answer = self.prompts.unqueued(source)
                         self._answer([answer] if answer else [])
+        if method == v4tasks.METHOD:
+            work_id, answer = str(params["workId"]), on_result
+            on_result = lambda result: answer(v4tasks.cancel_answer(work_id, result))  # noqa: E731
         self.extras.run(method, params, on_result, on_error, on_ack)
 
     def with_countdown(self, frame: dict[str, Any], tool_call: dict[str, Any]) -> dict[str, Any]:
