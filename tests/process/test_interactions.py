@@ -2,6 +2,7 @@
 
 import asyncio
 import json
+import os
 
 import pytest
 
@@ -82,12 +83,15 @@ async def test_always_allow_in_this_project_sticks(tmp_path):
     async with bridge(tmp_path, NO_FORMS, client=client) as b:
         sid = await b.new_session()
         await b.prompt(sid, "#sim permission command=make")
-        [answer] = interaction_answers(b)
-        assert answer["decision"] == "allow" and answer["permissionUpdates"] == [
-            {"type": "addRules", "behavior": "allow", "rules": [{"toolName": "Bash", "ruleContent": "make"}]}]
         await b.prompt(sid, "#sim permission command=make")  # the same request again: allowed by the rule
         assert client.texts(sid).endswith("Permission granted; done.")
         assert len(client.dialogs_of("session/request_permission")) == 1
+        # Read after the second prompt, which is also the barrier: on the v4 path the engine goes on
+        # with the first answer's resolveInteraction, and the legacy answer behind it on the pipe may
+        # reach the engine after that turn ended — but always before the next prompt (pipe order).
+        [answer] = interaction_answers(b)
+        assert answer["decision"] == "allow" and answer["permissionUpdates"] == [
+            {"type": "addRules", "behavior": "allow", "rules": [{"toolName": "Bash", "ruleContent": "make"}]}]
 
 
 @pytest.mark.dialects("today")
@@ -258,8 +262,14 @@ async def test_cancel_during_an_open_dialog_withdraws_it_and_declines(tmp_path):
         withdrawn = [f["params"]["requestId"] for f in b.frames if f.get("method") == "$/cancel_request"]
         assert withdrawn == [dialog_id]
         card = client.dialogs_of("session/request_permission")[0]["toolCall"]["toolCallId"]
-        assert {"sessionUpdate": "tool_call_update", "toolCallId": card, "status": "failed"} in \
-            client.of_kind(sid, "tool_call_update")
+        failed = [u for u in client.of_kind(sid, "tool_call_update") if u["toolCallId"] == card and
+                  u.get("status") in ("completed", "failed")]
+        if os.environ.get("ZCODE_ACP_ENGINE_API") == "v4":  # the today-v4 run (conftest.py)
+            # By the engine's design: on v4 the card is the tool row's, which settles with the engine's
+            # words for the denial (its error); the legacy path has no such row and closes it bare.
+            assert [u["status"] for u in failed] == ["failed"] and "denied" in json.dumps(failed[0].get("content"))
+        else:
+            assert failed == [{"sessionUpdate": "tool_call_update", "toolCallId": card, "status": "failed"}]
         never.set_result(pick("opt_allow_once"))  # the user's late click is harmless
         assert (await b.prompt(sid, "#sim stream count=2")).stop_reason == "end_turn"
         assert interaction_answers(b)[0]["decision"] == "deny"
@@ -278,6 +288,9 @@ async def test_a_re_announce_storm_is_one_dialog_and_every_id_gets_the_same_answ
         sid = await b.new_session()
         await b.prompt(sid, "#sim permission")
         assert len(client.dialogs) == 1
+        # A barrier: on the v4 path the legacy answers follow the dialog's resolveInteraction on the
+        # pipe and may reach the engine after the turn ended, but always before a later prompt.
+        await b.prompt(sid, "#sim stream count=1")
         answers = interaction_answers(b)
         # (today's engine doubles its re-announce interval: fewer ids in the same wait)
         assert len(answers) >= 3 and all(a == answers[0] and a["decision"] == "allow" for a in answers)
