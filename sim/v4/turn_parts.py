@@ -207,7 +207,9 @@ class TurnParts(ConversationState):
         request_id = str(payload.get("requestId") or "")
         if not request_id or request_id in self._interactions:
             return None  # a re-announcement: same question, nothing new
-        interaction_id = f"int_{request_id}"
+        # The engine registers an interaction under the request's own id (interaction-response-race.ts:
+        # "interactionId = the business requestId"), so both channels name the same thing.
+        interaction_id = request_id
         self._interactions[request_id] = interaction_id
         now = self.now()
         item: dict[str, Any] = {"interactionId": interaction_id, "kind": kind, "anchorRowId": anchor,

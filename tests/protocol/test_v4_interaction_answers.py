@@ -24,6 +24,14 @@ def test_the_legacy_request_finds_its_pending_interaction_by_tool_call_and_kind(
     assert matching(pending, frame("interaction/requestPermission", toolCallId="t9")) is None
 
 
+def test_the_requests_own_id_is_the_interactions_id_and_wins_over_the_tool_call():
+    # The engine registers an interaction under its request's requestId (interaction-response-race.ts).
+    again = PendingInteraction("server-req-9", "permission", 7, {**PERMISSION.payload}, None)
+    pending = (PERMISSION, again)  # two asks about the same tool call
+    assert matching(pending, frame("interaction/requestPermission", requestId="server-req-9", toolCallId="t1")) is again
+    assert matching(pending, frame("interaction/requestPermission", requestId="int_1", toolCallId="t1")) is PERMISSION
+
+
 def test_each_decision_names_the_engines_option_of_that_kind():
     def option(answer):
         command = resolve_command("s", PERMISSION, answer)
