@@ -200,6 +200,8 @@ class Session(BridgeActor):
         self.tasks: Any = None
         # ZCODE_ACP_ENGINE_API=v4: the conversation comes from the v4 data plane (docs/v4.md)
         self.v4 = V4Path(self) if config.engine_api == "v4" else None
+        if self.v4 is not None:  # an engine with a v4 data plane is 0.16+: the removed methods are refused here
+            self.speaks_v4 = True
 
     # -- leaving memory when idle ----------------------------------------------------------------
 
