@@ -65,5 +65,9 @@ def resolve_command(session_id: str, item: PendingInteraction, answer: dict[str,
     action = answer.get("action")
     if action not in ("accept", "decline", "cancel"):
         return None
+    if action != "accept" and answer.get("reason"):
+        # A v4 answer has no field for a decline's reason, and the engine takes whichever channel
+        # arrives first: sending both would let a race decide what it hears. The request alone.
+        return None
     content = answer.get("content") if isinstance(answer.get("content"), dict) else None
     return v4.resolve_interaction(session_id, item.interaction_id, action=action, content=content)

@@ -55,6 +55,9 @@ def test_a_questions_answer_keeps_its_action_and_content():
     accepted = resolve_command("s", QUESTION, {"action": "accept", "content": {"answers": {"?": "yes"}}})
     assert accepted is not None and accepted.type == "resolveInteraction"
     assert accepted.payload["answer"] == {"action": "accept", "content": {"answers": {"?": "yes"}}}
-    declined = resolve_command("s", QUESTION, {"action": "decline", "reason": "skipped by user"})
+    declined = resolve_command("s", QUESTION, {"action": "decline"})
     assert declined is not None and declined.payload["answer"] == {"action": "decline"}
+    # A reason has no place in a v4 answer: the legacy request alone carries it (no race on meaning).
+    assert resolve_command("s", QUESTION, {"action": "decline", "reason": "skipped by user"}) is None
+    assert resolve_command("s", QUESTION, {"action": "cancel", "reason": "cancelled"}) is None
     assert resolve_command("s", QUESTION, {"whatever": 1}) is None
