@@ -145,8 +145,8 @@ class V4Path:
             self.session.supervisor.tell(SessionActivity(self.session.session_id, self.prompts.busy, title))
         for signal in step.signals:
             if isinstance(signal, TurnEnded):
-                notice = turn_notice(signal, self.feed.state.rows) if self.feed is not None else None
-                self._answer(self.prompts.turn_ended(signal, self._turn_usage()), notice)
+                ended = turn_notice(signal, self.feed.state.rows) if self.feed is not None else None
+                self._answer(self.prompts.turn_ended(signal, self._turn_usage()), ended)
             elif isinstance(signal, InteractionOpened) and signal.interaction.countdown_deadline_at is not None:
                 notice = countdown_notice(signal.interaction, self.session.config.lang)
                 self.session.deliver([agent_text(notice, uuid.uuid4().hex)])
