@@ -21,6 +21,8 @@ from .rows import RowStore
 
 SUBAGENT_TOOLS = frozenset(("Task", "Agent"))
 _WORK_STATUS = {"running": "running", "completed": "resultPending", "failed": "failed", "cancelled": "cancelled"}
+# The legacy task's other final statuses have no v4 word (snapshot.ts: running|resultPending|failed|cancelled).
+_WORK_FAILED = frozenset(("timed_out", "spawn_error", "lost", "killed"))
 PERMISSION_OPTIONS = (
     {"optionId": "allow_once", "label": "Allow once", "kind": "allowOnce"},
     {"optionId": "allow_always", "label": "Always allow", "kind": "allowAlways"},
@@ -231,7 +233,8 @@ class TurnParts(ConversationState):
 
     def _background(self, payload: dict[str, Any]) -> None:
         work_id = str(payload["taskId"])
-        status = _WORK_STATUS.get(str(payload.get("status")), "running")
+        legacy = str(payload.get("status"))
+        status = "failed" if legacy in _WORK_FAILED else _WORK_STATUS.get(legacy, "running")
         works = [w for w in self.state["backgroundWorks"] if w["workId"] != work_id]
         previous = next((w for w in self.state["backgroundWorks"] if w["workId"] == work_id), None)
         anchor = self._launch_rows.get(str(payload.get("toolCallId") or ""))
