@@ -259,8 +259,9 @@ class ConversationTranslator:
         self._row_cards[row["rowId"]] = card_id
         if isinstance(row.get("workId"), str):
             self._launches[row["workId"]] = card_id
-        if row.get("backgrounded") is True and status in FINAL and card_id not in self._works.closed_card_ids():
-            status = "in_progress"  # the launch returned; the card carries on until its work ends
+        if (row.get("backgrounded") is True and name == "Bash" and status in FINAL
+                and card_id not in self._works.closed_card_ids()):
+            status = "in_progress"  # the launch returned; its work carries on in this card (work_cards.py)
         card = self._cards.get(card_id)
         if card is None:
             start: Update = {

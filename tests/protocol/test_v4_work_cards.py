@@ -77,3 +77,17 @@ def test_teardown_fails_the_open_work_cards_once():
     closing = s.translator.close_open_cards()
     assert [(u["toolCallId"], u["status"]) for u in closing] == [("call-3", "failed")]
     assert s.translator.close_open_cards() == []
+
+
+def agent_call(row_id, status, **fields):
+    return {**tool(row_id, status, input={"description": "survey"}, **fields), "toolName": "Agent"}
+
+
+def test_a_background_sub_agents_launch_call_completes_its_own_card():
+    s = Session()
+    s.deltas({"op": "row.appended", "row": agent_call(4, "running")})
+    s.deltas({"op": "row.upserted", "row": agent_call(4, "success", backgrounded=True, workId="agent_1")},
+             {"op": "state.updated", "patch": {"backgroundWorks": [
+                 work("running", kind="subagent", work_id="agent_1", anchor=4)]}})
+    assert [u.get("status") for u in of(s.updates, "call-4")] == ["in_progress", "completed"]  # the launch, done
+    assert [u["sessionUpdate"] for u in of(s.updates, "bg_agent_1")] == ["tool_call"]  # the work, its own card
