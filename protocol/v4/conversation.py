@@ -65,6 +65,7 @@ SUBAGENT_STATUSES = {"running": "in_progress", "success": "completed", "failed":
 WORK_STATUSES = {"running": "in_progress", "resultPending": "completed", "failed": "failed", "cancelled": "failed"}
 PLAN_STATUSES = {"pending": "pending", "inProgress": "in_progress", "completed": "completed"}
 FINAL = frozenset(("completed", "failed"))
+SUBAGENT_CALLS = frozenset(("Agent", "Task"))  # the tool calls that run a sub-agent
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,7 +206,7 @@ class ConversationTranslator:
                 self._row_cards[row_id] = row["toolCallId"]
                 if isinstance(row.get("workId"), str):
                     self._launches[row["workId"]] = row["toolCallId"]
-            elif kind == "subagent":
+            elif kind == "subagent" and not self._shown_by_its_call(row, f"subagent-{row_id}"):
                 status = SUBAGENT_STATUSES.get(str(row.get("status")), "in_progress")
                 self._cards[f"subagent-{row_id}"] = _Card(status, lingers=row.get("backgrounded") is True)
                 self._row_cards[row_id] = f"subagent-{row_id}"
@@ -300,6 +301,11 @@ class ConversationTranslator:
                 fields["content"] = content
             if isinstance(row.get("output"), dict):
                 fields["rawOutput"] = row["output"]
+            output = row.get("output")
+            text = output.get("text") if isinstance(output, dict) else None
+            sub = tools.subagent_meta(text) if name in SUBAGENT_CALLS and isinstance(text, str) else None
+            if sub and row.get("backgrounded") is not True:  # a synchronous sub-agent's usage, as the legacy card has it
+                fields["_meta"] = {"claudeCode": {"toolName": name}, "subagent": sub}
         card.status, card.input = status, tool_input
         card.lingers = row.get("backgrounded") is True
         if fields:
@@ -317,6 +323,8 @@ class ConversationTranslator:
 
     def _subagent_row(self, row: dict[str, Any], out: Translation) -> None:
         card_id = f"subagent-{row['rowId']}"
+        if self._shown_by_its_call(row, card_id):
+            return
         self._row_cards[row["rowId"]] = card_id
         status = SUBAGENT_STATUSES.get(str(row.get("status")), "in_progress")
         summary = row.get("summaryText")
@@ -345,6 +353,12 @@ class ConversationTranslator:
             update["content"] = content
         card.status = status
         out.updates.append(update)
+
+    def _shown_by_its_call(self, row: dict[str, Any], card_id: str) -> bool:
+        """A sub-agent whose Agent call has a card here is shown by that card, as on the legacy path
+        (one card per sub-agent; its own tool calls name that card as their parent)."""
+        parent = row.get("parentToolCallId")
+        return card_id not in self._cards and isinstance(parent, str) and parent in self._cards
 
     def _removed(self, change: RowsRemoved, out: Translation) -> None:
         # ACP cannot take a message back; the cards of the cut branch that are still open

@@ -91,3 +91,18 @@ def test_a_background_sub_agents_launch_call_completes_its_own_card():
                  work("running", kind="subagent", work_id="agent_1", anchor=4)]}})
     assert [u.get("status") for u in of(s.updates, "call-4")] == ["in_progress", "completed"]  # the launch, done
     assert [u["sessionUpdate"] for u in of(s.updates, "bg_agent_1")] == ["tool_call"]  # the work, its own card
+
+
+def test_a_synchronous_sub_agent_is_shown_by_its_agent_call_with_its_usage():
+    s = Session()
+    result = ("Found it.\nagentId: agent_73c7c63d\n"
+              "<usage>subagent_tokens: 40904 tool_uses: 1 duration_ms: 10559</usage>")
+    s.deltas({"op": "row.appended", "row": agent_call(4, "running")},
+             {"op": "row.appended", "row": {"rowId": 5, "turnId": "turn-1", "createdAt": 1, "createdAtSeq": 5,
+                                             "kind": "subagent", "parentToolCallId": "call-4", "status": "running",
+                                             "subagentType": "general-purpose", "summaryText": ""}})
+    s.deltas({"op": "row.upserted", "row": agent_call(4, "success", output={"text": result})})
+    assert {u["toolCallId"] for u in s.updates} == {"call-4"}  # one card for the sub-agent: its call's
+    [done] = [u for u in s.updates if u.get("status") == "completed"]
+    assert done["_meta"]["subagent"] == {"agentId": "agent_73c7c63d", "tokens": 40904, "toolUses": 1,
+                                         "durationMs": 10559}
