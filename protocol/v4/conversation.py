@@ -212,7 +212,7 @@ class ConversationTranslator:
                 self._row_cards[row_id] = f"subagent-{row_id}"
             elif kind == "timelineMarker":
                 self._markers[row_id] = marker_notice(row.get("marker"), self._lang)
-        self._works.baseline(reset.state.get("backgroundWorks"))
+        self._works.baseline(reset.state.get("backgroundWorks"), self._launch_card)
         self._interactions_changed((), view.pending_interactions(reset.state), out)
 
     # -- rows ----------------------------------------------------------------------------

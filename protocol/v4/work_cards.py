@@ -37,11 +37,13 @@ class WorkCards:
         self.cards = TaskCards(terminal_output=False, lang=lang)
         self.live: set[str] = set()  # works listed and not yet ended, by id
 
-    def baseline(self, works: Any) -> None:
-        """Attach to a conversation already on screen: its works are known, nothing announced."""
+    def baseline(self, works: Any, launch_card: Callable[[dict[str, Any]], str | None]) -> None:
+        """Attach to a conversation already on screen: its works are known (a Bash one in its launch
+        card), nothing announced."""
         listed = works_of(works)
         for work in listed:
-            self.cards.update(self._payload(work, None), None)  # recorded (and closed if it ended); not sent
+            launch = launch_card(work) if work.get("kind") == "bash" else None
+            self.cards.update(self._payload(work, launch), False if launch else None)  # recorded, not sent
         self.live = {w["workId"] for w in listed if w.get("status") == "running"}
 
     def changed(self, works: Any, launch_card: Callable[[dict[str, Any]], str | None]) -> list[Update]:

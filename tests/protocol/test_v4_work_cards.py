@@ -106,3 +106,11 @@ def test_a_synchronous_sub_agent_is_shown_by_its_agent_call_with_its_usage():
     [done] = [u for u in s.updates if u.get("status") == "completed"]
     assert done["_meta"]["subagent"] == {"agentId": "agent_73c7c63d", "tokens": 40904, "toolUses": 1,
                                          "durationMs": 10559}
+
+
+def test_a_bash_work_running_when_a_client_attaches_closes_in_the_launch_card_it_knows():
+    launch = tool(3, "success", input={"command": "npm test"}, backgrounded=True, workId="w1")
+    s = Session([launch], backgroundWorks=[work("running")])
+    assert s.updates == []
+    s.patch(backgroundWorks=[work("failed")])
+    assert [(u["toolCallId"], u["status"]) for u in s.updates] == [("call-3", "failed")]
