@@ -120,8 +120,7 @@ class InteractionRouter(BridgeActor):
         item = Open(key=key, kind=kind, params=params, session_id=message.session_id,
                     tool_call=message.tool_call, backend_ids=[frame["id"]], generation=message.generation,
                     session=message.session, frame=frame,
-                    # Plan approval has no v4 answer that keeps its feedback: the legacy request answers it.
-                    answer_via=message.answer_via if kind != ix.PLAN else None)
+                    answer_via=message.answer_via)
         if kind == ix.QUESTIONS and not ix.questions(params):
             self._reply(item, {"action": "accept", "content": {"answers": {}}})
             return

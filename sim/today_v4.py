@@ -15,7 +15,9 @@
   with SQLite's foreign-key error (its row is written by the first send), and so does
   a guided one a ``#sim steer_fk`` armed;
 * lets a v4 ``resolveInteraction`` answer the very request the legacy host was asked,
-  and ticks the plane's countdowns.
+  and ticks the plane's countdowns;
+* runs a finished background task's result turn on a v4 conversation only once the
+  running turn ended (one turn at a time, as ``control`` says), not interleaved with it.
 """
 
 from __future__ import annotations
@@ -263,6 +265,17 @@ class TodayV4:
         # Where the turn's history begins: a retry or an edit cuts it from there, a fork copies up to it.
         self.turn_marks.setdefault(session.session_id, {})[turn.turn_id] = len(session.messages)
         super().run_turn(session, turn, content)  # type: ignore[misc]
+
+    # -- background results ------------------------------------------------------------------------
+
+    def notify(self, session: SimSession, task: Any, status: str) -> None:
+        """A finished background task's result turn. On a v4 conversation the engine runs one turn at
+        a time (``control`` has one phase): the result waits for the running turn, then gets a turn
+        of its own (``turnHeader.origin: backgroundResult``), never one interleaved with the user's."""
+        if session.session_id in self.v4_made:
+            while session.lock is not None:
+                gevent.sleep(TICK_SECONDS / 5)  # the engine's own scheduler: look again when a turn may have ended
+        super().notify(session, task, status)  # type: ignore[misc]
 
     # -- interactions ------------------------------------------------------------------------------
 

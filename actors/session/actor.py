@@ -135,6 +135,7 @@ from zcode_acp.actors.session.lifecycle import Lifecycle, Phase, Step
 from zcode_acp.actors.session.routing import EventRouter, Routed
 from zcode_acp.actors.session.sequencer import Ready, Sequencer
 from zcode_acp.actors.session.settings import Settings
+from zcode_acp.actors.session import v4tasks
 from zcode_acp.actors.session.v4path import V4Path
 from zcode_acp.actors.transport import flow
 from zcode_acp.actors.turn import Turn
@@ -199,6 +200,8 @@ class Session(BridgeActor):
         self.tasks: Any = None
         # ZCODE_ACP_ENGINE_API=v4: the conversation comes from the v4 data plane (docs/v4.md)
         self.v4 = V4Path(self) if config.engine_api == "v4" else None
+        if self.v4 is not None:  # an engine with a v4 data plane is 0.16+: the removed methods are refused here
+            self.speaks_v4 = True
 
     # -- leaving memory when idle ----------------------------------------------------------------
 
@@ -862,6 +865,8 @@ class Session(BridgeActor):
             message.conn.tell(Reply(message.request_id, result if isinstance(result, dict) else {}, None))
 
         call = commands.extension_call(message.name, message.params)
+        if call.cancels_task is not None and self.v4 is not None:  # on the v4 path: cancelBackgroundWork
+            call = commands.ExtensionCall(v4tasks.METHOD, v4tasks.cancel_call_params(call.cancels_task), v4_only=True)
         if call.v4_only:
             v4 = self.v4
             if v4 is None:

@@ -82,6 +82,8 @@ class V4Extras:
             return v4.send_queued_now(sid, params["queueItemId"])
         if method == "renameSession":
             return v4.rename_session(sid, params["title"])
+        if method == "cancelBackgroundWork":
+            return v4.cancel_background_work(sid, params["workId"])
         kind = "userInput"  # a turn is named by its prompt's row (any row of the turn would do)
         row = target_row(rows, params.get("rowId"), kind)
         if row is None or not isinstance(row.get("rowId"), int) or not isinstance(row.get("entityId"), str):

@@ -41,9 +41,11 @@ from zcode_acp.protocol.v4.conversation_apply import Reset
 from zcode_acp.actors.base import safe_tell
 from zcode_acp.actors.messages import AnswerBackend, Answered, Reply, SessionActivity, V4Expire, V4Resolve
 from zcode_acp.actors.session.v4attachments import V4Uploads
+from zcode_acp.actors.session import v4tasks
 from zcode_acp.actors.session.v4commands import V4Commands
 from zcode_acp.actors.session.v4extras import V4Extras, queue_items
 from zcode_acp.actors.session.v4feed import Step, V4Feed
+from zcode_acp.actors.session.v4notices import TurnNotice, titles, turn_notice
 from zcode_acp.actors.session.v4prompts import Answer, OwedPrompt, V4Prompts
 from zcode_acp.actors.session.v4workspace import ConfigStep, V4WorkspaceConfig
 from zcode_acp.protocol.i18n import t
@@ -203,14 +205,13 @@ class V4Path:
     def _do(self, step: Step) -> None:
         for reason in step.ignored:
             log.debug("session %s: v4 frame ignored: %s", self.session.session_id, reason)
-        for update in step.updates:  # a new title: when it happened (as on the legacy path), and the hub's list
+        for update in step.updates:  # a new title says when it happened, as on the legacy path
             if update.get("sessionUpdate") == "session_info_update" and isinstance(update.get("title"), str):
                 update.setdefault("updatedAt", iso_time(now_ms()))
-                if update["title"]:
-                    self.session.title = update["title"]
-                    self.session.supervisor.tell(SessionActivity(self.session.session_id, self.prompts.busy,
-                                                                 update["title"]))
         self.session.deliver(step.updates)
+        for title in titles(step.updates):  # the hub's list and the notices name the session by it
+            self.session.title = title
+            self.session.supervisor.tell(SessionActivity(self.session.session_id, self.prompts.busy, title))
         for signal in step.signals:
             if isinstance(signal, TurnEnded):
                 compaction = self.session.controls.compaction
@@ -218,7 +219,8 @@ class V4Path:
                     self._turn_usage()
                     self.session.controls.compaction_ended(compaction_reason(signal))
                     continue
-                self._answer(self.prompts.turn_ended(signal, self._turn_usage()))
+                ended = turn_notice(signal, self.feed.state.rows) if self.feed is not None else None
+                self._answer(self.prompts.turn_ended(signal, self._turn_usage()), ended)
             elif isinstance(signal, InteractionOpened) and signal.interaction.countdown_deadline_at is not None:
                 notice = countdown_notice(signal.interaction, self.session.config.lang)
                 self.session.deliver([agent_text(notice, uuid.uuid4().hex)])
@@ -373,6 +375,9 @@ class V4Path:
                     if ack.status in ("accepted", "duplicate"):
                         answer = self.prompts.unqueued(source)
                         self._answer([answer] if answer else [])
+        if method == v4tasks.METHOD:
+            work_id, answer = str(params["workId"]), on_result
+            on_result = lambda result: answer(v4tasks.cancel_answer(work_id, result))  # noqa: E731
         self.extras.run(method, params, on_result, on_error, on_ack)
 
     def with_countdown(self, frame: dict[str, Any], tool_call: dict[str, Any]) -> dict[str, Any]:
@@ -435,12 +440,15 @@ class V4Path:
         self.feed = None  # a new process: a new subscription, from a snapshot
         self.until_ready = None
 
-    def _answer(self, answers: list[Answer]) -> None:
+    def _answer(self, answers: list[Answer], ended: TurnNotice | None = None) -> None:
         for answer in answers:
             answer.owed.conn.tell(Reply(answer.owed.request_id, answer.result,
                                         answer.error.to_dict() if answer.error else None))
         if answers:
-            self._activity()
+            self._activity(ended)
 
-    def _activity(self) -> None:
-        self.session.supervisor.tell(SessionActivity(self.session.session_id, self.prompts.busy))
+    def _activity(self, ended: TurnNotice | None = None) -> None:
+        """The Supervisor's listing (and the webhook's turn notice, with ``ended``'s outcome and answer)."""
+        self.session.supervisor.tell(SessionActivity(self.session.session_id, self.prompts.busy,
+                                                     outcome=ended.outcome if ended else "",
+                                                     answer=ended.answer if ended else ""))

@@ -37,6 +37,7 @@ from typing import Any
 
 from .. import tools, updates
 from . import conversation_view as view
+from .work_cards import WorkCards
 from .conversation_apply import (
     Change,
     LiveNotice,
@@ -64,6 +65,7 @@ SUBAGENT_STATUSES = {"running": "in_progress", "success": "completed", "failed":
 WORK_STATUSES = {"running": "in_progress", "resultPending": "completed", "failed": "failed", "cancelled": "failed"}
 PLAN_STATUSES = {"pending": "pending", "inProgress": "in_progress", "completed": "completed"}
 FINAL = frozenset(("completed", "failed"))
+SUBAGENT_CALLS = frozenset(("Agent", "Task"))  # the tool calls that run a sub-agent
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,7 +151,8 @@ class ConversationTranslator:
         self._cards: dict[str, _Card] = {}
         self._row_cards: dict[int, str] = {}
         self._markers: dict[int, str | None] = {}
-        self._works: dict[str, str] = {}  # work id → ACP status sent
+        self._works = WorkCards(lang)  # background works → task cards (protocol/v4/work_cards.py)
+        self._launches: dict[str, str] = {}  # work id → the card of the tool call that launched it
         self._interactions: set[str] = set()
 
     def translate(self, changes: list[Change]) -> Translation:
@@ -201,14 +204,15 @@ class ConversationTranslator:
                 self._cards[row["toolCallId"]] = _Card(TOOL_STATUSES.get(str(row.get("status")), "pending"), row.get("input"),
                                                        row.get("backgrounded") is True)
                 self._row_cards[row_id] = row["toolCallId"]
-            elif kind == "subagent":
+                if isinstance(row.get("workId"), str):
+                    self._launches[row["workId"]] = row["toolCallId"]
+            elif kind == "subagent" and not self._shown_by_its_call(row, f"subagent-{row_id}"):
                 status = SUBAGENT_STATUSES.get(str(row.get("status")), "in_progress")
                 self._cards[f"subagent-{row_id}"] = _Card(status, lingers=row.get("backgrounded") is True)
                 self._row_cards[row_id] = f"subagent-{row_id}"
             elif kind == "timelineMarker":
                 self._markers[row_id] = marker_notice(row.get("marker"), self._lang)
-        for work in view.background_works(reset.state):
-            self._works[work.work_id] = WORK_STATUSES.get(work.status, "in_progress")
+        self._works.baseline(reset.state.get("backgroundWorks"), self._launch_card)
         self._interactions_changed((), view.pending_interactions(reset.state), out)
 
     # -- rows ----------------------------------------------------------------------------
@@ -254,6 +258,11 @@ class ConversationTranslator:
         tool_input = row.get("input")
         status = TOOL_STATUSES.get(str(row.get("status")), "pending")
         self._row_cards[row["rowId"]] = card_id
+        if isinstance(row.get("workId"), str):
+            self._launches[row["workId"]] = card_id
+        if (row.get("backgrounded") is True and name == "Bash" and status in FINAL
+                and card_id not in self._works.closed_card_ids()):
+            status = "in_progress"  # the launch returned; its work carries on in this card (work_cards.py)
         card = self._cards.get(card_id)
         if card is None:
             start: Update = {
@@ -292,6 +301,11 @@ class ConversationTranslator:
                 fields["content"] = content
             if isinstance(row.get("output"), dict):
                 fields["rawOutput"] = row["output"]
+            output = row.get("output")
+            text = output.get("text") if isinstance(output, dict) else None
+            sub = tools.subagent_meta(text) if name in SUBAGENT_CALLS and isinstance(text, str) else None
+            if sub and row.get("backgrounded") is not True:  # a synchronous sub-agent's usage, as the legacy card has it
+                fields["_meta"] = {"claudeCode": {"toolName": name}, "subagent": sub}
         card.status, card.input = status, tool_input
         card.lingers = row.get("backgrounded") is True
         if fields:
@@ -309,6 +323,8 @@ class ConversationTranslator:
 
     def _subagent_row(self, row: dict[str, Any], out: Translation) -> None:
         card_id = f"subagent-{row['rowId']}"
+        if self._shown_by_its_call(row, card_id):
+            return
         self._row_cards[row["rowId"]] = card_id
         status = SUBAGENT_STATUSES.get(str(row.get("status")), "in_progress")
         summary = row.get("summaryText")
@@ -338,6 +354,12 @@ class ConversationTranslator:
         card.status = status
         out.updates.append(update)
 
+    def _shown_by_its_call(self, row: dict[str, Any], card_id: str) -> bool:
+        """A sub-agent whose Agent call has a card here is shown by that card, as on the legacy path
+        (one card per sub-agent; its own tool calls name that card as their parent)."""
+        parent = row.get("parentToolCallId")
+        return card_id not in self._cards and isinstance(parent, str) and parent in self._cards
+
     def _removed(self, change: RowsRemoved, out: Translation) -> None:
         # ACP cannot take a message back; the cards of the cut branch that are still open
         # are closed, so no client waits on them for ever.
@@ -350,11 +372,16 @@ class ConversationTranslator:
 
     def has_card(self, card_id: str) -> bool:
         """Whether this translator opened the card (a tool row's, a sub-agent's, a work's)."""
-        return card_id in self._cards
+        return card_id in self._cards or card_id in self._works.card_ids()
 
     def close_open_cards(self) -> list[Update]:
         """The engine went away mid-turn: every card still open fails, once (it can never settle now)."""
         out = Translation()
+        out.updates.extend(self._works.close_all())  # a launch card closes as its work's, with its meta
+        for card_id in self._works.closed_card_ids():
+            card = self._cards.get(card_id)
+            if card is not None and card.status not in FINAL:
+                card.status = "failed"
         for card_id in list(self._cards):
             self._close(card_id, out)
         return out.updates
@@ -398,7 +425,11 @@ class ConversationTranslator:
             if previous is None or routing != view.input_routing(before):
                 out.signals.append(RoutingChanged(routing))
         elif key == "backgroundWorks":
-            self._works_changed(view.background_works(now), out)
+            out.updates.extend(self._works.changed(value, self._launch_card))
+            for card_id in self._works.closed_card_ids():  # a launch card its work closed is settled
+                card = self._cards.get(card_id)
+                if card is not None and card.status not in FINAL:
+                    card.status = "completed"
 
     def _control(self, control: view.Control, before: view.Control, out: Translation) -> None:
         if not control.ended or (before.ended and before.phase == control.phase):
@@ -422,32 +453,14 @@ class ConversationTranslator:
                 out.signals.append(InteractionOpened(interaction))
         self._interactions = set(current)
 
-    def _works_changed(self, works: tuple[view.BackgroundWork, ...], out: Translation) -> None:
-        seen = set()
-        for work in works:
-            seen.add(work.work_id)
-            card_id = f"work-{work.work_id}"
-            status = WORK_STATUSES.get(work.status, "in_progress")
-            sent = self._works.get(work.work_id)
-            if sent is None:
-                out.updates.append({
-                    "sessionUpdate": "tool_call",
-                    "toolCallId": card_id,
-                    "title": f"[background] {work.title or work.kind}",
-                    "kind": "execute" if work.kind == "bash" else "other",
-                    "status": status,
-                    "_meta": {"background": True, "zcode": {"workId": work.work_id, "kind": work.kind}},
-                })
-            elif sent != status and sent not in FINAL:
-                out.updates.append({"sessionUpdate": "tool_call_update", "toolCallId": card_id, "status": status})
-            else:
-                continue
-            self._works[work.work_id] = status
-        # A finished work leaves the list once its result is delivered into the conversation.
-        for work_id, status in list(self._works.items()):
-            if work_id not in seen and status not in FINAL:
-                out.updates.append({"sessionUpdate": "tool_call_update", "toolCallId": f"work-{work_id}", "status": "completed"})
-                self._works[work_id] = "completed"
+    def _launch_card(self, work: dict[str, Any]) -> str | None:
+        """The card of the tool call that launched ``work`` (its row names the work), if this client saw it."""
+        card_id = self._launches.get(str(work.get("workId")))
+        anchor = work.get("anchorRowId")
+        if card_id is None and isinstance(anchor, int):  # the work's anchor: the backgrounded call's row
+            card_id = self._row_cards.get(anchor)
+        card = self._cards.get(card_id) if card_id is not None else None
+        return card_id if card is not None and card.lingers else None
 
 
 def updates_notice(text: str, row_id: int) -> Update:

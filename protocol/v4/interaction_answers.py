@@ -20,15 +20,20 @@ _KIND_OF_DECISION = {"allow": "allowOnce", "allow_always": "allowAlways", "deny"
 
 
 def matching(pending: tuple[PendingInteraction, ...], frame: dict[str, Any]) -> PendingInteraction | None:
-    """The pending interaction the legacy request ``frame`` stands for (its requestId, else its tool call)."""
+    """The pending interaction the legacy request ``frame`` stands for.
+
+    The engine registers each interaction under the request's own ``requestId`` (its
+    ``interaction-response-race.ts``: the v4 ``interactionId`` is that id), so that is the
+    match; an engine that named them apart is still matched by kind and tool call.
+    """
     raw = frame.get("params")
     params: dict[str, Any] = raw if isinstance(raw, dict) else {}
     kind = "permission" if frame.get("method") == "interaction/requestPermission" else "userInput"
     request_id, tool_call_id = params.get("requestId"), params.get("toolCallId")
-    candidates = [p for p in pending if p.kind == kind]
-    for item in candidates:
-        if request_id is not None and item.payload.get("requestId") == request_id:
+    for item in pending:
+        if request_id is not None and item.interaction_id == request_id:
             return item
+    candidates = [p for p in pending if p.kind == kind]
     for item in candidates:
         if tool_call_id is not None and item.payload.get("toolCallId") == tool_call_id:
             return item
@@ -59,6 +64,10 @@ def resolve_command(session_id: str, item: PendingInteraction, answer: dict[str,
         return v4.resolve_interaction(session_id, item.interaction_id, option_id=option_id)
     action = answer.get("action")
     if action not in ("accept", "decline", "cancel"):
+        return None
+    if action != "accept" and answer.get("reason"):
+        # A v4 answer has no field for a decline's reason, and the engine takes whichever channel
+        # arrives first: sending both would let a race decide what it hears. The request alone.
         return None
     content = answer.get("content") if isinstance(answer.get("content"), dict) else None
     return v4.resolve_interaction(session_id, item.interaction_id, action=action, content=content)

@@ -20,10 +20,9 @@ from .conversation_state import ConversationState
 from .rows import RowStore
 
 SUBAGENT_TOOLS = frozenset(("Task", "Agent"))
-# The engine's backgroundWork status has no word for why a work ended badly (snapshot.ts: running,
-# resultPending, failed, cancelled): a task that timed out, could not start or was lost has failed.
-_WORK_STATUS = {"running": "running", "completed": "resultPending", "failed": "failed", "cancelled": "cancelled",
-                "timed_out": "failed", "spawn_error": "failed", "lost": "failed"}
+_WORK_STATUS = {"running": "running", "completed": "resultPending", "failed": "failed", "cancelled": "cancelled"}
+# The legacy task's other final statuses have no v4 word (snapshot.ts: running|resultPending|failed|cancelled).
+_WORK_FAILED = frozenset(("timed_out", "spawn_error", "lost", "killed"))
 PERMISSION_OPTIONS = (
     {"optionId": "allow_once", "label": "Allow once", "kind": "allowOnce"},
     {"optionId": "allow_always", "label": "Always allow", "kind": "allowAlways"},
@@ -66,6 +65,8 @@ class TurnParts(ConversationState):
         self._interactions: dict[str, str] = {}
         """legacy requestId → interactionId."""
         self.answered: set[str] = set()
+        self._launch_rows: dict[str, int] = {}
+        """toolCallId → its row, past its turn's end: a background work outlives the call that launched it."""
         """Interactions answered, by a v4 command or by the host's answer to the legacy request."""
 
     def _row(self, kind: str, **fields: Any) -> dict[str, Any]:
@@ -97,6 +98,7 @@ class TurnParts(ConversationState):
         row = self._row("toolCall", toolCallId=tool_call_id, toolName=name, status="inputStreaming",
                         inputText=json.dumps(tool_input, sort_keys=True), input=tool_input, startedAt=self.now())
         self._turn.tools[tool_call_id] = row["rowId"]
+        self._launch_rows[tool_call_id] = row["rowId"]
         if name in SUBAGENT_TOOLS:
             agent = self._row("subagent", parentToolCallId=tool_call_id, status="running", summaryText="",
                               subagentType=str(tool_input.get("subagent_type") or "general-purpose"),
@@ -134,6 +136,8 @@ class TurnParts(ConversationState):
                                        "endedAt": self.now(), "approvalInteractionId": RowStore.DROP}
             if failed:
                 changes["error"] = {"code": "toolError", "message": text}
+            elif isinstance(row.get("input"), dict) and row["input"].get("run_in_background") is True:
+                changes["backgrounded"] = True  # rows.ts: the call handed its work to the background
             self.rows.upsert(row_id, changes)
             self._settle_subagent(str(payload.get("toolCallId")), "failed" if failed else "success", text)
 
@@ -205,7 +209,9 @@ class TurnParts(ConversationState):
         request_id = str(payload.get("requestId") or "")
         if not request_id or request_id in self._interactions:
             return None  # a re-announcement: same question, nothing new
-        interaction_id = f"int_{request_id}"
+        # The engine registers an interaction under the request's own id (interaction-response-race.ts:
+        # "interactionId = the business requestId"), so both channels name the same thing.
+        interaction_id = request_id
         self._interactions[request_id] = interaction_id
         now = self.now()
         item: dict[str, Any] = {"interactionId": interaction_id, "kind": kind, "anchorRowId": anchor,
@@ -227,12 +233,11 @@ class TurnParts(ConversationState):
 
     def _background(self, payload: dict[str, Any]) -> None:
         work_id = str(payload["taskId"])
-        status = _WORK_STATUS.get(str(payload.get("status")), "running")
+        legacy = str(payload.get("status"))
+        status = "failed" if legacy in _WORK_FAILED else _WORK_STATUS.get(legacy, "running")
         works = [w for w in self.state["backgroundWorks"] if w["workId"] != work_id]
         previous = next((w for w in self.state["backgroundWorks"] if w["workId"] == work_id), None)
-        anchor = None
-        if self._turn is not None:
-            anchor = self._turn.tools.get(str(payload.get("toolCallId") or ""))
+        anchor = self._launch_rows.get(str(payload.get("toolCallId") or ""))
         work: dict[str, Any] = {
             "workId": work_id, "kind": "bash" if payload.get("toolName", "Bash") == "Bash" else "subagent",
             "title": str(payload.get("description") or work_id), "status": status,
@@ -240,6 +245,8 @@ class TurnParts(ConversationState):
             "anchorRowId": previous["anchorRowId"] if previous else anchor, "cancellable": status == "running"}
         if status != "running":
             work["endedAt"] = self.now()
+        if previous is None and anchor is not None:  # rows.ts: the launching call names its work
+            self.rows.upsert(anchor, {"backgrounded": True, "workId": work_id})
         self.set("backgroundWorks", [*works, work])
 
     def _settle_background_results(self, notification: str) -> None:

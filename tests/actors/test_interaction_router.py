@@ -171,7 +171,9 @@ def test_on_a_v4_session_the_first_answer_goes_to_the_session_not_the_backend(wo
         session.stop()
 
 
-def test_on_a_v4_session_plan_approval_is_still_answered_on_the_request(world):
+def test_on_a_v4_session_plan_approval_goes_to_the_session_too(world):
+    # The engine races a plan approval's legacy request with its v4 interaction like any other
+    # (interaction-broker.ts), and a v4 answer keeps {action, content}: the feedback survives.
     router, backend, first, second = world
     session = Probe()
     try:
@@ -179,9 +181,9 @@ def test_on_a_v4_session_plan_approval_is_still_answered_on_the_request(world):
                                      answer_via=session.ref))
         [dialog] = first.wait_for(lambda: first.of("SendRequest"))
         answer(router, dialog, {"outcome": {"outcome": "selected", "optionId": "approve"}})
-        [reply] = backend.wait_for(lambda: backend.of("AnswerBackend"))
-        assert reply.request_ids == [20]
-        assert session.of("V4Resolve") == []
+        [resolve] = session.wait_for(lambda: session.of("V4Resolve"))
+        assert resolve.request_ids == [20] and resolve.result == {"action": "accept", "content": {"answer_0": "approve"}}
+        assert backend.of("AnswerBackend") == []  # the Session answers the request, after resolveInteraction
     finally:
         session.stop()
 

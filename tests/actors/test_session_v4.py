@@ -349,3 +349,29 @@ def test_the_engines_countdown_is_in_the_dialog_and_its_answer_comes_back_to_the
     assert asked.answer_via is not None and asked.answer_via.actor_urn == session.actor_urn
     [notice] = [c["content"]["text"] for c in asked.tool_call["content"] if "by itself" in c["content"]["text"]]
     assert "permission request by itself in" in notice
+
+
+def test_cancelling_a_background_task_is_the_engines_cancel_background_work_and_its_card_fails_once(world):
+    session, backend, conn = world
+    plane = PlaneBackend(session, backend)
+    prompt(session, conn, 1, "build it")
+    engine = plane.live()
+    plane.serve("v4/command")
+    plane.port.running_works.add("exec_9")
+    plane.play(lambda: engine.start("build it"),
+               lambda: engine.event("session.updated", {"taskId": "exec_9", "status": "running", "toolName": "Bash",
+                                                        "description": "make build"}),
+               engine.complete)
+    assert conn.wait_reply(1).result["stopReason"] == "end_turn"
+    conn.wait_for(lambda: any(u.get("toolCallId") == "bg_exec_9" for u in conn.updates()))
+    extension(session, conn, 2, "session/cancelBackgroundTask", taskId="exec_9")
+    cancel = plane.serve("v4/command")
+    assert cancel.params["type"] == "cancelBackgroundWork" and cancel.params["payload"] == {"workId": "exec_9"}
+    assert conn.wait_reply(2).result == {"cancelled": True, "status": "cancelled", "taskId": "exec_9"}
+    assert backend.of("BackendCall") and not [c for c in backend.of("BackendCall")
+                                              if getattr(c, "method", "") == "session/cancelBackgroundTask"]
+    plane.play(lambda: engine.event("session.updated", {"taskId": "exec_9", "status": "cancelled"}, turn=False))
+    conn.wait_for(lambda: any(u.get("toolCallId") == "bg_exec_9" and u.get("status") == "failed" for u in conn.updates()))
+    closes = [u for u in conn.updates() if u.get("toolCallId") == "bg_exec_9" and u.get("status") in ("completed", "failed")]
+    assert closes == [{"sessionUpdate": "tool_call_update", "toolCallId": "bg_exec_9", "status": "failed",
+                       "_meta": {"backgroundTask": {"taskId": "exec_9", "cancelled": True}}}]

@@ -2,6 +2,7 @@
 
 import asyncio
 import json
+import os
 
 import pytest
 
@@ -23,6 +24,18 @@ def backend_answers(b):
 
 def interaction_answers(b):
     return [a for a in backend_answers(b).values() if a and ("decision" in a or "action" in a)]
+
+
+async def engine_answers(b):
+    """The answers the engine got to its requests, once all of them reached it.
+
+    On the v4 path a dialog's answer goes first as ``resolveInteraction`` and the engine
+    goes on with the turn; the legacy request's answer follows it on the pipe and may land
+    after the turn ended (docs/decisions.md, "Dialogs on the v4 path"). A ``session/list``
+    asked now is a call to the engine on the same pipe, after it: its answer is the barrier.
+    """
+    await b.conn.list_sessions(cwd="/tmp")
+    return interaction_answers(b)
 
 
 # What today's engine sends back for its official options (its permission-options source, in our words).
@@ -54,7 +67,7 @@ async def test_permission_card_first_then_one_option_per_kind_then_allow(tmp_pat
             ("opt_allow_once", "allow_once"), ("opt_allow_project", "allow_always"), ("opt_deny", "reject_once")]
         assert "This command changes files." in json.dumps(dialog["toolCall"]["content"])  # why it asks
         assert client.texts(sid).endswith("Permission granted; done.")
-        assert interaction_answers(b) == [{"decision": "allow"}]
+        assert (await engine_answers(b)) == [{"decision": "allow"}]
 
 
 @pytest.mark.dialects("today")
@@ -71,7 +84,7 @@ async def test_todays_official_options_each_kind_once_with_the_engines_reason_an
         assert [o["name"] for o in dialog["options"]] == ["Allow once", "Always allow in this project", "Deny"]
         shown = json.dumps(dialog["toolCall"]["content"])
         assert "This command deletes build/." in shown and "critical" in shown
-        assert interaction_answers(b) == [{"decision": "allow", "reason": "Approved once"}]
+        assert (await engine_answers(b)) == [{"decision": "allow", "reason": "Approved once"}]
 
 
 @pytest.mark.dialects("today")
@@ -82,12 +95,12 @@ async def test_always_allow_in_this_project_sticks(tmp_path):
     async with bridge(tmp_path, NO_FORMS, client=client) as b:
         sid = await b.new_session()
         await b.prompt(sid, "#sim permission command=make")
-        [answer] = interaction_answers(b)
-        assert answer["decision"] == "allow" and answer["permissionUpdates"] == [
-            {"type": "addRules", "behavior": "allow", "rules": [{"toolName": "Bash", "ruleContent": "make"}]}]
         await b.prompt(sid, "#sim permission command=make")  # the same request again: allowed by the rule
         assert client.texts(sid).endswith("Permission granted; done.")
         assert len(client.dialogs_of("session/request_permission")) == 1
+        [answer] = await engine_answers(b)
+        assert answer["decision"] == "allow" and answer["permissionUpdates"] == [
+            {"type": "addRules", "behavior": "allow", "rules": [{"toolName": "Bash", "ruleContent": "make"}]}]
 
 
 @pytest.mark.dialects("today")
@@ -100,7 +113,7 @@ async def test_a_deny_keeps_the_engines_stop_and_wait_text(tmp_path):
         sid = await b.new_session()
         await b.prompt(sid, "#sim permission")
         await b.prompt(sid, "#sim permission")
-        deny, cancel = interaction_answers(b)
+        deny, cancel = (await engine_answers(b))
         assert deny["decision"] == "deny" and deny["reason"].startswith(STOP_AND_WAIT)
         assert cancel == {"decision": "deny"}  # no reason of ours: the engine says its own
         assert client.texts(sid).count(STOP_AND_WAIT) == 2
@@ -118,7 +131,7 @@ async def test_permission_deny_and_cancel(tmp_path):
         assert client.texts(sid).endswith("Permission denied (rejected (opt_deny)).")
         await b.prompt(sid, "#sim permission")
         assert client.texts(sid).endswith("Permission denied (cancelled by user).")
-        assert interaction_answers(b) == [{"decision": "deny", "reason": "rejected (opt_deny)"},
+        assert (await engine_answers(b)) == [{"decision": "deny", "reason": "rejected (opt_deny)"},
                                           {"decision": "deny", "reason": "cancelled by user"}]
 
 
@@ -153,7 +166,7 @@ async def test_plan_approval_form_approve_feedback_and_cancel(tmp_path, sim_dial
         await b.prompt(sid, "#sim plan")
         if sim_dialect == "today":  # feedback is an answer other than "approve", not a decline
             assert client.texts(sid).endswith("Plan rejected: feedback: Use pytest, not unittest")
-            assert interaction_answers(b)[1] == {"action": "accept", "content": {"answer": "Use pytest, not unittest"}}
+            assert (await engine_answers(b))[1] == {"action": "accept", "content": {"answer": "Use pytest, not unittest"}}
         else:
             assert client.texts(sid).endswith("Plan rejected: Use pytest, not unittest")
         await b.prompt(sid, "#sim plan")
@@ -179,7 +192,7 @@ async def test_questions_form_answers_skips_overrides_and_multi_select(tmp_path)
         for _ in range(4):
             await b.prompt(sid, "#sim questions multi=1")
         got = [a.get("content", {}).get("answers") if a.get("action") == "accept" else a
-               for a in interaction_answers(b)]
+               for a in (await engine_answers(b))]
         assert got == [
             {"Which file should I test?": "auth.test.ts", "Which checks should run?": "lint, unit, e2e"},
             {"Which checks should run?": "types"},
@@ -205,7 +218,7 @@ async def test_questions_without_forms_ask_one_dialog_per_question_and_skip_decl
         sid = await b.new_session()
         await b.prompt(sid, "#sim questions multi=1")
         await b.prompt(sid, "#sim questions multi=1")
-        assert interaction_answers(b) == [
+        assert (await engine_answers(b)) == [
             {"action": "accept", "content": {"answers": {"Which file should I test?": "user.test.ts",
                                                          "Which checks should run?": "unit, lint"}}},
             {"action": "decline", "reason": "skipped by user"}]
@@ -227,7 +240,7 @@ async def test_a_multi_select_question_ends_by_itself_when_every_label_is_chosen
     async with bridge(tmp_path, NO_FORMS, client=client) as b:
         sid = await b.new_session()
         await b.prompt(sid, "#sim questions multi=1")
-        assert interaction_answers(b)[0]["content"]["answers"]["Which checks should run?"] == "lint, types, unit"
+        assert (await engine_answers(b))[0]["content"]["answers"]["Which checks should run?"] == "lint, types, unit"
 
 
 @run
@@ -258,11 +271,17 @@ async def test_cancel_during_an_open_dialog_withdraws_it_and_declines(tmp_path):
         withdrawn = [f["params"]["requestId"] for f in b.frames if f.get("method") == "$/cancel_request"]
         assert withdrawn == [dialog_id]
         card = client.dialogs_of("session/request_permission")[0]["toolCall"]["toolCallId"]
-        assert {"sessionUpdate": "tool_call_update", "toolCallId": card, "status": "failed"} in \
-            client.of_kind(sid, "tool_call_update")
+        failed = [u for u in client.of_kind(sid, "tool_call_update") if u["toolCallId"] == card and
+                  u.get("status") in ("completed", "failed")]
+        if os.environ.get("ZCODE_ACP_ENGINE_API") == "v4":  # the today-v4 run (conftest.py)
+            # By the engine's design: on v4 the card is the tool row's, which settles with the engine's
+            # words for the denial (its error); the legacy path has no such row and closes it bare.
+            assert [u["status"] for u in failed] == ["failed"] and "denied" in json.dumps(failed[0].get("content"))
+        else:
+            assert failed == [{"sessionUpdate": "tool_call_update", "toolCallId": card, "status": "failed"}]
         never.set_result(pick("opt_allow_once"))  # the user's late click is harmless
         assert (await b.prompt(sid, "#sim stream count=2")).stop_reason == "end_turn"
-        assert interaction_answers(b)[0]["decision"] == "deny"
+        assert (await engine_answers(b))[0]["decision"] == "deny"
 
 
 @run
@@ -278,7 +297,7 @@ async def test_a_re_announce_storm_is_one_dialog_and_every_id_gets_the_same_answ
         sid = await b.new_session()
         await b.prompt(sid, "#sim permission")
         assert len(client.dialogs) == 1
-        answers = interaction_answers(b)
+        answers = await engine_answers(b)
         # (today's engine doubles its re-announce interval: fewer ids in the same wait)
         assert len(answers) >= 3 and all(a == answers[0] and a["decision"] == "allow" for a in answers)
         asked = [json.loads(line) for line in b.trace.read_text().splitlines()]

@@ -88,6 +88,16 @@ async def test_a_load_replays_the_snapshot_not_the_history(tmp_path):
         assert response.stop_reason == "end_turn"
 
 
+async def queue_once_listed(b, sid, timeout=10.0):
+    """``_session/queue`` once the engine's queue frame has reached the Session (each read a round trip)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        listed = await b.conn._conn.send_request("_session/queue", {"sessionId": sid})
+        if listed["items"] or asyncio.get_running_loop().time() > deadline:
+            return listed
+        await asyncio.sleep(0.02)  # between round trips: the condition is the frame, read again
+
+
 @run
 async def test_the_engines_queue_is_an_extension_on_the_v4_path(tmp_path):
     async with bridge(tmp_path, env=V4) as b:
@@ -96,7 +106,9 @@ async def test_the_engines_queue_is_an_extension_on_the_v4_path(tmp_path):
         await b.client.wait_for(lambda: "Thinking very hard" in b.client.texts(sid))
         queued = asyncio.ensure_future(b.prompt(sid, "after that"))
         await b.client.wait_for(lambda: "Queued" in b.client.texts(sid))
-        listed = await b.conn._conn.send_request("_session/queue", {"sessionId": sid})
+        # "Queued" comes with the sendText ack; the frame that puts the item in the engine's queue
+        # follows it (frames a request causes come after its answer), so read until that frame is in.
+        listed = await queue_once_listed(b, sid)
         assert [item["text"] for item in listed["items"]] == ["after that"]
         await b.conn._conn.send_request("_session/queueRemove", {"sessionId": sid,
                                                                  "queueItemId": listed["items"][0]["queueItemId"]})
@@ -141,7 +153,8 @@ async def test_a_permission_is_answered_with_resolve_interaction(tmp_path, choic
         assert (await b.prompt(sid, "#sim permission")).stop_reason == "end_turn"
         [resolved] = resolutions(b)
         assert resolved["answer"] == {"optionId": option}
-        assert resolved["interactionId"].startswith("int_")
+        assert resolved["interactionId"].startswith("perm_")  # the engine's name for it: its request's requestId
+        await b.conn.list_sessions(cwd="/tmp")  # a barrier: the legacy answers follow the command on the pipe
         answers = request_answers(b)  # the legacy request too, once per id, with the option's own answer
         assert answers and len({i for i, _ in answers}) == len(answers)
         assert {a["decision"] for _, a in answers} == {"allow" if choice == "allow_once" else "deny"}
@@ -158,6 +171,7 @@ async def test_a_question_is_answered_with_resolve_interaction(tmp_path):
         [resolved] = resolutions(b)
         assert resolved["answer"] == {"action": "accept", "content": {"answers": {
             "Which file should I test?": "user.test.ts", "Which checks should run?": "unit"}}}
+        await b.conn.list_sessions(cwd="/tmp")  # a barrier: the legacy answers follow the command on the pipe
         answers = request_answers(b)
         assert answers and len({i for i, _ in answers}) == len(answers)
         assert all(a == resolved["answer"] for _, a in answers)

@@ -232,7 +232,7 @@ def test_background_works_are_cards_that_finish_once():
     s.patch(backgroundWorks=[])
     expected = [("tool_call", "in_progress"), ("tool_call_update", "completed")]
     assert [(u["sessionUpdate"], u["status"]) for u in s.updates] == expected
-    assert s.updates[0]["title"] == "[background] npm test" and s.updates[0]["toolCallId"] == "work-w1"
+    assert s.updates[0]["title"] == "[background] npm test" and s.updates[0]["toolCallId"] == "bg_w1"  # the legacy path's id
 
 
 def test_a_subagent_is_a_card_naming_its_parent_tool_call():

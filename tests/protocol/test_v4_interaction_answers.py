@@ -24,6 +24,14 @@ def test_the_legacy_request_finds_its_pending_interaction_by_tool_call_and_kind(
     assert matching(pending, frame("interaction/requestPermission", toolCallId="t9")) is None
 
 
+def test_the_requests_own_id_is_the_interactions_id_and_wins_over_the_tool_call():
+    # The engine registers an interaction under its request's requestId (interaction-response-race.ts).
+    again = PendingInteraction("server-req-9", "permission", 7, {**PERMISSION.payload}, None)
+    pending = (PERMISSION, again)  # two asks about the same tool call
+    assert matching(pending, frame("interaction/requestPermission", requestId="server-req-9", toolCallId="t1")) is again
+    assert matching(pending, frame("interaction/requestPermission", requestId="int_1", toolCallId="t1")) is PERMISSION
+
+
 def test_each_decision_names_the_engines_option_of_that_kind():
     def option(answer):
         command = resolve_command("s", PERMISSION, answer)
@@ -47,6 +55,9 @@ def test_a_questions_answer_keeps_its_action_and_content():
     accepted = resolve_command("s", QUESTION, {"action": "accept", "content": {"answers": {"?": "yes"}}})
     assert accepted is not None and accepted.type == "resolveInteraction"
     assert accepted.payload["answer"] == {"action": "accept", "content": {"answers": {"?": "yes"}}}
-    declined = resolve_command("s", QUESTION, {"action": "decline", "reason": "skipped by user"})
+    declined = resolve_command("s", QUESTION, {"action": "decline"})
     assert declined is not None and declined.payload["answer"] == {"action": "decline"}
+    # A reason has no place in a v4 answer: the legacy request alone carries it (no race on meaning).
+    assert resolve_command("s", QUESTION, {"action": "decline", "reason": "skipped by user"}) is None
+    assert resolve_command("s", QUESTION, {"action": "cancel", "reason": "cancelled"}) is None
     assert resolve_command("s", QUESTION, {"whatever": 1}) is None
