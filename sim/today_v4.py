@@ -96,6 +96,7 @@ class TodayV4:
         self.asked: dict[str, Asked] = {}
         self.turn_marks: dict[str, dict[str, int]] = {}  # session → turn id → index of its user message
         self.v4_made: set[str] = set()  # sessions made by v4 createSession or a fork (their rows exist)
+        self.todos_fed: dict[str, list[Any]] = {}  # session → the todos its conversation's ``plan`` shows
         self.ticker: Any = None
 
     def send_v4(self, frame: dict[str, Any]) -> None:
@@ -208,12 +209,19 @@ class TodayV4:
     def emit(self, session: SimSession, kind: str, payload: dict[str, Any], turn_id: str | None = None,
              push: bool = True, flush: bool = True) -> dict[str, Any]:
         event: dict[str, Any] = super().emit(session, kind, payload, turn_id, push=push, flush=flush)  # type: ignore[misc]
+        self.feed_todos(session)
         fed = event
         compaction = session.compaction
         if kind == "turn.started" and compaction is not None and compaction.turn_id == turn_id:
             fed = {**event, "payload": {**event["payload"], "inputSource": "compaction"}}
         self.plane.feed(session.session_id, fed)
         return event
+
+    def feed_todos(self, session: SimSession) -> None:
+        """The turn wrote its todos (a scenario's ``todos`` step): the engine's ``plan`` follows them, live."""
+        if session.todos != self.todos_fed.get(session.session_id, []):
+            self.todos_fed[session.session_id] = list(session.todos)
+            self.plane.feed(session.session_id, {"type": "state.updated", "payload": {"patch": {"todos": session.todos}}})
 
     def feed_state(self, session: SimSession, params: dict[str, Any]) -> None:
         self.plane.feed(session.session_id, {"type": "state.updated", "payload": params})

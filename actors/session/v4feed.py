@@ -30,12 +30,13 @@ class Step:
 
 
 class V4Feed:
-    def __init__(self, backend_session_id: str, connection_id: str, lang: str = "en") -> None:
+    def __init__(self, backend_session_id: str, connection_id: str, lang: str = "en",
+                 terminal_output: bool = False) -> None:
         self.connection_id = connection_id
         self.topic = f"conversation/{backend_session_id}"
         self.state = ConversationState()
         self.subscription: v4topic.TopicSubscription[Change] = v4topic.TopicSubscription(self.topic, self.state)
-        self.translator = ConversationTranslator(lang=lang)
+        self.translator = ConversationTranslator(lang=lang, terminal_output=terminal_output)
 
     def subscribe_params(self) -> dict[str, Any]:
         if self.subscription.subscription_id is not None:

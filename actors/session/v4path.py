@@ -28,6 +28,7 @@ from typing import Any
 import gevent
 
 from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError
+from zcode_acp.protocol.handshake import supports_terminal_output
 from zcode_acp.protocol.tools import text_content
 from zcode_acp.protocol.translator import agent_text
 from zcode_acp.protocol.v4 import commands as v4
@@ -111,7 +112,8 @@ class V4Path:
         """Subscribe the conversation topic of the Session's backend session; ``done(result, error)``."""
         backend_id = self.session.backend_session_id
         if self.feed is None or self.feed.topic != f"conversation/{backend_id}":
-            self.feed = V4Feed(backend_id, self.connection_id, self.session.config.lang)
+            self.feed = V4Feed(backend_id, self.connection_id, self.session.config.lang,
+                               supports_terminal_output(self.session.capabilities))
         feed = self.feed
 
         def answered(result: Any, error: Any) -> None:
@@ -294,7 +296,8 @@ class V4Path:
         if self.feed is None:
             return []
         state = self.feed.state
-        translator = ConversationTranslator(replay_history=True, lang=self.session.config.lang)
+        translator = ConversationTranslator(replay_history=True, lang=self.session.config.lang,
+                                            terminal_output=supports_terminal_output(self.session.capabilities))
         return translator.translate([Reset(dict(state.state), tuple(state.rows))]).updates
 
     def lost(self, error: RpcError) -> None:

@@ -1,12 +1,18 @@
 """The real bridge process on the simulated backend, driven by the official SDK."""
 
 import asyncio
+import os
 import time
 
 import pytest
 from acp import RequestError, text_block
 
 from tests.process.harness import bridge, run
+
+
+def on_v4() -> bool:
+    """The bridge runs on the engine's v4 data plane (the today-v4 run, tests/process/conftest.py)."""
+    return os.environ.get("ZCODE_ACP_ENGINE_API") == "v4"
 
 
 @run
@@ -30,8 +36,10 @@ async def test_a_prompt_streams_text_thoughts_and_tool_cards(tmp_path):
         exits = [u for u in updates if "terminal_exit" in (u.get("_meta") or {})]
         assert len(exits) == 1 and exits[0]["status"] == "completed"
         assert {u["toolCallId"] for u in updates if u.get("status") == "completed"} == set(cards)
-        calls = [c["method"] for c in b.backend_calls()]
-        assert calls.index("session/subscribe") < calls.index("session/send")  # subscribe before send
+        # On v4 the prompt is a sendText command and the stream the conversation topic (docs/v4.md).
+        calls = [c["method"] if c["method"] != "v4/command" else c["params"].get("type") for c in b.backend_calls()]
+        subscribe, send = ("v4/conversation/subscribe", "sendText") if on_v4() else ("session/subscribe", "session/send")
+        assert calls.index(subscribe) < calls.index(send)  # subscribe before send
         assert len(b.frames) > 20  # every one of them was schema-validated on arrival
         await client.wait_for(lambda: client.of_kind(sid, "plan"))
         assert client.of_kind(sid, "plan")[-1]["entries"][0]["content"] == "Read the README"
@@ -50,10 +58,10 @@ async def test_cancel_answers_cancelled_at_once_and_stops_the_backend(tmp_path):
         assert response.stop_reason == "cancelled"
         assert elapsed < 0.5, f"cancel took {elapsed:.3f}s"
         for _ in range(100):
-            if b.backend_calls("session/stop"):
+            if b.engine_acts("session/stop"):
                 break
             await asyncio.sleep(0.02)  # polling a file the simulator appends to
-        assert len(b.backend_calls("session/stop")) == 1
+        assert len(b.engine_acts("session/stop")) == 1
 
 
 @run
@@ -110,7 +118,7 @@ async def test_a_failed_turn_is_final_the_prompt_is_never_sent_twice(tmp_path):
         with pytest.raises(RequestError) as err:
             await b.prompt(sid, "#sim fail code=model_rate_limited message=slow-down times=1")
         assert err.value.code == -32603 and "slow-down" in str(err.value)
-        assert len(b.backend_calls("session/send")) == 1
+        assert len(b.engine_acts("session/send")) == 1
 
 
 @run
@@ -119,7 +127,7 @@ async def test_a_retry_the_engine_makes_itself_is_shown_while_it_lasts_and_not_r
         sid = await b.new_session()
         response = await b.prompt(sid, "#sim retry attempts=2")
         assert response.stop_reason == "end_turn"
-        assert len(b.backend_calls("session/send")) == 1
+        assert len(b.engine_acts("session/send")) == 1
         cards = [c for c in b.client.of_kind(sid, "tool_call") if c["toolCallId"].startswith("zcode-retry-")]
         # Only today's engine also recovers the interrupted stream (streamRecovery.updated).
         assert [c["status"] for c in cards] == ["in_progress"] * (2 if sim_dialect == "today" else 1)
