@@ -9,6 +9,7 @@ resync it asks for.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +37,8 @@ class V4Feed:
         self.topic = f"conversation/{backend_session_id}"
         self.state = ConversationState()
         self.subscription: v4topic.TopicSubscription[Change] = v4topic.TopicSubscription(self.topic, self.state)
-        self.translator = ConversationTranslator(lang=lang, terminal_output=terminal_output)
+        self.translator = ConversationTranslator(lang=lang, terminal_output=terminal_output,
+                                                 retry_prefix=uuid.uuid4().hex[:12])
 
     def subscribe_params(self) -> dict[str, Any]:
         if self.subscription.subscription_id is not None:

@@ -15,7 +15,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from zcode_acp.protocol.errors import RpcError, from_backend_error
+from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError, from_backend_error
 from zcode_acp.protocol.usage import prompt_result
 from zcode_acp.protocol.v4.conversation import TurnEnded
 from zcode_acp.protocol.i18n import t
@@ -78,9 +78,19 @@ class V4Prompts:
                 answers.append(Answer(one, None, one.error))
             elif ended.stop_reason is not None:
                 answers.append(Answer(one, prompt_result(ended.stop_reason, usage), None))
+            elif ended.error is not None:
+                answers.append(Answer(one, None, from_backend_error(ended.error, "session/prompt", self.lang)))
             else:
-                answers.append(Answer(one, None, from_backend_error(ended.error or {}, "session/prompt")))
+                answers.append(Answer(one, None, self._unfinished(ended.words)))
         return answers
+
+    def _unfinished(self, words: str) -> RpcError:
+        """A turn the engine ended in its ``error`` phase without a ``lastError``: an error ending of
+        ``turn.completed`` (a limit reached, an error during execution), which the conversation does
+        not name (docs/decisions.md, "Error endings on the v4 path"). Its last words are all there is."""
+        message = words or t(self.lang, "error.no_details")
+        return RpcError(INTERNAL_ERROR, t(self.lang, "error.turn_unfinished", message=message),
+                        {"phase": "error", "backendMessage": message})
 
     def unqueued(self, command_id: str) -> Answer | None:
         """The queue item of this prompt was removed: it will never run, so it is answered cancelled now."""

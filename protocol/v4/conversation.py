@@ -38,6 +38,7 @@ from typing import Any
 from .. import tools, updates
 from ..translator import terminal_exit, terminal_output
 from . import conversation_view as view
+from .conversation_retry import ApiRetryCard
 from .conversation_apply import (
     Change,
     LiveNotice,
@@ -72,6 +73,9 @@ class TurnEnded:
     stop_reason: str | None
     """``end_turn`` or ``cancelled``; None when the turn failed (answer with ``error``)."""
     error: dict[str, Any] | None
+    words: str = ""
+    """The turn's last assistant text: what it said before it ended (a failed turn without a
+    ``lastError`` — an error ending of ``turn.completed`` — has no other words)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +154,7 @@ class ConversationTranslator:
     """One session's announced state, and the updates each batch of changes adds to it."""
 
     def __init__(self, *, replay_history: bool = False, echo_user_input: bool = False, lang: str = EN,
-                 terminal_output: bool = False) -> None:
+                 terminal_output: bool = False, retry_prefix: str = "v4") -> None:
         self._lang = lang  # of the notices the bridge writes (protocol/i18n)
         self._terminal = terminal_output  # the client renders terminals (``_meta.terminal_output``)
         self._replay = replay_history
@@ -164,6 +168,8 @@ class ConversationTranslator:
         self._markers: dict[int, str | None] = {}
         self._works: dict[str, str] = {}  # work id → ACP status sent
         self._interactions: set[str] = set()
+        self._last_text: dict[str, Any] | None = None  # the current turn's newest assistantText row
+        self._retry = ApiRetryCard(retry_prefix, lang)  # the engine's own retries (control.apiRetry)
 
     def translate(self, changes: list[Change]) -> Translation:
         out = Translation()
@@ -229,7 +235,11 @@ class ConversationTranslator:
 
     def _row(self, row: dict[str, Any], previous: dict[str, Any] | None, out: Translation) -> None:
         kind, row_id = row.get("kind"), row["rowId"]
+        if kind == "turnHeader" and previous is None:
+            self._last_text = None  # a new turn: its words are yet to come
         if kind in ("assistantText", "reasoning"):
+            if kind == "assistantText":
+                self._last_text = row
             text = row.get("text")
             if isinstance(text, str):
                 sent = self._sent.get(row_id, 0)
@@ -255,6 +265,8 @@ class ConversationTranslator:
 
     def _text_appended(self, change: TextAppended, out: Translation) -> None:
         if change.path == "text" and change.row.get("kind") in ("assistantText", "reasoning"):
+            if change.row.get("kind") == "assistantText":
+                self._last_text = change.row  # the live row: it grows in place
             out.updates.append(_text_chunk(str(change.row["kind"]), change.text, change.row_id))
             self._sent[change.row_id] = self._sent.get(change.row_id, 0) + len(change.text)
         elif change.path == "output.text" and change.row.get("kind") == "toolCall":
@@ -461,7 +473,10 @@ class ConversationTranslator:
         elif key == "control" and previous is not None:
             # Without a previous control there is no turn this client saw start (a replayed
             # history ends in a finished phase): nothing ended for it.
-            self._control(view.control(now), view.control(before), out)
+            control = view.control(now)
+            if not control.ended:
+                out.updates += self._retry.changed(control.api_retry)
+            self._control(control, view.control(before), out)
         elif key == "pendingInteractions":
             self._interactions_changed(view.pending_interactions(before), view.pending_interactions(now), out)
         elif key == "inputRouting":
@@ -475,11 +490,15 @@ class ConversationTranslator:
         if not control.ended or (before.ended and before.phase == control.phase):
             return
         # The turn is over: a card it left open will never be closed by the engine.
+        out.updates += self._retry.turn_ended(control.stop_reason is None)
         for card_id, card in self._cards.items():
             if card.status not in FINAL and not card.lingers and not card_id.startswith("work-"):
                 card.status = "failed"
                 out.updates.append(updates.tool_call_failed(card_id))
-        out.signals.append(TurnEnded(control.stop_reason, control.last_error if control.stop_reason is None else None))
+        # A failed turn's last words: all a failure without ``lastError`` says (TurnEnded.words).
+        words = self._last_text.get("text") if self._last_text is not None and control.stop_reason is None else None
+        out.signals.append(TurnEnded(control.stop_reason, control.last_error if control.stop_reason is None else None,
+                                     words.strip() if isinstance(words, str) else ""))
 
     def _interactions_changed(
         self, before: tuple[view.PendingInteraction, ...], now: tuple[view.PendingInteraction, ...], out: Translation

@@ -70,6 +70,17 @@ async def test_a_new_prompt_preempts_the_running_one(tmp_path):
         sid = await b.new_session()
         first = asyncio.ensure_future(b.prompt(sid, "#sim slow count=500 interval=0.01 text=old"))
         await b.client.wait_for(lambda: "old" in b.client.texts(sid))
+        if on_v4():
+            # By the engine's design a prompt during a turn is the engine's to route (its
+            # ``inputRouting``; docs/decisions.md, "The bridge's v4 path"): this one waits in the
+            # engine's queue, nothing is stopped, and it runs once the first turn has ended.
+            second = await b.prompt(sid, "#sim stream count=5 text=new")
+            assert (await first).stop_reason == second.stop_reason == "end_turn"
+            text = b.client.texts(sid)
+            assert "Queued:" in text and text.count("old") == 500 and text.endswith("new" * 5)
+            assert "old" not in text[text.index("new"):]
+            assert len(b.engine_acts("session/send")) == 2 and b.engine_acts("session/stop") == []
+            return
         second = await b.prompt(sid, "#sim stream count=5 text=new")
         assert (await first).stop_reason == "cancelled"
         assert second.stop_reason == "end_turn"
@@ -96,7 +107,16 @@ async def test_a_sequence_gap_is_filled_in_order_and_duplicates_dropped(tmp_path
         sid = await b.new_session()
         await b.prompt(sid, "#sim gap")
         assert b.client.texts(sid) == "one two three four"
-        assert any(c["params"].get("afterSeq") is not None for c in b.backend_calls("session/subscribe"))
+        if not on_v4():
+            assert any(c["params"].get("afterSeq") is not None for c in b.backend_calls("session/subscribe"))
+            return
+        # The hole above is in the legacy event stream, which the v4 path does not read (docs/v4.md);
+        # the conversation topic's own holes are what it fills: a resync from the seq it holds, and a
+        # duplicate frame dropped.
+        await b.prompt(sid, "#sim v4fault fault=gap count=4 text=tick")
+        await b.prompt(sid, "#sim v4fault fault=duplicate count=4 text=tock")
+        assert b.client.texts(sid) == "one two three four" + "tick" * 4 + "tock" * 4
+        assert any(c["params"].get("base") is not None for c in b.backend_calls("v4/conversation/resync"))
 
 
 @run
@@ -149,6 +169,16 @@ async def test_a_retry_the_engine_makes_itself_is_shown_while_it_lasts_and_not_r
 async def test_error_endings_map_to_their_stop_reasons(tmp_path, result_type, stop_reason):
     async with bridge(tmp_path) as b:
         sid = await b.new_session()
+        if on_v4() and stop_reason != "cancelled":
+            # By the engine's design: its conversation ends an error ending of turn.completed in the
+            # ``error`` phase with no ``lastError`` and a ``failed`` header — which limit it was is not
+            # projected (docs/v4.md, "Error endings"), so the bridge cannot name a stop reason and
+            # fails the prompt, with the turn's last words.
+            with pytest.raises(RequestError) as err:
+                await b.prompt(sid, f"#sim end result={result_type} text=so-far")
+            assert err.value.code == -32603 and "before it finished" in str(err.value) and "so-far" in str(err.value)
+            assert (await b.prompt(sid, "#sim stream count=2")).stop_reason == "end_turn"
+            return
         response = await b.prompt(sid, f"#sim end result={result_type}")
         assert response.stop_reason == stop_reason
         if stop_reason != "cancelled":
