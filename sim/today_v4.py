@@ -95,7 +95,7 @@ class TodayV4:
         self.plane = DataPlane(TodayPort(self), self.send_v4, slash_commands=list(BUILTIN_COMMANDS))  # type: ignore[arg-type]
         self.asked: dict[str, Asked] = {}
         self.turn_marks: dict[str, dict[str, int]] = {}  # session → turn id → index of its user message
-        self.v4_made: set[str] = set()  # sessions made by v4 createSession or a fork (their rows exist)
+        self.v4_made: set[str] = set()  # sessions made by v4 createSession, a fork or resumed (their rows exist)
         self.todos_fed: dict[str, list[Any]] = {}  # session → the todos its conversation's ``plan`` shows
         self.ticker: Any = None
 
@@ -198,6 +198,16 @@ class TodayV4:
         key = str(session.workspace.get("workspaceKey") or session.workspace.get("workspacePath") or "")
         self.plane.register_session(seed_of(session), key)
         self.show_slash_commands(f"workspace-config/{key}")
+
+    def m_session_resume(self, params: dict[str, Any]) -> dict[str, Any]:
+        """A session the engine can resume has its row: only a session made by ``session/create``
+        in this process, with no send yet, lives in memory alone (a new process never sees one)."""
+        held = self.sessions.get(params.get("sessionId"))  # type: ignore[arg-type]
+        from_disk = held is not None and not held.active  # read back from the store (known()), not yet resumed
+        result: dict[str, Any] = super().m_session_resume(params)  # type: ignore[misc]
+        if from_disk:
+            self.v4_made.add(str(params.get("sessionId")))
+        return result
 
     def m_session_fork(self, params: dict[str, Any]) -> dict[str, Any]:
         result: dict[str, Any] = super().m_session_fork(params)  # type: ignore[misc]

@@ -215,6 +215,10 @@ class V4Path:
             owed.error = error
         if not self.prompts.running and not self.prompts.admitting:
             return
+        if owed is None:
+            self.prompts.cancel_requested()
+        else:
+            owed.cancelled = True
         command = v4.stop(self.session.backend_session_id)
 
         def stopped(ack: v4.CommandAck | None, error: RpcError | None) -> None:

@@ -30,6 +30,9 @@ class OwedPrompt:
     """Answer with this instead of the turn's stop reason (``$/cancel_request``: -32800)."""
     command_id: str | None = None
     """Its ``sendText``'s id, once acked: a queue item names it as ``sourceCommandId``."""
+    cancelled: bool = False
+    """The client cancelled it: if the engine is lost before the turn's end says so, it still
+    ends ``cancelled`` (what the client asked for), not with the loss's error."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,13 +109,18 @@ class V4Prompts:
                 return one
         return None
 
+    def cancel_requested(self) -> None:
+        """``session/cancel``: what runs now (or is being admitted to run) was cancelled by the client."""
+        for one in (*self.admitting, *self.running):
+            one.cancelled = True
+
     def drop_all(self, error: RpcError | None) -> list[Answer]:
         """Everything owed is answered now: with ``error`` (the backend died), or cancelled (teardown)."""
         everyone = [*self.admitting, *self.running, *self.queued]
         self.admitting, self.running, self.queued = [], [], deque()
         answers = []
         for one in everyone:
-            why = one.error or error
+            why = one.error or (None if one.cancelled else error)
             answers.append(Answer(one, None if why else {"stopReason": "cancelled"}, why))
         return answers
 
