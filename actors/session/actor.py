@@ -199,6 +199,8 @@ class Session(BridgeActor):
         self.tasks: Any = None
         # ZCODE_ACP_ENGINE_API=v4: the conversation comes from the v4 data plane (docs/v4.md)
         self.v4 = V4Path(self) if config.engine_api == "v4" else None
+        if self.v4 is not None:
+            self.speaks_v4 = True  # the v4 path: its engine takes v4/command by definition (steer, rename)
 
     # -- leaving memory when idle ----------------------------------------------------------------
 
@@ -595,6 +597,8 @@ class Session(BridgeActor):
         return self.steer_deliveries.pop(command_id, None)
 
     def turn_running(self) -> bool:
+        if self.v4 is not None:  # the engine's control says so (no Turn actor on v4)
+            return self.v4.turn_running()
         return self.current is not None and self.current in self.adopted
 
     @handles(StopFailed)

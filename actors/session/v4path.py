@@ -33,7 +33,7 @@ from zcode_acp.protocol.tools import text_content
 from zcode_acp.protocol.translator import agent_text
 from zcode_acp.protocol.v4 import commands as v4
 from zcode_acp.protocol.v4.conversation import ConversationTranslator, InteractionOpened, TurnEnded
-from zcode_acp.protocol.v4.conversation_view import PendingInteraction, pending_interactions
+from zcode_acp.protocol.v4.conversation_view import PendingInteraction, control, pending_interactions
 from zcode_acp.protocol.v4.interaction_answers import matching, resolve_command
 from zcode_acp.protocol.v4.conversation_apply import Reset
 
@@ -75,6 +75,10 @@ class V4Path:
     @property
     def busy(self) -> bool:
         return self.prompts.busy
+
+    def turn_running(self) -> bool:
+        """A turn runs in the engine (``control`` in a running phase): text can be steered into it."""
+        return self.feed is not None and control(self.feed.state.state).running
 
     # -- the port V4Commands uses ------------------------------------------------------------
 
