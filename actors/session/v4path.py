@@ -48,6 +48,12 @@ from zcode_acp.protocol.i18n import t
 log = logging.getLogger(__name__)
 
 
+CANCEL_GRACE_SECONDS = 0.15
+"""How long a cancelled prompt waits for its turn's end. An engine that ends the turn at the
+stop (the usual case) answers it, after the turn's last updates; one that does not (frozen,
+or slow to stop) still has the prompt answered ``cancelled`` now, as the legacy path does at once."""
+
+
 def now_ms() -> float:
     return time.time() * 1000.0
 
@@ -71,6 +77,7 @@ class V4Path:
         self.expiry_armed: float | None = None
         self.until_ready: Callable[[], None] | None = None  # the subscribe's answer, owed once a snapshot is in
         self.usage_mark: dict[str, Any] | None = None  # the engine's cumulative usage when the last turn ended
+        self.cancel_due: float | None = None  # when cancelled prompts are answered if their turn has not ended
 
     @property
     def busy(self) -> bool:
@@ -139,6 +146,9 @@ class V4Path:
         self.expiry_armed = None
         if self.feed is not None:
             self._do(self.feed.expire(now_ms()))
+        if self.cancel_due is not None and now_ms() >= self.cancel_due:
+            self.cancel_due = None
+            self._answer(self.prompts.cancel_overdue())
 
     def _do(self, step: Step) -> None:
         for reason in step.ignored:
@@ -223,6 +233,9 @@ class V4Path:
             self.prompts.cancel_requested()
         else:
             owed.cancelled = True
+        # A timer message (V4Expire), not a wait: the turn's end usually answers well before it.
+        self.cancel_due = now_ms() + CANCEL_GRACE_SECONDS * 1000
+        gevent.spawn_later(CANCEL_GRACE_SECONDS + 0.01, safe_tell, self.session.actor_ref, V4Expire())
         command = v4.stop(self.session.backend_session_id)
 
         def stopped(ack: v4.CommandAck | None, error: RpcError | None) -> None:

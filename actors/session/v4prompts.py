@@ -114,6 +114,17 @@ class V4Prompts:
         for one in (*self.admitting, *self.running):
             one.cancelled = True
 
+    def cancel_overdue(self) -> list[Answer]:
+        """The cancelled prompts whose turn did not end in time: answered now (their own error,
+        -32800, or ``cancelled``); the turn's end, when it comes, has nothing left to answer."""
+        overdue = [one for one in self.running if one.cancelled]
+        self.running = [one for one in self.running if not one.cancelled]
+        for one in [one for one in self.admitting if one.cancelled]:
+            self.admitting.remove(one)
+            overdue.append(one)
+        return [Answer(one, None, one.error) if one.error else Answer(one, {"stopReason": "cancelled"}, None)
+                for one in overdue]
+
     def drop_all(self, error: RpcError | None) -> list[Answer]:
         """Everything owed is answered now: with ``error`` (the backend died), or cancelled (teardown)."""
         everyone = [*self.admitting, *self.running, *self.queued]
