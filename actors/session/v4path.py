@@ -43,6 +43,7 @@ from zcode_acp.actors.session.v4commands import V4Commands
 from zcode_acp.actors.session.v4extras import V4Extras, queue_items
 from zcode_acp.actors.session.v4feed import Step, V4Feed
 from zcode_acp.actors.session.v4prompts import Answer, OwedPrompt, V4Prompts
+from zcode_acp.actors.session.v4unqueue import V4Unqueue
 from zcode_acp.protocol.i18n import t
 
 log = logging.getLogger(__name__)
@@ -78,6 +79,7 @@ class V4Path:
         self.until_ready: Callable[[], None] | None = None  # the subscribe's answer, owed once a snapshot is in
         self.usage_mark: dict[str, Any] | None = None  # the engine's cumulative usage when the last turn ended
         self.cancel_due: float | None = None  # when cancelled prompts are answered if their turn has not ended
+        self.unqueue = V4Unqueue()  # the queued prompts a session/cancel cancelled, to delete from the engine's queue
 
     @property
     def busy(self) -> bool:
@@ -164,6 +166,7 @@ class V4Path:
             ready, self.until_ready = self.until_ready, None
             self.usage_mark = self._cumulative()
             ready()
+        self._unqueue()
         if step.resync is not None:
             log.info("session %s: resyncing %s", self.session.session_id, step.resync["topic"])
             self.v4_call("v4/conversation/resync", step.resync, self._resynced,
@@ -205,8 +208,22 @@ class V4Path:
 
     # -- prompts -------------------------------------------------------------------------------
 
-    def prompt(self, conn: Any, request_id: Any, text: str, attachments: list[dict[str, Any]]) -> None:
+    def hold(self, conn: Any, request_id: Any) -> OwedPrompt:
+        """A prompt owed from the moment it arrives, while the engine session is made: a cancel
+        meanwhile answers it at once, and it is never sent."""
         owed = OwedPrompt(conn, request_id)
+        self.prompts.hold(owed)
+        self._activity()
+        return owed
+
+    def held_failed(self, owed: OwedPrompt, error: RpcError) -> None:
+        """The engine session could not be made: the held prompt fails (unless already answered)."""
+        if self.prompts.release(owed):
+            self._answer([Answer(owed, None, error)])
+
+    def prompt(self, owed: OwedPrompt, text: str, attachments: list[dict[str, Any]]) -> None:
+        if not self.prompts.release(owed):
+            return  # answered while it waited (cancelled, or its session lost)
         self.prompts.sent(owed)
         self._activity()
         command = v4.send_text(self.session.backend_session_id, text, attachments=attachments or None)
@@ -220,6 +237,9 @@ class V4Path:
         delivery = result.get("delivery") if isinstance(result, dict) else None
         notice = self.prompts.admitted(owed, delivery if isinstance(delivery, str) else None,
                                        ack.command_id if ack is not None else None)
+        if owed.cancelled and delivery == "queue":  # cancelled while it was being admitted
+            self._cancel_queued(owed)
+            return
         if notice:
             self.session.deliver([agent_text(notice, uuid.uuid4().hex)])
 
@@ -227,6 +247,9 @@ class V4Path:
         """``session/cancel`` (or ``$/cancel_request`` of ``owed``): stop what runs; its end answers."""
         if owed is not None:
             owed.error = error
+        self._answer(self.prompts.cancel_waiting(owed))  # never sent: answered now
+        if owed is None and self.prompts.queued:
+            self._cancel_queued()
         if not self.prompts.running and not self.prompts.admitting:
             return
         if owed is None:
@@ -246,6 +269,23 @@ class V4Path:
                 self._answer(self.prompts.turn_ended(TurnEnded("cancelled", None)))
 
         self.commands.send(command, stopped)
+
+    def _cancel_queued(self, only: OwedPrompt | None = None) -> None:
+        """The prompts in the engine's queue are cancelled with the turn (actors/session/v4unqueue.py)."""
+        answers = self.prompts.unqueue(only)
+        self.unqueue.add([answer.owed.command_id for answer in answers if answer.owed.command_id])
+        self._answer(answers)
+        self._unqueue()
+
+    def _unqueue(self) -> None:
+        if self.feed is None or not self.unqueue.pending:
+            return
+        for command in self.unqueue.sweep(str(self.session.backend_session_id), self.feed.state.state):
+            self.commands.send(command, functools.partial(self._unqueued, command.type))
+
+    def _unqueued(self, kind: str, ack: v4.CommandAck | None, error: RpcError | None) -> None:
+        if error is not None:  # its prompt is answered already; the item may run, unowned
+            log.warning("session %s: %s refused: %s", self.session.session_id, kind, error.message)
 
     def cancel_request(self, conn: Any, request_id: Any, error: RpcError) -> bool:
         owed = self.prompts.find(conn.actor_urn, request_id)

@@ -45,13 +45,32 @@ class Answer:
 class V4Prompts:
     def __init__(self, lang: str = "en") -> None:
         self.lang = lang  # of the routing notices (protocol/i18n)
+        self.waiting: list[OwedPrompt] = []  # the engine session is not live yet: nothing sent
         self.admitting: list[OwedPrompt] = []  # sendText sent, ack not back yet
         self.running: list[OwedPrompt] = []  # carried by the turn that runs now
         self.queued: deque[OwedPrompt] = deque()  # in the engine's queue, in its order
 
     @property
     def busy(self) -> bool:
-        return bool(self.admitting or self.running or self.queued)
+        return bool(self.waiting or self.admitting or self.running or self.queued)
+
+    def hold(self, owed: OwedPrompt) -> None:
+        """Owed from now on, sent once the engine session is live."""
+        self.waiting.append(owed)
+
+    def release(self, owed: OwedPrompt) -> bool:
+        """It leaves the wait (to be sent, or failed); False when it was already answered."""
+        if owed in self.waiting:
+            self.waiting.remove(owed)
+            return True
+        return False
+
+    def cancel_waiting(self, only: OwedPrompt | None = None) -> list[Answer]:
+        """Cancelled before anything was sent (or only ``only``): answered now, never sent."""
+        taken = [one for one in self.waiting if only is None or one is only]
+        self.waiting = [one for one in self.waiting if one not in taken]
+        return [Answer(one, None, one.error) if one.error else Answer(one, {"stopReason": "cancelled"}, None)
+                for one in taken]
 
     def sent(self, owed: OwedPrompt) -> None:
         self.admitting.append(owed)
@@ -104,10 +123,18 @@ class V4Prompts:
         return None
 
     def find(self, conn_urn: str, request_id: Any) -> OwedPrompt | None:
-        for one in (*self.admitting, *self.running, *self.queued):
+        for one in (*self.waiting, *self.admitting, *self.running, *self.queued):
             if one.conn.actor_urn == conn_urn and one.request_id == request_id:
                 return one
         return None
+
+    def unqueue(self, only: OwedPrompt | None = None) -> list[Answer]:
+        """``session/cancel`` with prompts in the engine's queue (or ``only`` that one): each is
+        answered ``cancelled`` now."""
+        taken = [one for one in self.queued if only is None or one is only]
+        self.queued = deque(one for one in self.queued if one not in taken)
+        return [Answer(one, None, one.error) if one.error else Answer(one, {"stopReason": "cancelled"}, None)
+                for one in taken]
 
     def cancel_requested(self) -> None:
         """``session/cancel``: what runs now (or is being admitted to run) was cancelled by the client."""
@@ -127,8 +154,8 @@ class V4Prompts:
 
     def drop_all(self, error: RpcError | None) -> list[Answer]:
         """Everything owed is answered now: with ``error`` (the backend died), or cancelled (teardown)."""
-        everyone = [*self.admitting, *self.running, *self.queued]
-        self.admitting, self.running, self.queued = [], [], deque()
+        everyone = [*self.waiting, *self.admitting, *self.running, *self.queued]
+        self.waiting, self.admitting, self.running, self.queued = [], [], [], deque()
         answers = []
         for one in everyone:
             why = one.error or (None if one.cancelled else error)
