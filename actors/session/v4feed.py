@@ -76,6 +76,7 @@ class V4Feed:
                 step.updates += translation.updates
                 step.signals += translation.signals
             elif isinstance(outcome, v4topic.ResyncNeeded):
+                step.ignored.append(f"resync: {outcome.reason}")
                 step.resync = self.subscription.resync_params(self.connection_id,
                                                               force_snapshot=outcome.force_snapshot)
             else:

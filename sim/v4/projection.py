@@ -33,6 +33,11 @@ from .rows import RowStore
 from .snapshot import idle_control
 from .turn_parts import ExpectedInput, TurnParts, OpenTurn
 
+ROW_TEXT_LIMIT = 2 * 1024 * 1024
+"""Characters of one streaming text row before the simulator goes on in a new row. A row's
+closing ``row.upserted`` carries its whole text, and the engine sends no logical frame over
+16 MiB (docs/v4.md); how it keeps a huge reply under that the sources do not say
+(docs/decisions.md, "The simulator's v4 data plane")."""
 _ENDED = {"success": "completedSuccess", "cancelled": "completedInterrupted"}
 _PLAN_STATUS = {"pending": "pending", "in_progress": "inProgress", "inProgress": "inProgress", "completed": "completed"}
 
@@ -280,8 +285,11 @@ class ConversationProjection(TurnParts):
         other = "reasoning" if attr == "text" else "text"
         self._close(other, "complete")
         open_row = getattr(self._turn, attr)
-        if open_row is not None and self.rows.get(open_row) is not None:
-            self.rows.append_text(open_row, "text", delta)
+        row = self.rows.get(open_row) if open_row is not None else None
+        if row is not None and len(row.get("text") or "") + len(delta) > ROW_TEXT_LIMIT:
+            self._close(attr, "complete")  # its closing upsert carries the whole text: keep it under the frame limit
+        elif row is not None:
+            self.rows.append_text(open_row, "text", delta)  # type: ignore[arg-type]
             return
         fields: dict[str, Any] = {"text": delta, "state": "streaming"}
         if kind == "assistantText":
