@@ -272,7 +272,7 @@ class ConversationTranslator:
         elif change.path == "output.text" and change.row.get("kind") == "toolCall":
             card_id = change.row.get("toolCallId")
             card = self._cards.get(card_id) if isinstance(card_id, str) else None
-            if card is not None and card.status not in FINAL:
+            if isinstance(card_id, str) and card is not None and card.status not in FINAL:
                 self._tool_output(card_id, card, output_text(change.row), out)
         # Tool input streams in too; the card shows it when the row settles (``row.upserted``),
         # so a client is not sent the same growing arguments again and again.

@@ -43,7 +43,8 @@ class ApiRetryCard(RetryCard):
         self.shown = retry
         if retry is None:
             return self.close()
-        code = retry.get("reasonCode") if isinstance(retry.get("reasonCode"), str) else ""
+        reason = retry.get("reasonCode")
+        code = reason if isinstance(reason, str) else ""
         stream = code.startswith(STREAM_CODES)
         title = count_title(t(self.lang, "recovery.recovering" if stream else "recovery.retrying"),
                             retry.get("attempt"), retry.get("maxAttempts"), self.lang)
