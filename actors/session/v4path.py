@@ -79,6 +79,7 @@ class V4Path:
         self.until_ready: Callable[[], None] | None = None  # the subscribe's answer, owed once a snapshot is in
         self.usage_mark: dict[str, Any] | None = None  # the engine's cumulative usage when the last turn ended
         self.cancel_due: float | None = None  # when cancelled prompts are answered if their turn has not ended
+        self.muted = False  # a cancelled turn answered before its end: its late updates are not sent
         self.unqueue = V4Unqueue()  # the queued prompts a session/cancel cancelled, to delete from the engine's queue
 
     @property
@@ -150,14 +151,22 @@ class V4Path:
             self._do(self.feed.expire(now_ms()))
         if self.cancel_due is not None and now_ms() >= self.cancel_due:
             self.cancel_due = None
-            self._answer(self.prompts.cancel_overdue())
+            overdue = self.prompts.cancel_overdue()
+            if overdue and self.feed is not None:
+                # The stopped turn's cards close now, and nothing more of it follows the answer
+                # (as on the legacy path): its late frames are applied, not sent, until it ends.
+                self.session.deliver(self.feed.translator.close_open_cards())
+                self.muted = True
+            self._answer(overdue)
 
     def _do(self, step: Step) -> None:
         for reason in step.ignored:
             log.debug("session %s: v4 frame ignored: %s", self.session.session_id, reason)
-        self.session.deliver(step.updates)
+        if not self.muted:
+            self.session.deliver(step.updates)
         for signal in step.signals:
             if isinstance(signal, TurnEnded):
+                self.muted = False  # the stopped turn is over: what follows is the next one's
                 self._answer(self.prompts.turn_ended(signal, self._turn_usage()))
             elif isinstance(signal, InteractionOpened) and signal.interaction.countdown_deadline_at is not None:
                 notice = countdown_notice(signal.interaction, self.session.config.lang)
@@ -367,6 +376,7 @@ class V4Path:
         self._answer(self.prompts.drop_all(error))
         self.feed = None  # a new process: a new subscription, from a snapshot
         self.until_ready = None
+        self.muted = False
 
     def _answer(self, answers: list[Answer]) -> None:
         for answer in answers:
