@@ -49,10 +49,10 @@ from zcode_acp.protocol.i18n import t
 log = logging.getLogger(__name__)
 
 
+# How long a cancelled prompt waits for its turn's end. An engine that ends the turn at the
+# stop (the usual case) answers it, after the turn's last updates; one that does not (frozen,
+# or slow to stop) still has the prompt answered ``cancelled`` then, as the legacy path does at once.
 CANCEL_GRACE_SECONDS = 0.15
-"""How long a cancelled prompt waits for its turn's end. An engine that ends the turn at the
-stop (the usual case) answers it, after the turn's last updates; one that does not (frozen,
-or slow to stop) still has the prompt answered ``cancelled`` now, as the legacy path does at once."""
 
 
 def now_ms() -> float:
