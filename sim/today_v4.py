@@ -107,7 +107,8 @@ class TodayV4:
                                models=workspace_models())
         self.asked: dict[str, Asked] = {}
         self.turn_marks: dict[str, dict[str, int]] = {}  # session → turn id → index of its user message
-        self.v4_made: set[str] = set()  # sessions made by v4 createSession or a fork (their rows exist)
+        self.v4_made: set[str] = set()  # sessions made by v4 createSession, a fork or resumed (their rows exist)
+        self.todos_fed: dict[str, list[Any]] = {}  # session → the todos its conversation's ``plan`` shows
         self.ticker: Any = None
 
     def send_v4(self, frame: dict[str, Any]) -> None:
@@ -240,6 +241,16 @@ class TodayV4:
         if not session.active:
             self.plane.sessions.let_go(session.session_id)
 
+    def m_session_resume(self, params: dict[str, Any]) -> dict[str, Any]:
+        """A session the engine can resume has its row: only a session made by ``session/create``
+        in this process, with no send yet, lives in memory alone (a new process never sees one)."""
+        held = self.sessions.get(params.get("sessionId"))  # type: ignore[arg-type]
+        from_disk = held is not None and not held.active  # read back from the store (known()), not yet resumed
+        result: dict[str, Any] = super().m_session_resume(params)  # type: ignore[misc]
+        if from_disk:
+            self.v4_made.add(str(params.get("sessionId")))
+        return result
+
     def m_session_fork(self, params: dict[str, Any]) -> dict[str, Any]:
         result: dict[str, Any] = super().m_session_fork(params)  # type: ignore[misc]
         fork = self.sessions.get(str(result.get("forkedSessionId")))
@@ -251,12 +262,19 @@ class TodayV4:
     def emit(self, session: SimSession, kind: str, payload: dict[str, Any], turn_id: str | None = None,
              push: bool = True, flush: bool = True) -> dict[str, Any]:
         event: dict[str, Any] = super().emit(session, kind, payload, turn_id, push=push, flush=flush)  # type: ignore[misc]
+        self.feed_todos(session)
         fed = event
         compaction = session.compaction
         if kind == "turn.started" and compaction is not None and compaction.turn_id == turn_id:
             fed = {**event, "payload": {**event["payload"], "inputSource": "compaction"}}
         self.plane.feed(session.session_id, fed)
         return event
+
+    def feed_todos(self, session: SimSession) -> None:
+        """The turn wrote its todos (a scenario's ``todos`` step): the engine's ``plan`` follows them, live."""
+        if session.todos != self.todos_fed.get(session.session_id, []):
+            self.todos_fed[session.session_id] = list(session.todos)
+            self.plane.feed(session.session_id, {"type": "state.updated", "payload": {"patch": {"todos": session.todos}}})
 
     def feed_state(self, session: SimSession, params: dict[str, Any]) -> None:
         self.plane.feed(session.session_id, {"type": "state.updated", "payload": params})

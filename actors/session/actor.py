@@ -459,8 +459,9 @@ class Session(BridgeActor):
             return
         if self.v4 is not None:  # the engine's inputRouting decides what a prompt during a turn does
             v4, prompt = self.v4, message.prompt
-            self.when_live(lambda: v4.prompt(message.conn, message.request_id, prompt.text, prompt.attachments),
-                           message.fail)
+            owed = v4.hold(message.conn, message.request_id)
+            self.when_live(lambda: v4.prompt(owed, prompt.text, prompt.attachments),
+                           lambda error: v4.held_failed(owed, error))
             return
         if self.current is not None:
             self.turns[self.current].tell(CancelTurn("preempted"))  # the latest prompt wins
@@ -612,6 +613,8 @@ class Session(BridgeActor):
         return self.steer_deliveries.pop(command_id, None)
 
     def turn_running(self) -> bool:
+        if self.v4 is not None:  # the engine's control says so (no Turn actor on v4)
+            return self.v4.turn_running()
         return self.current is not None and self.current in self.adopted
 
     @handles(StopFailed)

@@ -9,6 +9,7 @@ resync it asks for.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,12 +31,14 @@ class Step:
 
 
 class V4Feed:
-    def __init__(self, backend_session_id: str, connection_id: str, lang: str = "en") -> None:
+    def __init__(self, backend_session_id: str, connection_id: str, lang: str = "en",
+                 terminal_output: bool = False) -> None:
         self.connection_id = connection_id
         self.topic = f"conversation/{backend_session_id}"
         self.state = ConversationState()
         self.subscription: v4topic.TopicSubscription[Change] = v4topic.TopicSubscription(self.topic, self.state)
-        self.translator = ConversationTranslator(lang=lang)
+        self.translator = ConversationTranslator(lang=lang, terminal_output=terminal_output,
+                                                 retry_prefix=uuid.uuid4().hex[:12])
 
     def subscribe_params(self) -> dict[str, Any]:
         if self.subscription.subscription_id is not None:
@@ -73,6 +76,7 @@ class V4Feed:
                 step.updates += translation.updates
                 step.signals += translation.signals
             elif isinstance(outcome, v4topic.ResyncNeeded):
+                step.ignored.append(f"resync: {outcome.reason}")
                 step.resync = self.subscription.resync_params(self.connection_id,
                                                               force_snapshot=outcome.force_snapshot)
             else:

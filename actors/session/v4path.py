@@ -28,6 +28,7 @@ from typing import Any
 import gevent
 
 from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError
+from zcode_acp.protocol.handshake import supports_terminal_output
 from zcode_acp.protocol.sessions import ZCODE_PROTOCOL, iso_time
 from zcode_acp.protocol.tools import text_content
 from zcode_acp.protocol.translator import agent_text
@@ -47,10 +48,17 @@ from zcode_acp.actors.session.v4extras import V4Extras, queue_items
 from zcode_acp.actors.session.v4feed import Step, V4Feed
 from zcode_acp.actors.session.v4notices import TurnNotice, titles, turn_notice
 from zcode_acp.actors.session.v4prompts import Answer, OwedPrompt, V4Prompts
+from zcode_acp.actors.session.v4unqueue import V4Unqueue
 from zcode_acp.actors.session.v4workspace import ConfigStep, V4WorkspaceConfig
 from zcode_acp.protocol.i18n import t
 
 log = logging.getLogger(__name__)
+
+
+# How long a cancelled prompt waits for its turn's end. An engine that ends the turn at the
+# stop (the usual case) answers it, after the turn's last updates; one that does not (frozen,
+# or slow to stop) still has the prompt answered ``cancelled`` then, as the legacy path does at once.
+CANCEL_GRACE_SECONDS = 0.15
 
 
 def now_ms() -> float:
@@ -91,11 +99,19 @@ class V4Path:
         self.expiry_armed: float | None = None
         self.until_ready: Callable[[], None] | None = None  # the subscribe's answer, owed once a snapshot is in
         self.usage_mark: dict[str, Any] | None = None  # the engine's cumulative usage when the last turn ended
-        self.held: list[tuple[Any, Any, str, list[dict[str, Any]]]] = []  # prompts waiting out our compaction
+        # prompts waiting out our compaction (still owed: a cancel meanwhile answers them, and they are not sent)
+        self.held: list[tuple[OwedPrompt, str, list[dict[str, Any]]]] = []
+        self.cancel_due: float | None = None  # when cancelled prompts are answered if their turn has not ended
+        self.muted = False  # a cancelled turn answered before its end: its late updates are not sent
+        self.unqueue = V4Unqueue()  # the queued prompts a session/cancel cancelled, to delete from the engine's queue
 
     @property
     def busy(self) -> bool:
         return self.prompts.busy
+
+    def turn_running(self) -> bool:
+        """A turn runs in the engine (``control`` in a running phase): text can be steered into it."""
+        return self.feed is not None and control_of(self.feed.state.state).running
 
     # -- the port V4Commands uses ------------------------------------------------------------
 
@@ -136,7 +152,8 @@ class V4Path:
         """Subscribe the conversation topic of the Session's backend session; ``done(result, error)``."""
         backend_id = self.session.backend_session_id
         if self.feed is None or self.feed.topic != f"conversation/{backend_id}":
-            self.feed = V4Feed(backend_id, self.connection_id, self.session.config.lang)
+            self.feed = V4Feed(backend_id, self.connection_id, self.session.config.lang,
+                               supports_terminal_output(self.session.capabilities))
         feed = self.feed
 
         def answered(result: Any, error: Any) -> None:
@@ -201,6 +218,15 @@ class V4Path:
         self.expiry_armed = None
         if self.feed is not None:
             self._do(self.feed.expire(now_ms()))
+        if self.cancel_due is not None and now_ms() >= self.cancel_due:
+            self.cancel_due = None
+            overdue = self.prompts.cancel_overdue()
+            if overdue and self.feed is not None:
+                # The stopped turn's cards close now, and nothing more of it follows the answer
+                # (as on the legacy path): its late frames are applied, not sent, until it ends.
+                self.session.deliver(self.feed.translator.close_open_cards())
+                self.muted = True
+            self._answer(overdue)
 
     def _do(self, step: Step) -> None:
         for reason in step.ignored:
@@ -208,7 +234,8 @@ class V4Path:
         for update in step.updates:  # a new title says when it happened, as on the legacy path
             if update.get("sessionUpdate") == "session_info_update" and isinstance(update.get("title"), str):
                 update.setdefault("updatedAt", iso_time(now_ms()))
-        self.session.deliver(step.updates)
+        if not self.muted:
+            self.session.deliver(step.updates)
         for title in titles(step.updates):  # the hub's list and the notices name the session by it
             self.session.title = title
             self.session.supervisor.tell(SessionActivity(self.session.session_id, self.prompts.busy, title))
@@ -219,6 +246,7 @@ class V4Path:
                     self._turn_usage()
                     self.session.controls.compaction_ended(compaction_reason(signal))
                     continue
+                self.muted = False  # the stopped turn is over: what follows is the next one's
                 ended = turn_notice(signal, self.feed.state.rows) if self.feed is not None else None
                 self._answer(self.prompts.turn_ended(signal, self._turn_usage()), ended)
             elif isinstance(signal, InteractionOpened) and signal.interaction.countdown_deadline_at is not None:
@@ -229,6 +257,7 @@ class V4Path:
             ready, self.until_ready = self.until_ready, None
             self.usage_mark = self._cumulative()
             ready()
+        self._unqueue()
         if step.resync is not None:
             log.info("session %s: resyncing %s", self.session.session_id, step.resync["topic"])
             self.v4_call("v4/conversation/resync", step.resync, self._resynced,
@@ -270,15 +299,25 @@ class V4Path:
 
     # -- prompts -------------------------------------------------------------------------------
 
-    def turn_running(self) -> bool:
-        """The conversation's ``control`` says a turn runs (a compaction is refused meanwhile)."""
-        return self.feed is not None and control_of(self.feed.state.state).running
-
-    def prompt(self, conn: Any, request_id: Any, text: str, attachments: list[dict[str, Any]]) -> None:
-        if self.session.controls.hold_prompt():  # our compaction runs: the prompt starts after it
-            self.held.append((conn, request_id, text, attachments))
-            return
+    def hold(self, conn: Any, request_id: Any) -> OwedPrompt:
+        """A prompt owed from the moment it arrives, while the engine session is made: a cancel
+        meanwhile answers it at once, and it is never sent."""
         owed = OwedPrompt(conn, request_id)
+        self.prompts.hold(owed)
+        self._activity()
+        return owed
+
+    def held_failed(self, owed: OwedPrompt, error: RpcError) -> None:
+        """The engine session could not be made: the held prompt fails (unless already answered)."""
+        if self.prompts.release(owed):
+            self._answer([Answer(owed, None, error)])
+
+    def prompt(self, owed: OwedPrompt, text: str, attachments: list[dict[str, Any]]) -> None:
+        if self.session.controls.hold_prompt():  # our compaction runs: the prompt starts after it, still held
+            self.held.append((owed, text, attachments))
+            return
+        if not self.prompts.release(owed):
+            return  # answered while it waited (cancelled, or its session lost)
         self.prompts.sent(owed)
         self._activity()
         if attachments:  # uploaded first: a command carries them by ref only (v4attachments.py)
@@ -318,27 +357,41 @@ class V4Path:
         delivery = result.get("delivery") if isinstance(result, dict) else None
         notice = self.prompts.admitted(owed, delivery if isinstance(delivery, str) else None,
                                        ack.command_id if ack is not None else None)
+        if owed.cancelled and delivery == "queue":  # cancelled while it was being admitted
+            self._cancel_queued(owed)
+            return
         if notice:
             self.session.deliver([agent_text(notice, uuid.uuid4().hex)])
 
     def release_held(self) -> None:
-        """Our compaction is over: the prompts it held go to the engine, in the order they came."""
+        """Our compaction is over: the prompts it held go to the engine, in the order they came
+        (those a cancel answered meanwhile are not sent: ``prompt`` finds them released)."""
         held, self.held = self.held, []
-        for conn, request_id, text, attachments in held:
-            self.prompt(conn, request_id, text, attachments)
+        for owed, text, attachments in held:
+            self.prompt(owed, text, attachments)
 
     def _drop_held(self, error: RpcError | None) -> None:
         held, self.held = self.held, []
-        for conn, request_id, _text, _attachments in held:
-            conn.tell(Reply(request_id, None if error else {"stopReason": "cancelled"},
-                            error.to_dict() if error else None))
+        for owed, _text, _attachments in held:
+            if self.prompts.release(owed):
+                self._answer([Answer(owed, None if error else {"stopReason": "cancelled"}, error)])
 
     def cancel(self, error: RpcError | None = None, owed: OwedPrompt | None = None) -> None:
         """``session/cancel`` (or ``$/cancel_request`` of ``owed``): stop what runs; its end answers."""
         if owed is not None:
             owed.error = error
+        self._answer(self.prompts.cancel_waiting(owed))  # never sent: answered now
+        if owed is None and self.prompts.queued:
+            self._cancel_queued()
         if not self.prompts.running and not self.prompts.admitting:
             return
+        if owed is None:
+            self.prompts.cancel_requested()
+        else:
+            owed.cancelled = True
+        # A timer message (V4Expire), not a wait: the turn's end usually answers well before it.
+        self.cancel_due = now_ms() + CANCEL_GRACE_SECONDS * 1000
+        gevent.spawn_later(CANCEL_GRACE_SECONDS + 0.01, safe_tell, self.session.actor_ref, V4Expire())
         # What runs now, when the state names it: the engine then stops only that (a queued input
         # that started meanwhile is not stopped by a cancel meant for the one before: a noop).
         running = control_of(self.feed.state.state) if self.feed is not None else None
@@ -354,6 +407,23 @@ class V4Path:
                 self._answer(self.prompts.turn_ended(TurnEnded("cancelled", None)))
 
         self.commands.send(command, stopped)
+
+    def _cancel_queued(self, only: OwedPrompt | None = None) -> None:
+        """The prompts in the engine's queue are cancelled with the turn (actors/session/v4unqueue.py)."""
+        answers = self.prompts.unqueue(only)
+        self.unqueue.add([answer.owed.command_id for answer in answers if answer.owed.command_id])
+        self._answer(answers)
+        self._unqueue()
+
+    def _unqueue(self) -> None:
+        if self.feed is None or not self.unqueue.pending:
+            return
+        for command in self.unqueue.sweep(str(self.session.backend_session_id), self.feed.state.state):
+            self.commands.send(command, functools.partial(self._unqueued, command.type))
+
+    def _unqueued(self, kind: str, ack: v4.CommandAck | None, error: RpcError | None) -> None:
+        if error is not None:  # its prompt is answered already; the item may run, unowned
+            log.warning("session %s: %s refused: %s", self.session.session_id, kind, error.message)
 
     def cancel_request(self, conn: Any, request_id: Any, error: RpcError) -> bool:
         owed = self.prompts.find(conn.actor_urn, request_id)
@@ -429,7 +499,8 @@ class V4Path:
         if self.feed is None:
             return []
         state = self.feed.state
-        translator = ConversationTranslator(replay_history=True, lang=self.session.config.lang)
+        translator = ConversationTranslator(replay_history=True, lang=self.session.config.lang,
+                                            terminal_output=supports_terminal_output(self.session.capabilities))
         return translator.translate([Reset(dict(state.state), tuple(state.rows))]).updates
 
     def lost(self, error: RpcError) -> None:
@@ -439,6 +510,7 @@ class V4Path:
         self._drop_held(error)
         self.feed = None  # a new process: a new subscription, from a snapshot
         self.until_ready = None
+        self.muted = False
 
     def _answer(self, answers: list[Answer], ended: TurnNotice | None = None) -> None:
         for answer in answers:

@@ -15,7 +15,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from zcode_acp.protocol.errors import RpcError, from_backend_error
+from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError, from_backend_error
 from zcode_acp.protocol.usage import prompt_result
 from zcode_acp.protocol.v4.conversation import TurnEnded
 from zcode_acp.protocol.i18n import t
@@ -30,6 +30,9 @@ class OwedPrompt:
     """Answer with this instead of the turn's stop reason (``$/cancel_request``: -32800)."""
     command_id: str | None = None
     """Its ``sendText``'s id, once acked: a queue item names it as ``sourceCommandId``."""
+    cancelled: bool = False
+    """The client cancelled it: if the engine is lost before the turn's end says so, it still
+    ends ``cancelled`` (what the client asked for), not with the loss's error."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,13 +45,32 @@ class Answer:
 class V4Prompts:
     def __init__(self, lang: str = "en") -> None:
         self.lang = lang  # of the routing notices (protocol/i18n)
+        self.waiting: list[OwedPrompt] = []  # the engine session is not live yet: nothing sent
         self.admitting: list[OwedPrompt] = []  # sendText sent, ack not back yet
         self.running: list[OwedPrompt] = []  # carried by the turn that runs now
         self.queued: deque[OwedPrompt] = deque()  # in the engine's queue, in its order
 
     @property
     def busy(self) -> bool:
-        return bool(self.admitting or self.running or self.queued)
+        return bool(self.waiting or self.admitting or self.running or self.queued)
+
+    def hold(self, owed: OwedPrompt) -> None:
+        """Owed from now on, sent once the engine session is live."""
+        self.waiting.append(owed)
+
+    def release(self, owed: OwedPrompt) -> bool:
+        """It leaves the wait (to be sent, or failed); False when it was already answered."""
+        if owed in self.waiting:
+            self.waiting.remove(owed)
+            return True
+        return False
+
+    def cancel_waiting(self, only: OwedPrompt | None = None) -> list[Answer]:
+        """Cancelled before anything was sent (or only ``only``): answered now, never sent."""
+        taken = [one for one in self.waiting if only is None or one is only]
+        self.waiting = [one for one in self.waiting if one not in taken]
+        return [Answer(one, None, one.error) if one.error else Answer(one, {"stopReason": "cancelled"}, None)
+                for one in taken]
 
     def sent(self, owed: OwedPrompt) -> None:
         self.admitting.append(owed)
@@ -78,9 +100,19 @@ class V4Prompts:
                 answers.append(Answer(one, None, one.error))
             elif ended.stop_reason is not None:
                 answers.append(Answer(one, prompt_result(ended.stop_reason, usage), None))
+            elif ended.error is not None:
+                answers.append(Answer(one, None, from_backend_error(ended.error, "session/prompt", self.lang)))
             else:
-                answers.append(Answer(one, None, from_backend_error(ended.error or {}, "session/prompt")))
+                answers.append(Answer(one, None, self._unfinished(ended.words)))
         return answers
+
+    def _unfinished(self, words: str) -> RpcError:
+        """A turn the engine ended in its ``error`` phase without a ``lastError``: an error ending of
+        ``turn.completed`` (a limit reached, an error during execution), which the conversation does
+        not name (docs/decisions.md, "Error endings on the v4 path"). Its last words are all there is."""
+        message = words or t(self.lang, "error.no_details")
+        return RpcError(INTERNAL_ERROR, t(self.lang, "error.turn_unfinished", message=message),
+                        {"phase": "error", "backendMessage": message})
 
     def unqueued(self, command_id: str) -> Answer | None:
         """The queue item of this prompt was removed: it will never run, so it is answered cancelled now."""
@@ -91,18 +123,42 @@ class V4Prompts:
         return None
 
     def find(self, conn_urn: str, request_id: Any) -> OwedPrompt | None:
-        for one in (*self.admitting, *self.running, *self.queued):
+        for one in (*self.waiting, *self.admitting, *self.running, *self.queued):
             if one.conn.actor_urn == conn_urn and one.request_id == request_id:
                 return one
         return None
 
+    def unqueue(self, only: OwedPrompt | None = None) -> list[Answer]:
+        """``session/cancel`` with prompts in the engine's queue (or ``only`` that one): each is
+        answered ``cancelled`` now."""
+        taken = [one for one in self.queued if only is None or one is only]
+        self.queued = deque(one for one in self.queued if one not in taken)
+        return [Answer(one, None, one.error) if one.error else Answer(one, {"stopReason": "cancelled"}, None)
+                for one in taken]
+
+    def cancel_requested(self) -> None:
+        """``session/cancel``: what runs now (or is being admitted to run) was cancelled by the client."""
+        for one in (*self.admitting, *self.running):
+            one.cancelled = True
+
+    def cancel_overdue(self) -> list[Answer]:
+        """The cancelled prompts whose turn did not end in time: answered now (their own error,
+        -32800, or ``cancelled``); the turn's end, when it comes, has nothing left to answer."""
+        overdue = [one for one in self.running if one.cancelled]
+        self.running = [one for one in self.running if not one.cancelled]
+        for one in [one for one in self.admitting if one.cancelled]:
+            self.admitting.remove(one)
+            overdue.append(one)
+        return [Answer(one, None, one.error) if one.error else Answer(one, {"stopReason": "cancelled"}, None)
+                for one in overdue]
+
     def drop_all(self, error: RpcError | None) -> list[Answer]:
         """Everything owed is answered now: with ``error`` (the backend died), or cancelled (teardown)."""
-        everyone = [*self.admitting, *self.running, *self.queued]
-        self.admitting, self.running, self.queued = [], [], deque()
+        everyone = [*self.waiting, *self.admitting, *self.running, *self.queued]
+        self.waiting, self.admitting, self.running, self.queued = [], [], [], deque()
         answers = []
         for one in everyone:
-            why = one.error or error
+            why = one.error or (None if one.cancelled else error)
             answers.append(Answer(one, None if why else {"stopReason": "cancelled"}, why))
         return answers
 

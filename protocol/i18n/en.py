@@ -115,6 +115,7 @@ MESSAGES: dict[str, str] = {
     "error.removed_in_0_16": "{method} was removed in ZCode CLI 0.16: the installed engine does not have it",
     "error.turn_execution": "ZCode turn ended with an error during execution: {message}",
     "error.no_details": "no details given",
+    "error.turn_unfinished": "ZCode ended the turn before it finished (the engine does not say why): {message}",
     "error.turn_failed": "ZCode turn failed: {message}",
     "error.cli_too_old": "The installed ZCode CLI is too old for zcode-acp: it has no session/subscribe, so it "
                          "cannot stream a turn. Install ZCode CLI {floor} or newer (the extension methods — fork, "

@@ -107,6 +107,7 @@ MESSAGES: dict[str, str] = {
     "error.removed_in_0_16": "{method} 已在 ZCode CLI 0.16 中移除，当前安装的引擎不支持",
     "error.turn_execution": "ZCode 本轮执行出错：{message}",
     "error.no_details": "未提供详细信息",
+    "error.turn_unfinished": "ZCode 在本轮完成前结束了它（引擎未说明原因）：{message}",
     "error.turn_failed": "ZCode 本轮失败：{message}",
     "error.cli_too_old": "当前安装的 ZCode CLI 版本过旧，zcode-acp 无法使用：它没有 session/subscribe，无法流式输出。"
                          "请安装 ZCode CLI {floor} 或更高版本（扩展方法——分叉、目标、压缩、插话、模式、模型、"

@@ -36,7 +36,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import tools, updates
+from ..translator import terminal_exit, terminal_output
 from . import conversation_view as view
+from .conversation_retry import ApiRetryCard
 from .work_cards import WorkCards
 from .conversation_apply import (
     Change,
@@ -73,6 +75,9 @@ class TurnEnded:
     stop_reason: str | None
     """``end_turn`` or ``cancelled``; None when the turn failed (answer with ``error``)."""
     error: dict[str, Any] | None
+    words: str = ""
+    """The turn's last assistant text: what it said before it ended (a failed turn without a
+    ``lastError`` — an error ending of ``turn.completed`` — has no other words)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +110,16 @@ class _Card:
     input: Any = None
     lingers: bool = False
     """A backgrounded tool call: its work card, not the turn, closes it."""
+    terminal: bool = False
+    """A Bash card of a client that renders terminals: its output goes out as ``terminal_output``."""
+    shown: str = ""
+    """The tool's output as far as the client has been sent it (``output.text`` grows while it runs)."""
+
+
+def output_text(row: dict[str, Any]) -> str:
+    output = row.get("output")
+    text = output.get("text") if isinstance(output, dict) else None
+    return text if isinstance(text, str) else ""
 
 
 def message_id(row_id: int) -> str:
@@ -140,8 +155,10 @@ def marker_notice(marker: Any, lang: str = EN) -> str | None:
 class ConversationTranslator:
     """One session's announced state, and the updates each batch of changes adds to it."""
 
-    def __init__(self, *, replay_history: bool = False, echo_user_input: bool = False, lang: str = EN) -> None:
+    def __init__(self, *, replay_history: bool = False, echo_user_input: bool = False, lang: str = EN,
+                 terminal_output: bool = False, retry_prefix: str = "v4") -> None:
         self._lang = lang  # of the notices the bridge writes (protocol/i18n)
+        self._terminal = terminal_output  # the client renders terminals (``_meta.terminal_output``)
         self._replay = replay_history
         self._echo = echo_user_input
         self._baselined = False
@@ -154,6 +171,8 @@ class ConversationTranslator:
         self._works = WorkCards(lang)  # background works → task cards (protocol/v4/work_cards.py)
         self._launches: dict[str, str] = {}  # work id → the card of the tool call that launched it
         self._interactions: set[str] = set()
+        self._last_text: dict[str, Any] | None = None  # the current turn's newest assistantText row
+        self._retry = ApiRetryCard(retry_prefix, lang)  # the engine's own retries (control.apiRetry)
 
     def translate(self, changes: list[Change]) -> Translation:
         out = Translation()
@@ -202,7 +221,8 @@ class ConversationTranslator:
                 self._sent[row_id] = len(row["text"])
             elif kind == "toolCall" and isinstance(row.get("toolCallId"), str):
                 self._cards[row["toolCallId"]] = _Card(TOOL_STATUSES.get(str(row.get("status")), "pending"), row.get("input"),
-                                                       row.get("backgrounded") is True)
+                                                       row.get("backgrounded") is True, self._is_terminal(row),
+                                                       output_text(row))
                 self._row_cards[row_id] = row["toolCallId"]
                 if isinstance(row.get("workId"), str):
                     self._launches[row["workId"]] = row["toolCallId"]
@@ -219,7 +239,11 @@ class ConversationTranslator:
 
     def _row(self, row: dict[str, Any], previous: dict[str, Any] | None, out: Translation) -> None:
         kind, row_id = row.get("kind"), row["rowId"]
+        if kind == "turnHeader" and previous is None:
+            self._last_text = None  # a new turn: its words are yet to come
         if kind in ("assistantText", "reasoning"):
+            if kind == "assistantText":
+                self._last_text = row
             text = row.get("text")
             if isinstance(text, str):
                 sent = self._sent.get(row_id, 0)
@@ -245,10 +269,37 @@ class ConversationTranslator:
 
     def _text_appended(self, change: TextAppended, out: Translation) -> None:
         if change.path == "text" and change.row.get("kind") in ("assistantText", "reasoning"):
+            if change.row.get("kind") == "assistantText":
+                self._last_text = change.row  # the live row: it grows in place
             out.updates.append(_text_chunk(str(change.row["kind"]), change.text, change.row_id))
             self._sent[change.row_id] = self._sent.get(change.row_id, 0) + len(change.text)
-        # Tool input and output stream in too; the card shows them when the row settles
-        # (``row.upserted``), so a client is not sent the same growing text again and again.
+        elif change.path == "output.text" and change.row.get("kind") == "toolCall":
+            card_id = change.row.get("toolCallId")
+            card = self._cards.get(card_id) if isinstance(card_id, str) else None
+            if isinstance(card_id, str) and card is not None and card.status not in FINAL:
+                self._tool_output(card_id, card, output_text(change.row), out)
+        # Tool input streams in too; the card shows it when the row settles (``row.upserted``),
+        # so a client is not sent the same growing arguments again and again.
+
+    def _is_terminal(self, row: dict[str, Any]) -> bool:
+        return self._terminal and row.get("toolName") == "Bash"
+
+    @staticmethod
+    def _tool_output(card_id: str, card: _Card, text: str, out: Translation) -> None:
+        """What the running tool printed since the client last saw its output.
+
+        A terminal gets only what is new (it appends); any other card's content is replaced
+        whole, so it carries all the output so far (as the legacy path shows a tool's tail).
+        """
+        if card.terminal:
+            data = tools.new_suffix(card.shown, text)
+            card.shown = text
+            if data:
+                out.updates.append(terminal_output(card_id, data))
+        elif text != card.shown:
+            card.shown = text
+            out.updates.append({"sessionUpdate": "tool_call_update", "toolCallId": card_id,
+                                "content": tools.text_content(text)})
 
     def _tool_row(self, row: dict[str, Any], out: Translation) -> None:
         card_id = row.get("toolCallId")
@@ -279,9 +330,14 @@ class ConversationTranslator:
                 diff = tools.diff_content(name, tool_input)
                 if diff:
                     start["content"] = diff
+            terminal = self._is_terminal(row)
+            if terminal:
+                start["content"] = [{"type": "terminal", "terminalId": card_id}]
+                start["_meta"]["terminal_info"] = {"terminal_id": card_id}
             out.updates.append(start)
-            card = self._cards[card_id] = _Card(status, tool_input, row.get("backgrounded") is True)
+            card = self._cards[card_id] = _Card(status, tool_input, row.get("backgrounded") is True, terminal)
             if status not in FINAL:
+                self._tool_output(card_id, card, output_text(row), out)
                 return
             status_changed = False
         else:
@@ -295,6 +351,9 @@ class ConversationTranslator:
             fields["title"] = tools.tool_title(name, tool_input)
             fields["rawInput"] = tool_input
             fields["locations"] = tools.tool_locations(tool_input)
+        if status in FINAL and card.terminal:
+            self._terminal_end(card_id, card, row, status, fields, out)
+            return
         if status in FINAL:
             content = self._tool_result(row)
             if content:
@@ -310,6 +369,30 @@ class ConversationTranslator:
         card.lingers = row.get("backgrounded") is True
         if fields:
             out.updates.append({"sessionUpdate": "tool_call_update", "toolCallId": card_id, **fields})
+        if status not in FINAL:
+            self._tool_output(card_id, card, output_text(row), out)
+
+    def _terminal_end(self, card_id: str, card: _Card, row: dict[str, Any], status: str, fields: dict[str, Any],
+                      out: Translation) -> None:
+        """A terminal card settles: the output it has not shown yet, then its exit (as the legacy path ends one)."""
+        fields.pop("status", None)
+        if fields:
+            out.updates.append({"sessionUpdate": "tool_call_update", "toolCallId": card_id, **fields})
+        text = output_text(row)
+        if not text and isinstance(row.get("error"), dict) and isinstance(row["error"].get("message"), str):
+            text = row["error"]["message"]
+        if text.startswith(card.shown) and len(text) > len(card.shown):
+            out.updates.append(terminal_output(card_id, text[len(card.shown):]))
+        card.shown = text if text.startswith(card.shown) else card.shown
+        card.status, card.input = status, row.get("input")
+        card.lingers = row.get("backgrounded") is True
+        output = row.get("output") if isinstance(row.get("output"), dict) else None
+        exit_code = tools.result_exit_code(output)
+        if exit_code is None:
+            exit_code = 0 if status == "completed" else 1
+        extra: dict[str, Any] = {"rawOutput": output} if output is not None else {}
+        out.updates.append(terminal_exit(card_id, status, exit_code, **extra,
+                                         _meta={"claudeCode": {"toolName": row.get("toolName") or ""}}))
 
     @staticmethod
     def _tool_result(row: dict[str, Any]) -> list[dict[str, Any]]:
@@ -417,7 +500,10 @@ class ConversationTranslator:
         elif key == "control" and previous is not None:
             # Without a previous control there is no turn this client saw start (a replayed
             # history ends in a finished phase): nothing ended for it.
-            self._control(view.control(now), view.control(before), out)
+            control = view.control(now)
+            if not control.ended:
+                out.updates += self._retry.changed(control.api_retry)
+            self._control(control, view.control(before), out)
         elif key == "pendingInteractions":
             self._interactions_changed(view.pending_interactions(before), view.pending_interactions(now), out)
         elif key == "inputRouting":
@@ -435,11 +521,15 @@ class ConversationTranslator:
         if not control.ended or (before.ended and before.phase == control.phase):
             return
         # The turn is over: a card it left open will never be closed by the engine.
+        out.updates += self._retry.turn_ended(control.stop_reason is None)
         for card_id, card in self._cards.items():
             if card.status not in FINAL and not card.lingers and not card_id.startswith("work-"):
                 card.status = "failed"
                 out.updates.append(updates.tool_call_failed(card_id))
-        out.signals.append(TurnEnded(control.stop_reason, control.last_error if control.stop_reason is None else None))
+        # A failed turn's last words: all a failure without ``lastError`` says (TurnEnded.words).
+        words = self._last_text.get("text") if self._last_text is not None and control.stop_reason is None else None
+        out.signals.append(TurnEnded(control.stop_reason, control.last_error if control.stop_reason is None else None,
+                                     words.strip() if isinstance(words, str) else ""))
 
     def _interactions_changed(
         self, before: tuple[view.PendingInteraction, ...], now: tuple[view.PendingInteraction, ...], out: Translation

@@ -33,6 +33,11 @@ from .rows import RowStore
 from .snapshot import idle_control
 from .turn_parts import ExpectedInput, TurnParts, OpenTurn
 
+ROW_TEXT_LIMIT = 2 * 1024 * 1024
+"""Characters of one streaming text row before the simulator goes on in a new row. A row's
+closing ``row.upserted`` carries its whole text, and the engine sends no logical frame over
+16 MiB (docs/v4.md); how it keeps a huge reply under that the sources do not say
+(docs/decisions.md, "The simulator's v4 data plane")."""
 _ENDED = {"success": "completedSuccess", "cancelled": "completedInterrupted"}
 _PLAN_STATUS = {"pending": "pending", "in_progress": "inProgress", "inProgress": "inProgress", "completed": "completed"}
 
@@ -96,6 +101,8 @@ class ConversationProjection(TurnParts):
 
     def _on_model_streaming(self, payload: dict[str, Any], turn_id: str) -> None:
         kind = payload.get("kind")
+        if kind in ("text_delta", "reasoning_delta", "tool_call") and self.state["control"].get("apiRetry"):
+            self._set_api_retry(None)  # the model makes progress again: the retry is over
         if kind == "text_delta":
             self._stream("text", "assistantText", str(payload.get("delta") or ""))
         elif kind == "reasoning_delta":
@@ -133,7 +140,10 @@ class ConversationProjection(TurnParts):
         if result in _ENDED:
             self._end_turn("interrupted" if interrupted else "complete", _ENDED[result], None)
         else:
-            self._end_turn("failed", "error", {"code": result, "message": f"The turn ended: {result}"})
+            # An error ending (error_max_turns, error_during_execution, …): the engine's projector
+            # puts the session in its ``error`` phase and leaves ``lastError`` as the turn's start
+            # left it (null); the header says ``failed``. Which ending it was is not projected.
+            self._end_turn("failed", "error", None)
 
     def _on_turn_failed(self, payload: dict[str, Any], turn_id: str) -> None:
         error = payload.get("error") if isinstance(payload.get("error"), dict) else {}
@@ -147,6 +157,10 @@ class ConversationProjection(TurnParts):
     def _on_session_updated(self, payload: dict[str, Any], turn_id: str) -> None:
         if payload.get("taskId"):
             self._background(payload)
+        meta = payload.get("_meta")
+        zcode = meta.get("zcode") if isinstance(meta, dict) else None
+        if isinstance(zcode, dict) and "apiRetry" in zcode and self.running:
+            self._api_retry(zcode["apiRetry"])
         usage = payload.get("usage")
         if isinstance(usage, dict) and isinstance(usage.get("inputTokens"), int | float):
             maximum = payload.get("contextWindow") or self.context_window
@@ -175,13 +189,36 @@ class ConversationProjection(TurnParts):
         if isinstance(todos, list):
             self.set_plan(todos)
 
-    def _on_streamRecovery_updated(self, payload: dict[str, Any], turn_id: str) -> None:
+    def _api_retry(self, retry: Any) -> None:
+        """Today's API retry status (``_meta.zcode.apiRetry``) as the engine's ``control.apiRetry``:
+        a retry scheduled (attempt, at least one more allowed, when, why), or cleared (None)."""
+        value = None
+        if isinstance(retry, dict):
+            attempt = max(1, int(retry.get("attempt") or 1))
+            status = retry.get("errorStatus")
+            code = "fault.provider.rateLimited" if status == 429 else \
+                "fault.provider.serverError" if isinstance(status, int) and status >= 500 else "fault.network.unreachable"
+            value = {"attempt": attempt, "maxAttempts": max(int(retry.get("maxRetries") or 0), attempt + 1),
+                     "nextRetryAt": self.now() + max(0, int(retry.get("retryDelayMs") or 0)), "reasonCode": code}
+        self._set_api_retry(value)
+
+    def _set_api_retry(self, value: dict[str, Any] | None) -> None:
         control = self.state["control"]
-        retry = None
-        if payload.get("state") == "recovering":
-            retry = {"attempt": 1, "maxAttempts": 3, "nextRetryAt": self.now(),
-                     "reasonCode": str(payload.get("reason") or "streamRecovery")}
-        self.set("control", {**control, "apiRetry": retry})
+        if control.get("apiRetry") != value:
+            self.set("control", {**control, "apiRetry": value})
+
+    def _on_streamRecovery_updated(self, payload: dict[str, Any], turn_id: str) -> None:
+        # The engine's projector: a recovery started or retried shows as an API retry (attempt =
+        # retry number, one more attempt than retries); a discarded tail changes nothing; the
+        # model's next progress clears it (``_on_model_streaming``).
+        if "retryNumber" not in payload or not self.running:
+            return
+        attempt = max(1, int(payload.get("retryNumber") or 1))
+        current = self.state["control"].get("apiRetry") or {}
+        self._set_api_retry({"attempt": attempt, "maxAttempts": max(int(payload.get("maxRetries") or 0), attempt) + 1,
+                             "nextRetryAt": self.now(),
+                             "reasonCode": "fault.network.sseDisconnected" if payload.get("failureKind") else
+                             str(current.get("reasonCode") or "fault.network.sseDisconnected")})
 
     def _on_session_closed(self, payload: dict[str, Any], turn_id: str) -> None:
         self.set("control", {**self.state["control"], "sessionEnded": True})
@@ -248,8 +285,11 @@ class ConversationProjection(TurnParts):
         other = "reasoning" if attr == "text" else "text"
         self._close(other, "complete")
         open_row = getattr(self._turn, attr)
-        if open_row is not None and self.rows.get(open_row) is not None:
-            self.rows.append_text(open_row, "text", delta)
+        row = self.rows.get(open_row) if open_row is not None else None
+        if row is not None and len(row.get("text") or "") + len(delta) > ROW_TEXT_LIMIT:
+            self._close(attr, "complete")  # its closing upsert carries the whole text: keep it under the frame limit
+        elif row is not None:
+            self.rows.append_text(open_row, "text", delta)  # type: ignore[arg-type]
             return
         fields: dict[str, Any] = {"text": delta, "state": "streaming"}
         if kind == "assistantText":

@@ -120,6 +120,18 @@ class Peer:
             return []
         return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
+    def creates(self) -> list[tuple[str, list[dict[str, Any]] | None]]:
+        """Each engine session the bridge made, as (workspace path, MCP servers): the legacy
+        ``session/create`` or, on the v4 path (docs/v4.md), the ``createSession`` command."""
+        made = []
+        for frame in self.trace():
+            params = frame.get("params") or {}
+            if frame.get("method") == "session/create":
+                made.append((params["workspace"]["workspacePath"], params.get("mcpServers")))
+            elif frame.get("method") == "v4/command" and params.get("type") == "createSession":
+                made.append((params["payload"]["workspaceId"], params["payload"].get("mcpServers")))
+        return made
+
     def log(self) -> str:
         return (self.tmp_path / "bridge.log").read_text(errors="replace")
 

@@ -26,6 +26,12 @@ async def test_a_hung_backend_times_out_clearly_and_cancel_still_answers_at_once
         other = await b.new_session()
         with pytest.raises(RequestError) as err:
             await b.prompt(other, "hello")
+        if os.environ.get("ZCODE_ACP_ENGINE_API") == "v4":
+            # On v4 the stop is a command the engine acks (docs/v4.md): its ack missing for the call
+            # timeout marks the backend wedged first, so the create fails with that, not its own timeout.
+            assert err.value.code == -32603 and "createSession" in str(err.value) \
+                and "stopped answering" in str(err.value)
+            return
         assert err.value.code == -32603 and "did not answer session/create within 1s" in str(err.value)
 
 

@@ -74,8 +74,8 @@ def test_cwd_is_normalised_and_must_be_an_existing_directory(tmp_path):
         sid = b.new_session(cwd="/tmp/../tmp/./")
         b.prompt("p", sid, "#sim stream count=1")
         assert b.answer("p")["result"]["stopReason"] == "end_turn"
-        [create] = [t for t in b.trace() if t.get("method") == "session/create"]
-        assert create["params"]["workspace"]["workspacePath"] == "/tmp"
+        [(workspace_path, _)] = b.creates()
+        assert workspace_path == "/tmp"
 
 
 # -- item 17 ------------------------------------------------------------------------------------------

@@ -22,7 +22,9 @@ async def test_steering_is_applied_to_the_running_turn(tmp_path, sim_dialect):
         assert answer["applied"] is True and answer["queued"] is False
         assert (await turn).stop_reason == "end_turn"
         if sim_dialect == "today":
-            [command] = [c["params"] for c in b.backend_calls("v4/command") if c["params"]["type"] == "sendText"]
+            # (On the v4 path the prompt itself is a sendText too: the steered text is the guided one.)
+            [command] = [c["params"] for c in b.backend_calls("v4/command") if c["params"]["type"] == "sendText"
+                         and c["params"]["payload"].get("requestedDelivery") == "guide"]
             assert command["payload"] == {"text": "use tabs", "requestedDelivery": "guide"}
             assert answer["delivery"] == "guide"
             assert "[steered: use tabs]" in b.client.texts(sid)  # the running turn took it in
@@ -39,6 +41,7 @@ async def test_a_transient_foreign_key_failure_is_retried_once(tmp_path):
         await b.client.wait_for(lambda: "." in b.client.texts(sid))
         answer = await b.conn.ext_method("session/steering", {"sessionId": sid, "prompt": "shorter"})
         assert answer["applied"] is True
-        assert len([c for c in b.backend_calls("v4/command") if c["params"]["type"] == "sendText"]) == 2
+        assert len([c for c in b.backend_calls("v4/command") if c["params"]["type"] == "sendText"
+                    and c["params"]["payload"].get("requestedDelivery") == "guide"]) == 2
         assert (await turn).stop_reason == "end_turn"
         assert "[steered: shorter]" in b.client.texts(sid)
