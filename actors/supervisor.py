@@ -8,6 +8,9 @@ Every ACP request enters here. The Supervisor validates what it can answer
 without the backend (``initialize``, ``session/new``: never a backend call),
 and hands session work to the owning Session actor, which answers the client
 itself. Anything a handler raises becomes the JSON-RPC error of that request.
+
+Its lower layer, ``supervisor_registry.py`` (``SessionRegistry``), holds the tree's lifecycle,
+the clients and the sessions; this file is the ACP side: every client request and what it does.
 """
 
 from __future__ import annotations
@@ -15,12 +18,10 @@ from __future__ import annotations
 import functools
 import logging
 import os
-import time
 import uuid
 from typing import Any
 from collections.abc import Callable
 
-import gevent
 
 from zcode_acp.protocol import commands, errors, updates
 from zcode_acp.protocol.content import convert_prompt, echo_text
@@ -31,74 +32,43 @@ from zcode_acp.protocol.handshake import (
     initialize_result,
     logout_unsupported,
     merge_capabilities,
-    supports_boolean_options,
 )
-from zcode_acp.protocol import model_catalog
 from zcode_acp.protocol.mcp_servers import normalize_mcp_servers
-from zcode_acp.protocol.session_config import SessionSettings, session_state, validate_config_value, validate_mode
+from zcode_acp.protocol.session_config import session_state, validate_config_value, validate_mode
 from zcode_acp.protocol import lazy_sessions
 from zcode_acp.protocol.sessions import list_sessions, without_deleted
 from zcode_acp.protocol.translator import agent_text
 
-from zcode_acp import version
-from zcode_acp.actors.backend import Backend
-from zcode_acp.actors.base import BridgeActor, handles, safe_tell
+from zcode_acp.actors.base import handles
 from zcode_acp.config.settings import Config
-from zcode_acp.actors.client_connection import ClientConnection
-from zcode_acp.actors.interaction_router import InteractionRouter
-from zcode_acp.actors.lazy_store import LazySessionStore
-from zcode_acp.actors.model_catalog import CatalogFile
 from zcode_acp.actors.session.v4index import ListIndex, SessionsIndexWatch, delete_acked, delete_params
-from zcode_acp.actors.quiet_release import QuietRelease, release_memory
 from zcode_acp.actors.messages import (
     Answered,
     Dormant,
-    GoDormant,
-    SessionIdle,
     Announce,
     Attach,
-    AttachClient,
     BackendCall,
     CancelPromptRequest,
     CancelTurn,
-    ClientBacklog,
-    ClientClosed,
     ClientFrame,
     ClientRequestCancelled,
-    ClientsChanged,
-    CloseConnection,
-    DeclineAll,
     Deliver,
     Extension,
     Forget,
     Forked,
     Listed,
-    ListSessions,
     CatalogLoaded,
-    CatalogSeen,
-    Materialized,
-    Occupancy,
     Prompt,
     Reply,
-    HubPageKnown,
-    SessionActivity,
-    SessionTitled,
     SetSetting,
-    Shutdown,
     Teardown,
-    TerminateBackend,
-    Throttle,
-    TurnFinished,
 )
-from zcode_acp.actors.notifier import start_notifier
-from zcode_acp.actors.session import Session
 from zcode_acp.actors.transport import flow
+
+from zcode_acp.actors.supervisor_registry import SessionRegistry
 
 log = logging.getLogger(__name__)
 # How long the first session/new waits for the remembered model catalog (a small local file).
-CATALOG_READ_WAIT = 1.0
-
-
 
 
 def _params(frame: dict[str, Any]) -> dict[str, Any]:
@@ -142,31 +112,12 @@ def _absolute_cwd(params: dict[str, Any], must_exist: bool = False) -> str:
         raise invalid_params("cwd", f"is not an existing directory: {cwd}")
     return cwd
 
+_DEFERRED = object()  # the handler passed the request on; someone else answers it
 
-class Supervisor(BridgeActor):
+
+class Supervisor(SessionRegistry):
     def __init__(self, config: Config, on_exit: Callable[[], None], root: str | None = None) -> None:
-        super().__init__()
-        self.config = config
-        self.on_exit = on_exit
-        # ``zcode-acp serve`` pins every session to its project directory (docs/service.md).
-        self.root = os.path.normpath(root) if root else None
-        self.backend: Any = None
-        self.router: Any = None
-        self.notifier: Any = None  # actors/notifier.py, when a webhook is configured
-        self.clients: list[Any] = []
-        self.primary: Any = None
-        self.capabilities: dict[str, Any] = {}  # merged over the clients attached now
-        self.client_capabilities: dict[str, dict[str, Any]] = {}  # conn urn → what it declared
-        self.sessions: dict[str, Any] = {}
-        self.backend_ids: dict[str, str] = {}  # ACP session id → backend session id
-        self.trim_pending = False
-        self.quiet_release = QuietRelease()  # memory back to the OS once a burst is over
-        # Sessions that are not actors now, started on their next use: the never used ones (straight
-        # from session/new) and the idle ones that left memory (docs/performance.md, "Idle sessions").
-        self.dormant: dict[str, Dormant] = {}
-        self.activity: dict[str, dict[str, Any]] = {}  # ACP session id → {updatedAt, status, title}
-        self.version = version()
-        self.shutting_down = False
+        super().__init__(config, on_exit, root)
         self.methods: dict[str, Callable[[Any, Any, dict[str, Any]], Any]] = {
             "initialize": self._initialize,
             "authenticate": self._authenticate,
@@ -182,76 +133,10 @@ class Supervisor(BridgeActor):
             "session/set_config_option": self._session_set_config_option,
             "session/set_model": self._session_set_model,
         }
-        self.store = LazySessionStore(config.zcode_home)
-        self.catalog_file = CatalogFile(config.zcode_home)
-        self.catalog: dict[str, Any] | None = None  # the engine's model catalog, remembered between runs
-        self.catalog_loaded = False  # the file was read (or given up on): session/new answers from then on
-        self.index_watches: dict[str, Any] = {}  # cwd → its sessions-index watch (the v4 path's session/list)
-        self.waiting_new: list[tuple[Any, Any, tuple[str, list[Any]]]] = []  # session/new that came before it
+
         self.notifications: dict[str, Callable[[Any, dict[str, Any]], None]] = {
             "session/cancel": self._session_cancel,
         }
-
-    def on_stop(self) -> None:
-        self.quiet_release.stop()
-
-    def on_start(self) -> None:
-        # Started in order, stopped in reverse (teardown).
-        self.store.prepare()
-        self.catalog_file.load(lambda catalog: self.actor_ref.tell(CatalogLoaded(catalog)))
-        # A disk that does not answer must not hold session/new: past this, it answers without the catalog.
-        gevent.spawn_later(CATALOG_READ_WAIT, lambda: safe_tell(self.actor_ref, CatalogLoaded(None)))
-        self.notifier = start_notifier(self.config)
-        self.backend = Backend.start(self.config, self.notifier)
-        self.router = InteractionRouter.start(self.backend, self.config.interaction_timeout, self.notifier,
-                                              self.config.lang)
-        self.quiet_release.start()
-
-    # -- clients ---------------------------------------------------------------------------
-
-    @handles(AttachClient)
-    def on_attach_client(self, message: AttachClient) -> Any:
-        conn = ClientConnection.start(self.actor_ref, message.transport, every_session=message.primary)
-        self.clients.append(conn)
-        if message.primary:
-            self.primary = conn
-        self._clients_changed()
-        return conn
-
-    def _joined(self) -> list[Any]:
-        """The clients that get updates and dialogs: the editor, and each remote client once it
-        has sent its own ``initialize`` (docs/remote.md; until then it is attached, not joined)."""
-        return [conn for conn in self.clients if conn is self.primary or conn.actor_urn in self.client_capabilities]
-
-    def _clients_changed(self) -> None:
-        """Capabilities are recomputed from the clients joined *now* (a client that left
-        takes its capabilities with it)."""
-        merged: dict[str, Any] = {}
-        for capabilities in self.client_capabilities.values():
-            merged = merge_capabilities(merged, capabilities)
-        self.capabilities = merged
-        message = ClientsChanged(self._joined(), merged, dict(self.client_capabilities))
-        self.router.tell(message)
-        for session in self.sessions.values():
-            session.tell(message)
-
-    @handles(ClientBacklog)
-    def on_client_backlog(self, message: ClientBacklog) -> None:
-        """A client reads slower than the backend writes: pause reading the backend meanwhile."""
-        self.backend.tell(Throttle(message.conn.actor_urn, message.backlogged))
-
-    @handles(ClientClosed)
-    def on_client_closed(self, message: ClientClosed) -> None:
-        if message.conn == self.primary:
-            self._teardown("the editor closed the connection")
-            return
-        if message.conn in self.clients:
-            self.backend.tell(Throttle(message.conn.actor_urn, False))
-            self.clients.remove(message.conn)
-            self.client_capabilities.pop(message.conn.actor_urn, None)
-            message.conn.stop(block=False)
-            log.info("a remote client left (%d client(s) attached)", len(self.clients))
-            self._clients_changed()
 
     # -- requests ----------------------------------------------------------------------------
 
@@ -352,12 +237,6 @@ class Supervisor(BridgeActor):
         log.info("session=%s new in %s", session_id, cwd)
         return {"sessionId": session_id, **session_state(settings)}
 
-    def _new_settings(self) -> SessionSettings:
-        return model_catalog.seeded(
-            SessionSettings(mode=self.config.default_mode, plan_toggle=supports_boolean_options(self.capabilities),
-                            lang=self.config.lang),
-            self.catalog)
-
     def _announce(self, conn: Any, session_id: str) -> None:
         """The commands a session offers, after its new/fork answer (never before it)."""
         session = self.sessions.get(session_id)
@@ -368,28 +247,6 @@ class Supervisor(BridgeActor):
         # what the Session would announce before its create.
         conn.tell(Deliver(session_id, updates.encode(
             session_id, [commands.available_commands_update((), self.config.lang)])))
-
-    def _spawn(self, session_id: str, cwd: str, mcp_servers: list[Any], backend_session_id: str | None = None,
-               root_known: bool = True, settings: SessionSettings | None = None) -> tuple[Any, SessionSettings]:
-        settings = settings or self._new_settings()
-        ref = Session.start(
-            session_id=session_id,
-            cwd=cwd,
-            mcp_servers=mcp_servers,
-            settings=settings,
-            backend=self.backend,
-            router=self.router,
-            supervisor=self.actor_ref,
-            clients=self._joined(),
-            capabilities=self.capabilities,
-            config=self.config,
-            backend_session_id=backend_session_id,
-            root_known=root_known,
-        )
-        self.sessions[session_id] = ref
-        if backend_session_id:
-            self.backend_ids[session_id] = backend_session_id
-        return ref, settings
 
     def _resolve(self, session_id: str, cwd: str, mcp_servers: list[Any]) -> Any:
         """live mapping → persisted placeholder → raw backend id (docs/sessions.md, "`session/load` and `session/resume`")."""
@@ -557,40 +414,6 @@ class Supervisor(BridgeActor):
             raise errors.session_not_found(session_id)
         return session
 
-    # -- idle Sessions (docs/performance.md, "Idle sessions") -----------------------------------
-
-    def _revive(self, session_id: str) -> Any:
-        """The live Session, started again (lost: it resumes on use) if it had gone dormant; or None."""
-        session = self.sessions.get(session_id)
-        if session is None and session_id in self.dormant:
-            record = self.dormant.pop(session_id)
-            session, _ = self._spawn(session_id, record.cwd, record.mcp_servers, record.backend_session_id,
-                                     root_known=record.root_known, settings=record.settings)
-        return session
-
-    @handles(SessionIdle)
-    def on_session_idle(self, message: SessionIdle) -> None:
-        session: Any = self.sessions.get(message.session_id)
-        if session is None or self.shutting_down:
-            return
-        try:  # in mailbox order after anything we forwarded to it: it refuses if that made it busy
-            record = session.ask(GoDormant(), timeout=1.0)
-        except Exception:
-            return
-        if record is None or message.session_id not in self.sessions:
-            return
-        del self.sessions[message.session_id]
-        self.dormant[message.session_id] = record
-        session.stop(block=False)
-        log.debug("session %s left memory (idle)", message.session_id)
-        if not self.trim_pending:  # once per wave of departures: give freed pages back to the OS
-            self.trim_pending = True
-            gevent.spawn_later(2.0, self._trim)
-
-    def _trim(self) -> None:
-        self.trim_pending = False
-        release_memory()
-
     def _session_prompt(self, conn: Any, request_id: Any, params: dict[str, Any]) -> Any:
         session = self._session(params)
         prompt = convert_prompt(params.get("prompt"))
@@ -605,50 +428,6 @@ class Supervisor(BridgeActor):
         session = self.sessions.get(session_id) if isinstance(session_id, str) else None
         if session is not None:
             session.tell(CancelTurn("cancelled by the client"))
-
-    @handles(SessionActivity)
-    def on_session_activity(self, message: SessionActivity) -> None:
-        if message.session_id not in self.sessions:
-            return
-        entry = self.activity.setdefault(message.session_id, {})
-        status = "running" if message.running else "idle"
-        if entry.get("status", "idle") != status:
-            log.info("session=%s turn %s", message.session_id, "started" if message.running else "ended")
-        now = int(time.time() * 1000)
-        if message.running and entry.get("status", "idle") != "running":
-            entry["startedAt"] = now
-        elif not message.running and entry.get("status") == "running" and self.notifier is not None:
-            self.notifier.tell(TurnFinished(message.session_id, (now - entry.get("startedAt", now)) / 1000,
-                                            message.outcome, entry.get("prompt", ""), message.answer))
-        entry["updatedAt"] = now
-        entry["status"] = "running" if message.running else "idle"
-        if message.title:
-            entry["title"] = message.title
-            safe_tell(self.notifier, SessionTitled(message.session_id, message.title))
-
-    @handles(HubPageKnown)
-    def on_hub_page_known(self, message: HubPageKnown) -> None:
-        safe_tell(self.notifier, message)
-
-    @handles(ListSessions)
-    def on_list_sessions(self, message: ListSessions) -> list[dict[str, Any]]:
-        """The live sessions, by the ids editors know (for the hub's instance listing)."""
-        listed = []
-        for session_id in [*self.sessions, *self.dormant]:
-            entry = self.activity.get(session_id, {})
-            item: dict[str, Any] = {"sessionId": session_id, "updatedAt": entry.get("updatedAt", 0),
-                                    "status": entry.get("status", "idle")}
-            if entry.get("title"):
-                item["title"] = entry["title"]
-            listed.append(item)
-        return listed
-
-    @handles(Occupancy)
-    def on_occupancy(self, message: Occupancy) -> tuple[int, int]:
-        """How many clients are attached and how many turns run (an idle ``serve`` exits)."""
-        running = sum(1 for session_id, entry in self.activity.items()
-                      if session_id in self.sessions and entry.get("status") == "running")
-        return len(self.clients), running
 
     @handles(CatalogLoaded)
     def on_catalog_loaded(self, message: CatalogLoaded) -> None:
@@ -666,61 +445,3 @@ class Supervisor(BridgeActor):
                 continue
             conn.tell(Reply(handle, result, None))
             self._announce(conn, result["sessionId"])  # after the answer, never before it
-
-    @handles(CatalogSeen)
-    def on_catalog_seen(self, message: CatalogSeen) -> None:
-        # A create/resume lists the whole catalog: it replaces the remembered one (a model the engine
-        # dropped is not offered to the next run's first session/new).
-        catalog = message.catalog
-        if catalog != self.catalog:
-            self.catalog = catalog
-            self.catalog_file.save(catalog)
-
-    @handles(Materialized)
-    def on_materialized(self, message: Materialized) -> None:
-        self.backend_ids[message.session_id] = message.backend_session_id
-        entry = self.store.get(message.session_id)
-        if entry is not None:
-            self.store.record(message.session_id, entry["cwd"], message.backend_session_id)
-
-    # -- teardown --------------------------------------------------------------------------------
-
-    @handles(Shutdown)
-    def on_shutdown(self, message: Shutdown) -> None:
-        self._teardown(message.reason)
-
-    def _teardown(self, reason: str) -> None:
-        """Once, in order, each step bounded (docs/state-machines.md, "Teardown")."""
-        if self.shutting_down:
-            return
-        self.shutting_down = True
-        self.quiet_release.stop()
-        log.info("tearing down: %s", reason)
-        futures = [session.ask(Teardown(), block=False) for session in self.sessions.values()]
-        deadline = time.monotonic() + 1.0  # one second for all of them, not one each
-        for future in futures:
-            try:
-                future.get(timeout=max(0.0, deadline - time.monotonic()))
-            except Exception:
-                pass
-        try:  # every open question gets its decline before the backend goes
-            self.router.ask(DeclineAll("the editor disconnected"), timeout=1.0)
-        except Exception:
-            log.exception("declining open interactions failed")
-        for conn in self.clients:
-            if conn != self.primary:
-                safe_tell(conn, CloseConnection())
-        try:
-            self.backend.ask(TerminateBackend(self.config.kill_grace), timeout=2 * self.config.kill_grace + 1)
-        except Exception:
-            log.exception("backend termination failed")
-        self.store.flush(1.0)  # what was recorded reaches the disk (bounded)
-        for actor in [*self.sessions.values(), *self.index_watches.values(), *self.clients, self.router, self.backend]:
-            actor.stop(block=False)
-        if self.notifier is not None:
-            self.notifier.stop(block=False)
-        self.sessions.clear()
-        gevent.spawn(self.on_exit)
-
-
-_DEFERRED = object()  # the handler passed the request on; someone else answers it

@@ -1,0 +1,317 @@
+"""The Supervisor's lower layer: the tree's lifecycle and its registry of sessions.
+
+It starts the tree in order (Backend, router, notifier) and tears it down in reverse; owns the
+attached clients and their merged capabilities, the Sessions (live actors, and the ``Dormant``
+records of those not in memory: never used, or idle), their listing and activity, the remembered
+model catalog. ``supervisor.py`` builds the ACP request handling on top of it."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from typing import Any
+from collections.abc import Callable
+
+import gevent
+
+from zcode_acp.protocol.handshake import (
+    merge_capabilities,
+    supports_boolean_options,
+)
+from zcode_acp.protocol import model_catalog
+from zcode_acp.protocol.session_config import SessionSettings
+
+from zcode_acp import version
+from zcode_acp.actors.backend import Backend
+from zcode_acp.actors.base import BridgeActor, handles, safe_tell
+from zcode_acp.config.settings import Config
+from zcode_acp.actors.client_connection import ClientConnection
+from zcode_acp.actors.interaction_router import InteractionRouter
+from zcode_acp.actors.lazy_store import LazySessionStore
+from zcode_acp.actors.model_catalog import CatalogFile
+from zcode_acp.actors.quiet_release import QuietRelease, release_memory
+from zcode_acp.actors.messages import (
+    Dormant,
+    GoDormant,
+    SessionIdle,
+    AttachClient,
+    ClientBacklog,
+    ClientClosed,
+    ClientsChanged,
+    CloseConnection,
+    DeclineAll,
+    ListSessions,
+    CatalogLoaded,
+    CatalogSeen,
+    Materialized,
+    Occupancy,
+    HubPageKnown,
+    SessionActivity,
+    SessionTitled,
+    Shutdown,
+    Teardown,
+    TerminateBackend,
+    Throttle,
+    TurnFinished,
+)
+from zcode_acp.actors.notifier import start_notifier
+from zcode_acp.actors.session import Session
+
+log = logging.getLogger(__name__)
+# How long the first session/new waits for the remembered model catalog (a small local file).
+CATALOG_READ_WAIT = 1.0
+
+
+class SessionRegistry(BridgeActor):
+    def __init__(self, config: Config, on_exit: Callable[[], None], root: str | None = None) -> None:
+        super().__init__()
+        self.config = config
+        self.on_exit = on_exit
+        # ``zcode-acp serve`` pins every session to its project directory (docs/service.md).
+        self.root = os.path.normpath(root) if root else None
+        self.backend: Any = None
+        self.router: Any = None
+        self.notifier: Any = None  # actors/notifier.py, when a webhook is configured
+        self.clients: list[Any] = []
+        self.primary: Any = None
+        self.capabilities: dict[str, Any] = {}  # merged over the clients attached now
+        self.client_capabilities: dict[str, dict[str, Any]] = {}  # conn urn → what it declared
+        self.sessions: dict[str, Any] = {}
+        self.backend_ids: dict[str, str] = {}  # ACP session id → backend session id
+        self.trim_pending = False
+        self.quiet_release = QuietRelease()  # memory back to the OS once a burst is over
+        # Sessions that are not actors now, started on their next use: the never used ones (straight
+        # from session/new) and the idle ones that left memory (docs/performance.md, "Idle sessions").
+        self.dormant: dict[str, Dormant] = {}
+        self.activity: dict[str, dict[str, Any]] = {}  # ACP session id → {updatedAt, status, title}
+        self.version = version()
+        self.shutting_down = False
+        self.store = LazySessionStore(config.zcode_home)
+        self.catalog_file = CatalogFile(config.zcode_home)
+        self.catalog: dict[str, Any] | None = None  # the engine's model catalog, remembered between runs
+        self.catalog_loaded = False  # the file was read (or given up on): session/new answers from then on
+        self.index_watches: dict[str, Any] = {}  # cwd → its sessions-index watch (the v4 path's session/list)
+        self.waiting_new: list[tuple[Any, Any, tuple[str, list[Any]]]] = []  # session/new that came before it
+
+    def on_stop(self) -> None:
+        self.quiet_release.stop()
+
+    def on_start(self) -> None:
+        # Started in order, stopped in reverse (teardown).
+        self.store.prepare()
+        self.catalog_file.load(lambda catalog: self.actor_ref.tell(CatalogLoaded(catalog)))
+        # A disk that does not answer must not hold session/new: past this, it answers without the catalog.
+        gevent.spawn_later(CATALOG_READ_WAIT, lambda: safe_tell(self.actor_ref, CatalogLoaded(None)))
+        self.notifier = start_notifier(self.config)
+        self.backend = Backend.start(self.config, self.notifier)
+        self.router = InteractionRouter.start(self.backend, self.config.interaction_timeout, self.notifier,
+                                              self.config.lang)
+        self.quiet_release.start()
+
+    # -- clients ---------------------------------------------------------------------------
+
+    @handles(AttachClient)
+    def on_attach_client(self, message: AttachClient) -> Any:
+        conn = ClientConnection.start(self.actor_ref, message.transport, every_session=message.primary)
+        self.clients.append(conn)
+        if message.primary:
+            self.primary = conn
+        self._clients_changed()
+        return conn
+
+    def _joined(self) -> list[Any]:
+        """The clients that get updates and dialogs: the editor, and each remote client once it
+        has sent its own ``initialize`` (docs/remote.md; until then it is attached, not joined)."""
+        return [conn for conn in self.clients if conn is self.primary or conn.actor_urn in self.client_capabilities]
+
+    def _clients_changed(self) -> None:
+        """Capabilities are recomputed from the clients joined *now* (a client that left
+        takes its capabilities with it)."""
+        merged: dict[str, Any] = {}
+        for capabilities in self.client_capabilities.values():
+            merged = merge_capabilities(merged, capabilities)
+        self.capabilities = merged
+        message = ClientsChanged(self._joined(), merged, dict(self.client_capabilities))
+        self.router.tell(message)
+        for session in self.sessions.values():
+            session.tell(message)
+
+    @handles(ClientBacklog)
+    def on_client_backlog(self, message: ClientBacklog) -> None:
+        """A client reads slower than the backend writes: pause reading the backend meanwhile."""
+        self.backend.tell(Throttle(message.conn.actor_urn, message.backlogged))
+
+    @handles(ClientClosed)
+    def on_client_closed(self, message: ClientClosed) -> None:
+        if message.conn == self.primary:
+            self._teardown("the editor closed the connection")
+            return
+        if message.conn in self.clients:
+            self.backend.tell(Throttle(message.conn.actor_urn, False))
+            self.clients.remove(message.conn)
+            self.client_capabilities.pop(message.conn.actor_urn, None)
+            message.conn.stop(block=False)
+            log.info("a remote client left (%d client(s) attached)", len(self.clients))
+            self._clients_changed()
+
+    def _new_settings(self) -> SessionSettings:
+        return model_catalog.seeded(
+            SessionSettings(mode=self.config.default_mode, plan_toggle=supports_boolean_options(self.capabilities),
+                            lang=self.config.lang),
+            self.catalog)
+
+    def _spawn(self, session_id: str, cwd: str, mcp_servers: list[Any], backend_session_id: str | None = None,
+               root_known: bool = True, settings: SessionSettings | None = None) -> tuple[Any, SessionSettings]:
+        settings = settings or self._new_settings()
+        ref = Session.start(
+            session_id=session_id,
+            cwd=cwd,
+            mcp_servers=mcp_servers,
+            settings=settings,
+            backend=self.backend,
+            router=self.router,
+            supervisor=self.actor_ref,
+            clients=self._joined(),
+            capabilities=self.capabilities,
+            config=self.config,
+            backend_session_id=backend_session_id,
+            root_known=root_known,
+        )
+        self.sessions[session_id] = ref
+        if backend_session_id:
+            self.backend_ids[session_id] = backend_session_id
+        return ref, settings
+
+    # -- idle Sessions (docs/performance.md, "Idle sessions") -----------------------------------
+
+    def _revive(self, session_id: str) -> Any:
+        """The live Session, started again (lost: it resumes on use) if it had gone dormant; or None."""
+        session = self.sessions.get(session_id)
+        if session is None and session_id in self.dormant:
+            record = self.dormant.pop(session_id)
+            session, _ = self._spawn(session_id, record.cwd, record.mcp_servers, record.backend_session_id,
+                                     root_known=record.root_known, settings=record.settings)
+        return session
+
+    @handles(SessionIdle)
+    def on_session_idle(self, message: SessionIdle) -> None:
+        session: Any = self.sessions.get(message.session_id)
+        if session is None or self.shutting_down:
+            return
+        try:  # in mailbox order after anything we forwarded to it: it refuses if that made it busy
+            record = session.ask(GoDormant(), timeout=1.0)
+        except Exception:
+            return
+        if record is None or message.session_id not in self.sessions:
+            return
+        del self.sessions[message.session_id]
+        self.dormant[message.session_id] = record
+        session.stop(block=False)
+        log.debug("session %s left memory (idle)", message.session_id)
+        if not self.trim_pending:  # once per wave of departures: give freed pages back to the OS
+            self.trim_pending = True
+            gevent.spawn_later(2.0, self._trim)
+
+    def _trim(self) -> None:
+        self.trim_pending = False
+        release_memory()
+
+    @handles(SessionActivity)
+    def on_session_activity(self, message: SessionActivity) -> None:
+        if message.session_id not in self.sessions:
+            return
+        entry = self.activity.setdefault(message.session_id, {})
+        status = "running" if message.running else "idle"
+        if entry.get("status", "idle") != status:
+            log.info("session=%s turn %s", message.session_id, "started" if message.running else "ended")
+        now = int(time.time() * 1000)
+        if message.running and entry.get("status", "idle") != "running":
+            entry["startedAt"] = now
+        elif not message.running and entry.get("status") == "running" and self.notifier is not None:
+            self.notifier.tell(TurnFinished(message.session_id, (now - entry.get("startedAt", now)) / 1000,
+                                            message.outcome, entry.get("prompt", ""), message.answer))
+        entry["updatedAt"] = now
+        entry["status"] = "running" if message.running else "idle"
+        if message.title:
+            entry["title"] = message.title
+            safe_tell(self.notifier, SessionTitled(message.session_id, message.title))
+
+    @handles(HubPageKnown)
+    def on_hub_page_known(self, message: HubPageKnown) -> None:
+        safe_tell(self.notifier, message)
+
+    @handles(ListSessions)
+    def on_list_sessions(self, message: ListSessions) -> list[dict[str, Any]]:
+        """The live sessions, by the ids editors know (for the hub's instance listing)."""
+        listed = []
+        for session_id in [*self.sessions, *self.dormant]:
+            entry = self.activity.get(session_id, {})
+            item: dict[str, Any] = {"sessionId": session_id, "updatedAt": entry.get("updatedAt", 0),
+                                    "status": entry.get("status", "idle")}
+            if entry.get("title"):
+                item["title"] = entry["title"]
+            listed.append(item)
+        return listed
+
+    @handles(Occupancy)
+    def on_occupancy(self, message: Occupancy) -> tuple[int, int]:
+        """How many clients are attached and how many turns run (an idle ``serve`` exits)."""
+        running = sum(1 for session_id, entry in self.activity.items()
+                      if session_id in self.sessions and entry.get("status") == "running")
+        return len(self.clients), running
+
+    @handles(CatalogSeen)
+    def on_catalog_seen(self, message: CatalogSeen) -> None:
+        # A create/resume lists the whole catalog: it replaces the remembered one (a model the engine
+        # dropped is not offered to the next run's first session/new).
+        catalog = message.catalog
+        if catalog != self.catalog:
+            self.catalog = catalog
+            self.catalog_file.save(catalog)
+
+    @handles(Materialized)
+    def on_materialized(self, message: Materialized) -> None:
+        self.backend_ids[message.session_id] = message.backend_session_id
+        entry = self.store.get(message.session_id)
+        if entry is not None:
+            self.store.record(message.session_id, entry["cwd"], message.backend_session_id)
+
+    # -- teardown --------------------------------------------------------------------------------
+
+    @handles(Shutdown)
+    def on_shutdown(self, message: Shutdown) -> None:
+        self._teardown(message.reason)
+
+    def _teardown(self, reason: str) -> None:
+        """Once, in order, each step bounded (docs/state-machines.md, "Teardown")."""
+        if self.shutting_down:
+            return
+        self.shutting_down = True
+        self.quiet_release.stop()
+        log.info("tearing down: %s", reason)
+        futures = [session.ask(Teardown(), block=False) for session in self.sessions.values()]
+        deadline = time.monotonic() + 1.0  # one second for all of them, not one each
+        for future in futures:
+            try:
+                future.get(timeout=max(0.0, deadline - time.monotonic()))
+            except Exception:
+                pass
+        try:  # every open question gets its decline before the backend goes
+            self.router.ask(DeclineAll("the editor disconnected"), timeout=1.0)
+        except Exception:
+            log.exception("declining open interactions failed")
+        for conn in self.clients:
+            if conn != self.primary:
+                safe_tell(conn, CloseConnection())
+        try:
+            self.backend.ask(TerminateBackend(self.config.kill_grace), timeout=2 * self.config.kill_grace + 1)
+        except Exception:
+            log.exception("backend termination failed")
+        self.store.flush(1.0)  # what was recorded reaches the disk (bounded)
+        for actor in [*self.sessions.values(), *self.index_watches.values(), *self.clients, self.router, self.backend]:
+            actor.stop(block=False)
+        if self.notifier is not None:
+            self.notifier.stop(block=False)
+        self.sessions.clear()
+        gevent.spawn(self.on_exit)
