@@ -146,6 +146,7 @@ EXTENSIONS: dict[str, Callable[[dict[str, Any]], ExtensionCall]] = {
     "session/queueSendNow": _v4("sendQueuedNow", "queueItemId"),
     "session/retry": _v4("retryTurn"),  # the latest turn, or the one of rowId
     "session/editPrompt": _v4("editUserQuery", "text"),  # the latest prompt, or the userInput row rowId
+    "session/fileChanges": _v4("fileChanges"),  # a turn's file changes as diffs: the latest turn, or rowId's
     "session/rename": _rename,  # both paths: the engine's renameSession command
 }
 

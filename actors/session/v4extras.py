@@ -1,7 +1,8 @@
 """What only the v4 data plane offers, as ACP extension methods (docs/protocol-mapping.md).
 
 A plain part of a v4 Session: the engine's queue (list, edit, remove, send now), retry of
-a turn, edit of an earlier prompt (the engine reruns from it), rename. Reads come from
+a turn, edit of an earlier prompt (the engine reruns from it), rename, a turn's file changes
+(``v4/conversation/fileChanges``, a read pinned to what the feed saw). Reads come from
 the conversation state the Session's feed holds; changes are ``v4/command``s through
 ``V4Commands`` (their base revision and log epoch from that same state).
 """
@@ -11,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from zcode_acp.protocol.errors import RpcError, invalid_params
+from zcode_acp.protocol.errors import RpcError, from_backend_error, invalid_params
 from zcode_acp.protocol.v4 import commands as v4
+from zcode_acp.protocol.v4 import file_changes
 
 from zcode_acp.actors.session.v4commands import V4Commands
 
@@ -56,6 +58,9 @@ class V4Extras:
         if call_method == "listQueue":
             on_result(queue_view(conversation.state))
             return
+        if call_method == "fileChanges":
+            self._file_changes(params, conversation.rows, on_result, on_error)
+            return
         try:
             command = self._command(call_method, params, conversation.rows)
         except RpcError as error:
@@ -71,6 +76,29 @@ class V4Extras:
             on_result({"status": ack.status if ack else "accepted", **((ack.result or {}) if ack else {})})
 
         self.commands.send(command, acked)
+
+    def _file_changes(self, params: dict[str, Any], rows: list[dict[str, Any]], on_result: OnResult,
+                      on_error: OnError) -> None:
+        """The turn's ``turnHeader`` row (the latest, or ``rowId``'s) names the turn the engine reports on."""
+        row = target_row(rows, params.get("rowId"), "turnHeader")
+        if row is None or not isinstance(row.get("rowId"), int) or not isinstance(row.get("entityId"), str):
+            on_error(invalid_params("rowId", "names no turn of this conversation the engine still shows"))
+            return
+        port = self.commands.port
+        try:
+            request = file_changes.request_params(self.session_id(), v4.RowTarget(row["rowId"], row["entityId"]),
+                                                  port.v4_base())
+        except ValueError as error:
+            on_error(RpcError(-32603, str(error)))
+            return
+
+        def answered(result: Any, error: Any) -> None:
+            if error is not None:
+                on_error(from_backend_error(error, file_changes.METHOD))
+                return
+            on_result(file_changes.for_client(result, row["rowId"]))
+
+        port.v4_call(file_changes.METHOD, request, answered)
 
     def _command(self, method: str, params: dict[str, Any], rows: list[dict[str, Any]]) -> v4.Command:
         sid = self.session_id()

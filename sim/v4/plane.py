@@ -26,6 +26,7 @@ from typing import Any
 from .attachments import AttachmentStore
 from .commands import CommandHandler
 from .errors import INVALID_PARAMS, V4Error
+from . import file_changes
 from .faults import Faults
 from .port import Port, SessionSeed
 from .projection import ConversationProjection
@@ -67,6 +68,7 @@ class DataPlane:
             "v4/attachment/chunk": self.attachments.chunk,
             "v4/attachment/commit": self.attachments.commit,
             "v4/attachment/abort": self.attachments.abort,
+            "v4/conversation/fileChanges": self._file_changes,
         }
 
     @property
@@ -132,6 +134,12 @@ class DataPlane:
         if isinstance(topic, str) and "/" in topic and not topic.startswith("conversation/"):
             self.sessions.workspace(topic.partition("/")[2])  # a workspace's topics exist once asked for
         return self.topics.subscribe(params)
+
+    def _file_changes(self, params: dict[str, Any]) -> dict[str, Any]:
+        projection = self.sessions.get(params.get("sessionId"))
+        if projection is None:
+            raise V4Error(INVALID_PARAMS, "no such session", {"reasonCode": "proto.sessionNotFound"})
+        return file_changes.answer(projection, params)
 
     def _command(self, params: dict[str, Any]) -> dict[str, Any]:
         ack = self.commands.command(params)

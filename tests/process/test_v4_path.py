@@ -175,3 +175,35 @@ async def test_a_question_is_answered_with_resolve_interaction(tmp_path):
         answers = request_answers(b)
         assert answers and len({i for i, _ in answers}) == len(answers)
         assert all(a == resolved["answer"] for _, a in answers)
+
+
+@run
+async def test_a_turns_file_changes_come_as_diffs_from_the_engines_ledger(tmp_path):
+    """``session/fileChanges``: the engine's per-turn ledger (v4/conversation/fileChanges), pinned to
+    the turn's ``turnHeader`` row and the revision the bridge saw, each file's hunks also as one diff."""
+    async with bridge(tmp_path, env=V4) as b:
+        sid = await b.new_session()
+        assert (await b.prompt(sid, "#sim edit")).stop_reason == "end_turn"
+        changes = await b.conn._conn.send_request("_session/fileChanges", {"sessionId": sid})
+        asked = [c["params"] for c in b.backend_calls("v4/conversation/fileChanges")]
+        assert len(asked) == 1 and asked[0]["target"]["rowId"] == changes["rowId"]
+        assert (changes["files"], changes["additions"], changes["deletions"]) == (1, 1, 1)
+        (item,) = changes["items"]
+        assert item["path"] == "/tmp/example.py" and item["toolNames"] == ["Edit"] and item["writeCount"] == 1
+        assert item["diff"] == "--- a//tmp/example.py\n+++ b//tmp/example.py\n@@ -1,1 +1,1 @@\n-x = 1\n+x = 2\n"
+        # A turn that wrote nothing has an empty ledger; a row that is not a turn is refused, never sent.
+        assert (await b.prompt(sid, "hello")).stop_reason == "end_turn"
+        quiet = await b.conn._conn.send_request("_session/fileChanges", {"sessionId": sid})
+        assert quiet["files"] == 0 and quiet["items"] == [] and quiet["rowId"] > changes["rowId"]
+        with pytest.raises(Exception, match="rowId"):
+            await b.conn._conn.send_request("_session/fileChanges", {"sessionId": sid, "rowId": 10_000})
+        assert len(b.backend_calls("v4/conversation/fileChanges")) == 2
+
+
+@run
+async def test_file_changes_are_refused_on_the_legacy_path(tmp_path):
+    async with bridge(tmp_path) as b:
+        sid = await b.new_session()
+        with pytest.raises(Exception, match=r"(?i)v4|not found|method"):
+            await b.conn._conn.send_request("_session/fileChanges", {"sessionId": sid})
+        assert b.backend_calls("v4/conversation/fileChanges") == []
