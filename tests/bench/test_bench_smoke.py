@@ -33,3 +33,13 @@ def test_unknown_row_is_refused() -> None:
                          capture_output=True, text=True, timeout=60)
     assert run.returncode == 2
     assert "invalid choice" in run.stderr
+
+
+def test_quick_v4_rows_print_legacy_and_v4_side_by_side() -> None:
+    run = subprocess.run([sys.executable, "-m", "bench", "--quick", "--only", "v4"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    rows = [line for line in run.stdout.splitlines() if line.startswith("| v4 vs legacy")]
+    assert len(rows) == 4
+    assert all("legacy" in row.split("|")[2] and "v4" in row.split("|")[2] or "snapshot" in row.split("|")[2]
+               for row in rows)
