@@ -41,5 +41,5 @@ def test_quick_v4_rows_print_legacy_and_v4_side_by_side() -> None:
     assert run.returncode == 0, run.stderr
     rows = [line for line in run.stdout.splitlines() if line.startswith("| v4 vs legacy")]
     assert len(rows) == 4
-    assert all("legacy" in row.split("|")[2] and "v4" in row.split("|")[2] or "snapshot" in row.split("|")[2]
+    assert all(("legacy" in row.split("|")[2] and "v4" in row.split("|")[2]) or "snapshot" in row.split("|")[2]
                for row in rows)
