@@ -3,13 +3,10 @@ the receiver may take apart), ``ClientRequest`` and ``Batch``; the loose ``Ref``
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from zcode_acp.actors.message_class import message
 from zcode_acp.protocol.errors import RpcError
-
-if TYPE_CHECKING:
-    pass
 
 
 Ref = Any  # a pykka ActorRef; kept loose so fakes can stand in for actors in tests

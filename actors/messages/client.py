@@ -3,14 +3,12 @@ updates to deliver, dialogs to send, holds during a replay."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from collections.abc import Callable
 
 from zcode_acp.actors.message_class import message
 from zcode_acp.protocol.errors import RpcError
 
-if TYPE_CHECKING:
-    pass
 
 from zcode_acp.actors.messages.base import Consumed, ErrorDict, Json, Owed, Ref
 
@@ -27,7 +25,6 @@ class ClientRequest(Owed):
 
     def fail(self, error: RpcError) -> None:
         self.conn.tell(Reply(self.request_id, None, error.to_dict()))
-
 
 
 # -- ClientConnection ----------------------------------------------------------------------

@@ -3,13 +3,9 @@ notice, and the record a Session leaves when it goes dormant."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from zcode_acp.actors.message_class import message
-
-if TYPE_CHECKING:
-    pass
-
 
 
 # -- idle sessions (docs/performance.md, "Idle sessions") ----------------------------------------

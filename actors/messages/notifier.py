@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 
 from zcode_acp.actors.message_class import message
-
-if TYPE_CHECKING:
-    pass
-
 
 
 # -- notifications (actors/notifier.py): tells only, nothing waits for them -----------------------

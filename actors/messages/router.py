@@ -3,13 +3,11 @@ answered, the clients that can answer."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from zcode_acp.actors.message_class import message
 from zcode_acp.protocol.errors import RpcError
 
-if TYPE_CHECKING:
-    pass
 
 from zcode_acp.actors.messages.backend import AnswerBackend
 from zcode_acp.actors.messages.base import ErrorDict, Json, Owed, Ref
