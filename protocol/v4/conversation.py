@@ -543,14 +543,15 @@ class ConversationTranslator:
                 out.signals.append(InteractionOpened(interaction))
         self._interactions = set(current)
 
-    def _launch_card(self, work: dict[str, Any]) -> str | None:
-        """The card of the tool call that launched ``work`` (its row names the work), if this client saw it."""
+    def _launch_card(self, work: dict[str, Any]) -> tuple[str, bool] | None:
+        """The card of the tool call that launched ``work`` (its row names the work), if this client saw it,
+        and whether it is a terminal (then the work's end is the terminal's exit, as on the legacy path)."""
         card_id = self._launches.get(str(work.get("workId")))
         anchor = work.get("anchorRowId")
         if card_id is None and isinstance(anchor, int):  # the work's anchor: the backgrounded call's row
             card_id = self._row_cards.get(anchor)
         card = self._cards.get(card_id) if card_id is not None else None
-        return card_id if card is not None and card.lingers else None
+        return (card_id, card.terminal) if card_id is not None and card is not None and card.lingers else None
 
 
 def updates_notice(text: str, row_id: int) -> Update:
