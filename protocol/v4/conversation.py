@@ -262,6 +262,8 @@ class ConversationTranslator:
                 out.updates.append(updates_notice(notice, row_id))
             self._markers[row_id] = notice
         elif kind == "userInput" and previous is None and row_id not in self._sent and (self._echo or self._replaying):
+            if row.get("origin") == "backgroundResult":
+                return  # a work's result handed to the model (the legacy path's model-only notification): the user never typed it
             text = row.get("text")
             if isinstance(text, str) and text:
                 out.updates.append(updates.user_text(text, message_id(row_id)))
