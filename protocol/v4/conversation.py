@@ -284,7 +284,10 @@ class ConversationTranslator:
         # so a client is not sent the same growing arguments again and again.
 
     def _is_terminal(self, row: dict[str, Any]) -> bool:
-        return self._terminal and row.get("toolName") == "Bash"
+        # A call replayed settled ran no terminal this client could watch: a plain card with its
+        # result, as the legacy path replays one (protocol/history.py).
+        replayed_settled = self._replaying and TOOL_STATUSES.get(str(row.get("status"))) in FINAL
+        return self._terminal and row.get("toolName") == "Bash" and not replayed_settled
 
     @staticmethod
     def _tool_output(card_id: str, card: _Card, text: str, out: Translation) -> None:
@@ -341,6 +344,10 @@ class ConversationTranslator:
             if status not in FINAL:
                 self._tool_output(card_id, card, output_text(row), out)
                 return
+            if not terminal:  # a call first seen settled (a replayed history): one card with its result
+                out.updates.pop()
+                self._settled_card(start, card, row, out)
+                return
             status_changed = False
         else:
             if card.status in FINAL:
@@ -373,6 +380,18 @@ class ConversationTranslator:
             out.updates.append({"sessionUpdate": "tool_call_update", "toolCallId": card_id, **fields})
         if status not in FINAL:
             self._tool_output(card_id, card, output_text(row), out)
+
+    def _settled_card(self, start: Update, card: _Card, row: dict[str, Any], out: Translation) -> None:
+        """A non-terminal card that opens settled carries its result in its ``tool_call``, as a
+        replayed legacy history has it, rather than in an update right after."""
+        closing = Translation()
+        card.status = "pending"  # so the settle below is a change
+        self._tool_row(row, closing)
+        [settle] = closing.updates
+        settle.pop("sessionUpdate")
+        settle.pop("toolCallId")
+        meta = {**start["_meta"], **settle.pop("_meta", {})}
+        out.updates.append({**start, **settle, "_meta": meta})
 
     def _terminal_end(self, card_id: str, card: _Card, row: dict[str, Any], status: str, fields: dict[str, Any],
                       out: Translation) -> None:
