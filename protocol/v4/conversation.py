@@ -32,6 +32,7 @@ Pure: no I/O, no clock; one translator per session, fed in frame order.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -131,6 +132,12 @@ def _text_chunk(kind: str, text: str, row_id: int) -> Update:
     return {"sessionUpdate": update, "content": {"type": "text", "text": text}, "messageId": message_id(row_id)}
 
 
+# Markers of an act the bridge answers in its own words when it is the one asking (a model
+# switch: "Model set to …"; a compaction: "Conversation compacted.", actors/session/extensions.py);
+# the engine names the command behind a marker (``sourceCommandId``, rows.ts).
+SELF_ANSWERED_MARKERS = frozenset({"modelChange", "compact"})
+
+
 def marker_notice(marker: Any, lang: str = EN) -> str | None:
     """A timeline marker in a few words, or None for one not worth a line."""
     if not isinstance(marker, dict):
@@ -156,8 +163,12 @@ class ConversationTranslator:
     """One session's announced state, and the updates each batch of changes adds to it."""
 
     def __init__(self, *, replay_history: bool = False, echo_user_input: bool = False, lang: str = EN,
-                 terminal_output: bool = False, retry_prefix: str = "v4") -> None:
+                 terminal_output: bool = False, retry_prefix: str = "v4",
+                 own_command: Callable[[str], bool] | None = None) -> None:
         self._lang = lang  # of the notices the bridge writes (protocol/i18n)
+        # Whether a command id is one this bridge sent: a marker it caused was answered in the
+        # bridge's own words already (``SELF_ANSWERED_MARKERS``), so it gets no second line.
+        self._own_command = own_command or (lambda command_id: False)
         self._terminal = terminal_output  # the client renders terminals (``_meta.terminal_output``)
         self._replay = replay_history
         self._echo = echo_user_input
@@ -257,7 +268,7 @@ class ConversationTranslator:
         elif kind == "subagent":
             self._subagent_row(row, out)
         elif kind == "timelineMarker":
-            notice = marker_notice(row.get("marker"), self._lang)
+            notice = None if self._answered_by_the_bridge(row) else marker_notice(row.get("marker"), self._lang)
             if notice and self._markers.get(row_id) != notice:
                 out.updates.append(updates_notice(notice, row_id))
             self._markers[row_id] = notice
@@ -268,6 +279,12 @@ class ConversationTranslator:
             if isinstance(text, str) and text:
                 out.updates.append(updates.user_text(text, message_id(row_id)))
                 self._sent[row_id] = len(text)
+
+    def _answered_by_the_bridge(self, row: dict[str, Any]) -> bool:
+        marker = row.get("marker")
+        source = row.get("sourceCommandId")
+        return (isinstance(marker, dict) and marker.get("type") in SELF_ANSWERED_MARKERS
+                and isinstance(source, str) and self._own_command(source))
 
     def _text_appended(self, change: TextAppended, out: Translation) -> None:
         if change.path == "text" and change.row.get("kind") in ("assistantText", "reasoning"):
