@@ -1,6 +1,7 @@
 """Background tasks, sub-agents, extension methods and slash commands."""
 
 import asyncio
+import os
 
 import pytest
 from acp import RequestError
@@ -32,8 +33,16 @@ async def test_background_bash_reuses_its_launch_card_until_the_task_ends(tmp_pa
         assert closes[0]["_meta"]["terminal_exit"]["exit_code"] == 0
         output = "".join(u["_meta"]["terminal_output"]["data"] for u in updates
                          if "terminal_output" in (u.get("_meta") or {}))
-        assert output.endswith("compiling\nlinking\ndone\n")
-        assert output.count("compiling") == 1  # streamed once
+        if os.environ.get("ZCODE_ACP_ENGINE_API") == "v4":  # the today-v4 run (conftest.py)
+            # By the engine's design a v4 background work carries no output in its frames
+            # (snapshot.ts backgroundWork: status only); the engine serves it on request, which
+            # the bridge does not ask yet (docs/v4.md, "Not built yet"). The terminal shows the
+            # launch's own words, once, and the work's end is its exit.
+            assert output.startswith("Command running in background with ID: ")
+            assert output.count("Command running in background") == 1  # streamed once
+        else:
+            assert output.endswith("compiling\nlinking\ndone\n")
+            assert output.count("compiling") == 1  # streamed once
         await b.client.wait_for(lambda: "Background task" in b.client.texts(sid))
 
 
