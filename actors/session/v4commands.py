@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -44,10 +45,27 @@ def refused(ack: v4.CommandAck) -> RpcError:
                     {"status": ack.status, "reasonCode": ack.reason_code})
 
 
+ISSUED_KEPT = 256
+
+
 class V4Commands:
     def __init__(self, port: CommandPort, client_id: str) -> None:
         self.port = port
         self.client_id = client_id
+        # The ids of the commands sent lately, so the translator knows a marker this bridge caused
+        # (protocol/v4/conversation.py); bounded, as a marker follows its command closely.
+        self._issued: deque[str] = deque(maxlen=ISSUED_KEPT)
+        self._issued_set: set[str] = set()
+
+    def issued(self, command_id: str) -> bool:
+        """Whether ``command_id`` is a command this bridge sent (one of the last ``ISSUED_KEPT``)."""
+        return command_id in self._issued_set
+
+    def _remember(self, command_id: str) -> None:
+        if len(self._issued) == self._issued.maxlen:
+            self._issued_set.discard(self._issued[0])
+        self._issued.append(command_id)
+        self._issued_set.add(command_id)
 
     def send(self, command: v4.Command, done: Done, *, retried: bool = False) -> None:
         needs_base = command.type in v4.COMMANDS_REQUIRING_BASE_REVISION or command.type in v4.ROW_TARGETING_COMMANDS
@@ -57,6 +75,7 @@ class V4Commands:
         except ValueError as exc:  # a row command before the state names a log epoch
             done(None, RpcError(INTERNAL_ERROR, f"cannot send {command.type} yet: {exc}"))
             return
+        self._remember(params["commandId"])
         self._send(_Sent(command, params, done, retried=retried))
 
     def _send(self, sent: _Sent) -> None:

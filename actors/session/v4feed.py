@@ -10,6 +10,7 @@ resync it asks for.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,13 +33,13 @@ class Step:
 
 class V4Feed:
     def __init__(self, backend_session_id: str, connection_id: str, lang: str = "en",
-                 terminal_output: bool = False) -> None:
+                 terminal_output: bool = False, own_command: Callable[[str], bool] | None = None) -> None:
         self.connection_id = connection_id
         self.topic = f"conversation/{backend_session_id}"
         self.state = ConversationState()
         self.subscription: v4topic.TopicSubscription[Change] = v4topic.TopicSubscription(self.topic, self.state)
         self.translator = ConversationTranslator(lang=lang, terminal_output=terminal_output,
-                                                 retry_prefix=uuid.uuid4().hex[:12])
+                                                 retry_prefix=uuid.uuid4().hex[:12], own_command=own_command)
 
     def subscribe_params(self) -> dict[str, Any]:
         if self.subscription.subscription_id is not None:

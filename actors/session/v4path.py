@@ -153,7 +153,7 @@ class V4Path:
         backend_id = self.session.backend_session_id
         if self.feed is None or self.feed.topic != f"conversation/{backend_id}":
             self.feed = V4Feed(backend_id, self.connection_id, self.session.config.lang,
-                               supports_terminal_output(self.session.capabilities))
+                               supports_terminal_output(self.session.capabilities), own_command=self.commands.issued)
         feed = self.feed
 
         def answered(result: Any, error: Any) -> None:

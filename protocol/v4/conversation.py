@@ -32,6 +32,7 @@ Pure: no I/O, no clock; one translator per session, fed in frame order.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -131,6 +132,12 @@ def _text_chunk(kind: str, text: str, row_id: int) -> Update:
     return {"sessionUpdate": update, "content": {"type": "text", "text": text}, "messageId": message_id(row_id)}
 
 
+# Markers of an act the bridge answers in its own words when it is the one asking (a model
+# switch: "Model set to …"; a compaction: "Conversation compacted.", actors/session/extensions.py);
+# the engine names the command behind a marker (``sourceCommandId``, rows.ts).
+SELF_ANSWERED_MARKERS = frozenset({"modelChange", "compact"})
+
+
 def marker_notice(marker: Any, lang: str = EN) -> str | None:
     """A timeline marker in a few words, or None for one not worth a line."""
     if not isinstance(marker, dict):
@@ -156,8 +163,12 @@ class ConversationTranslator:
     """One session's announced state, and the updates each batch of changes adds to it."""
 
     def __init__(self, *, replay_history: bool = False, echo_user_input: bool = False, lang: str = EN,
-                 terminal_output: bool = False, retry_prefix: str = "v4") -> None:
+                 terminal_output: bool = False, retry_prefix: str = "v4",
+                 own_command: Callable[[str], bool] | None = None) -> None:
         self._lang = lang  # of the notices the bridge writes (protocol/i18n)
+        # Whether a command id is one this bridge sent: a marker it caused was answered in the
+        # bridge's own words already (``SELF_ANSWERED_MARKERS``), so it gets no second line.
+        self._own_command = own_command or (lambda command_id: False)
         self._terminal = terminal_output  # the client renders terminals (``_meta.terminal_output``)
         self._replay = replay_history
         self._echo = echo_user_input
@@ -257,15 +268,23 @@ class ConversationTranslator:
         elif kind == "subagent":
             self._subagent_row(row, out)
         elif kind == "timelineMarker":
-            notice = marker_notice(row.get("marker"), self._lang)
+            notice = None if self._answered_by_the_bridge(row) else marker_notice(row.get("marker"), self._lang)
             if notice and self._markers.get(row_id) != notice:
                 out.updates.append(updates_notice(notice, row_id))
             self._markers[row_id] = notice
         elif kind == "userInput" and previous is None and row_id not in self._sent and (self._echo or self._replaying):
+            if row.get("origin") == "backgroundResult":
+                return  # a work's result handed to the model (the legacy path's model-only notification): the user never typed it
             text = row.get("text")
             if isinstance(text, str) and text:
                 out.updates.append(updates.user_text(text, message_id(row_id)))
                 self._sent[row_id] = len(text)
+
+    def _answered_by_the_bridge(self, row: dict[str, Any]) -> bool:
+        marker = row.get("marker")
+        source = row.get("sourceCommandId")
+        return (isinstance(marker, dict) and marker.get("type") in SELF_ANSWERED_MARKERS
+                and isinstance(source, str) and self._own_command(source))
 
     def _text_appended(self, change: TextAppended, out: Translation) -> None:
         if change.path == "text" and change.row.get("kind") in ("assistantText", "reasoning"):
@@ -282,7 +301,10 @@ class ConversationTranslator:
         # so a client is not sent the same growing arguments again and again.
 
     def _is_terminal(self, row: dict[str, Any]) -> bool:
-        return self._terminal and row.get("toolName") == "Bash"
+        # A call replayed settled ran no terminal this client could watch: a plain card with its
+        # result, as the legacy path replays one (protocol/history.py).
+        replayed_settled = self._replaying and TOOL_STATUSES.get(str(row.get("status"))) in FINAL
+        return self._terminal and row.get("toolName") == "Bash" and not replayed_settled
 
     @staticmethod
     def _tool_output(card_id: str, card: _Card, text: str, out: Translation) -> None:
@@ -339,6 +361,10 @@ class ConversationTranslator:
             if status not in FINAL:
                 self._tool_output(card_id, card, output_text(row), out)
                 return
+            if not terminal:  # a call first seen settled (a replayed history): one card with its result
+                out.updates.pop()
+                self._settled_card(start, card, row, out)
+                return
             status_changed = False
         else:
             if card.status in FINAL:
@@ -371,6 +397,18 @@ class ConversationTranslator:
             out.updates.append({"sessionUpdate": "tool_call_update", "toolCallId": card_id, **fields})
         if status not in FINAL:
             self._tool_output(card_id, card, output_text(row), out)
+
+    def _settled_card(self, start: Update, card: _Card, row: dict[str, Any], out: Translation) -> None:
+        """A non-terminal card that opens settled carries its result in its ``tool_call``, as a
+        replayed legacy history has it, rather than in an update right after."""
+        closing = Translation()
+        card.status = "pending"  # so the settle below is a change
+        self._tool_row(row, closing)
+        [settle] = closing.updates
+        settle.pop("sessionUpdate")
+        settle.pop("toolCallId")
+        meta = {**start["_meta"], **settle.pop("_meta", {})}
+        out.updates.append({**start, **settle, "_meta": meta})
 
     def _terminal_end(self, card_id: str, card: _Card, row: dict[str, Any], status: str, fields: dict[str, Any],
                       out: Translation) -> None:
@@ -543,14 +581,15 @@ class ConversationTranslator:
                 out.signals.append(InteractionOpened(interaction))
         self._interactions = set(current)
 
-    def _launch_card(self, work: dict[str, Any]) -> str | None:
-        """The card of the tool call that launched ``work`` (its row names the work), if this client saw it."""
+    def _launch_card(self, work: dict[str, Any]) -> tuple[str, bool] | None:
+        """The card of the tool call that launched ``work`` (its row names the work), if this client saw it,
+        and whether it is a terminal (then the work's end is the terminal's exit, as on the legacy path)."""
         card_id = self._launches.get(str(work.get("workId")))
         anchor = work.get("anchorRowId")
         if card_id is None and isinstance(anchor, int):  # the work's anchor: the backgrounded call's row
             card_id = self._row_cards.get(anchor)
         card = self._cards.get(card_id) if card_id is not None else None
-        return card_id if card is not None and card.lingers else None
+        return (card_id, card.terminal) if card_id is not None and card is not None and card.lingers else None
 
 
 def updates_notice(text: str, row_id: int) -> Update:

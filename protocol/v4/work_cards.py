@@ -22,6 +22,9 @@ from zcode_acp.protocol.background import TaskCards
 from zcode_acp.protocol.i18n import EN
 
 Update = dict[str, Any]
+# ``launch_card(work)``: the card the tool call that launched ``work`` opened, and whether it is a
+# terminal; None when this client never saw that card.
+LaunchCard = Callable[[dict[str, Any]], "tuple[str, bool] | None"]
 
 # The engine's v4 work status → the legacy task status TaskCards reads.
 LEGACY_STATUS = {"running": "running", "resultPending": "completed", "failed": "failed", "cancelled": "cancelled"}
@@ -33,26 +36,28 @@ def works_of(value: Any) -> list[dict[str, Any]]:
 
 class WorkCards:
     def __init__(self, lang: str = EN) -> None:
-        # v4 tool cards are not terminals (their output comes with the row), so neither are these.
+        # A work's own card (``bg_<workId>``) is never a terminal: the work's output is not streamed
+        # on v4. A launch card is one when the conversation made it one (``launch_card`` says).
         self.cards = TaskCards(terminal_output=False, lang=lang)
         self.live: set[str] = set()  # works listed and not yet ended, by id
 
-    def baseline(self, works: Any, launch_card: Callable[[dict[str, Any]], str | None]) -> None:
+    def baseline(self, works: Any, launch_card: LaunchCard) -> None:
         """Attach to a conversation already on screen: its works are known (a Bash one in its launch
         card), nothing announced."""
         listed = works_of(works)
         for work in listed:
             launch = launch_card(work) if work.get("kind") == "bash" else None
-            self.cards.update(self._payload(work, launch), False if launch else None)  # recorded, not sent
+            self.cards.update(*self._payload(work, launch))  # recorded, not sent
         self.live = {w["workId"] for w in listed if w.get("status") == "running"}
 
-    def changed(self, works: Any, launch_card: Callable[[dict[str, Any]], str | None]) -> list[Update]:
-        """The new ``backgroundWorks``; ``launch_card(work)`` names the card a bash work carries on in."""
+    def changed(self, works: Any, launch_card: LaunchCard) -> list[Update]:
+        """The new ``backgroundWorks``; ``launch_card(work)`` names the card a bash work carries on in,
+        and whether that card is a terminal."""
         out: list[Update] = []
         listed = works_of(works)
         for work in listed:
             launch = launch_card(work) if work.get("kind") == "bash" else None
-            out.extend(self.cards.update(self._payload(work, launch), False if launch else None))
+            out.extend(self.cards.update(*self._payload(work, launch)))
             if LEGACY_STATUS.get(str(work.get("status"))) == "running":
                 self.live.add(work["workId"])
             else:
@@ -74,10 +79,12 @@ class WorkCards:
         return self.cards.close_all()
 
     @staticmethod
-    def _payload(work: dict[str, Any], launch: str | None) -> dict[str, Any]:
+    def _payload(work: dict[str, Any], launch: tuple[str, bool] | None) -> tuple[dict[str, Any], bool | None]:
+        """The legacy task payload of ``work``, and whether its launch card is a terminal (None: no launch card)."""
         payload: dict[str, Any] = {"taskId": work["workId"], "status": LEGACY_STATUS.get(str(work.get("status")), "running"),
                                    "description": work.get("title") or work.get("kind") or "task",
                                    "toolName": "Bash" if work.get("kind") == "bash" else "Agent"}
-        if launch is not None:
-            payload["toolCallId"] = launch
-        return payload
+        if launch is None:
+            return payload, None
+        payload["toolCallId"], terminal = launch
+        return payload, terminal

@@ -183,6 +183,7 @@ class CommandHandler(QueueCommands):
 
     def _c_compact(self, params: dict[str, Any], payload: dict[str, Any], projection: ConversationProjection) -> None:
         self._allowed(projection, "compact")
+        projection.compact_command = params.get("commandId") if isinstance(params.get("commandId"), str) else None
         self.port.compact(projection.session_id)
 
     def _c_resolveInteraction(self, params: dict[str, Any], payload: dict[str, Any],
@@ -220,9 +221,15 @@ class CommandHandler(QueueCommands):
         config = projection.state["config"]
         if (config["provider"], config["model"], config["thought"]) == (provider, model, thought):
             raise Decision("noop", _UNCHANGED)
-        if not self.port.switch_model(projection.session_id, provider, model, thought):
-            raise Decision("rejected", "config.modelUnavailable")
-        projection.switch_config({**config, "provider": provider, "model": model, "thought": thought})
+        # The port's own change event reaches the projection first: it names this command on the
+        # marker it leaves (rows.ts: a marker a user's act made carries ``sourceCommandId``).
+        projection.deciding_command = params.get("commandId") if isinstance(params.get("commandId"), str) else None
+        try:
+            if not self.port.switch_model(projection.session_id, provider, model, thought):
+                raise Decision("rejected", "config.modelUnavailable")
+            projection.switch_config({**config, "provider": provider, "model": model, "thought": thought})
+        finally:
+            projection.deciding_command = None
 
     def _c_switchCollaborationMode(self, params: dict[str, Any], payload: dict[str, Any],
                                    projection: ConversationProjection) -> None:

@@ -52,6 +52,8 @@ class ConversationProjection(TurnParts):
         super().__init__(session_id, config, clock=clock, context_window=context_window, log_epoch=log_epoch)
         self.expected: deque[ExpectedInput] = deque()
         self.guides: dict[str, ExpectedInput] = {}
+        self.deciding_command: str | None = None  # the v4 command being decided, if one is
+        self.compact_command: str | None = None  # the v4 compact whose compaction is yet to start
 
     @property
     def busy(self) -> bool:
@@ -72,7 +74,10 @@ class ConversationProjection(TurnParts):
         self._last_turn_id = turn.turn_id
         source = payload.get("inputSource")
         if source == "compaction":
-            turn.compact = self._row("timelineMarker", lane="assistantWork",
+            # The v4 command that asked for it, if one did (rows.ts: a user's marker names its command).
+            source = {"sourceCommandId": self.compact_command} if self.compact_command else {}
+            self.compact_command = None
+            turn.compact = self._row("timelineMarker", lane="assistantWork", **source,
                                      marker={"type": "compact", "origin": "manual", "status": "running"})["rowId"]
             self._control_running("compact", {"kind": "compact", "startedAt": now})
             return
@@ -103,6 +108,8 @@ class ConversationProjection(TurnParts):
         kind = payload.get("kind")
         if kind in ("text_delta", "reasoning_delta", "tool_call") and self.state["control"].get("apiRetry"):
             self._set_api_retry(None)  # the model makes progress again: the retry is over
+        if self._turn is not None and self._turn.compact is not None:
+            return  # a compaction's summary is the marker's (``summaryRef``, rows.ts), never a reply row
         if kind == "text_delta":
             self._stream("text", "assistantText", str(payload.get("delta") or ""))
         elif kind == "reasoning_delta":
@@ -224,14 +231,16 @@ class ConversationProjection(TurnParts):
         self.set("control", {**self.state["control"], "sessionEnded": True})
 
     def switch_config(self, config: dict[str, Any]) -> None:
-        """A new config; a different model leaves a ``modelChange`` marker on the timeline."""
+        """A new config; a different model leaves a ``modelChange`` marker on the timeline, naming the
+        v4 command that made it, if one did (``deciding_command``)."""
         before = self.state["config"]
         selection: dict[str, Any] = {"providerId": config["provider"], "modelId": config["model"]}
         if config.get("thought"):
             selection["options"] = {"reasoningLevel": config["thought"]}
         config = {**config, "modelSelection": selection}
         if (before["provider"], before["model"]) != (config["provider"], config["model"]):
-            self._row("timelineMarker", lane="lightBoundary", marker={
+            source = {"sourceCommandId": self.deciding_command} if self.deciding_command else {}
+            self._row("timelineMarker", lane="lightBoundary", **source, marker={
                 "type": "modelChange", "fromProvider": before["provider"], "fromModel": before["model"],
                 "toProvider": config["provider"], "toModel": config["model"], "toThought": config.get("thought", "")})
         self.set("config", config)

@@ -48,8 +48,11 @@ def _tool_events(part: dict[str, Any], turn_id: str) -> list[dict[str, Any]]:
     ended = ({"kind": "error", "toolCallId": tool_call_id, "error": state.get("output")}
              if state.get("status") == "error" else
              {"kind": "result", "toolCallId": tool_call_id, "result": state.get("output")})
-    return [{"type": "tool.updated", "payload": payload, "turnId": turn_id}
-            for payload in (scheduled, {"kind": "started", "toolCallId": tool_call_id}, ended)]
+    payloads = [scheduled, {"kind": "started", "toolCallId": tool_call_id}, ended]
+    parent = part.get("parentToolCallId") or (part.get("metadata") or {}).get("parentToolCallId")
+    if isinstance(parent, str):  # a sub-agent's own call: named as live ones are (turn_parts.py keeps it out)
+        payloads = [{**payload, "parentToolCallId": parent} for payload in payloads]
+    return [{"type": "tool.updated", "payload": payload, "turnId": turn_id} for payload in payloads]
 
 
 def turns(messages: list[dict[str, Any]]) -> list[tuple[dict[str, Any] | None, list[dict[str, Any]]]]:

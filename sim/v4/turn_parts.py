@@ -120,6 +120,10 @@ class TurnParts(ConversationState):
             self.rows.upsert(row_id, {"status": status, "summaryText": summary, "endedAt": self.now()})
 
     def _on_tool_updated(self, payload: dict[str, Any], turn_id: str) -> None:
+        if isinstance(payload.get("parentToolCallId"), str):
+            # A sub-agent's own call: rows.ts keeps those in the sub-agent's conversation
+            # (conversation/<childSessionId>), never embedded in its parent's rows.
+            return
         kind = payload.get("kind")
         row_id = self._tool_row(payload) if kind == "scheduled" else self._tool_id(payload)
         if row_id is None:

@@ -1,6 +1,7 @@
 """Background tasks, sub-agents, extension methods and slash commands."""
 
 import asyncio
+import os
 
 import pytest
 from acp import RequestError
@@ -32,8 +33,16 @@ async def test_background_bash_reuses_its_launch_card_until_the_task_ends(tmp_pa
         assert closes[0]["_meta"]["terminal_exit"]["exit_code"] == 0
         output = "".join(u["_meta"]["terminal_output"]["data"] for u in updates
                          if "terminal_output" in (u.get("_meta") or {}))
-        assert output.endswith("compiling\nlinking\ndone\n")
-        assert output.count("compiling") == 1  # streamed once
+        if os.environ.get("ZCODE_ACP_ENGINE_API") == "v4":  # the today-v4 run (conftest.py)
+            # By the engine's design a v4 background work carries no output in its frames
+            # (snapshot.ts backgroundWork: status only); the engine serves it on request, which
+            # the bridge does not ask yet (docs/v4.md, "Not built yet"). The terminal shows the
+            # launch's own words, once, and the work's end is its exit.
+            assert output.startswith("Command running in background with ID: ")
+            assert output.count("Command running in background") == 1  # streamed once
+        else:
+            assert output.endswith("compiling\nlinking\ndone\n")
+            assert output.count("compiling") == 1  # streamed once
         await b.client.wait_for(lambda: "Background task" in b.client.texts(sid))
 
 
@@ -132,7 +141,7 @@ async def test_fork_then_prompt_the_fork(tmp_path):
         assert forked.session_id != sid
         response = await b.prompt(forked.session_id, "#sim stream count=2 text=F")
         assert response.stop_reason == "end_turn" and b.client.texts(forked.session_id) == "FF"
-        sends = {c["params"]["sessionId"] for c in b.backend_calls("session/send")}
+        sends = {c["params"]["sessionId"] for c in b.engine_acts("session/send")}  # the prompts, on either path
         assert len(sends) == 2  # the fork is its own backend session
 
 
@@ -195,6 +204,9 @@ async def test_slash_commands_are_handled_by_the_bridge(tmp_path, sim_dialect):
         assert await command("/model glm-5-air") == "Model set to glm-5-air."
         assert await command("/thought low") == "Thought set to low."
         assert (await command("/mode turbo")).startswith("/mode failed: Invalid params")
+        # The engine compacts, and forks from, only a conversation with something in it (v4 says so
+        # in its availability: compact idleCannotCompact, fork forkTargetNotStable): one turn first.
+        assert (await b.prompt(sid, "#sim stream count=1")).stop_reason == "end_turn"
         compacted = await command("/compact")
         assert compacted == "Conversation compacted."  # today's engine: only after session_compacted
         forked = await command("/fork")
@@ -202,6 +214,10 @@ async def test_slash_commands_are_handled_by_the_bridge(tmp_path, sim_dialect):
         new_id = forked.rsplit(" ", 1)[-1]
         assert (await b.prompt(new_id, "#sim stream count=1")).stop_reason == "end_turn"
         ours = ("/goal", "/mode", "/model", "/thought", "/compact", "/fork")
-        assert not [c for c in b.backend_calls("session/send") if c["params"]["content"].startswith(ours)]
+
+        def sent(act):  # the prompt's text: ``content`` in session/send, ``text`` in v4's sendText
+            return act["params"].get("content", act["params"].get("text"))
+
+        assert not [c for c in b.engine_acts("session/send") if sent(c).startswith(ours)]
         await b.prompt(sid, "/tmp/some/path.py explain this file")  # not a command: goes to the backend
-        assert b.backend_calls("session/send")[-1]["params"]["content"] == "/tmp/some/path.py explain this file"
+        assert sent(b.engine_acts("session/send")[-1]) == "/tmp/some/path.py explain this file"

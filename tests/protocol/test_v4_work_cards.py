@@ -4,7 +4,7 @@ Frames are shaped as the engine's schemas say (``snapshot.ts`` backgroundWorks, 
 toolCall rows with ``backgrounded``/``workId``); every update is checked against ACP's schema.
 """
 
-from tests.protocol.test_v4_conversation import Session, control, tool
+from tests.protocol.test_v4_conversation import Session, control, cv, tool
 
 
 def work(status, kind="bash", work_id="w1", title="npm test", anchor=3):
@@ -114,3 +114,24 @@ def test_a_bash_work_running_when_a_client_attaches_closes_in_the_launch_card_it
     assert s.updates == []
     s.patch(backgroundWorks=[work("failed")])
     assert [(u["toolCallId"], u["status"]) for u in s.updates] == [("call-3", "failed")]
+
+
+def test_on_a_terminal_client_the_work_ends_its_launch_card_as_a_terminal_exit():
+    s = Session()
+    s.translator = cv.ConversationTranslator(terminal_output=True)  # a client that renders terminals
+    launched(s)
+    s.patch(backgroundWorks=[work("resultPending")])
+    [close] = [u for u in of(s.updates, "call-3") if u.get("status") in ("completed", "failed")]
+    assert close["status"] == "completed"
+    assert close["_meta"]["terminal_exit"]["exit_code"] == 0
+    assert close["_meta"]["backgroundTask"] == {"taskId": "w1"}
+
+
+def test_on_a_terminal_client_a_cancelled_work_exits_its_launch_card_failed_and_marked():
+    s = Session()
+    s.translator = cv.ConversationTranslator(terminal_output=True)
+    launched(s)
+    s.patch(backgroundWorks=[work("cancelled")])
+    [close] = [u for u in of(s.updates, "call-3") if u.get("status") in ("completed", "failed")]
+    assert close["status"] == "failed" and close["_meta"]["backgroundTask"]["cancelled"] is True
+    assert close["_meta"]["terminal_exit"]["exit_code"] == 1
