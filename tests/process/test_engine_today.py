@@ -63,6 +63,19 @@ async def test_provider_files_the_user_set_are_never_overridden(tmp_path):
 
 LONG = "#sim slow count=400 interval=0.05 text=old"  # 20 s unless really stopped
 QUICK = 8.0  # a prompt after a stop must not wait for the stopped turn (busy retries would take 20 s)
+SHORT_COUNT = 40
+# On v4 a prompt during a turn waits for it (the engine queues it), so the turn it waits for is short.
+SHORT = f"#sim slow count={SHORT_COUNT} interval=0.05 text=old"
+
+
+def on_v4() -> bool:
+    """The bridge runs on the engine's v4 data plane (the today-v4 run, tests/process/conftest.py)."""
+    return os.environ.get("ZCODE_ACP_ENGINE_API") == "v4"
+
+
+def turn_to_preempt() -> str:
+    """The running turn a second prompt meets: long on the legacy path (it is stopped), short on v4."""
+    return SHORT if on_v4() else LONG
 
 
 def v4_stops(b) -> list[dict]:
@@ -95,8 +108,18 @@ async def test_cancel_of_a_long_turn_then_a_prompt_runs_at_once(tmp_path):
 async def test_preemption_stops_the_running_turn_the_same_way(tmp_path):
     async with bridge(tmp_path) as b:
         sid = await b.new_session()
-        first = asyncio.ensure_future(b.prompt(sid, LONG))
+        first = asyncio.ensure_future(b.prompt(sid, turn_to_preempt()))
         await b.client.wait_for(lambda: "old" in b.client.texts(sid))
+        if on_v4():
+            # By the engine's design a prompt during a turn is the engine's to route (its
+            # ``inputRouting``; docs/v4.md, "Preemption"): the prompt waits in the engine's queue,
+            # nothing is stopped, and it runs once the running turn has ended.
+            second = await b.prompt(sid, "#sim stream count=3 text=new")
+            assert (await first).stop_reason == second.stop_reason == "end_turn"
+            text = b.client.texts(sid)
+            assert "Queued:" in text and text.count("old") == SHORT_COUNT and text.endswith("new" * 3)
+            assert v4_stops(b) == []
+            return
         second = await b.prompt(sid, "#sim stream count=3 text=new", timeout=QUICK)
         assert (await first).stop_reason == "cancelled"
         assert second.stop_reason == "end_turn"
@@ -131,8 +154,16 @@ async def test_turn_started_before_the_send_answer_is_still_this_prompts_turn(tm
             response = await b.prompt(sid, f"#sim stream count=4 text={text}")
             assert response.stop_reason == "end_turn"
             assert b.client.texts(sid).endswith(text * 4)
-        first = asyncio.ensure_future(b.prompt(sid, LONG))
+        first = asyncio.ensure_future(b.prompt(sid, turn_to_preempt()))
         await b.client.wait_for(lambda: "old" in b.client.texts(sid))
+        if on_v4():
+            # The engine routes a prompt during a turn (docs/v4.md, "Preemption"): queued, it runs
+            # after the first turn, and its turn is still this prompt's, early start or not.
+            third = await b.prompt(sid, "#sim stream count=2 text=three")
+            assert (await first).stop_reason == third.stop_reason == "end_turn"
+            assert b.client.texts(sid).endswith("three" * 2)
+            assert v4_stops(b) == []
+            return
         third = await b.prompt(sid, "#sim stream count=2 text=three", timeout=QUICK)  # preempts
         assert (await first).stop_reason == "cancelled" and third.stop_reason == "end_turn"
         assert b.client.texts(sid).endswith("three" * 2)
