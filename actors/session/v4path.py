@@ -46,6 +46,7 @@ from zcode_acp.actors.session import v4tasks
 from zcode_acp.actors.session.v4commands import V4Commands
 from zcode_acp.actors.session.v4extras import V4Extras, queue_items
 from zcode_acp.actors.session.v4feed import Step, V4Feed
+from zcode_acp.actors.session.v4mode import adopt_modes
 from zcode_acp.actors.session.v4notices import TurnNotice, titles, turn_notice
 from zcode_acp.actors.session.v4prompts import Answer, OwedPrompt, V4Prompts
 from zcode_acp.actors.session.v4unqueue import V4Unqueue
@@ -234,6 +235,7 @@ class V4Path:
         for update in step.updates:  # a new title says when it happened, as on the legacy path
             if update.get("sessionUpdate") == "session_info_update" and isinstance(update.get("title"), str):
                 update.setdefault("updatedAt", iso_time(now_ms()))
+        step.updates = adopt_modes(step.updates, self.session.settings)  # a mode is told once (v4mode.py)
         if not self.muted:
             self.session.deliver(step.updates)
         for title in titles(step.updates):  # the hub's list and the notices name the session by it
