@@ -258,6 +258,7 @@ class TodaySimServer(TodaySessionMethods, TodayV4, TodayInteractions, WorkspaceM
         # The engine unsubscribes before it closes: no session.closed reaches the host.
         session.active = session.subscribed = False
         self.save(session)
+        self.closed_v4(session)
         return {"closed": True}
 
     # -- settings and models ----------------------------------------------------------------

@@ -141,7 +141,13 @@ async def test_a_turn_that_ignores_the_stop_is_closed_and_the_session_resumed(tm
         assert "The previous turn has not stopped yet" in b.client.texts(sid)  # why the prompt waited
         methods = [c["method"] for c in b.backend_calls()]
         close = methods.index("session/close")
-        assert "session/resume" in methods[close:] and "session/subscribe" in methods[close:]
+        # The v4 path streams the conversation topic, not the legacy event stream (docs/v4.md).
+        subscribe = "v4/conversation/subscribe" if on_v4() else "session/subscribe"
+        assert "session/resume" in methods[close:] and subscribe in methods[close:]
+        if on_v4():  # the prompt that waited went to the engine after the resume, once
+            sends = [i for i, c in enumerate(b.backend_calls()) if c["method"] == "v4/command"
+                     and c["params"]["type"] == "sendText"]
+            assert len(sends) == 2 and sends[-1] > methods.index("session/resume")
         # Resumed with the session's own workspace: the model selection survived (row 15).
         assert "Select a model" not in b.client.texts(sid)
 
