@@ -264,12 +264,12 @@ class V4Path:
                     self._turn_usage()
                     self.session.controls.compaction_ended(compaction_reason(signal))
                     continue
-                if self.muted:  # the stopped turn is over: what follows is the next one's
-                    self.muted = False
-                    self.fallback.over()
-                    self.release_held()  # the prompts that waited for it (v4stopfallback.py)
+                self.fallback.over()  # a turn ended: no stopped one left to close
+                stopped_turn_over, self.muted = self.muted, False  # what follows is the next turn's
                 ended = turn_notice(signal, self.feed.state.rows) if self.feed is not None else None
                 self._answer(self.prompts.turn_ended(signal, self._turn_usage()), ended)
+                if stopped_turn_over:  # the prompts that waited for it go now (v4stopfallback.py),
+                    self.release_held()  # after this end is answered: it is not theirs
             elif isinstance(signal, InteractionOpened) and signal.interaction.countdown_deadline_at is not None:
                 notice = countdown_notice(signal.interaction, self.session.config.lang)
                 self.session.deliver([agent_text(notice, uuid.uuid4().hex)])
