@@ -89,6 +89,7 @@ def from_backend_error(error: Any, method: str, lang: str = EN) -> RpcError:
 
 SUBSCRIBE_FLOOR = "0.14.8"
 EXTENSIONS_FLOOR = "0.15.0"
+V4_FLOOR = "0.16.0"
 
 
 def cli_too_old(error: Any, lang: str = EN) -> RpcError:
@@ -99,6 +100,16 @@ def cli_too_old(error: Any, lang: str = EN) -> RpcError:
         t(lang, "error.cli_too_old", floor=SUBSCRIBE_FLOOR, extensions_floor=EXTENSIONS_FLOOR),
         {"backendCode": METHOD_NOT_FOUND, "backendMessage": message, "minimumVersion": SUBSCRIBE_FLOOR,
          "extensionsMinimumVersion": EXTENSIONS_FLOOR},
+    )
+
+
+def cli_without_v4(error: Any, lang: str = EN) -> RpcError:
+    """The v4 data plane was asked for (``ZCODE_ACP_ENGINE_API=v4``) of a CLI without it: name the floors."""
+    message = error.get("message") if isinstance(error, dict) else str(error)
+    return RpcError(
+        INTERNAL_ERROR,
+        t(lang, "error.cli_without_v4", v4_floor=V4_FLOOR, floor=SUBSCRIBE_FLOOR, extensions_floor=EXTENSIONS_FLOOR),
+        {"backendCode": METHOD_NOT_FOUND, "backendMessage": message, "minimumVersion": V4_FLOOR},
     )
 
 

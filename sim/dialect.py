@@ -22,6 +22,9 @@ EXTENSION_METHODS = frozenset({
 })
 SUBSCRIBE_FLOOR = (0, 14, 8)
 EXTENSION_FLOOR = (0, 15, 0)
+# The v4 data plane (``v4/*``) belongs to the 0.16 engines, which speak the ZCode Protocol; the
+# oldest CLI the evidence saw take v4 commands is 0.16.x, and 0.15 has no ``v4/`` dispatch.
+V4_FLOOR = (0, 16, 0)
 # 0.16 app-servers dropped these from their dispatch.
 REMOVED_IN_0_16 = frozenset({"session/steer", "session/rewind"})
 
@@ -59,6 +62,8 @@ class Dialect:
         version = parse_version(self.version) or ()
         if method == "session/subscribe":
             return version < SUBSCRIBE_FLOOR
+        if method.startswith("v4/"):
+            return version < V4_FLOOR
         if method in EXTENSION_METHODS and version < EXTENSION_FLOOR:
             return True
         return method in REMOVED_IN_0_16 and version >= (0, 16)

@@ -246,6 +246,12 @@ class TodaySimServer(TodaySessionMethods, TodayV4, TodayInteractions, WorkspaceM
         return self.snapshot(session, "all")
 
     def m_session_close(self, params: dict[str, Any]) -> dict[str, Any]:
+        result = self.close_session(params)
+        self.closed_v4(params["sessionId"])
+        return result
+
+    def close_session(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The close itself (a v4 ``deleteSession`` closes too, and removes the session from the plane)."""
         session = self.known(params.get("sessionId"))
         if session is None:
             raise SimError(-32004, f"Session is not active: {params.get('sessionId')}")

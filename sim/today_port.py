@@ -134,7 +134,7 @@ class TodayPort:
                                                            "title": title})
 
     def delete(self, session_id: str) -> None:
-        self.server.m_session_close({"sessionId": session_id})
+        self.server.close_session({"sessionId": session_id})
         self.server.sessions.pop(session_id, None)
         stored = os.path.join(DATA_DIR, session_id + ".json") if DATA_DIR else ""
         if stored and os.path.exists(stored):

@@ -251,6 +251,12 @@ class TodayV4:
             self.v4_made.add(str(params.get("sessionId")))
         return result
 
+    def closed_v4(self, session_id: str) -> None:
+        """A closed session leaves the engine's memory with its runtime (a turn it ran is ended, not
+        ended by an event): its conversation is no longer served, and a resume reads it back from
+        the store, idle, as after any let-go (``after_turn``)."""
+        self.plane.sessions.let_go(session_id)
+
     def m_session_fork(self, params: dict[str, Any]) -> dict[str, Any]:
         result: dict[str, Any] = super().m_session_fork(params)  # type: ignore[misc]
         fork = self.sessions.get(str(result.get("forkedSessionId")))

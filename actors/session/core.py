@@ -42,6 +42,7 @@ from zcode_acp.protocol.errors import (
     SESSION_NOT_FOUND,
     RpcError,
     cli_too_old,
+    cli_without_v4,
     from_backend_error,
     is_not_active,
     session_not_found,
@@ -312,7 +313,9 @@ class SessionCore(BridgeActor):
         session = result.get("session") if isinstance(result, dict) else None
         backend_id = session.get("sessionId") if isinstance(session, dict) else None
         if error is not None or not isinstance(backend_id, str):
-            if step is Step.CREATE:
+            if step is Step.CREATE and self.v4 is not None and (error or {}).get("code") == METHOD_NOT_FOUND:
+                failure = cli_without_v4(error, self.config.lang)  # asked for v4 of a CLI without it
+            elif step is Step.CREATE:
                 failure = from_backend_error(error or {"message": "no session id in the answer"}, step.value)
             else:
                 failure = self._resume_failure(error)

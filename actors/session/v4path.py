@@ -40,12 +40,14 @@ from zcode_acp.protocol.v4.interaction_answers import matching, resolve_command
 from zcode_acp.protocol.v4.conversation_apply import Reset
 
 from zcode_acp.actors.base import safe_tell
-from zcode_acp.actors.messages import AnswerBackend, Answered, Reply, SessionActivity, V4Expire, V4Resolve
+from zcode_acp.actors.messages import AnswerBackend, Answered, Reply, SessionActivity, StopFailed, V4Expire, V4Resolve
 from zcode_acp.actors.session.v4attachments import V4Uploads
 from zcode_acp.actors.session import v4tasks
 from zcode_acp.actors.session.v4commands import V4Commands
 from zcode_acp.actors.session.v4extras import V4Extras, queue_items
 from zcode_acp.actors.session.v4feed import Step, V4Feed
+from zcode_acp.actors.session.v4mode import adopt_modes
+from zcode_acp.actors.session.v4stopfallback import StopFallback
 from zcode_acp.actors.session.v4notices import TurnNotice, titles, turn_notice
 from zcode_acp.actors.session.v4prompts import Answer, OwedPrompt, V4Prompts
 from zcode_acp.actors.session.v4unqueue import V4Unqueue
@@ -103,6 +105,7 @@ class V4Path:
         self.held: list[tuple[OwedPrompt, str, list[dict[str, Any]]]] = []
         self.cancel_due: float | None = None  # when cancelled prompts are answered if their turn has not ended
         self.muted = False  # a cancelled turn answered before its end: its late updates are not sent
+        self.fallback = StopFallback(session.config.stop_fallback)  # such a turn, running on, is closed
         self.unqueue = V4Unqueue()  # the queued prompts a session/cancel cancelled, to delete from the engine's queue
 
     @property
@@ -227,6 +230,20 @@ class V4Path:
                 self.session.deliver(self.feed.translator.close_open_cards())
                 self.muted = True
             self._answer(overdue)
+        if self.fallback.overdue(now_ms()):
+            self._fall_back()
+
+    def _fall_back(self) -> None:
+        """The stopped turn still runs past the fallback: close and resume the engine session (as the
+        legacy path does), then send the prompts that waited for it."""
+        self.fallback.over()
+        if not self.muted:
+            return  # it ended in time
+        log.warning("session %s: the stopped turn still runs %gs after its stop; closing and resuming the session",
+                    self.session.session_id, self.session.config.stop_fallback)
+        self.muted = False  # the close ends it: what follows is the next turn's
+        self.session.on_stop_failed(StopFailed(0))
+        self.session.when_live(self.release_held, lambda failure: self._drop_held(failure))
 
     def _do(self, step: Step) -> None:
         for reason in step.ignored:
@@ -234,6 +251,7 @@ class V4Path:
         for update in step.updates:  # a new title says when it happened, as on the legacy path
             if update.get("sessionUpdate") == "session_info_update" and isinstance(update.get("title"), str):
                 update.setdefault("updatedAt", iso_time(now_ms()))
+        step.updates = adopt_modes(step.updates, self.session.settings)  # a mode is told once (v4mode.py)
         if not self.muted:
             self.session.deliver(step.updates)
         for title in titles(step.updates):  # the hub's list and the notices name the session by it
@@ -246,9 +264,12 @@ class V4Path:
                     self._turn_usage()
                     self.session.controls.compaction_ended(compaction_reason(signal))
                     continue
-                self.muted = False  # the stopped turn is over: what follows is the next one's
+                self.fallback.over()  # a turn ended: no stopped one left to close
+                stopped_turn_over, self.muted = self.muted, False  # what follows is the next turn's
                 ended = turn_notice(signal, self.feed.state.rows) if self.feed is not None else None
                 self._answer(self.prompts.turn_ended(signal, self._turn_usage()), ended)
+                if stopped_turn_over:  # the prompts that waited for it go now (v4stopfallback.py),
+                    self.release_held()  # after this end is answered: it is not theirs
             elif isinstance(signal, InteractionOpened) and signal.interaction.countdown_deadline_at is not None:
                 notice = countdown_notice(signal.interaction, self.session.config.lang)
                 self.session.deliver([agent_text(notice, uuid.uuid4().hex)])
@@ -315,6 +336,11 @@ class V4Path:
     def prompt(self, owed: OwedPrompt, text: str, attachments: list[dict[str, Any]]) -> None:
         if self.session.controls.hold_prompt():  # our compaction runs: the prompt starts after it, still held
             self.held.append((owed, text, attachments))
+            return
+        if self.muted:  # a stopped turn runs on: the prompt waits for its end or the fallback's close
+            self.held.append((owed, text, attachments))
+            if self.fallback.notice_due():
+                self.session.deliver([agent_text(t(self.session.config.lang, "notice.stopping"), uuid.uuid4().hex)])
             return
         if not self.prompts.release(owed):
             return  # answered while it waited (cancelled, or its session lost)
@@ -392,6 +418,7 @@ class V4Path:
         # A timer message (V4Expire), not a wait: the turn's end usually answers well before it.
         self.cancel_due = now_ms() + CANCEL_GRACE_SECONDS * 1000
         gevent.spawn_later(CANCEL_GRACE_SECONDS + 0.01, safe_tell, self.session.actor_ref, V4Expire())
+        gevent.spawn_later(self.fallback.arm(now_ms()) + 0.01, safe_tell, self.session.actor_ref, V4Expire())
         # What runs now, when the state names it: the engine then stops only that (a queued input
         # that started meanwhile is not stopped by a cancel meant for the one before: a noop).
         running = control_of(self.feed.state.state) if self.feed is not None else None

@@ -63,6 +63,19 @@ async def test_provider_files_the_user_set_are_never_overridden(tmp_path):
 
 LONG = "#sim slow count=400 interval=0.05 text=old"  # 20 s unless really stopped
 QUICK = 8.0  # a prompt after a stop must not wait for the stopped turn (busy retries would take 20 s)
+SHORT_COUNT = 40
+# On v4 a prompt during a turn waits for it (the engine queues it), so the turn it waits for is short.
+SHORT = f"#sim slow count={SHORT_COUNT} interval=0.05 text=old"
+
+
+def on_v4() -> bool:
+    """The bridge runs on the engine's v4 data plane (the today-v4 run, tests/process/conftest.py)."""
+    return os.environ.get("ZCODE_ACP_ENGINE_API") == "v4"
+
+
+def turn_to_preempt() -> str:
+    """The running turn a second prompt meets: long on the legacy path (it is stopped), short on v4."""
+    return SHORT if on_v4() else LONG
 
 
 def v4_stops(b) -> list[dict]:
@@ -95,8 +108,18 @@ async def test_cancel_of_a_long_turn_then_a_prompt_runs_at_once(tmp_path):
 async def test_preemption_stops_the_running_turn_the_same_way(tmp_path):
     async with bridge(tmp_path) as b:
         sid = await b.new_session()
-        first = asyncio.ensure_future(b.prompt(sid, LONG))
+        first = asyncio.ensure_future(b.prompt(sid, turn_to_preempt()))
         await b.client.wait_for(lambda: "old" in b.client.texts(sid))
+        if on_v4():
+            # By the engine's design a prompt during a turn is the engine's to route (its
+            # ``inputRouting``; docs/v4.md, "Preemption"): the prompt waits in the engine's queue,
+            # nothing is stopped, and it runs once the running turn has ended.
+            second = await b.prompt(sid, "#sim stream count=3 text=new")
+            assert (await first).stop_reason == second.stop_reason == "end_turn"
+            text = b.client.texts(sid)
+            assert "Queued:" in text and text.count("old") == SHORT_COUNT and text.endswith("new" * 3)
+            assert v4_stops(b) == []
+            return
         second = await b.prompt(sid, "#sim stream count=3 text=new", timeout=QUICK)
         assert (await first).stop_reason == "cancelled"
         assert second.stop_reason == "end_turn"
@@ -118,7 +141,13 @@ async def test_a_turn_that_ignores_the_stop_is_closed_and_the_session_resumed(tm
         assert "The previous turn has not stopped yet" in b.client.texts(sid)  # why the prompt waited
         methods = [c["method"] for c in b.backend_calls()]
         close = methods.index("session/close")
-        assert "session/resume" in methods[close:] and "session/subscribe" in methods[close:]
+        # The v4 path streams the conversation topic, not the legacy event stream (docs/v4.md).
+        subscribe = "v4/conversation/subscribe" if on_v4() else "session/subscribe"
+        assert "session/resume" in methods[close:] and subscribe in methods[close:]
+        if on_v4():  # the prompt that waited went to the engine after the resume, once
+            sends = [i for i, c in enumerate(b.backend_calls()) if c["method"] == "v4/command"
+                     and c["params"]["type"] == "sendText"]
+            assert len(sends) == 2 and sends[-1] > methods.index("session/resume")
         # Resumed with the session's own workspace: the model selection survived (row 15).
         assert "Select a model" not in b.client.texts(sid)
 
@@ -131,8 +160,16 @@ async def test_turn_started_before_the_send_answer_is_still_this_prompts_turn(tm
             response = await b.prompt(sid, f"#sim stream count=4 text={text}")
             assert response.stop_reason == "end_turn"
             assert b.client.texts(sid).endswith(text * 4)
-        first = asyncio.ensure_future(b.prompt(sid, LONG))
+        first = asyncio.ensure_future(b.prompt(sid, turn_to_preempt()))
         await b.client.wait_for(lambda: "old" in b.client.texts(sid))
+        if on_v4():
+            # The engine routes a prompt during a turn (docs/v4.md, "Preemption"): queued, it runs
+            # after the first turn, and its turn is still this prompt's, early start or not.
+            third = await b.prompt(sid, "#sim stream count=2 text=three")
+            assert (await first).stop_reason == third.stop_reason == "end_turn"
+            assert b.client.texts(sid).endswith("three" * 2)
+            assert v4_stops(b) == []
+            return
         third = await b.prompt(sid, "#sim stream count=2 text=three", timeout=QUICK)  # preempts
         assert (await first).stop_reason == "cancelled" and third.stop_reason == "end_turn"
         assert b.client.texts(sid).endswith("three" * 2)
@@ -313,4 +350,11 @@ async def test_a_cli_without_session_subscribe_is_refused_naming_the_version_flo
         message = str(refused.value)
         assert refused.value.code != -32601
         assert "0.14.8" in message and "0.15.0" in message and "session/subscribe" in message
+        if on_v4():
+            # The v4 path asks the v4 data plane, which such a CLI lacks as well (the 0.16 engines
+            # have it, docs/v4.md): the refusal names that floor and the way back to the legacy
+            # stream, at the first v4 command (the engine session's create), with no retry.
+            assert "0.16.0" in message and "ZCODE_ACP_ENGINE_API" in message
+            assert len(b.engine_acts("session/create")) == 1 and not b.backend_calls("session/subscribe")
+            return
         assert len(b.backend_calls("session/subscribe")) == 1  # at once: no retry

@@ -276,7 +276,9 @@ async def test_cancel_during_an_open_dialog_withdraws_it_and_declines(tmp_path):
         if os.environ.get("ZCODE_ACP_ENGINE_API") == "v4":  # the today-v4 run (conftest.py)
             # By the engine's design: on v4 the card is the tool row's, which settles with the engine's
             # words for the denial (its error); the legacy path has no such row and closes it bare.
-            assert [u["status"] for u in failed] == ["failed"] and "denied" in json.dumps(failed[0].get("content"))
+            # A Bash card is a terminal (its content names the terminal), so the words are its rawOutput.
+            words = json.dumps([failed[0].get("content"), failed[0].get("rawOutput")]) if failed else ""
+            assert [u["status"] for u in failed] == ["failed"] and "denied" in words
         else:
             assert failed == [{"sessionUpdate": "tool_call_update", "toolCallId": card, "status": "failed"}]
         never.set_result(pick("opt_allow_once"))  # the user's late click is harmless
