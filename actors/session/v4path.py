@@ -46,6 +46,7 @@ from zcode_acp.actors.session import v4tasks
 from zcode_acp.actors.session.v4commands import V4Commands
 from zcode_acp.actors.session.v4extras import V4Extras, queue_items
 from zcode_acp.actors.session.v4feed import Step, V4Feed
+from zcode_acp.actors.session.v4mode import opening_mode
 from zcode_acp.actors.session.v4notices import TurnNotice, titles, turn_notice
 from zcode_acp.actors.session.v4prompts import Answer, OwedPrompt, V4Prompts
 from zcode_acp.actors.session.v4unqueue import V4Unqueue
@@ -104,6 +105,8 @@ class V4Path:
         self.cancel_due: float | None = None  # when cancelled prompts are answered if their turn has not ended
         self.muted = False  # a cancelled turn answered before its end: its late updates are not sent
         self.unqueue = V4Unqueue()  # the queued prompts a session/cancel cancelled, to delete from the engine's queue
+        self.fresh = False  # made by createSession and not live yet: its mode is the engine's default (v4mode.py)
+        self.announce_settings = False  # settings changes go to clients (not while a resume is still answering)
 
     @property
     def busy(self) -> bool:
@@ -132,6 +135,7 @@ class V4Path:
         error). ``done`` gets the answer in ``session/create``'s shape.
         """
         command = v4.create_session(workspace_path, mcp_servers=mcp_servers or None)
+        self.fresh = self.announce_settings = True  # session/new was answered long ago: its clients hear of changes
 
         def acked(ack: v4.CommandAck | None, error: RpcError | None) -> None:
             session_id = ack.result.get("sessionId") if ack is not None and ack.result else None
@@ -193,8 +197,8 @@ class V4Path:
     def _configured(self, step: ConfigStep) -> None:
         for reason in step.ignored:
             log.debug("session %s: workspace config frame ignored: %s", self.session.session_id, reason)
-        for surface in step.surfaces:
-            self.session.surface.materialized(True, surface, False)  # as a create answer's catalog and commands
+        for surface in step.surfaces:  # as a create answer's catalog and commands; a resume's answer tells them itself
+            self.session.surface.materialized(self.announce_settings, surface, False)
         if step.resync is not None and self.workspace is not None:
             config = self.workspace
 
@@ -256,13 +260,33 @@ class V4Path:
                 self.workspace is None or self.workspace.settled):
             ready, self.until_ready = self.until_ready, None
             self.usage_mark = self._cumulative()
-            ready()
+            self.announce_settings = True
+            self._live_in_mode(ready)
         self._unqueue()
         if step.resync is not None:
             log.info("session %s: resyncing %s", self.session.session_id, step.resync["topic"])
             self.v4_call("v4/conversation/resync", step.resync, self._resynced,
                          timeout=self.session.config.subscribe_timeout)
         self._arm_expiry()
+
+    def _live_in_mode(self, ready: Callable[[], None]) -> None:
+        """A session createSession just made runs in the engine's default mode: switched to the
+        Session's own before it is live (so before its first prompt), then ``ready``."""
+        fresh, self.fresh = self.fresh, False
+        wanted = self.session.settings.current.mode
+        command = opening_mode(str(self.session.backend_session_id), wanted,
+                               self.feed.state.state) if fresh and self.feed is not None else None
+        if command is None:
+            ready()
+            return
+
+        def switched(ack: v4.CommandAck | None, error: RpcError | None) -> None:
+            if error is not None:  # the session works in the engine's mode; its next change may still take
+                log.warning("session %s: the engine kept its own mode, not %s: %s", self.session.session_id,
+                            wanted, error.message)
+            ready()
+
+        self.commands.send(command, switched)
 
     def _cumulative(self) -> dict[str, Any]:
         usage = self.feed.state.state.get("usage") if self.feed is not None else None
@@ -511,6 +535,7 @@ class V4Path:
         self.feed = None  # a new process: a new subscription, from a snapshot
         self.until_ready = None
         self.muted = False
+        self.fresh = self.announce_settings = False  # the next process resumes it
 
     def _answer(self, answers: list[Answer], ended: TurnNotice | None = None) -> None:
         for answer in answers:
