@@ -330,6 +330,11 @@ class ConversationTranslator:
                 diff = tools.diff_content(name, tool_input)
                 if diff:
                     start["content"] = diff
+            if self._replaying and status in FINAL:
+                # A replayed history shows a settled call as one card with its output, as the legacy
+                # replay does: no terminal (nothing runs to stream), no second update.
+                self._settled_card(card_id, name, row, status, start, out)
+                return
             terminal = self._is_terminal(row)
             if terminal:
                 start["content"] = [{"type": "terminal", "terminalId": card_id}]
@@ -393,6 +398,22 @@ class ConversationTranslator:
         extra: dict[str, Any] = {"rawOutput": output} if output is not None else {}
         out.updates.append(terminal_exit(card_id, status, exit_code, **extra,
                                          _meta={"claudeCode": {"toolName": row.get("toolName") or ""}}))
+
+    def _settled_card(self, card_id: str, name: Any, row: dict[str, Any], status: str, start: Update,
+                      out: Translation) -> None:
+        # a diff stays the content unless the call failed: then its error is (as the legacy replay has it)
+        content = (start.get("content") if status != "failed" else None) or self._tool_result(row)
+        if content:
+            start["content"] = content
+        if isinstance(row.get("output"), dict):
+            start["rawOutput"] = row["output"]
+        output = row.get("output")
+        text = output.get("text") if isinstance(output, dict) else None
+        sub = tools.subagent_meta(text) if name in SUBAGENT_CALLS and isinstance(text, str) else None
+        if sub and row.get("backgrounded") is not True:
+            start["_meta"]["subagent"] = sub
+        out.updates.append(start)
+        self._cards[card_id] = _Card(status, row.get("input"), row.get("backgrounded") is True, False)
 
     @staticmethod
     def _tool_result(row: dict[str, Any]) -> list[dict[str, Any]]:
