@@ -35,6 +35,7 @@ from zcode_acp.protocol.translator import agent_text
 from zcode_acp.protocol.v4 import commands as v4
 from zcode_acp.protocol.v4.conversation import ConversationTranslator, InteractionOpened, TurnEnded
 from zcode_acp.protocol.v4.conversation_view import PendingInteraction, pending_interactions
+from zcode_acp.protocol.v4.conversation_view import collaboration_mode
 from zcode_acp.protocol.v4.conversation_view import control as control_of
 from zcode_acp.protocol.v4.interaction_answers import matching, resolve_command
 from zcode_acp.protocol.v4.conversation_apply import Reset
@@ -107,6 +108,7 @@ class V4Path:
         self.unqueue = V4Unqueue()  # the queued prompts a session/cancel cancelled, to delete from the engine's queue
         self.fresh = False  # made by createSession and not live yet: its mode is the engine's default (v4mode.py)
         self.announce_settings = False  # settings changes go to clients (not while a resume is still answering)
+        self.mode_wait: tuple[str, Callable[[], None]] | None = None  # live once the feed shows this mode
 
     @property
     def busy(self) -> bool:
@@ -262,6 +264,7 @@ class V4Path:
             self.usage_mark = self._cumulative()
             self.announce_settings = True
             self._live_in_mode(ready)
+        self._mode_reached()
         self._unqueue()
         if step.resync is not None:
             log.info("session %s: resyncing %s", self.session.session_id, step.resync["topic"])
@@ -284,9 +287,22 @@ class V4Path:
             if error is not None:  # the session works in the engine's mode; its next change may still take
                 log.warning("session %s: the engine kept its own mode, not %s: %s", self.session.session_id,
                             wanted, error.message)
-            ready()
+            if error is not None or ack is None or ack.status != "accepted" or self._in_mode(wanted):
+                ready()
+                return
+            # Live once the feed shows the switch (its frame follows the ack): a command decided against
+            # the state (a settings change waiting for the session) then carries a revision that is current.
+            self.mode_wait = (wanted, ready)
 
         self.commands.send(command, switched)
+
+    def _in_mode(self, mode: str) -> bool:
+        return self.feed is not None and collaboration_mode(self.feed.state.state) == mode
+
+    def _mode_reached(self) -> None:
+        if self.mode_wait is not None and self._in_mode(self.mode_wait[0]):
+            ready, self.mode_wait = self.mode_wait[1], None
+            ready()
 
     def _cumulative(self) -> dict[str, Any]:
         usage = self.feed.state.state.get("usage") if self.feed is not None else None
@@ -536,6 +552,7 @@ class V4Path:
         self.until_ready = None
         self.muted = False
         self.fresh = self.announce_settings = False  # the next process resumes it
+        self.mode_wait = None
 
     def _answer(self, answers: list[Answer], ended: TurnNotice | None = None) -> None:
         for answer in answers:
