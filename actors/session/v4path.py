@@ -61,6 +61,9 @@ log = logging.getLogger(__name__)
 # stop (the usual case) answers it, after the turn's last updates; one that does not (frozen,
 # or slow to stop) still has the prompt answered ``cancelled`` then, as the legacy path does at once.
 CANCEL_GRACE_SECONDS = 0.15
+# How long a made session waits for the frame that shows its opening mode (v4mode.py) after the
+# switch's ack; the frame follows the ack at once unless it was lost.
+MODE_GRACE_SECONDS = 1.0
 
 
 def now_ms() -> float:
@@ -108,7 +111,8 @@ class V4Path:
         self.unqueue = V4Unqueue()  # the queued prompts a session/cancel cancelled, to delete from the engine's queue
         self.fresh = False  # made by createSession and not live yet: its mode is the engine's default (v4mode.py)
         self.announce_settings = False  # settings changes go to clients (not while a resume is still answering)
-        self.mode_wait: tuple[str, Callable[[], None]] | None = None  # live once the feed shows this mode
+        # live once the feed shows this mode (or at the deadline): (mode, ready, deadline in ms)
+        self.mode_wait: tuple[str, Callable[[], None], float] | None = None
 
     @property
     def busy(self) -> bool:
@@ -224,6 +228,7 @@ class V4Path:
         self.expiry_armed = None
         if self.feed is not None:
             self._do(self.feed.expire(now_ms()))
+        self._mode_reached(now_ms())
         if self.cancel_due is not None and now_ms() >= self.cancel_due:
             self.cancel_due = None
             overdue = self.prompts.cancel_overdue()
@@ -292,16 +297,23 @@ class V4Path:
                 return
             # Live once the feed shows the switch (its frame follows the ack): a command decided against
             # the state (a settings change waiting for the session) then carries a revision that is current.
-            self.mode_wait = (wanted, ready)
+            # A frame that never comes (lost: only the next one would show the gap) holds it no longer than
+            # the grace, a timer message (V4Expire), not a wait.
+            self.mode_wait = (wanted, ready, now_ms() + MODE_GRACE_SECONDS * 1000)
+            gevent.spawn_later(MODE_GRACE_SECONDS + 0.01, safe_tell, self.session.actor_ref, V4Expire())
 
         self.commands.send(command, switched)
 
     def _in_mode(self, mode: str) -> bool:
         return self.feed is not None and collaboration_mode(self.feed.state.state) == mode
 
-    def _mode_reached(self) -> None:
-        if self.mode_wait is not None and self._in_mode(self.mode_wait[0]):
-            ready, self.mode_wait = self.mode_wait[1], None
+    def _mode_reached(self, now: float | None = None) -> None:
+        """Live once the feed shows the opening mode, or (``now`` past the grace) without it."""
+        if self.mode_wait is None:
+            return
+        wanted, ready, due = self.mode_wait
+        if self._in_mode(wanted) or (now is not None and now >= due):
+            self.mode_wait = None
             ready()
 
     def _cumulative(self) -> dict[str, Any]:
