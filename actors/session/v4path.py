@@ -245,6 +245,9 @@ class V4Path:
         for update in step.updates:  # a new title says when it happened, as on the legacy path
             if update.get("sessionUpdate") == "session_info_update" and isinstance(update.get("title"), str):
                 update.setdefault("updatedAt", iso_time(now_ms()))
+        if self.mode_wait is not None:  # the opening switch names the mode the client already shows
+            step.updates[:] = [u for u in step.updates if not (u.get("sessionUpdate") == "current_mode_update"
+                                                                and u.get("currentModeId") == self.mode_wait[0])]
         if not self.muted:
             self.session.deliver(step.updates)
         for title in titles(step.updates):  # the hub's list and the notices name the session by it

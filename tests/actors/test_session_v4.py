@@ -396,6 +396,8 @@ def test_a_made_session_is_switched_to_the_sessions_mode_before_its_first_prompt
         assert ("switch_mode", switch.params["sessionId"], "plan") in plane.port.calls
         send = plane.serve("v4/command")  # only then the prompt
         assert send.params["type"] == "sendText"
+        # the client already shows plan (session/new said so): the switch's own update is not sent
+        assert not [u for u in conn.updates() if u["sessionUpdate"] == "current_mode_update"]
     finally:
         session.stop()
         for probe in (backend, conn, supervisor):
