@@ -35,6 +35,7 @@ from zcode_acp.protocol.translator import agent_text
 from zcode_acp.protocol.v4 import commands as v4
 from zcode_acp.protocol.v4.conversation import ConversationTranslator, InteractionOpened, TurnEnded
 from zcode_acp.protocol.v4.conversation_view import PendingInteraction, pending_interactions
+from zcode_acp.protocol.v4.conversation_view import collaboration_mode
 from zcode_acp.protocol.v4.conversation_view import control as control_of
 from zcode_acp.protocol.v4.interaction_answers import matching, resolve_command
 from zcode_acp.protocol.v4.conversation_apply import Reset
@@ -48,6 +49,7 @@ from zcode_acp.actors.session.v4extras import V4Extras, queue_items
 from zcode_acp.actors.session.v4feed import Step, V4Feed
 from zcode_acp.actors.session.v4mode import adopt_modes
 from zcode_acp.actors.session.v4stopfallback import StopFallback
+from zcode_acp.actors.session.v4opening import opening_mode
 from zcode_acp.actors.session.v4notices import TurnNotice, titles, turn_notice
 from zcode_acp.actors.session.v4prompts import Answer, OwedPrompt, V4Prompts
 from zcode_acp.actors.session.v4unqueue import V4Unqueue
@@ -61,6 +63,9 @@ log = logging.getLogger(__name__)
 # stop (the usual case) answers it, after the turn's last updates; one that does not (frozen,
 # or slow to stop) still has the prompt answered ``cancelled`` then, as the legacy path does at once.
 CANCEL_GRACE_SECONDS = 0.15
+# How long a made session waits for the frame that shows its opening mode (v4mode.py) after the
+# switch's ack; the frame follows the ack at once unless it was lost.
+MODE_GRACE_SECONDS = 1.0
 
 
 def now_ms() -> float:
@@ -107,6 +112,10 @@ class V4Path:
         self.muted = False  # a cancelled turn answered before its end: its late updates are not sent
         self.fallback = StopFallback(session.config.stop_fallback)  # such a turn, running on, is closed
         self.unqueue = V4Unqueue()  # the queued prompts a session/cancel cancelled, to delete from the engine's queue
+        self.fresh = False  # made by createSession and not live yet: its mode is the engine's default (v4opening.py)
+        self.announce_settings = False  # settings changes go to clients (not while a resume is still answering)
+        # live once the feed shows this mode (or at the deadline): (mode, ready, deadline in ms)
+        self.mode_wait: tuple[str, Callable[[], None], float] | None = None
 
     @property
     def busy(self) -> bool:
@@ -135,6 +144,7 @@ class V4Path:
         error). ``done`` gets the answer in ``session/create``'s shape.
         """
         command = v4.create_session(workspace_path, mcp_servers=mcp_servers or None)
+        self.fresh = self.announce_settings = True  # session/new was answered long ago: its clients hear of changes
 
         def acked(ack: v4.CommandAck | None, error: RpcError | None) -> None:
             session_id = ack.result.get("sessionId") if ack is not None and ack.result else None
@@ -196,8 +206,8 @@ class V4Path:
     def _configured(self, step: ConfigStep) -> None:
         for reason in step.ignored:
             log.debug("session %s: workspace config frame ignored: %s", self.session.session_id, reason)
-        for surface in step.surfaces:
-            self.session.surface.materialized(True, surface, False)  # as a create answer's catalog and commands
+        for surface in step.surfaces:  # as a create answer's catalog and commands; a resume's answer tells them itself
+            self.session.surface.materialized(self.announce_settings, surface, False)
         if step.resync is not None and self.workspace is not None:
             config = self.workspace
 
@@ -221,6 +231,7 @@ class V4Path:
         self.expiry_armed = None
         if self.feed is not None:
             self._do(self.feed.expire(now_ms()))
+        self._mode_reached(now_ms())
         if self.cancel_due is not None and now_ms() >= self.cancel_due:
             self.cancel_due = None
             overdue = self.prompts.cancel_overdue()
@@ -251,6 +262,9 @@ class V4Path:
         for update in step.updates:  # a new title says when it happened, as on the legacy path
             if update.get("sessionUpdate") == "session_info_update" and isinstance(update.get("title"), str):
                 update.setdefault("updatedAt", iso_time(now_ms()))
+        if self.mode_wait is not None:  # the opening switch names the mode the client already shows
+            step.updates[:] = [u for u in step.updates if not (u.get("sessionUpdate") == "current_mode_update"
+                                                                and u.get("currentModeId") == self.mode_wait[0])]
         step.updates = adopt_modes(step.updates, self.session.settings)  # a mode is told once (v4mode.py)
         if not self.muted:
             self.session.deliver(step.updates)
@@ -277,13 +291,54 @@ class V4Path:
                 self.workspace is None or self.workspace.settled):
             ready, self.until_ready = self.until_ready, None
             self.usage_mark = self._cumulative()
-            ready()
+            self.announce_settings = True
+            self._live_in_mode(ready)
+        self._mode_reached()
         self._unqueue()
         if step.resync is not None:
             log.info("session %s: resyncing %s", self.session.session_id, step.resync["topic"])
             self.v4_call("v4/conversation/resync", step.resync, self._resynced,
                          timeout=self.session.config.subscribe_timeout)
         self._arm_expiry()
+
+    def _live_in_mode(self, ready: Callable[[], None]) -> None:
+        """A session createSession just made runs in the engine's default mode: switched to the
+        Session's own before it is live (so before its first prompt), then ``ready``."""
+        fresh, self.fresh = self.fresh, False
+        wanted = self.session.settings.current.mode
+        command = opening_mode(str(self.session.backend_session_id), wanted,
+                               self.feed.state.state) if fresh and self.feed is not None else None
+        if command is None:
+            ready()
+            return
+
+        def switched(ack: v4.CommandAck | None, error: RpcError | None) -> None:
+            if error is not None:  # the session works in the engine's mode; its next change may still take
+                log.warning("session %s: the engine kept its own mode, not %s: %s", self.session.session_id,
+                            wanted, error.message)
+            if error is not None or ack is None or ack.status != "accepted" or self._in_mode(wanted):
+                ready()
+                return
+            # Live once the feed shows the switch (its frame follows the ack): a command decided against
+            # the state (a settings change waiting for the session) then carries a revision that is current.
+            # A frame that never comes (lost: only the next one would show the gap) holds it no longer than
+            # the grace, a timer message (V4Expire), not a wait.
+            self.mode_wait = (wanted, ready, now_ms() + MODE_GRACE_SECONDS * 1000)
+            gevent.spawn_later(MODE_GRACE_SECONDS + 0.01, safe_tell, self.session.actor_ref, V4Expire())
+
+        self.commands.send(command, switched)
+
+    def _in_mode(self, mode: str) -> bool:
+        return self.feed is not None and collaboration_mode(self.feed.state.state) == mode
+
+    def _mode_reached(self, now: float | None = None) -> None:
+        """Live once the feed shows the opening mode, or (``now`` past the grace) without it."""
+        if self.mode_wait is None:
+            return
+        wanted, ready, due = self.mode_wait
+        if self._in_mode(wanted) or (now is not None and now >= due):
+            self.mode_wait = None
+            ready()
 
     def _cumulative(self) -> dict[str, Any]:
         usage = self.feed.state.state.get("usage") if self.feed is not None else None
@@ -538,6 +593,8 @@ class V4Path:
         self.feed = None  # a new process: a new subscription, from a snapshot
         self.until_ready = None
         self.muted = False
+        self.fresh = self.announce_settings = False  # the next process resumes it
+        self.mode_wait = None
 
     def _answer(self, answers: list[Answer], ended: TurnNotice | None = None) -> None:
         for answer in answers:

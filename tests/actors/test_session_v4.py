@@ -86,11 +86,15 @@ def router():
     probe.stop()
 
 
+# The engine's own default mode: a session made in it needs no opening switch (v4mode.py).
+ENGINE_MODE = SessionSettings(mode="build")
+
+
 @pytest.fixture
 def world(router):
     backend, conn, supervisor = Probe(), Probe(), Probe()
     session = Session.start(
-        session_id="acp-1", cwd=WORKSPACE, mcp_servers=[], settings=SessionSettings(), backend=backend.ref,
+        session_id="acp-1", cwd=WORKSPACE, mcp_servers=[], settings=ENGINE_MODE, backend=backend.ref,
         router=router.ref, supervisor=supervisor.ref, clients=[conn.ref], capabilities={}, config=CONFIG)
     yield session, backend, conn
     session.stop()
@@ -375,3 +379,26 @@ def test_cancelling_a_background_task_is_the_engines_cancel_background_work_and_
     closes = [u for u in conn.updates() if u.get("toolCallId") == "bg_exec_9" and u.get("status") in ("completed", "failed")]
     assert closes == [{"sessionUpdate": "tool_call_update", "toolCallId": "bg_exec_9", "status": "failed",
                        "_meta": {"backgroundTask": {"taskId": "exec_9", "cancelled": True}}}]
+
+
+def test_a_made_session_is_switched_to_the_sessions_mode_before_its_first_prompt(router):
+    backend, conn, supervisor = Probe(), Probe(), Probe()
+    session = Session.start(
+        session_id="acp-1", cwd=WORKSPACE, mcp_servers=[], settings=SessionSettings(mode="plan"), backend=backend.ref,
+        router=router.ref, supervisor=supervisor.ref, clients=[conn.ref], capabilities={}, config=CONFIG)
+    try:
+        plane = PlaneBackend(session, backend)
+        prompt(session, conn, 1, "say hello")
+        plane.live()  # the snapshot says build, the engine's default
+        switch = plane.serve("v4/command")
+        assert switch.params["type"] == "switchCollaborationMode" and switch.params["payload"] == {"mode": "plan"}
+        assert isinstance(switch.params["baseRevision"], int)
+        assert ("switch_mode", switch.params["sessionId"], "plan") in plane.port.calls
+        send = plane.serve("v4/command")  # only then the prompt
+        assert send.params["type"] == "sendText"
+        # the client already shows plan (session/new said so): the switch's own update is not sent
+        assert not [u for u in conn.updates() if u["sessionUpdate"] == "current_mode_update"]
+    finally:
+        session.stop()
+        for probe in (backend, conn, supervisor):
+            probe.stop()

@@ -4,6 +4,7 @@ additionalDirectories, advertised capabilities (docs/protocol-mapping.md)."""
 from __future__ import annotations
 
 import json
+import os
 from datetime import datetime
 
 import pytest
@@ -43,9 +44,16 @@ async def test_delete_removes_a_session_from_list_the_store_and_the_engine(tmp_p
 
         assert await b.conn._conn.send_request("session/delete", {"sessionId": doomed}) == {}
 
-        await file_contains(b.trace, '"session/close"')  # sent as the session is torn down
-        closes = [c["params"]["sessionId"] for c in b.backend_calls("session/close")]
-        assert closes == [backend_id]  # the engine's session is closed (classic: -32601, ignored)
+        if os.environ.get("ZCODE_ACP_ENGINE_API") == "v4":
+            # On v4 the engine's own deleteSession command deletes it (it leaves the workspace's index):
+            # deleted, not merely closed (docs/v4.md, "Lifecycle").
+            await file_contains(b.trace, '"deleteSession"')
+            assert [c["params"]["sessionId"] for c in b.engine_acts("session/delete")] == [backend_id]
+            assert not b.backend_calls("session/close")
+        else:
+            await file_contains(b.trace, '"session/close"')  # sent as the session is torn down
+            closes = [c["params"]["sessionId"] for c in b.backend_calls("session/close")]
+            assert closes == [backend_id]  # the engine's session is closed (classic: -32601, ignored)
         listed = await b.conn.list_sessions(cwd="/tmp")
         ids = {s.session_id for s in listed.sessions}
         assert kept in ids and doomed not in ids and backend_id not in ids

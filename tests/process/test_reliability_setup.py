@@ -33,6 +33,13 @@ def test_a_forked_session_reports_its_sources_mode(tmp_path):
     with running(tmp_path) as b:
         sid = b.new_session()
         assert "result" in b.call("mode", "session/set_mode", {"sessionId": sid, "modeId": "plan"})
+        if os.environ.get("ZCODE_ACP_ENGINE_API") == "v4":
+            # By the engine's design a v4 fork (forkAssistant) continues from a finished reply of the agent:
+            # a session with none has nothing to fork (-32602, docs/v4.md "Forks"); after a turn it forks.
+            empty = b.call("empty", "_session/fork", {"sessionId": sid})
+            assert empty.get("error", {}).get("code") == -32602, empty
+            b.prompt("p", sid, "#sim stream count=1")
+            assert b.answer("p")["result"]["stopReason"] == "end_turn"
         forked = b.call("fork", "_session/fork", {"sessionId": sid})
         assert forked["result"]["modes"]["currentModeId"] == "plan", forked
 

@@ -201,7 +201,9 @@ async def test_mode_model_and_thought_changes(tmp_path, sim_dialect):
         await b.conn.set_session_mode(session_id=sid, mode_id="plan")  # materializes the session
         first_call = b.backend_calls()[0]  # the engine session is made first (v4: the createSession command)
         assert first_call["method"] == "session/create" or first_call["params"].get("type") == "createSession"
-        assert b.backend_calls("session/setMode")[0]["params"]["mode"] == "plan"
+        # The mode sent last is the one asked for (v4: switchCollaborationMode; a session createSession made is
+        # first switched from the engine's default to the bridge's configured mode, docs/v4.md "Lifecycle").
+        assert b.engine_acts("session/setMode")[-1]["params"]["mode"] == "plan"
         await b.client.wait_for(lambda: b.client.of_kind(sid, "current_mode_update"))
         assert b.client.of_kind(sid, "current_mode_update")[-1]["currentModeId"] == "plan"
         response = await b.conn.set_config_option(session_id=sid, config_id="model", value="glm-5-air")
@@ -211,9 +213,12 @@ async def test_mode_model_and_thought_changes(tmp_path, sim_dialect):
         expected = {"modelId": "glm-5-air", "providerId": "zhipu"}
         if sim_dialect == "today":  # a model with reasoning levels is selected with one of them
             expected["options"] = {"reasoningLevel": "high"}
-        assert b.backend_calls("session/setModel")[0]["params"]["model"] == expected
+        assert b.models_selected()[0] == expected  # v4: switchModelConfig {provider, model, thought}
         await b.conn.set_config_option(session_id=sid, config_id="thought", value="low")
-        assert b.backend_calls("session/setThoughtLevel")[0]["params"]["thoughtLevel"] == "low"
+        if os.environ.get("ZCODE_ACP_ENGINE_API") == "v4":  # the engine takes a level only with its model
+            assert b.models_selected()[-1] == {**expected, "options": {"reasoningLevel": "low"}}
+        else:
+            assert b.backend_calls("session/setThoughtLevel")[0]["params"]["thoughtLevel"] == "low"
         with pytest.raises(RequestError) as err:
             await b.conn.set_config_option(session_id=sid, config_id="model", value="gpt-0")
         assert err.value.code == -32602

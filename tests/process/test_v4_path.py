@@ -39,7 +39,8 @@ async def test_a_prompt_streams_through_the_conversation_topic(tmp_path):
         assert "session/send" not in calls and "session/subscribe" not in calls and "session/create" not in calls
         assert calls.index("v4/conversation/subscribe") < len(calls)
         commands = [c["params"]["type"] for c in b.backend_calls("v4/command")]
-        assert commands[:2] == ["createSession", "sendText"]
+        # the engine starts a made session in its default mode (build), the bridge's is yolo: switched first
+        assert commands[:3] == ["createSession", "switchCollaborationMode", "sendText"]
 
 
 @run

@@ -25,10 +25,11 @@ EPOCH = BASE_SNAPSHOT["logEpoch"]
 class Session:
     """A subscription and a translator, fed frames the way the engine would number them."""
 
-    def __init__(self, rows=(), *, replay=False, echo=False, **state):
+    def __init__(self, rows=(), *, replay=False, echo=False, terminal=False, **state):
         self.sub = TopicSubscription(TOPIC, ConversationState())
         self.sub.subscribed({"subscriptionId": SUB, "mode": "snapshot", "logEpoch": EPOCH})
-        self.translator = cv.ConversationTranslator(replay_history=replay, echo_user_input=echo)
+        self.translator = cv.ConversationTranslator(replay_history=replay, echo_user_input=echo,
+                                                    terminal_output=terminal)
         self.ordinal = 0
         self.updates, self.signals = [], []
         self.snapshot(list(rows), **state)
@@ -142,12 +143,24 @@ def test_replaying_history_sends_every_row_once():
                  tool(4, "error", input={"command": "false"}, error={"code": "x", "message": "exit 1"})],
                 replay=True, meta={"title": "Greeting", "titleSource": "generated"})
     kinds = [u["sessionUpdate"] for u in s.updates]
-    # A call replayed settled is one card carrying its result, as a replayed legacy history has it.
+    # A settled call is one card holding its outcome, as the legacy replay makes it (protocol/history.py).
     assert kinds == ["user_message_chunk", "agent_thought_chunk", "agent_message_chunk", "tool_call",
                      "current_mode_update", "session_info_update"]
     assert s.updates[3]["status"] == "failed" and s.updates[3]["content"][0]["content"]["text"] == "exit 1"
     assert s.updates[4]["currentModeId"] == "build"
     assert s.updates[5]["title"] == "Greeting"
+
+
+def test_a_replayed_settled_bash_call_is_a_text_card_even_for_a_terminal_client():
+    rows = [tool(1, "success", input={"command": "ls"}, output={"text": "README.md\n"}),
+            tool(2, "running", input={"command": "sleep 9"}, output={"text": "zz"})]
+    updates = Session(rows, replay=True, terminal=True).updates
+    settled, running = [u for u in updates if u["sessionUpdate"] == "tool_call"]
+    # Nothing runs to stream into a terminal: the output is the card's content, in the card itself.
+    assert settled["status"] == "completed" and settled["rawOutput"] == {"text": "README.md\n"}
+    assert settled["content"] == [{"type": "content", "content": {"type": "text", "text": "README.md\n"}}]
+    assert not [u for u in updates if u.get("toolCallId") == "call-1" and u["sessionUpdate"] == "tool_call_update"]
+    assert running["content"] == [{"type": "terminal", "terminalId": "call-2"}]  # a running one is still a terminal
 
 
 def test_the_user_input_row_is_echoed_only_when_asked():
