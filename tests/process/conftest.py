@@ -1,7 +1,8 @@
-"""Every process-level test runs against both simulator dialects (docs/simulator.md, Dialects).
+"""Every process-level test runs against three engines (docs/simulator.md, Dialects).
 
-``classic`` plays the seed's app-server, ``today`` today's desktop engine; the
-bridge must pass every test on each, and every frame between the bridge and the
+``classic`` plays the seed's app-server, ``today`` today's desktop engine, and ``today-v4``
+is today's engine with the bridge on its v4 data plane (docs/v4.md); the bridge must pass
+every test on each, and every frame between the bridge and the
 simulator must match the dialect's schemas (``engine_schema_check`` below). A test that concerns one dialect only
 says so with ``@pytest.mark.dialects("today")``. ``ZCODE_TEST_DIALECTS=today``
 (a comma list) narrows a local run.
@@ -16,15 +17,15 @@ import pytest
 
 from tests import engine_schema
 
-ALL_DIALECTS = ("classic", "today")
-# Runs chosen by name only (not yet in the default set): the today simulator with the bridge on
-# the engine's v4 data plane (ZCODE_ACP_ENGINE_API=v4, docs/v4.md). Value: (dialect, engine API).
+# ``today-v4``: the today simulator with the bridge on the engine's v4 data plane
+# (ZCODE_ACP_ENGINE_API=v4, docs/v4.md). BRIDGE_VARIANTS value: (simulator dialect, engine API).
+ALL_DIALECTS = ("classic", "today", "today-v4")
 BRIDGE_VARIANTS = {"today-v4": ("today", "v4")}
 
 
 def wanted_dialects() -> tuple[str, ...]:
     chosen = os.environ.get("ZCODE_TEST_DIALECTS", "")
-    known = (*ALL_DIALECTS, *BRIDGE_VARIANTS)
+    known = (*ALL_DIALECTS, *BRIDGE_VARIANTS)  # (today-v4 is in both: the set is what counts)
     names = tuple(name.strip() for name in chosen.split(",") if name.strip() in known)
     return names or ALL_DIALECTS
 
