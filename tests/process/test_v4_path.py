@@ -203,7 +203,7 @@ async def test_a_turns_file_changes_come_as_diffs_from_the_engines_ledger(tmp_pa
 
 @run
 async def test_file_changes_are_refused_on_the_legacy_path(tmp_path):
-    async with bridge(tmp_path) as b:
+    async with bridge(tmp_path, env={"ZCODE_ACP_ENGINE_API": "legacy"}) as b:  # whichever run this is
         sid = await b.new_session()
         with pytest.raises(Exception, match=r"(?i)v4|not found|method"):
             await b.conn._conn.send_request("_session/fileChanges", {"sessionId": sid})

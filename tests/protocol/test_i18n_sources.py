@@ -32,10 +32,16 @@ USER_FACING = (
     "actors/notifier.py", "actors/session/v4path.py", "actors/session/v4prompts.py", "protocol/v4/conversation.py",
     "actors/turn.py", "actors/session/held.py", "actors/session/extensions.py", "actors/interaction_router.py",
     "cli/doctor.py", "cli/demo.py", "cli/app.py", "config/settings.py",
+    "actors/session/v4subscription.py", "actors/session/v4stopfallback.py", "actors/session/v4settings.py",
+    "actors/session/v4attachments.py", "actors/session/v4tasks.py", "actors/session/v4notices.py",
+    "actors/session/v4mode.py", "actors/session/v4opening.py", "actors/session/v4workspace.py",
+    "actors/session/v4extras.py", "protocol/v4/work_cards.py", "protocol/v4/conversation_retry.py",
+    "protocol/v4/file_changes.py",
 )
 PROSE = re.compile(r"[A-Za-z]{2,}[ ,;:]+[A-Za-z]{2,}")
 EXEMPT_CALLS = {"debug", "info", "warning", "error", "exception", "critical", "invalid_params", "Setting"}
 TO_THE_ENGINE = "a reason or error sent to the engine, not shown to a person"
+FOR_THE_BUG_REPORT = "an internal error's detail, for the bug report"
 EXEMPT: dict[str, dict[str, str]] = {
     "protocol/session_config.py": {
         "Default model": "the placeholder model's name in the settings; the selector shows the catalog's",
@@ -69,7 +75,18 @@ EXEMPT: dict[str, dict[str, str]] = {
     },
     "cli/demo.py": {"not supported by the demo": TO_THE_ENGINE},
     "cli/app.py": {"serve the page from this folder": "the help of a hidden option (developers only)"},
-    "actors/session/v4path.py": {"createSession named no session": "an internal error's detail, for the bug report"},
+    "actors/session/v4settings.py": {
+        "Invalid params: no provider is known for model ": "a -32602 for a client developer (the engine's own words)"},
+    "actors/session/v4attachments.py": {"the engine's upload answer: ": FOR_THE_BUG_REPORT,
+                                        "the engine's commit named no ref": FOR_THE_BUG_REPORT},
+    "actors/session/v4extras.py": {"the session's conversation is not subscribed yet": FOR_THE_BUG_REPORT},
+    "protocol/v4/work_cards.py": {"tuple[str, bool] | None": "a type annotation"},
+    "protocol/v4/conversation_retry.py": {
+        "Reason codes of an interrupted model stream (``sseDisconnected``, ``sseStalled``).": "a docstring"},
+    "protocol/v4/file_changes.py": {"fileChanges needs the conversation's log epoch (no snapshot yet)":
+                                    FOR_THE_BUG_REPORT},
+    "actors/session/v4subscription.py": {
+        "createSession named no session": "an internal error's detail, for the bug report"},
     "protocol/notifications.py": {
         "application/json; charset=utf-8": "an HTTP header value", "text/plain; charset=utf-8": "an HTTP header value",
     },

@@ -1,0 +1,384 @@
+"""The v4 path's lower layer: the engine session, its subscriptions, and what their frames say.
+
+``V4Subscription`` makes the engine session (``createSession``), subscribes its conversation and
+its workspace's config, feeds the frames through ``V4Feed`` in pipe order (resyncs, the assembly
+timer), delivers the updates, and turns the signals into answers: a turn's end, a compaction's
+end, the opening mode reached. ``v4path.py`` (``V4Path``) builds the prompts, cancels, extension
+methods, dialogs and the end on it (docs/v4.md, "The v4 backend path")."""
+
+from __future__ import annotations
+
+import functools
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import gevent
+
+from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError
+from zcode_acp.protocol.handshake import supports_terminal_output
+from zcode_acp.protocol.sessions import ZCODE_PROTOCOL, iso_time
+from zcode_acp.protocol.translator import agent_text
+from zcode_acp.protocol.v4 import commands as v4
+from zcode_acp.protocol.v4.conversation import InteractionOpened, TurnEnded
+from zcode_acp.protocol.v4.conversation_view import PendingInteraction
+from zcode_acp.protocol.v4.conversation_view import collaboration_mode
+from zcode_acp.protocol.v4.conversation_view import control as control_of
+
+from zcode_acp.actors.base import safe_tell
+from zcode_acp.actors.messages import Answered, Reply, SessionActivity, StopFailed, V4Expire
+from zcode_acp.actors.session.v4attachments import V4Uploads
+from zcode_acp.actors.session.v4commands import V4Commands
+from zcode_acp.actors.session.v4extras import V4Extras
+from zcode_acp.actors.session.v4feed import Step, V4Feed
+from zcode_acp.actors.session.v4mode import adopt_modes
+from zcode_acp.actors.session.v4stopfallback import StopFallback
+from zcode_acp.actors.session.v4opening import opening_mode
+from zcode_acp.actors.session.v4notices import TurnNotice, titles, turn_notice
+from zcode_acp.actors.session.v4prompts import Answer, OwedPrompt, V4Prompts
+from zcode_acp.actors.session.v4unqueue import V4Unqueue
+from zcode_acp.actors.session.v4workspace import ConfigStep, V4WorkspaceConfig
+from zcode_acp.protocol.i18n import t
+
+log = logging.getLogger(__name__)
+
+
+# How long a cancelled prompt waits for its turn's end. An engine that ends the turn at the
+# stop (the usual case) answers it, after the turn's last updates; one that does not (frozen,
+# or slow to stop) still has the prompt answered ``cancelled`` then, as the legacy path does at once.
+CANCEL_GRACE_SECONDS = 0.15
+# How long a made session waits for the frame that shows its opening mode (v4mode.py) after the
+# switch's ack; the frame follows the ack at once unless it was lost.
+MODE_GRACE_SECONDS = 1.0
+
+
+def now_ms() -> float:
+    return time.time() * 1000.0
+
+
+def countdown_notice(interaction: PendingInteraction, lang: str = "en") -> str:
+    """The engine runs a countdown on this question: say when it answers by itself."""
+    seconds = max(0, round(((interaction.countdown_deadline_at or 0) - now_ms()) / 1000))
+    key = "v4.countdown.permission" if interaction.kind == "permission" else "v4.countdown.question"
+    return t(lang, key, seconds=seconds)
+
+
+def compaction_reason(ended: TurnEnded) -> str:
+    """The compaction's turn ended: how, in the words of the legacy ``state.updated`` reason."""
+    if ended.stop_reason == "end_turn":
+        return "session_compacted"
+    return "session_compact_cancelled" if ended.stop_reason == "cancelled" else "session_compact_failed"
+
+
+def cold(error: RpcError) -> bool:
+    """The engine refused a command because the session is not in its memory (``proto.sessionNotFound``):
+    a session it keeps in its store but let go of (docs/v4.md, "Lifecycle")."""
+    return isinstance(error.data, dict) and error.data.get("reasonCode") == "proto.sessionNotFound"
+
+
+class V4Subscription:
+    def __init__(self, session: Any) -> None:
+        self.session = session
+        self.connection_id = f"zcode-acp-{uuid.uuid4().hex[:12]}"
+        self.feed: V4Feed | None = None
+        self.workspace: V4WorkspaceConfig | None = None  # the catalog and slash commands (v4workspace.py)
+        self.commands = V4Commands(self, self.connection_id)
+        self.uploads = V4Uploads(self, self.connection_id)
+        self.prompts = V4Prompts(session.config.lang)
+        self.extras = V4Extras(self.commands, lambda: self.feed.state if self.feed is not None else None,
+                               lambda: str(self.session.backend_session_id))
+        self.expiry_armed: float | None = None
+        self.until_ready: Callable[[], None] | None = None  # the subscribe's answer, owed once a snapshot is in
+        self.usage_mark: dict[str, Any] | None = None  # the engine's cumulative usage when the last turn ended
+        # prompts waiting out our compaction (still owed: a cancel meanwhile answers them, and they are not sent)
+        self.held: list[tuple[OwedPrompt, str, list[dict[str, Any]]]] = []
+        self.cancel_due: float | None = None  # when cancelled prompts are answered if their turn has not ended
+        self.muted = False  # a cancelled turn answered before its end: its late updates are not sent
+        self.fallback = StopFallback(session.config.stop_fallback)  # such a turn, running on, is closed
+        self.unqueue = V4Unqueue()  # the queued prompts a session/cancel cancelled, to delete from the engine's queue
+        self.fresh = False  # made by createSession and not live yet: its mode is the engine's default (v4opening.py)
+        self.announce_settings = False  # settings changes go to clients (not while a resume is still answering)
+        # live once the feed shows this mode (or at the deadline): (mode, ready, deadline in ms)
+        self.mode_wait: tuple[str, Callable[[], None], float] | None = None
+
+    @property
+    def busy(self) -> bool:
+        return self.prompts.busy
+
+    def turn_running(self) -> bool:
+        """A turn runs in the engine (``control`` in a running phase): text can be steered into it."""
+        return self.feed is not None and control_of(self.feed.state.state).running
+
+    # -- the port V4Commands uses ------------------------------------------------------------
+
+    def v4_call(self, method: str, params: dict[str, Any], then: Callable[[Any, Any], None],
+                timeout: float | None = None) -> None:
+        self.session._call(method, params, functools.partial(Answered, then), timeout)
+
+    def v4_base(self) -> v4.Base:
+        return self.feed.base() if self.feed is not None else v4.Base(0)
+
+    # -- the engine session --------------------------------------------------------------------
+
+    def create(self, workspace_path: str, mcp_servers: list[Any], done: Callable[[Any, Any], None]) -> None:
+        """``createSession`` (a draft: the first prompt is its first ``sendText``).
+
+        Not the legacy ``session/create``: the engine writes a legacy-made session's row
+        at its first legacy send, so a v4 ``sendText`` to it fails (a captured foreign-key
+        error). ``done`` gets the answer in ``session/create``'s shape.
+        """
+        command = v4.create_session(workspace_path, mcp_servers=mcp_servers or None)
+        self.fresh = self.announce_settings = True  # session/new was answered long ago: its clients hear of changes
+
+        def acked(ack: v4.CommandAck | None, error: RpcError | None) -> None:
+            session_id = ack.result.get("sessionId") if ack is not None and ack.result else None
+            if error is not None or not isinstance(session_id, str):
+                done(None, (error or RpcError(INTERNAL_ERROR, "createSession named no session")).to_dict())
+                return
+            # An engine that takes v4 commands speaks the ZCode Protocol (0.16+): the marker its
+            # legacy create answer carries, so the Session never calls a method 0.16 removed.
+            done({"protocol": {"name": ZCODE_PROTOCOL},
+                  "session": {"sessionId": session_id,
+                              "workspace": {"workspacePath": workspace_path, "workspaceKey": workspace_path}}}, None)
+
+        self.commands.send(command, acked)
+
+    # -- the subscription ----------------------------------------------------------------------
+
+    def subscribe(self, done: Callable[[Any, Any], None]) -> None:
+        """Subscribe the conversation topic of the Session's backend session; ``done(result, error)``."""
+        backend_id = self.session.backend_session_id
+        if self.feed is None or self.feed.topic != f"conversation/{backend_id}":
+            self.feed = V4Feed(backend_id, self.connection_id, self.session.config.lang,
+                               supports_terminal_output(self.session.capabilities), own_command=self.commands.issued)
+        feed = self.feed
+
+        def answered(result: Any, error: Any) -> None:
+            if error is not None or feed is not self.feed:
+                done(result, error)
+                return
+            # Live once the state means something: the snapshot behind the ack (a load replays it),
+            # and the workspace's config (the catalog a settings change is checked against).
+            self.until_ready = functools.partial(done, result, None)
+            self._do(feed.subscribed(result, now_ms()))
+
+        self._subscribe_workspace()
+        self.v4_call("v4/conversation/subscribe", feed.subscribe_params(), answered,
+                     timeout=self.session.config.subscribe_timeout)
+
+    def _subscribe_workspace(self) -> None:
+        """``workspace-config/<workspaceKey>``: the engine's model catalog and slash commands."""
+        key = self.session.workspace_of(None).get("workspaceKey") or self.session.cwd
+        if self.workspace is not None and self.workspace.topic == f"workspace-config/{key}":
+            return
+        config = self.workspace = V4WorkspaceConfig(str(key), self.connection_id)
+
+        def answered(result: Any, error: Any) -> None:
+            if config is not self.workspace:
+                return
+            if error is not None:  # an engine without the topic: the pickers keep what they offer
+                log.warning("session %s: %s refused: %s", self.session.session_id, config.topic,
+                            error.get("message") if isinstance(error, dict) else error)
+                config.given_up = True
+                self._do(Step())
+                return
+            self._configured(config.subscribed(result, now_ms()))
+
+        self.v4_call("v4/conversation/subscribe", config.subscribe_params(), answered,
+                     timeout=self.session.config.subscribe_timeout)
+
+    def _configured(self, step: ConfigStep) -> None:
+        for reason in step.ignored:
+            log.debug("session %s: workspace config frame ignored: %s", self.session.session_id, reason)
+        for surface in step.surfaces:  # as a create answer's catalog and commands; a resume's answer tells them itself
+            self.session.surface.materialized(self.announce_settings, surface, False)
+        if step.resync is not None and self.workspace is not None:
+            config = self.workspace
+
+            def resynced(result: Any, error: Any) -> None:
+                if config is self.workspace and error is None:
+                    self._configured(config.subscribed(result, now_ms()))
+
+            self.v4_call("v4/conversation/resync", step.resync, resynced, timeout=self.session.config.subscribe_timeout)
+        self._do(Step())  # the Session may be live now
+
+    def frames(self, frames: list[dict[str, Any]]) -> None:
+        config = [f for f in frames if str(f.get("topic") or "").startswith("workspace-config/")]
+        if config:
+            if self.workspace is not None:
+                self._configured(self.workspace.frames(config, now_ms()))
+            frames = [f for f in frames if not str(f.get("topic") or "").startswith("workspace-config/")]
+        if self.feed is not None and frames:
+            self._do(self.feed.frames(frames, now_ms()))
+
+    def expire(self, message: V4Expire) -> None:
+        self.expiry_armed = None
+        if self.feed is not None:
+            self._do(self.feed.expire(now_ms()))
+        self._mode_reached(now_ms())
+        if self.cancel_due is not None and now_ms() >= self.cancel_due:
+            self.cancel_due = None
+            overdue = self.prompts.cancel_overdue()
+            if overdue and self.feed is not None:
+                # The stopped turn's cards close now, and nothing more of it follows the answer
+                # (as on the legacy path): its late frames are applied, not sent, until it ends.
+                self.session.deliver(self.feed.translator.close_open_cards())
+                self.muted = True
+            self._answer(overdue)
+        if self.fallback.overdue(now_ms()):
+            self._fall_back()
+
+    def _fall_back(self) -> None:
+        """The stopped turn still runs past the fallback: close and resume the engine session (as the
+        legacy path does), then send the prompts that waited for it."""
+        self.fallback.over()
+        if not self.muted:
+            return  # it ended in time
+        log.warning("session %s: the stopped turn still runs %gs after its stop; closing and resuming the session",
+                    self.session.session_id, self.session.config.stop_fallback)
+        self.muted = False  # the close ends it: what follows is the next turn's
+        self.session.on_stop_failed(StopFailed(0))
+        self.session.when_live(self.release_held, lambda failure: self._drop_held(failure))
+
+    def _do(self, step: Step) -> None:
+        for reason in step.ignored:
+            log.debug("session %s: v4 frame ignored: %s", self.session.session_id, reason)
+        for update in step.updates:  # a new title says when it happened, as on the legacy path
+            if update.get("sessionUpdate") == "session_info_update" and isinstance(update.get("title"), str):
+                update.setdefault("updatedAt", iso_time(now_ms()))
+        if self.mode_wait is not None:  # the opening switch names the mode the client already shows
+            step.updates[:] = [u for u in step.updates if not (u.get("sessionUpdate") == "current_mode_update"
+                                                                and u.get("currentModeId") == self.mode_wait[0])]
+        step.updates = adopt_modes(step.updates, self.session.settings)  # a mode is told once (v4mode.py)
+        if not self.muted:
+            self.session.deliver(step.updates)
+        for title in titles(step.updates):  # the hub's list and the notices name the session by it
+            self.session.title = title
+            self.session.supervisor.tell(SessionActivity(self.session.session_id, self.prompts.busy, title))
+        for signal in step.signals:
+            if isinstance(signal, TurnEnded):
+                compaction = self.session.controls.compaction
+                if compaction is not None and not self.prompts.running:  # the compaction's own turn
+                    self._turn_usage()
+                    self.session.controls.compaction_ended(compaction_reason(signal))
+                    continue
+                self.fallback.over()  # a turn ended: no stopped one left to close
+                stopped_turn_over, self.muted = self.muted, False  # what follows is the next turn's
+                ended = turn_notice(signal, self.feed.state.rows) if self.feed is not None else None
+                self._answer(self.prompts.turn_ended(signal, self._turn_usage()), ended)
+                if stopped_turn_over:  # the prompts that waited for it go now (v4stopfallback.py),
+                    self.release_held()  # after this end is answered: it is not theirs
+            elif isinstance(signal, InteractionOpened) and signal.interaction.countdown_deadline_at is not None:
+                notice = countdown_notice(signal.interaction, self.session.config.lang)
+                self.session.deliver([agent_text(notice, uuid.uuid4().hex)])
+        if self.until_ready is not None and self.feed is not None and self.feed.subscription.ready and (
+                self.workspace is None or self.workspace.settled):
+            ready, self.until_ready = self.until_ready, None
+            self.usage_mark = self._cumulative()
+            self.announce_settings = True
+            self._live_in_mode(ready)
+        self._mode_reached()
+        self._unqueue()
+        if step.resync is not None:
+            log.info("session %s: resyncing %s", self.session.session_id, step.resync["topic"])
+            self.v4_call("v4/conversation/resync", step.resync, self._resynced,
+                         timeout=self.session.config.subscribe_timeout)
+        self._arm_expiry()
+
+    def _live_in_mode(self, ready: Callable[[], None]) -> None:
+        """A session createSession just made runs in the engine's default mode: switched to the
+        Session's own before it is live (so before its first prompt), then ``ready``."""
+        fresh, self.fresh = self.fresh, False
+        wanted = self.session.settings.current.mode
+        command = opening_mode(str(self.session.backend_session_id), wanted,
+                               self.feed.state.state) if fresh and self.feed is not None else None
+        if command is None:
+            ready()
+            return
+
+        def switched(ack: v4.CommandAck | None, error: RpcError | None) -> None:
+            if error is not None:  # the session works in the engine's mode; its next change may still take
+                log.warning("session %s: the engine kept its own mode, not %s: %s", self.session.session_id,
+                            wanted, error.message)
+            if error is not None or ack is None or ack.status != "accepted" or self._in_mode(wanted):
+                ready()
+                return
+            # Live once the feed shows the switch (its frame follows the ack): a command decided against
+            # the state (a settings change waiting for the session) then carries a revision that is current.
+            # A frame that never comes (lost: only the next one would show the gap) holds it no longer than
+            # the grace, a timer message (V4Expire), not a wait.
+            self.mode_wait = (wanted, ready, now_ms() + MODE_GRACE_SECONDS * 1000)
+            gevent.spawn_later(MODE_GRACE_SECONDS + 0.01, safe_tell, self.session.actor_ref, V4Expire())
+
+        self.commands.send(command, switched)
+
+    def _in_mode(self, mode: str) -> bool:
+        return self.feed is not None and collaboration_mode(self.feed.state.state) == mode
+
+    def _mode_reached(self, now: float | None = None) -> None:
+        """Live once the feed shows the opening mode, or (``now`` past the grace) without it."""
+        if self.mode_wait is None:
+            return
+        wanted, ready, due = self.mode_wait
+        if self._in_mode(wanted) or (now is not None and now >= due):
+            self.mode_wait = None
+            ready()
+
+    def _cumulative(self) -> dict[str, Any]:
+        usage = self.feed.state.state.get("usage") if self.feed is not None else None
+        cumulative = usage.get("cumulative") if isinstance(usage, dict) else None
+        return dict(cumulative) if isinstance(cumulative, dict) else {}
+
+    def _turn_usage(self) -> dict[str, Any] | None:
+        """What the turn that just ended spent: the engine's cumulative usage since the last turn's end."""
+        now, before = self._cumulative(), self.usage_mark
+        self.usage_mark = now
+        if before is None:
+            return None
+        spent = {key: value - before.get(key, 0) for key, value in now.items()
+                 if isinstance(value, int) and not isinstance(value, bool)}
+        return spent if any(spent.values()) else None
+
+    def _resynced(self, result: Any, error: Any) -> None:
+        if self.feed is None:
+            return
+        if error is not None:  # the subscription is gone: subscribe again, from a snapshot
+            log.warning("session %s: resync refused (%s); subscribing again", self.session.session_id,
+                        error.get("message") if isinstance(error, dict) else error)
+            self.subscribe(lambda result, error: None)
+            return
+        self._do(self.feed.subscribed(result, now_ms()))
+
+    def _arm_expiry(self) -> None:
+        """An assembly left unfinished gets the engine's 30 s, then a resync (no sleep: a timer message)."""
+        due = self.feed.next_expiry_ms if self.feed is not None else None
+        if due is None or (self.expiry_armed is not None and self.expiry_armed <= due):
+            return
+        self.expiry_armed = due
+        gevent.spawn_later(max(due - now_ms(), 0.0) / 1000.0 + 0.01, safe_tell, self.session.actor_ref, V4Expire())
+
+    def _answer(self, answers: list[Answer], ended: TurnNotice | None = None) -> None:
+        for answer in answers:
+            answer.owed.conn.tell(Reply(answer.owed.request_id, answer.result,
+                                        answer.error.to_dict() if answer.error else None))
+        if answers:
+            self._activity(ended)
+
+    def _activity(self, ended: TurnNotice | None = None) -> None:
+        """The Supervisor's listing (and the webhook's turn notice, with ``ended``'s outcome and answer)."""
+        self.session.supervisor.tell(SessionActivity(self.session.session_id, self.prompts.busy,
+                                                     outcome=ended.outcome if ended else "",
+                                                     answer=ended.answer if ended else ""))
+
+    # -- what the layer above fills in (v4path.py) ------------------------------------------------
+
+    def release_held(self) -> None:
+        raise NotImplementedError  # V4Path
+
+    def _drop_held(self, error: RpcError | None) -> None:
+        raise NotImplementedError  # V4Path
+
+    def _unqueue(self) -> None:
+        raise NotImplementedError  # V4Path
