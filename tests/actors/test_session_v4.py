@@ -236,6 +236,33 @@ def test_retry_reruns_the_latest_turn_and_rename_renames(world):
                               for u in conn.updates()))
 
 
+def test_edit_of_an_earlier_prompt_names_its_row_and_the_engine_reruns_from_it(world):
+    """``session/editPrompt {rowId}``: ``editUserQuery`` on that prompt's own row (its id and entity,
+    against the revision and epoch seen), and the engine reruns the conversation from there."""
+    session, backend, conn = world
+    plane = PlaneBackend(session, backend)
+    prompt(session, conn, 1, "first")
+    engine = plane.live()
+    plane.serve("v4/command")
+    plane.play(lambda: engine.start("first"), lambda: engine.text("one"), engine.complete)
+    assert conn.wait_reply(1).result["stopReason"] == "end_turn"
+    prompt(session, conn, 2, "second")
+    plane.serve("v4/command")
+    plane.play(lambda: engine.start("second"), lambda: engine.text("two"), engine.complete)
+    assert conn.wait_reply(2).result["stopReason"] == "end_turn"
+    rows = plane.plane.sessions.get(engine.session_id).rows.rows  # the engine's own conversation
+    first_row = next(r for r in rows if r["kind"] == "userInput" and r["text"] == "first")
+    extension(session, conn, 3, "session/editPrompt", text="first, changed", rowId=first_row["rowId"])
+    edit = plane.serve("v4/command")
+    assert edit.params["type"] == "editUserQuery"
+    assert edit.params["payload"]["target"] == {"rowId": first_row["rowId"], "entityId": first_row["entityId"]}
+    assert edit.params["payload"]["newText"] == "first, changed" and edit.params["baseLogEpoch"]
+    assert conn.wait_reply(3).error is None
+    assert plane.port.named("truncate") and plane.port.named("start_turn")[-1][2] == "first, changed"
+    extension(session, conn, 4, "session/editPrompt", text="x", rowId=10_000)  # no such prompt: refused, not sent
+    assert conn.wait_reply(4).error["code"] == -32602
+
+
 def test_the_v4_extras_are_refused_on_the_legacy_path():
     backend, conn, supervisor, router = Probe(), Probe(), Probe(), Probe()
     session = Session.start(
