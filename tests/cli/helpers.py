@@ -37,6 +37,22 @@ def run(args: list[str], env: dict[str, str], timeout: float = 60, **kwargs: Any
                           stdin=subprocess.DEVNULL, **kwargs)
 
 
+def wheel_venv(tmp_path: Path, name: str) -> Path:
+    """A fresh virtual environment with the checkout installed from a wheel built now (not editable)."""
+    wheels = tmp_path / "dist"
+    built = run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--disable-pip-version-check", "-q",
+                 "-w", str(wheels), str(ROOT)], clean_env(tmp_path, PATH=f"{sys.prefix}/bin:/usr/bin:/bin"),
+                timeout=300)
+    assert built.returncode == 0, built.stderr[-3000:]
+    [wheel] = wheels.glob("zcode_acp_bridge-*.whl")
+    venv = tmp_path / name
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    installed = run([str(venv / "bin" / "pip"), "install", "--disable-pip-version-check", "-q", str(wheel)],
+                    clean_env(tmp_path), timeout=600)
+    assert installed.returncode == 0, installed.stderr[-3000:]
+    return venv
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

@@ -3,28 +3,16 @@ virtual environment (what ``pipx install`` and ``uv tool install`` do with it), 
 
 from __future__ import annotations
 
-import subprocess
-import sys
 
 import pytest
 
 import zcode_acp
-from tests.cli.helpers import INITIALIZE, ROOT, Bridge, clean_env, run
+from tests.cli.helpers import INITIALIZE, Bridge, clean_env, run, wheel_venv
 
 
 @pytest.mark.timeout(900)  # a cold pip cache downloads the dependencies
 def test_a_wheel_from_the_checkout_installs_into_a_fresh_venv_and_serves(tmp_path):
-    wheels = tmp_path / "dist"
-    built = run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--disable-pip-version-check", "-q",
-                 "-w", str(wheels), str(ROOT)], clean_env(tmp_path, PATH=f"{sys.prefix}/bin:/usr/bin:/bin"),
-                timeout=300)
-    assert built.returncode == 0, built.stderr[-3000:]
-    [wheel] = wheels.glob("zcode_acp_bridge-*.whl")
-    venv = tmp_path / "fresh"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
-    installed = run([str(venv / "bin" / "pip"), "install", "--disable-pip-version-check", "-q", str(wheel)],
-                    clean_env(tmp_path), timeout=600)
-    assert installed.returncode == 0, installed.stderr[-3000:]
+    venv = wheel_venv(tmp_path, "fresh")
 
     for command in ("zcode-acp", "zcode-acp-bridge"):
         done = run([str(venv / "bin" / command), "--version"], clean_env(tmp_path), timeout=30)

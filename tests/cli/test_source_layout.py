@@ -9,13 +9,11 @@ installed bridge imports.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.cli.helpers import ROOT, clean_env, run
+from tests.cli.helpers import ROOT, clean_env, run, wheel_venv
 
 NOT_SHIPPED = {"tests", "bench", "build", "zcode_acp"}  # top-level folders that are not part of the namespace
 
@@ -54,17 +52,7 @@ def test_python_m_zcode_acp_from_the_repository_root_with_a_wheel_install(tmp_pa
     # installed one: that folder has to be a whole package, not a stub that only an editable finder completes.
     pytest.importorskip("ensurepip", reason="this Python cannot make a virtual environment with pip "
                         "(Debian: apt-get install python3-venv), so no non-editable install can be tried")
-    wheels = tmp_path / "dist"
-    built = run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--disable-pip-version-check", "-q",
-                 "-w", str(wheels), str(ROOT)], clean_env(tmp_path, PATH=f"{sys.prefix}/bin:/usr/bin:/bin"),
-                timeout=300)
-    assert built.returncode == 0, built.stderr[-3000:]
-    [wheel] = wheels.glob("zcode_acp_bridge-*.whl")
-    venv = tmp_path / "wheel-venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
-    installed = run([str(venv / "bin" / "pip"), "install", "--disable-pip-version-check", "-q", str(wheel)],
-                    clean_env(tmp_path), timeout=600)
-    assert installed.returncode == 0, installed.stderr[-3000:]
+    venv = wheel_venv(tmp_path, "wheel-venv")
 
     python = str(venv / "bin" / "python")
     helped = run([python, "-m", "zcode_acp", "--help"], clean_env(tmp_path), cwd=ROOT)
