@@ -79,6 +79,13 @@ class WakingInbox:
 
 _STARTING = object()  # before start(): a put only queues, the first drainer runs on_start
 
+# What pykka and a late sender still read of a stopped actor; the rest of its state is let go.
+_KEPT_WHEN_STOPPED = ("actor_urn", "actor_inbox", "actor_stopped", "actor_ref", "_actor_ref", "_drainer")
+
+
+def _nobody_drains() -> None:
+    """A stopped actor's wake-up: what a late put leaves in its inbox is never handled, as in pykka."""
+
 
 class OnDemandActor(pykka.ThreadingActor):
     """A ``ThreadingActor`` (its futures, refs and registry) without a thread of its own while idle."""
@@ -143,3 +150,19 @@ class OnDemandActor(pykka.ThreadingActor):
             else:
                 dead = ActorDeadError(f"{self.actor_ref} stopped before handling the message")
                 envelope.reply_to.set_exception(exc_info=(ActorDeadError, dead, None))
+        self._let_go()
+
+    def _let_go(self) -> None:
+        """Drop the stopped actor's state, so that reference counting frees it at once.
+
+        An actor's state points back at it (its inbox's wake-up, the helpers that hold their
+        Session, a Turn's cards): cycles that only the cyclic collector frees, and the bridge runs
+        that collector seldom (``cli/runtime.tune_gc``). Sessions leaving memory by the thousand
+        would otherwise wait, all of them, for the next full collection, and the heap they had
+        grown would stay fragmented for good (docs/performance.md, "Idle sessions").
+        """
+        self.actor_inbox.wake = _nobody_drains  # type: ignore[attr-defined]
+        state = vars(self)
+        kept = {name: state[name] for name in _KEPT_WHEN_STOPPED if name in state}
+        state.clear()
+        state.update(kept)

@@ -27,12 +27,12 @@ from zcode_acp.actors.backend import Backend
 from zcode_acp.actors.base import BridgeActor, handles, safe_tell
 from zcode_acp.config.settings import Config
 from zcode_acp.actors.client_connection import ClientConnection
+from zcode_acp.actors.dormant_records import DormantRecords
 from zcode_acp.actors.interaction_router import InteractionRouter
 from zcode_acp.actors.lazy_store import LazySessionStore
 from zcode_acp.actors.model_catalog import CatalogFile
 from zcode_acp.actors.quiet_release import QuietRelease, release_memory
 from zcode_acp.actors.messages import (
-    Dormant,
     GoDormant,
     SessionIdle,
     AttachClient,
@@ -83,7 +83,7 @@ class SessionRegistry(BridgeActor):
         self.quiet_release = QuietRelease()  # memory back to the OS once a burst is over
         # Sessions that are not actors now, started on their next use: the never used ones (straight
         # from session/new) and the idle ones that left memory (docs/performance.md, "Idle sessions").
-        self.dormant: dict[str, Dormant] = {}
+        self.dormant = DormantRecords()
         self.activity: dict[str, dict[str, Any]] = {}  # ACP session id → {updatedAt, status, title}
         self.version = version()
         self.shutting_down = False
@@ -190,7 +190,12 @@ class SessionRegistry(BridgeActor):
         session = self.sessions.get(session_id)
         if session is None and session_id in self.dormant:
             record = self.dormant.pop(session_id)
-            session, _ = self._spawn(session_id, record.cwd, record.mcp_servers, record.backend_session_id,
+            if record.updated_at:  # what the listings showed of it while it was out of memory
+                entry = self.activity.setdefault(session_id, {})
+                entry.setdefault("updatedAt", record.updated_at)
+                if record.title:
+                    entry.setdefault("title", record.title)
+            session, _ = self._spawn(session_id, record.cwd, list(record.mcp_servers), record.backend_session_id,
                                      root_known=record.root_known, settings=record.settings)
         return session
 
@@ -206,7 +211,8 @@ class SessionRegistry(BridgeActor):
         if record is None or message.session_id not in self.sessions:
             return
         del self.sessions[message.session_id]
-        self.dormant[message.session_id] = record
+        # Its activity entry goes into the record: ~0.25 KiB less for each session out of memory.
+        self.dormant.keep(message.session_id, record, self.activity.pop(message.session_id, None))
         session.stop(block=False)
         log.debug("session %s left memory (idle)", message.session_id)
         if not self.trim_pending:  # once per wave of departures: give freed pages back to the OS
@@ -245,13 +251,12 @@ class SessionRegistry(BridgeActor):
     def on_list_sessions(self, message: ListSessions) -> list[dict[str, Any]]:
         """The live sessions, by the ids editors know (for the hub's instance listing)."""
         listed = []
-        for session_id in [*self.sessions, *self.dormant]:
+        for session_id in self.sessions:
             entry = self.activity.get(session_id, {})
-            item: dict[str, Any] = {"sessionId": session_id, "updatedAt": entry.get("updatedAt", 0),
-                                    "status": entry.get("status", "idle")}
-            if entry.get("title"):
-                item["title"] = entry["title"]
-            listed.append(item)
+            listed.append(_listed(session_id, entry.get("updatedAt", 0), entry.get("status", "idle"),
+                                  entry.get("title")))
+        for session_id, record in self.dormant.items():
+            listed.append(_listed(session_id, record.updated_at, "idle", record.title))
         return listed
 
     @handles(Occupancy)
@@ -315,3 +320,10 @@ class SessionRegistry(BridgeActor):
             self.notifier.stop(block=False)
         self.sessions.clear()
         gevent.spawn(self.on_exit)
+
+
+def _listed(session_id: str, updated_at: int, status: str, title: str | None) -> dict[str, Any]:
+    item: dict[str, Any] = {"sessionId": session_id, "updatedAt": updated_at, "status": status}
+    if title:
+        item["title"] = title
+    return item

@@ -3,6 +3,7 @@ notice, and the record a Session leaves when it goes dormant."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from zcode_acp.actors.message_class import message
@@ -32,7 +33,10 @@ class Dormant:
     """What the Supervisor keeps of a stopped idle Session to bring it back on its next use."""
 
     cwd: str
-    mcp_servers: list[Any]
+    mcp_servers: Sequence[Any]  # a tuple once kept (actors/dormant_records.py)
     backend_session_id: str | None
     settings: Any
     root_known: bool
+    # What the listings show of it (its activity entry goes with the live Session: Supervisor.on_session_idle)
+    updated_at: int = 0
+    title: str = ""

@@ -74,7 +74,7 @@ class Session(SessionLoading):
         self.controls.compaction_lost({"message": f"{message.reason} during the compaction"})
         for turn in list(self.turns.values()):
             turn.tell(BackendLost(message.reason))  # each closes its own cards
-        self.deliver(self.cards.close_open_cards())
+        self.deliver(self.close_cards_between_turns())
         # Its open dialogs are withdrawn; an answer can never reach the next process.
         self.router.tell(CancelInteractions(self.session_id, message.reason))
 
@@ -93,7 +93,7 @@ class Session(SessionLoading):
             except Exception:
                 pass
         self.lifecycle.fail_waiters(self.lifecycle.closed_error())
-        self.deliver(self.cards.close_open_cards())
+        self.deliver(self.close_cards_between_turns())
         try:  # tasks belong to the session: their cards fail with it
             if self.tasks is not None:
                 self.tasks.ask(CloseTasks(), timeout=1.0)

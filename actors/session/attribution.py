@@ -50,6 +50,9 @@ def execution_id(event: Event) -> str | None:
 
 
 class Attribution:
+    # Every live Session has one: slots, not a __dict__ (docs/performance.md, "Idle sessions").
+    __slots__ = ("awaiting", "unclaimed")
+
     def __init__(self) -> None:
         # Accepted sends without a turn yet, oldest first: one or two at most, so a list (an empty deque
         # holds a 0.7 KiB block for each of 10,000 idle sessions).

@@ -127,7 +127,7 @@ class SessionCore(BridgeActor):
         self.events = EventRouter()
         self.attribution = Attribution()
         self.held = HeldSession(config.lang)  # an older turn of ours that still holds the engine's lock (issue 21)
-        self.adopted: set[int] = set()  # Turns whose backend turn is known (steering needs one running)
+        self.adopted: dict[int, None] = {}  # Turns whose backend turn is known (steering needs one running); keys only
         self.speaks_v4 = False  # today's engine: a turn.started named its foreground execution
         self.title = ""  # the engine's last word on the session's title
         self.surface = EngineSurface(self)  # what create/resume answers say about the engine
@@ -136,7 +136,7 @@ class SessionCore(BridgeActor):
         self.history = HistoryRead()
         self.settings = Settings(settings)
         self.controls = Controls(self)
-        self.cards = TurnTranslator(message_id="ix", lang=config.lang)  # cards of questions asked between turns
+        self.cards: TurnTranslator | None = None  # cards of questions asked between turns: between_turns()
         # preemption
         self.turns: dict[int, Any] = {}
         self.turn_requests: dict[int, tuple[str, Any]] = {}
@@ -169,7 +169,8 @@ class SessionCore(BridgeActor):
 
     def _idle(self) -> bool:
         """Nothing would be lost by stopping now: no turn, dialog card, task, load or compaction."""
-        return (not self.turns and self.tasks is None and not self.cards.cards and not self.history.in_flight
+        return (not self.turns and self.tasks is None and not (self.cards is not None and self.cards.cards)
+                and not self.history.in_flight
                 and not self.controls.compacting and not (self.v4 is not None and self.v4.busy)
                 and self.lifecycle.phase in (Phase.LIVE, Phase.LOST, Phase.PLACEHOLDER)
                 and time.monotonic() - self.last_active >= self.config.idle_session_after)
@@ -190,6 +191,16 @@ class SessionCore(BridgeActor):
             self.backend.tell(UnregisterRoute(self.backend_session_id, self.actor_ref))
         self.lifecycle.close()
         return Dormant(self.cwd, self.mcp_servers, self.backend_session_id, self.settings.current, self.root_known)
+
+    def between_turns(self) -> TurnTranslator:
+        """The cards of questions asked between turns, made on the first one: most sessions never
+        see one, and every live Session would carry an empty translator (~0.4 KiB)."""
+        if self.cards is None:
+            self.cards = TurnTranslator(message_id="ix", lang=self.config.lang)
+        return self.cards
+
+    def close_cards_between_turns(self) -> list[dict[str, Any]]:
+        return self.cards.close_open_cards() if self.cards is not None else []
 
     def _background_tasks(self) -> Any:
         """Started on first use: most sessions never run a background task, and an idle

@@ -43,6 +43,9 @@ class SurfacePort(Protocol):
 
 
 class EngineSurface:
+    # Every live Session has one: slots, not a __dict__ (docs/performance.md, "Idle sessions").
+    __slots__ = ("capabilities_read", "commands", "port")
+
     def __init__(self, port: SurfacePort) -> None:
         self.port = port
         self.commands: tuple[tuple[str, str, str], ...] = ()  # the engine's own slash commands

@@ -88,6 +88,9 @@ def as_rpc_error(error: Any, method: str) -> RpcError:
 
 
 class Controls:
+    # Every live Session has one: slots, not a __dict__ (docs/performance.md, "Idle sessions").
+    __slots__ = ("compacting", "compaction", "compaction_callers", "deferred", "goal_replace", "port")
+
     def __init__(self, port: SessionPort) -> None:
         self.port = port
         self.compacting = False  # a compaction's internal turn holds the session

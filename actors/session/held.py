@@ -26,6 +26,9 @@ FREED = "notice.freed"
 
 
 class HeldSession:
+    # Every live Session has one: slots, not a __dict__ (docs/performance.md, "Idle sessions").
+    __slots__ = ("lang", "stuck_turn")
+
     def __init__(self, lang: str = EN) -> None:
         self.lang = lang
         self.stuck_turn: str | None = None  # a backend turn that ignored its stop and could not be closed

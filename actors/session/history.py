@@ -17,6 +17,9 @@ POLL_LIMIT = 20  # reads
 
 
 class HistoryRead:
+    # Every live Session has one: slots, not a __dict__ (docs/performance.md, "Idle sessions").
+    __slots__ = ("_count", "_reads", "filling", "in_flight", "messages", "waiting")
+
     def __init__(self) -> None:
         self.waiting: list[Any] = []  # Attach messages that want the replay
         self.in_flight = False

@@ -44,6 +44,9 @@ ROUTED = frozenset({Phase.LIVE, Phase.SUBSCRIBING, Phase.RESUMING})  # the Backe
 
 
 class Lifecycle:
+    # Every live Session has one: slots, not a __dict__ (docs/performance.md, "Idle sessions").
+    __slots__ = ("_waiters", "phase", "session_id", "subscribe_attempts")
+
     def __init__(self, session_id: str, materialized: bool) -> None:
         self.session_id = session_id
         self.phase = Phase.LOST if materialized else Phase.PLACEHOLDER

@@ -133,7 +133,7 @@ class SessionPrompts(SessionCore):
         if self.current is not None:
             self.turns[self.current].tell(CancelTurn(message.reason))
         else:
-            self.deliver(self.cards.close_open_cards())  # a question asked between turns
+            self.deliver(self.close_cards_between_turns())  # a question asked between turns
         self.router.tell(CancelInteractions(self.session_id, "cancelled by user"))
 
     @handles(BackendRequest)
@@ -144,7 +144,7 @@ class SessionPrompts(SessionCore):
             return
         tool_call_id, name, value, tool_call = interactions.dialog_tool_call(message.frame, self.config.lang)
         if self.v4 is None or not self.v4.owns_card(tool_call_id):  # on v4 the tool's row already made its card
-            self.deliver(self.cards.ensure_card(tool_call_id, name, value))
+            self.deliver(self.between_turns().ensure_card(tool_call_id, name, value))
         if self.v4 is not None:
             tool_call = self.v4.with_countdown(message.frame, tool_call)
         self.router.tell(InteractionAsked(message.frame, message.generation, self.session_id,
@@ -156,7 +156,8 @@ class SessionPrompts(SessionCore):
         """The router gave up on a dialog: whoever owns its card closes it."""
         if self.current is not None:
             self.turns[self.current].tell(message)
-        self.deliver(self.cards.close_card(message.tool_call_id))
+        if self.cards is not None:
+            self.deliver(self.cards.close_card(message.tool_call_id))
 
     @handles(CancelPromptRequest)
     def on_cancel_prompt_request(self, message: CancelPromptRequest) -> None:
@@ -180,7 +181,7 @@ class SessionPrompts(SessionCore):
     @handles(TurnDone)
     def on_turn_done(self, message: TurnDone) -> None:
         self.attribution.forget(message.key)
-        self.adopted.discard(message.key)
+        self.adopted.pop(message.key, None)
         turn = self.turns.pop(message.key, None)
         self.turn_requests.pop(message.key, None)
         self.turn_prompts.pop(message.key, None)
@@ -212,7 +213,7 @@ class SessionPrompts(SessionCore):
         if claim.execution_id is not None:
             self.speaks_v4 = True  # today's engine: stop and steer through v4/command
         if claim.key in self.turns:
-            self.adopted.add(claim.key)
+            self.adopted[claim.key] = None
             self.turns[claim.key].tell(Adopt(claim))
 
     def _steer_admitted(self, event: dict[str, Any]) -> None:

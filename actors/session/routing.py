@@ -38,9 +38,14 @@ class Routed:
 
 
 class EventRouter:
+    # Every live Session has one: slots, not a __dict__ (docs/performance.md, "Idle sessions").
+    __slots__ = ("background_calls", "background_turns", "launch_cards")
+
     def __init__(self) -> None:
-        self.background_turns: set[str] = set()
-        self.background_calls: set[str] = set()  # background Bash calls not yet launched
+        # Sets kept as dicts (keys only): an empty set is ~0.2 KiB, an empty dict 64 B, and every
+        # live Session has these (docs/performance.md, "Idle sessions").
+        self.background_turns: dict[str, None] = {}
+        self.background_calls: dict[str, None] = {}  # background Bash calls not yet launched
         self.launch_cards: dict[str, bool] = {}  # launched: toolCallId → rendered as a terminal
 
     def route(self, event: Event, routed: Routed, has_turn: bool, terminal_output: bool) -> None:
@@ -70,12 +75,12 @@ class EventRouter:
         turn_id = ev.turn_id(event)
         if ev.is_background_start(event):
             if turn_id:
-                self.background_turns.add(turn_id)
+                self.background_turns[turn_id] = None
             routed.tasks.append((event, None))
             return
         if turn_id is not None and turn_id in self.background_turns:
             if kind in ev.TURN_END_TYPES:
-                self.background_turns.discard(turn_id)
+                self.background_turns.pop(turn_id, None)
             routed.tasks.append((event, None))
             return
         if kind in ev.IGNORED_TYPES:
@@ -90,8 +95,8 @@ class EventRouter:
             return
         tool_input = body.get("input")
         if body.get("toolName") == "Bash" and isinstance(tool_input, dict) and tool_input.get("run_in_background"):
-            self.background_calls.add(tool_call_id)
+            self.background_calls[tool_call_id] = None
         elif body.get("kind") == "result" and tool_call_id in self.background_calls:
-            self.background_calls.discard(tool_call_id)
+            self.background_calls.pop(tool_call_id, None)
             if not tools.result_failed(body.get("result")):
                 self.launch_cards[tool_call_id] = terminal_output

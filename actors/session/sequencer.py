@@ -29,6 +29,9 @@ class Ready:
 
 
 class Sequencer:
+    # Every live Session has one: slots, not a __dict__ (docs/performance.md, "Idle sessions").
+    __slots__ = ("gap_pending", "last_seq", "reorder")
+
     def __init__(self) -> None:
         self.last_seq = 0
         self.reorder: dict[int, Event] = {}

@@ -9,6 +9,9 @@ from zcode_acp.protocol.session_config import SessionSettings, config_options
 
 
 class Settings:
+    # Every live Session has one: slots, not a __dict__ (docs/performance.md, "Idle sessions").
+    __slots__ = ("current",)
+
     def __init__(self, settings: SessionSettings) -> None:
         self.current = settings
 

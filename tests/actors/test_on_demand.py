@@ -123,3 +123,34 @@ def test_an_idle_actor_owns_no_greenlet():
     finally:
         for ref in refs:
             ref.stop()
+
+
+class Part:
+    """A helper that holds its actor, as the Session's parts do: a reference cycle."""
+
+    def __init__(self, owner):
+        self.owner = owner
+
+
+class Owner(Recorder):
+    def __init__(self):
+        super().__init__()
+        self.part = Part(self)
+
+
+def test_a_stopped_actor_is_freed_by_reference_counting_alone():
+    """Its state is let go at the end, so no cycle waits for the (rarely run) cyclic collector."""
+    gc.collect()
+    gc.disable()
+    try:
+        ref = Owner.start()
+        assert ref.ask(Note("once"), timeout=5) == ["start", "once"]
+        actor = ref._actor_weakref
+        assert actor() is not None
+        ref.stop()
+        assert actor() is None, "the stopped actor waits for a cyclic collection"
+        assert not ref.is_alive()
+        with pytest.raises(pykka.ActorDeadError):
+            ref.tell(Note("after the end"))
+    finally:
+        gc.enable()

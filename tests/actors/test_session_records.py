@@ -9,7 +9,10 @@ import pykka
 
 from tests.actors.fakes import Probe
 from zcode_acp.config.settings import Config
-from zcode_acp.actors.messages import ClientFrame, ListSessions, RequestHandle
+from zcode_acp.actors.base import BridgeActor, handles
+from zcode_acp.actors.messages import (ClientFrame, Dormant, GoDormant, ListSessions, RequestHandle, SessionActivity,
+                                      SessionIdle)
+from zcode_acp.protocol.session_config import SessionSettings
 from zcode_acp.actors.session import Session
 from zcode_acp.actors.supervisor import Supervisor
 
@@ -38,3 +41,30 @@ def test_a_new_session_is_no_actor_until_its_first_use(tmp_path):
         for ref in pykka.ActorRegistry.get_all():
             if ref.actor_class is not Probe:
                 ref.stop()
+
+
+class Leaving(BridgeActor):
+    """Stands for an idle Session: it agrees to go and leaves its record."""
+
+    @handles(GoDormant)
+    def on_go_dormant(self, message):
+        return Dormant("/work", [], "sess_engine", SessionSettings(), True)
+
+
+def test_a_session_out_of_memory_keeps_its_title_and_time_in_the_listing(tmp_path):
+    supervisor = Supervisor.start(replace(Config(), zcode_home=tmp_path), lambda: None)
+    try:
+        state = supervisor._actor_weakref()
+        state.sessions["s1"] = Leaving.start()  # between two messages: the Supervisor is not running
+        supervisor.tell(SessionActivity("s1", False, title="Fix the parser"))
+        (live,) = supervisor.ask(ListSessions(), timeout=5)
+        supervisor.tell(SessionIdle("s1"))
+        (dormant,) = supervisor.ask(ListSessions(), timeout=5)
+        assert "s1" in state.dormant and "s1" not in state.sessions
+        assert "s1" not in state.activity  # the entry became two fields of the record
+        assert dormant == live == {"sessionId": "s1", "updatedAt": live["updatedAt"], "status": "idle",
+                                   "title": "Fix the parser"}
+        assert live["updatedAt"] > 0
+    finally:
+        for ref in pykka.ActorRegistry.get_all():
+            ref.stop()

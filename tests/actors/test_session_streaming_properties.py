@@ -91,7 +91,7 @@ def test_the_streaming_shortcut_routes_as_the_full_path_does(events, has_turn, t
     from zcode_acp.actors.session.routing import EventRouter, Routed
 
     fast, full = EventRouter(), EventRouter()
-    full.background_turns.add("a background turn none of these events belongs to")
+    full.background_turns["a background turn none of these events belongs to"] = None
     routed_fast, routed_full = Routed(), Routed()
     for event in events:
         fast.route(event, routed_fast, has_turn, terminal)
