@@ -13,6 +13,7 @@ import greenlet
 import pykka
 import pytest
 
+from zcode_acp.actors import on_demand
 from zcode_acp.actors.base import BridgeActor, handles
 
 
@@ -154,3 +155,29 @@ def test_a_stopped_actor_is_freed_by_reference_counting_alone():
             ref.tell(Note("after the end"))
     finally:
         gc.enable()
+
+
+class Who:
+    pass
+
+
+class Greenlets(Recorder):
+    @handles(Who)
+    def on_who(self, message):
+        return greenlet.getcurrent()
+
+
+def test_mail_for_an_idle_actor_resumes_a_parked_drainer_and_few_stay_parked():
+    """A wake-up per batch at every hop: resuming a parked drainer, not spawning one (the stream's cost)."""
+    refs = [Greenlets.start() for _ in range(20)]
+    try:
+        for ref in refs:  # all woken at once: as many drainers as actors with mail
+            ref.tell(Note("burst"))
+        assert [ref.ask(Who(), timeout=5) for ref in refs]
+        gevent.sleep(0)  # the last drainers reach their parking place
+        assert 0 < len(on_demand._PARKED) <= on_demand._KEEP_PARKED
+        waiting = {waiter.greenlet for waiter in on_demand._PARKED}
+        assert refs[0].ask(Who(), timeout=5) in waiting
+    finally:
+        for ref in refs:
+            ref.stop()
