@@ -7,6 +7,7 @@ overflows) and must not grow the bridge without bound.
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 import time
@@ -35,7 +36,9 @@ def _connect(port: int) -> Any:
     deadline = time.monotonic() + 10
     while True:  # the endpoint opens right after the bridge starts
         try:
-            return websocket.create_connection(f"ws://127.0.0.1:{port}/acp?token={TOKEN}", timeout=30)
+            # The token in a header: the endpoint refuses it in the query string (docs/remote.md).
+            return websocket.create_connection(f"ws://127.0.0.1:{port}/acp", timeout=30,
+                                               header=[f"Authorization: Bearer {TOKEN}"])
         except OSError:
             if time.monotonic() > deadline:
                 raise
@@ -56,6 +59,7 @@ class Counter(threading.Thread):
     def __init__(self, ws: Any) -> None:
         super().__init__(daemon=True)
         self.ws, self.chunks, self.last = ws, 0, 0.0
+        self.loaded = threading.Event()  # its session/load was answered: it gets the session's updates
 
     def run(self) -> None:
         try:
@@ -64,6 +68,8 @@ class Counter(threading.Thread):
                 if "agent_message_chunk" in message:
                     self.chunks += 1
                     self.last = time.perf_counter()
+                elif '"id":2,' in message or '"id": 2,' in message:
+                    self.loaded.set()
         except Exception:  # closed at the end
             return
 
@@ -81,7 +87,14 @@ def with_remote(count: int, stalled: bool) -> tuple[float, float, int, float]:
             counter = Counter(ws)
             counter.start()
         ws.send('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}')
-        time.sleep(0.2)  # let the bridge see the remote attach before the burst (a bench, not a test)
+        # A remote client gets the updates of the sessions it named (docs/remote.md, "The rules").
+        ws.send(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "session/load",
+                            "params": {"sessionId": session_id, "cwd": "/tmp", "mcpServers": []}}))
+        if counter is not None:
+            if not counter.loaded.wait(10):
+                raise RuntimeError("the remote client's session/load was not answered")
+        else:
+            time.sleep(0.2)  # a stalled client reads nothing: let the bridge see its load (a bench, not a test)
         request = peer.send_prompt(session_id, f"bulk {count}")
         started = time.perf_counter()
         chunks = peer.read_until(f'"id":{request},'.encode(), CHUNK)
