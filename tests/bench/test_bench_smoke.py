@@ -43,3 +43,14 @@ def test_quick_v4_rows_print_legacy_and_v4_side_by_side() -> None:
     assert len(rows) == 4
     assert all(("legacy" in row.split("|")[2] and "v4" in row.split("|")[2]) or "snapshot" in row.split("|")[2]
                for row in rows)
+
+
+def test_quick_remote_rows_reach_a_remote_client_as_the_rules_stand() -> None:
+    """The remote row drives the endpoint as a phone would (a header token, a load): under 8 MiB of
+    backlog nothing drops it, so the fast client gets every update however busy the machine is."""
+    run = subprocess.run([sys.executable, "-m", "bench", "--quick", "--only", "remote"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    fast, stalled = run.stdout.splitlines()[2:]
+    assert "(20,000 of 20,000)" in fast, fast
+    assert stalled.startswith("| editor updates/s with a stalled remote client attached")
