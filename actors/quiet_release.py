@@ -17,8 +17,6 @@ next burst.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import gc
 import logging
 import time
@@ -26,6 +24,8 @@ from collections.abc import Callable
 from typing import Any
 
 import gevent
+
+from zcode_acp.actors.transport import memory
 
 log = logging.getLogger(__name__)
 
@@ -37,11 +37,7 @@ BURST_CPU = 0.5  # CPU seconds since the last release that make a release worth 
 def release_memory() -> None:
     """A full collection, then glibc's ``malloc_trim``: freed heap pages go back to the OS (best effort)."""
     gc.collect()
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        libc.malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
+    memory.trim()
 
 
 class QuietRelease:

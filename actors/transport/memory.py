@@ -13,7 +13,9 @@ start). Best effort: other C libraries have no ``mallopt`` and keep their ways.
 from __future__ import annotations
 
 import ctypes
+import functools
 import logging
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -21,12 +23,25 @@ M_MMAP_THRESHOLD = -3  # glibc's malloc.h
 MMAP_THRESHOLD = 128 * 1024  # glibc's own default, but fixed
 
 
+@functools.cache
+def _libc() -> Any:
+    """The C library, loaded once. The process's own symbols include it: no ``find_library``,
+    which runs ``ldconfig`` in a subprocess (~7 ms)."""
+    return ctypes.CDLL(None)
+
+
+def trim() -> None:
+    """glibc's ``malloc_trim(0)``: the heap's free pages go back to the system (best effort)."""
+    try:
+        _libc().malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
 def fix_mmap_threshold(threshold: int = MMAP_THRESHOLD) -> bool:
     """True if the C library took the setting."""
     try:
-        # The process's own symbols include the C library's: no ``find_library``, which
-        # runs ``ldconfig`` in a subprocess (~7 ms of start-up).
-        mallopt = ctypes.CDLL(None).mallopt
+        mallopt = _libc().mallopt
     except (OSError, AttributeError):
         return False
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
