@@ -6,8 +6,9 @@ it by ``tell`` (the Supervisor: turns that ended, titles, the hub's instance
 id; the InteractionRouter: dialogs; the Backend: its death), so nothing on the
 streaming path ever waits for it.
 
-The posts go out from one sender greenlet: the stdlib's ``urllib`` over
-gevent's patched sockets, so a slow or unreachable webhook parks only that
+The posts go out from one sender greenlet (actors/webhook_post.py: ``http.client``
+over gevent's sockets and gevent's ssl, no redirects, a bounded answer, one
+deadline per attempt), so a slow or unreachable webhook parks only that
 greenlet, never the loop. The queue is bounded (``QUEUE_LIMIT``); a notice that
 finds it full is dropped with one log line. Each post is tried
 ``ATTEMPTS`` times with an exponential backoff (tenacity); a webhook that
@@ -29,6 +30,7 @@ from zcode_acp.protocol import notifications as fmt
 from zcode_acp.protocol.notifications import Notice, Post
 
 from zcode_acp.actors.base import BridgeActor, handles, safe_tell
+from zcode_acp.actors.webhook_post import WebhookStatus, post
 from zcode_acp.actors.messages import (
     BackendFailed,
     DialogWaiting,
@@ -58,15 +60,6 @@ class NotifySettings:
     attempts: int = ATTEMPTS
     backoff: float = 1.0  # the first retry's wait; doubling
     timeout: float = POST_TIMEOUT
-
-
-def post(url: str, request: Post, timeout: float) -> None:
-    """One POST; raises on a refused connection, a timeout or a status outside 2xx."""
-    import urllib.request  # only a bridge with a webhook pays for http.client (docs/performance.md, "Start-up")
-
-    http = urllib.request.Request(url, data=request.body, headers=request.headers, method="POST")
-    with urllib.request.urlopen(http, timeout=timeout) as answer:  # the user's own URL
-        answer.read()
 
 
 class Notifier(BridgeActor):
@@ -169,22 +162,19 @@ class Notifier(BridgeActor):
 
 
 def worth_retrying(exc: BaseException) -> bool:
-    """A refused connection, a timeout or a 5xx/429 may pass; another 4xx will not (a wrong key, a bad body)."""
-    import urllib.error
+    """A refused connection, a timeout or a 5xx/429 may pass; another 4xx, a redirect, a refused
+    certificate or a bad URL will not (a wrong key, a bad body, a webhook that moved)."""
+    import ssl
 
-    if isinstance(exc, urllib.error.HTTPError):
+    if isinstance(exc, WebhookStatus):
         return exc.code >= 500 or exc.code == 429
-    return isinstance(exc, (OSError, ValueError))  # URLError is an OSError
+    if isinstance(exc, (ssl.CertificateError, ValueError)):
+        return False
+    return isinstance(exc, OSError)  # TimeoutError, ConnectionError, http.client's bad answers are not
 
 
 def describe(exc: BaseException) -> str:
     """Why a post failed, without the URL (a WeCom or DingTalk webhook's key is in it)."""
-    import urllib.error
-
-    if isinstance(exc, urllib.error.HTTPError):
-        return f"HTTP {exc.code}"
-    if isinstance(exc, urllib.error.URLError):
-        return str(exc.reason)
     return str(exc) or type(exc).__name__
 
 
