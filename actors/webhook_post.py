@@ -3,10 +3,10 @@
 ``post`` is what the Notifier's sender greenlet calls for each attempt (docs/security.md,
 "The notification webhook"):
 
-* https goes through gevent's own ``ssl`` (``gevent.ssl``): the bridge patches ``socket`` but
+* https goes through gevent's own ``SSLContext`` (``gevent.ssl``): the bridge patches ``socket`` but
   not ``ssl`` (cli/runtime.py), and the stdlib's ``ssl`` cannot wrap a gevent socket (every
   https webhook failed with ``TypeError: _wrap_socket()``). The context is
-  ``create_default_context()``'s: the certificate and the host name are checked against the
+  what ``ssl.create_default_context()`` makes: the certificate and the host name are checked against the
   system's trust store, ``SSL_CERT_FILE``/``SSL_CERT_DIR`` honoured as Python's own default.
 * ``http.client`` follows no redirect: a 3xx is a failed post, never a request elsewhere.
 * The answer is read in ``CHUNK`` pieces up to ``ANSWER_LIMIT`` bytes, then the connection is
@@ -39,10 +39,21 @@ class WebhookStatus(Exception):
 
 
 def default_context() -> Any:
-    """Python's default client context, built on gevent's ssl (cooperative on a gevent socket)."""
-    from gevent import ssl  # only a bridge with an https webhook pays for it (docs/performance.md)
+    """What Python's ``ssl.create_default_context()`` makes, as gevent's ``SSLContext``.
 
-    return ssl.create_default_context()
+    gevent's module-level ``create_default_context`` is the stdlib's function and makes the
+    stdlib's context, which would fail again on a gevent socket: the class is named here.
+    """
+    import ssl
+    import sys
+
+    from gevent import ssl as cooperative  # only a bridge with an https webhook pays for it
+
+    context = cooperative.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # host name checked, certificate required
+    if sys.version_info >= (3, 13):  # the flags 3.13's default context adds
+        context.verify_flags |= ssl.VERIFY_X509_PARTIAL_CHAIN | ssl.VERIFY_X509_STRICT
+    context.load_default_certs(ssl.Purpose.SERVER_AUTH)  # the system store; SSL_CERT_FILE/_DIR
+    return context
 
 
 def post(url: str, request: Post, deadline: float,

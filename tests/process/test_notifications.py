@@ -84,3 +84,20 @@ async def test_a_webhook_that_never_answers_never_delays_the_editor(tmp_path, hu
         answers = [await b.prompt(sid, f"#sim stream count=3 text=t{i}") for i in range(3)]
         assert hung.posts == []  # every answer above came while the webhook still held its first post
     assert first.stop_reason == "end_turn" and [a.stop_reason for a in answers] == ["end_turn"] * 3
+
+
+@pytest.mark.dialects("today")
+@run
+async def test_an_https_webhook_whose_certificate_ssl_cert_file_trusts_gets_the_notice(tmp_path):
+    # The bridge patches socket but not ssl (cli/runtime.py): the stdlib's ssl cannot wrap a
+    # gevent socket, so every https webhook failed with a TypeError before any handshake.
+    secure = Receiver(tls=tmp_path / "tls")
+    try:
+        env = notify_env(secure.url, SSL_CERT_FILE=str(secure.cert))
+        async with bridge(tmp_path, env=env) as b:
+            sid = await b.new_session()
+            await b.prompt(sid, "#sim stream count=2")
+            posts = await secure.until(1)
+    finally:
+        secure.close()
+    assert [p.json()["event"] for p in posts] == ["turn_ended"] and posts[0].json()["sessionId"] == sid
