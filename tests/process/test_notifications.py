@@ -1,6 +1,8 @@
 """Notifications from the real bridge, driven by the official SDK, to a webhook on 127.0.0.1
 (docs/hub.md, "Notifications")."""
 
+from pathlib import Path
+
 import pytest
 from acp import RequestError
 
@@ -101,3 +103,18 @@ async def test_an_https_webhook_whose_certificate_ssl_cert_file_trusts_gets_the_
     finally:
         secure.close()
     assert [p.json()["event"] for p in posts] == ["turn_ended"] and posts[0].json()["sessionId"] == sid
+
+
+@run
+async def test_the_engine_never_inherits_the_webhook_url_or_its_key(tmp_path, hook):
+    # The backend and every tool it runs (a model-written shell command) see its environment.
+    env = notify_env(hook.url, MY_COPY_OF_IT=f"curl {hook.url}", KEEP_ME="still here")
+    async with bridge(tmp_path, env=env) as b:
+        sid = await b.new_session()
+        assert (await b.prompt(sid, "#sim stream count=1")).stop_reason == "end_turn"  # the backend runs
+        (backend,) = b.backend_pids()
+        names = dict(item.split(b"=", 1) for item in Path(f"/proc/{backend}/environ").read_bytes().split(b"\0")
+                     if b"=" in item)
+    assert names[b"KEEP_ME"] == b"still here"
+    assert [name for name, value in names.items()
+            if name.startswith(b"ZCODE_ACP_NOTIFY_") or b"webhook-key" in value] == []
