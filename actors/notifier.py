@@ -35,6 +35,7 @@ from zcode_acp.actors.messages import (
     BackendFailed,
     DialogWaiting,
     HubPageKnown,
+    SessionOpened,
     SessionTitled,
     TurnFinished,
     WebhookDone,
@@ -68,7 +69,8 @@ class Notifier(BridgeActor):
     def __init__(self, settings: NotifySettings) -> None:
         super().__init__()
         self.settings = settings
-        self.titles: dict[str, str] = {}  # ACP session id → its title
+        self.titles: dict[str, str] = {}  # ACP session id → its title (named by it only with text opted in)
+        self.folders: dict[str, str] = {}  # ACP session id → its folder (what names it otherwise)
         self.instance_id = ""  # the hub's name for this bridge, once registered
         self.last_sent: dict[tuple[str, str], float] = {}  # (session, kind) → when (monotonic)
         self.queue: gevent.queue.Queue[Post] = gevent.queue.Queue(QUEUE_LIMIT)
@@ -88,6 +90,10 @@ class Notifier(BridgeActor):
     @handles(SessionTitled)
     def on_titled(self, message: SessionTitled) -> None:
         self.titles[message.session_id] = message.title
+
+    @handles(SessionOpened)
+    def on_opened(self, message: SessionOpened) -> None:
+        self.folders[message.session_id] = message.cwd
 
     @handles(HubPageKnown)
     def on_hub_page(self, message: HubPageKnown) -> None:
@@ -114,14 +120,20 @@ class Notifier(BridgeActor):
         self._notify(Notice(fmt.BACKEND_FAILED, fmt.backend_summary(message.reason, self.settings.lang)))
 
     def _about(self, session_id: str) -> dict[str, str]:
-        return {"lang": self.settings.lang, "session_id": session_id, "title": self.titles.get(session_id, ""),
+        # The title is the first words of the first prompt (or the model's summary of it): prompt
+        # text, so it names the session only when text is opted in.
+        title = self.titles.get(session_id, "") if self.settings.include_text else ""
+        return {"lang": self.settings.lang, "session_id": session_id,
+                "title": title or fmt.session_name(self.folders.get(session_id, ""), session_id),
                 "link": fmt.session_link(self.settings.page, self.instance_id, session_id)}
 
     def _notify(self, notice: Notice) -> None:
         key = (notice.session_id or BACKEND_KEY, notice.kind)
         now = time.monotonic()
         last = self.last_sent.get(key)
-        if last is not None and now - last < self.settings.interval:
+        # A dialog waits for the user: each one is news, never swallowed by the rate limit (the
+        # queue's bound still holds a flood).
+        if notice.kind != fmt.DIALOG_WAITING and last is not None and now - last < self.settings.interval:
             log.debug("notification %s for %s skipped: one went out %.0fs ago", notice.kind, key[0], now - last)
             return
         self.last_sent[key] = now

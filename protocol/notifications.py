@@ -65,6 +65,15 @@ def session_link(page: str, instance_id: str, session_id: str) -> str:
     return f"{page.rstrip('/')}/#/s/{quote(instance_id, safe='')}/{quote(session_id, safe='')}"
 
 
+def session_name(cwd: str, session_id: str) -> str:
+    """What a notice calls a session when no prompt text may go: its folder's name and the first
+    8 characters of its id (``proj (9350c6b5)``). A title made from the prompt is prompt text
+    (docs/decisions.md, "What a notice names a session by")."""
+    folder = cwd.rstrip("/").rsplit("/", 1)[-1] if cwd else ""
+    short = session_id[:8]
+    return f"{folder} ({short})" if folder and short else folder or short
+
+
 def clip(text: str, limit: int = TEXT_LIMIT) -> str:
     text = text.strip()
     return text if len(text) <= limit else text[: limit - 1] + "…"
