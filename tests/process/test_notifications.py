@@ -10,6 +10,7 @@ from tests.process.harness import RecordingClient, bridge, pick, run
 from tests.webhook_receiver import Receiver
 
 TOKEN = "remote-token-never-in-a-notification"
+FORMS = {"elicitation": {"form": {}}, "_meta": {"terminal_output": True}}
 
 
 @pytest.fixture
@@ -56,7 +57,7 @@ async def test_a_dialog_a_turn_end_and_a_backend_death_each_reach_the_webhook(tm
     dialog, ended = by_event["dialog_waiting"][0], by_event["turn_ended"][0]
     assert dialog["sessionId"] == sid and "permission waits for your answer" in dialog["summary"]
     assert ended["sessionId"] == sid and ended["summary"].endswith("(end_turn).")
-    assert ended["title"] == "Tidy the build folder"  # the engine's title names the session
+    assert ended["title"] == f"tmp ({sid[:8]})"  # not opted in: the folder and the id, never the title
     assert dialog["link"].startswith("https://agent.example.org/#/s/") and dialog["link"].endswith(f"/{sid}")
     assert "exited" in by_event["backend_failed"][0]["summary"]
     for post in posts:
@@ -118,3 +119,37 @@ async def test_the_engine_never_inherits_the_webhook_url_or_its_key(tmp_path, ho
     assert names[b"KEEP_ME"] == b"still here"
     assert [name for name, value in names.items()
             if name.startswith(b"ZCODE_ACP_NOTIFY_") or b"webhook-key" in value] == []
+
+
+@pytest.mark.dialects("classic")
+@run
+async def test_on_the_seeds_engine_notices_name_the_folder_the_question_and_carry_the_answer(tmp_path, hook):
+    # The default simulator (classic): turn.completed has no ``response``; the title is the prompt's start.
+    client = RecordingClient()
+    client.on_form = lambda sid, params: {"action": "accept", "content": {"q_0": "auth.test.ts"}}
+    async with bridge(tmp_path, FORMS, env=notify_env(hook.url, ZCODE_ACP_NOTIFY_TEXT="1"), client=client) as b:
+        sid = await b.new_session()
+        await b.prompt(sid, "#sim stream count=2 text=hello\nSECRET-PROMPT-7f3a9")
+        await b.prompt(sid, "#sim questions")
+        posts = await hook.until(3)
+    bodies = [p.json() for p in posts]
+    assert bodies[0]["event"] == "turn_ended" and "hello" in bodies[0]["answer"]
+    [dialog] = [body for body in bodies if body["event"] == "dialog_waiting"]
+    assert "Which file should I test?" in dialog["summary"] and "AskUserQuestion" not in dialog["summary"]
+    assert dialog["title"] != "Untitled session"
+
+
+@pytest.mark.dialects("classic")
+@run
+async def test_without_text_no_notice_carries_the_prompts_words_not_even_as_the_title(tmp_path, hook):
+    client = RecordingClient()
+    client.on_form = lambda sid, params: {"action": "accept", "content": {"q_0": "auth.test.ts"}}
+    async with bridge(tmp_path, FORMS, env=notify_env(hook.url), client=client) as b:
+        sid = await b.new_session()
+        await b.prompt(sid, "#sim questions\nSECRET-PROMPT-7f3a9 password=hunter2")
+        await b.prompt(sid, "#sim stream count=1\nSECRET-PROMPT-7f3a9 again")
+        posts = await hook.until(3)
+    assert len(posts) == 3
+    for post in posts:
+        assert "SECRET-PROMPT" not in post.everything() and "hunter2" not in post.everything()
+        assert post.json()["title"] == f"tmp ({sid[:8]})"  # the session's folder (/tmp) and its id
