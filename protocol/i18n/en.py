@@ -80,6 +80,10 @@ MESSAGES: dict[str, str] = {
     "notice.stopping": "The previous turn has not stopped yet. ZCode was asked to stop it; if it still runs a few "
                        "seconds after the stop, the bridge closes and resumes this session to end it. Your prompt "
                        "starts right after.",
+    "notice.stopping_no_close": "The previous turn has not stopped yet. ZCode was asked to stop it; this ZCode "
+                                "cannot close the session to end it, so your prompt waits until that turn ends by "
+                                "itself. Cancel the prompt to give up, or restart the agent to end the turn now (the "
+                                "conversation is kept).",
     "notice.stuck": "The previous turn is still running in ZCode: it ignored the stop, and this ZCode cannot close "
                     "the session to end it. Your prompt waits until that turn ends by itself; cancel the prompt to "
                     "give up, or restart the agent to end the turn now (the conversation is kept).",
