@@ -1,6 +1,8 @@
 """Notifications from the real bridge, driven by the official SDK, to a webhook on 127.0.0.1
 (docs/hub.md, "Notifications")."""
 
+import asyncio
+import socket
 from pathlib import Path
 
 import pytest
@@ -153,3 +155,32 @@ async def test_without_text_no_notice_carries_the_prompts_words_not_even_as_the_
     for post in posts:
         assert "SECRET-PROMPT" not in post.everything() and "hunter2" not in post.everything()
         assert post.json()["title"] == f"tmp ({sid[:8]})"  # the session's folder (/tmp) and its id
+
+
+@pytest.mark.dialects("today")
+@run
+async def test_an_https_webhook_that_hangs_the_handshake_never_delays_the_editor(tmp_path):
+    with socket.create_server(("127.0.0.1", 0)) as listener:  # accepts, never says a word of TLS
+        listener.setblocking(False)
+        url = f"https://127.0.0.1:{listener.getsockname()[1]}/hook?key=webhook-key"
+        async with bridge(tmp_path, env=notify_env(url)) as b:
+            sid = await b.new_session()
+            first = await b.prompt(sid, "#sim stream count=3")
+            held = await accepted(listener)  # the turn's notice is in its TLS handshake, unanswered
+            try:
+                answers = [await b.prompt(sid, f"#sim stream count=3 text=t{i}") for i in range(3)]
+            finally:
+                held.close()
+    assert first.stop_reason == "end_turn" and [a.stop_reason for a in answers] == ["end_turn"] * 3
+
+
+async def accepted(listener, timeout=15.0):
+    """The first connection on a non-blocking ``listener`` (polled: nothing else can wake the loop)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        try:
+            return listener.accept()[0]
+        except BlockingIOError:
+            assert loop.time() < deadline, "the bridge never connected"
+            await asyncio.sleep(0.02)
