@@ -19,7 +19,8 @@
 from __future__ import annotations
 
 import http.client
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 import gevent
