@@ -171,7 +171,12 @@ def turn_summary(seconds: float, outcome: str, lang: str = EN) -> str:
 
 def dialog_summary(kind: str, what: str, lang: str = EN) -> str:
     label = t(lang, f"notify.dialog.{kind}" if kind in ("permission", "questions", "plan") else "notify.dialog.other")
-    return t(lang, "notify.waits_what" if what else "notify.waits", label=label, what=what)
+    what = what.strip()
+    if not what:
+        return t(lang, "notify.waits", label=label, what=what)
+    # A question ends with its own mark: no full stop after it.
+    ended = what[-1] in ".?!…。？！" or what.endswith(")")
+    return t(lang, "notify.waits_ended" if ended else "notify.waits_what", label=label, what=what)
 
 
 def backend_summary(reason: str, lang: str = EN) -> str:

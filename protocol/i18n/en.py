@@ -340,6 +340,7 @@ MESSAGES: dict[str, str] = {
     "notify.dialog.other": "A dialog",
     "notify.waits": "{label} waits for your answer.",
     "notify.waits_what": "{label} waits for your answer: {what}.",
+    "notify.waits_ended": "{label} waits for your answer: {what}",
     "notify.backend": "The {reason}; the next prompt starts a new one.",
     # -- the v4 path (actors/session/v4*.py, protocol/v4/conversation.py) --
     "v4.routing.guide": "Sent to the running turn (the engine steers it in).",

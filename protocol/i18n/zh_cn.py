@@ -329,6 +329,7 @@ MESSAGES: dict[str, str] = {
     "notify.dialog.other": "一个对话框",
     "notify.waits": "{label}正在等待你的回应。",
     "notify.waits_what": "{label}正在等待你的回应：{what}。",
+    "notify.waits_ended": "{label}正在等待你的回应：{what}",
     "notify.backend": "后端出错：{reason}；下一次提问会启动新的后端。",
     # -- the v4 path (actors/session/v4*.py, protocol/v4/conversation.py) --
     "v4.routing.guide": "已送入正在运行的一轮（由引擎插入其中）。",
