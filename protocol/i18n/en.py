@@ -222,7 +222,8 @@ MESSAGES: dict[str, str] = {
     "setting.ZCODE_ACP_NOTIFY_URL": "a webhook the bridge posts to when a long turn ends, a dialog waits for an answer or the backend fails (off when unset)",
     "setting.ZCODE_ACP_NOTIFY_FORMAT": "the webhook's body: json, wecom, feishu, dingtalk, ntfy (WeCom, Feishu/Lark, DingTalk robots; ntfy)",
     "setting.ZCODE_ACP_NOTIFY_AFTER": "seconds a turn must have run for its end to be notified (0: every turn)",
-    "setting.ZCODE_ACP_NOTIFY_TEXT": "`1`: notifications include the prompt's and the answer's text (never by default)",
+    "setting.ZCODE_ACP_NOTIFY_TEXT": "`1`: notifications include the prompt's and the answer's text, the session's "
+                                     "title and a dialog's question (never by default)",
     "setting.ZCODE_ACP_NOTIFY_INTERVAL": "seconds between two notifications of one kind for one session (0: no limit)",
     "setting.ZCODE_ACP_NOTIFY_LINK": "the hub page's public address (e.g. `https://agent.example.org/`): notifications link to the session there (never with the token)",
     "setting.ZCODE_ACP_ENGINE_API": "`v4` runs sessions on the engine's v4 data plane (topics and commands, docs/v4.md) instead of the legacy `session/*` methods",

@@ -211,7 +211,7 @@ MESSAGES: dict[str, str] = {
     "setting.ZCODE_ACP_NOTIFY_URL": "一个 Webhook 地址：耗时较长的一轮结束、对话框等待回应或后端出错时，桥接会向它推送通知（未设置则关闭）",
     "setting.ZCODE_ACP_NOTIFY_FORMAT": "Webhook 的消息格式：json、wecom、feishu、dingtalk、ntfy（企业微信、飞书/Lark、钉钉机器人；ntfy）",
     "setting.ZCODE_ACP_NOTIFY_AFTER": "一轮至少运行多少秒，结束时才发通知（0：每一轮都发）",
-    "setting.ZCODE_ACP_NOTIFY_TEXT": "`1`：通知中附带提问和回答的正文（默认从不附带）",
+    "setting.ZCODE_ACP_NOTIFY_TEXT": "`1`：通知中附带提问和回答的正文、会话标题和对话框的问题（默认从不附带）",
     "setting.ZCODE_ACP_NOTIFY_INTERVAL": "同一会话同一类通知之间至少间隔多少秒（0：不限）",
     "setting.ZCODE_ACP_NOTIFY_LINK": "中心页面的公网地址（如 `https://agent.example.org/`）：通知里会附上指向该会话的链接（绝不带令牌）",
     "setting.ZCODE_ACP_ENGINE_API": "`v4`：会话改用引擎的 v4 数据面（主题订阅与命令，见 docs/v4.md），而不是旧版 `session/*` 方法",
