@@ -170,3 +170,21 @@ def test_a_full_queue_drops_with_one_log_line_and_never_blocks(receiver, caplog)
         ref.stop()
     dropped = [r for r in caplog.records if "notification dropped" in r.getMessage()]
     assert len(dropped) == 1
+
+
+def test_a_redirect_is_a_failed_post_never_followed_nor_retried(receiver, caplog):
+    elsewhere = receiver()
+    hook = receiver(statuses=(302,), location=elsewhere.url)
+    ref = notifier(hook.url, attempts=3)
+    try:
+        with caplog.at_level(logging.WARNING, logger="zcode_acp.actors.notifier"):
+            ref.tell(DialogWaiting("sess_1", "permission"))
+            hook.wait_for(1)
+            ref.tell(DialogWaiting("sess_2", "permission"))
+            posts = hook.wait_for(2)  # the next notice, not a second attempt at the redirected one
+            ref.ask(SessionTitled("sess_1", "x"))
+    finally:
+        ref.stop()
+    assert [p.json()["sessionId"] for p in posts] == ["sess_1", "sess_2"] and elsewhere.arrived == 0
+    [failure] = [r.getMessage() for r in caplog.records if "webhook failed" in r.getMessage()]
+    assert "HTTP 302 (redirects are not followed)" in failure and "webhook-key" not in failure
