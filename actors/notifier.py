@@ -30,7 +30,6 @@ from zcode_acp.protocol import notifications as fmt
 from zcode_acp.protocol.notifications import Notice, Post
 
 from zcode_acp.actors.base import BridgeActor, handles, safe_tell
-from zcode_acp.actors.webhook_post import WebhookStatus, post
 from zcode_acp.actors.messages import (
     BackendFailed,
     DialogWaiting,
@@ -149,6 +148,9 @@ class Notifier(BridgeActor):
     # -- the sender (its own greenlet; it tells the actor how each post went) ---------------------
 
     def _send_loop(self) -> None:
+        # Only a bridge with a webhook pays for http.client (docs/performance.md, "Start-up").
+        from zcode_acp.actors.webhook_post import post
+
         retrying = tenacity.Retrying(
             stop=tenacity.stop_after_attempt(max(1, self.settings.attempts)),
             wait=tenacity.wait_exponential(multiplier=self.settings.backoff, max=30),
@@ -177,6 +179,8 @@ def worth_retrying(exc: BaseException) -> bool:
     """A refused connection, a timeout or a 5xx/429 may pass; another 4xx, a redirect, a refused
     certificate or a bad URL will not (a wrong key, a bad body, a webhook that moved)."""
     import ssl
+
+    from zcode_acp.actors.webhook_post import WebhookStatus
 
     if isinstance(exc, WebhookStatus):
         return exc.code >= 500 or exc.code == 429
