@@ -11,7 +11,7 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     # started before this patching, fills. The main thread waits on that queue's (now gevent)
     # Event; with no timer of its own the hub would call that wait hopeless (LoopExit), though
     # gevent's Event is woken across threads. One idle timer keeps the hub waiting instead.
-    import gevent  # noqa: E402
+    import gevent
 
     def _keep_hub_waiting() -> None:
         while True:
