@@ -214,6 +214,7 @@ MESSAGES: dict[str, str] = {
     "setting.ZCODE_ACP_BUSY_LIMIT": "seconds a prompt keeps retrying a busy backend before failing",
     "setting.ZCODE_ACP_IDLE_AFTER": "seconds after which an idle session leaves memory, to be resumed on its next use (0: never)",
     "setting.ZCODE_ACP_INTERACTION_TIMEOUT": "seconds after which an unanswered permission/question dialog is declined (0: never)",
+    "setting.ZCODE_ACP_DIALOG_GRACE": "seconds a dialog that no client can see (every client left) waits for one to load its session before it is declined (0: declined at once)",
     "setting.ZCODE_ACP_STOP_FALLBACK": "seconds a stopped turn may run on before its session is closed and resumed",
     "setting.ZCODE_ACP_NOTIFY_URL": "a webhook the bridge posts to when a long turn ends, a dialog waits for an answer or the backend fails (off when unset)",
     "setting.ZCODE_ACP_NOTIFY_FORMAT": "the webhook's body: json, wecom, feishu, dingtalk, ntfy (WeCom, Feishu/Lark, DingTalk robots; ntfy)",

@@ -205,6 +205,7 @@ MESSAGES: dict[str, str] = {
     "setting.ZCODE_ACP_BUSY_LIMIT": "后端忙碌时，一条消息持续重试多少秒后才报错",
     "setting.ZCODE_ACP_IDLE_AFTER": "空闲会话多少秒后移出内存，下次使用时再恢复（0：从不）",
     "setting.ZCODE_ACP_INTERACTION_TIMEOUT": "权限或提问对话框无人回应多少秒后自动拒绝（0：从不）",
+    "setting.ZCODE_ACP_DIALOG_GRACE": "没有客户端能看到的对话框（客户端都已断开）等待客户端重新加载会话的秒数，超时后自动拒绝（0：立即拒绝）",
     "setting.ZCODE_ACP_STOP_FALLBACK": "已请求停止的一轮最多再运行多少秒，超时则关闭并恢复其会话",
     "setting.ZCODE_ACP_NOTIFY_URL": "一个 Webhook 地址：耗时较长的一轮结束、对话框等待回应或后端出错时，桥接会向它推送通知（未设置则关闭）",
     "setting.ZCODE_ACP_NOTIFY_FORMAT": "Webhook 的消息格式：json、wecom、feishu、dingtalk、ntfy（企业微信、飞书/Lark、钉钉机器人；ntfy）",
