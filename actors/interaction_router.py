@@ -118,6 +118,7 @@ class InteractionRouter(BridgeActor):
     def _wait(self, item: Open) -> None:
         """No client can see the dialog: kept for one that attaches, declined when the grace ends."""
         if item.grace is None:
+            log.info("a dialog waits for a client to load its session (up to %g s)", self.grace)
             item.waits += 1
             item.grace = gevent.spawn_later(self.grace, safe_tell, self.actor_ref,
                                             DialogGraceEnded(item.key, item.waits))
@@ -308,6 +309,7 @@ class InteractionRouter(BridgeActor):
     def on_grace_ended(self, message: DialogGraceEnded) -> None:
         item = self.open.get(message.key)
         if item is not None and item.grace is not None and message.wait == item.waits:
+            log.info("a dialog no client could see was declined after %g s", self.grace)
             self._ended(item, "no client is connected")
 
     def _ended(self, item: Open, reason: str) -> None:
