@@ -59,6 +59,11 @@ MESSAGES: dict[str, str] = {
     "permission.option.reject_always": "Always deny",
     "permission.reason_and_risk": "{reason} (risk: {risk})",
     "permission.risk": "Risk: {risk}",
+    # The engine's riskLevel words (an unknown level is shown as the engine wrote it).
+    "permission.risk_level.low": "low",
+    "permission.risk_level.medium": "medium",
+    "permission.risk_level.high": "high",
+    "permission.risk_level.critical": "critical",
     "plan.form_hint": "Leave the box empty and submit to approve; type feedback to reject and redirect.",
     "plan.feedback.title": "Feedback",
     "plan.feedback.description": "Empty = approve the plan. Anything typed = reject and use this text as the "
