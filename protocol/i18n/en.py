@@ -230,7 +230,6 @@ MESSAGES: dict[str, str] = {
     "setting.ZCODE_ACP_ENGINE_API": "`v4` runs sessions on the engine's v4 data plane (topics and commands, docs/v4.md) instead of the legacy `session/*` methods",
     "setting.expected_web_address": "expected an http:// or https:// address",
     "setting.expected_zero_or_one": "expected 0 or 1",
-    "error.rename_unsupported": "The installed ZCode engine cannot rename sessions (it has no v4/command renameSession)",
     "error.rename_refused": "the engine did not rename the session ({status}: {reason})",
     "error.needs_v4": "{method} needs the engine's v4 data plane (ZCODE_ACP_ENGINE_API=v4)",
     "setting.ZCODE_ACP_REMOTE": "`1`/`true`/`yes`/`on` opens a loopback WebSocket endpoint for remote ACP clients (needs a token)",

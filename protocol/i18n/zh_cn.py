@@ -220,7 +220,6 @@ MESSAGES: dict[str, str] = {
     "setting.ZCODE_ACP_ENGINE_API": "`v4`：会话改用引擎的 v4 数据面（主题订阅与命令，见 docs/v4.md），而不是旧版 `session/*` 方法",
     "setting.expected_web_address": "应为 http:// 或 https:// 开头的地址",
     "setting.expected_zero_or_one": "应为 0 或 1",
-    "error.rename_unsupported": "已安装的 ZCode 引擎不支持重命名会话（它没有 v4/command renameSession）",
     "error.rename_refused": "引擎没有重命名该会话（{status}：{reason}）",
     "error.needs_v4": "{method} 需要引擎的 v4 数据面（ZCODE_ACP_ENGINE_API=v4）",
     "setting.ZCODE_ACP_REMOTE": "设为 `1`/`true`/`yes`/`on` 时，为远程 ACP 客户端开放一个本机回环 WebSocket 端点（需要令牌）",
