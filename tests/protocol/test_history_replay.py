@@ -9,7 +9,7 @@ from pathlib import Path
 
 from zcode_acp.protocol.history import replay_updates
 
-GOLDEN = Path(__file__).parent / "golden"
+GOLDEN = Path(__file__).parent / "golden-replay"  # (golden/ holds the translator's event tables)
 
 
 def test_every_card_is_replayed_and_the_text_after_a_card_is_a_message_of_its_own() -> None:
