@@ -151,7 +151,7 @@ class InteractionRouter(BridgeActor):
         if self.timeout > 0:
             item.timer = gevent.spawn_later(self.timeout, safe_tell, self.actor_ref, InteractionTimeout(key))
         self._ask(item, self.clients)  # with no client: it waits for the first that loads the session
-        safe_tell(self.notifier, DialogWaiting(item.session_id, kind, str(item.tool_call.get("title") or "")))
+        safe_tell(self.notifier, DialogWaiting(item.session_id, kind, dialog_subject(kind, params, item.tool_call)))
 
     def _all_show_forms(self, conns: list[Any]) -> bool:
         """Forms only when every client that will receive the dialog can show one."""
@@ -318,3 +318,12 @@ class InteractionRouter(BridgeActor):
         tool_call_id = item.tool_call.get("toolCallId")
         if isinstance(tool_call_id, str):
             safe_tell(item.session, InteractionAborted(tool_call_id))
+
+
+def dialog_subject(kind: str, params: dict[str, Any], tool_call: dict[str, Any]) -> str:
+    """What a dialog's notice names (sent only with text opted in): the question itself, not the
+    tool that asks it ("AskUserQuestion"); a permission's or plan's card title."""
+    asked = ix.questions(params)
+    if kind == ix.QUESTIONS and asked:
+        return str(asked[0]["question"]) + (f" (+{len(asked) - 1})" if len(asked) > 1 else "")
+    return str(tool_call.get("title") or "")

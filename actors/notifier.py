@@ -6,8 +6,9 @@ it by ``tell`` (the Supervisor: turns that ended, titles, the hub's instance
 id; the InteractionRouter: dialogs; the Backend: its death), so nothing on the
 streaming path ever waits for it.
 
-The posts go out from one sender greenlet: the stdlib's ``urllib`` over
-gevent's patched sockets, so a slow or unreachable webhook parks only that
+The posts go out from one sender greenlet (actors/webhook_post.py: ``http.client``
+over gevent's sockets and gevent's ssl, no redirects, a bounded answer, one
+deadline per attempt), so a slow or unreachable webhook parks only that
 greenlet, never the loop. The queue is bounded (``QUEUE_LIMIT``); a notice that
 finds it full is dropped with one log line. Each post is tried
 ``ATTEMPTS`` times with an exponential backoff (tenacity); a webhook that
@@ -33,6 +34,7 @@ from zcode_acp.actors.messages import (
     BackendFailed,
     DialogWaiting,
     HubPageKnown,
+    SessionOpened,
     SessionTitled,
     TurnFinished,
     WebhookDone,
@@ -60,22 +62,14 @@ class NotifySettings:
     timeout: float = POST_TIMEOUT
 
 
-def post(url: str, request: Post, timeout: float) -> None:
-    """One POST; raises on a refused connection, a timeout or a status outside 2xx."""
-    import urllib.request  # only a bridge with a webhook pays for http.client (docs/performance.md, "Start-up")
-
-    http = urllib.request.Request(url, data=request.body, headers=request.headers, method="POST")
-    with urllib.request.urlopen(http, timeout=timeout) as answer:  # the user's own URL
-        answer.read()
-
-
 class Notifier(BridgeActor):
     gone_is_normal = True  # teardown may stop it while a notice is on its way
 
     def __init__(self, settings: NotifySettings) -> None:
         super().__init__()
         self.settings = settings
-        self.titles: dict[str, str] = {}  # ACP session id → its title
+        self.titles: dict[str, str] = {}  # ACP session id → its title (named by it only with text opted in)
+        self.folders: dict[str, str] = {}  # ACP session id → its folder (what names it otherwise)
         self.instance_id = ""  # the hub's name for this bridge, once registered
         self.last_sent: dict[tuple[str, str], float] = {}  # (session, kind) → when (monotonic)
         self.queue: gevent.queue.Queue[Post] = gevent.queue.Queue(QUEUE_LIMIT)
@@ -95,6 +89,10 @@ class Notifier(BridgeActor):
     @handles(SessionTitled)
     def on_titled(self, message: SessionTitled) -> None:
         self.titles[message.session_id] = message.title
+
+    @handles(SessionOpened)
+    def on_opened(self, message: SessionOpened) -> None:
+        self.folders[message.session_id] = message.cwd
 
     @handles(HubPageKnown)
     def on_hub_page(self, message: HubPageKnown) -> None:
@@ -121,14 +119,20 @@ class Notifier(BridgeActor):
         self._notify(Notice(fmt.BACKEND_FAILED, fmt.backend_summary(message.reason, self.settings.lang)))
 
     def _about(self, session_id: str) -> dict[str, str]:
-        return {"lang": self.settings.lang, "session_id": session_id, "title": self.titles.get(session_id, ""),
+        # The title is the first words of the first prompt (or the model's summary of it): prompt
+        # text, so it names the session only when text is opted in.
+        title = self.titles.get(session_id, "") if self.settings.include_text else ""
+        return {"lang": self.settings.lang, "session_id": session_id,
+                "title": title or fmt.session_name(self.folders.get(session_id, ""), session_id),
                 "link": fmt.session_link(self.settings.page, self.instance_id, session_id)}
 
     def _notify(self, notice: Notice) -> None:
         key = (notice.session_id or BACKEND_KEY, notice.kind)
         now = time.monotonic()
         last = self.last_sent.get(key)
-        if last is not None and now - last < self.settings.interval:
+        # A dialog waits for the user: each one is news, never swallowed by the rate limit (the
+        # queue's bound still holds a flood).
+        if notice.kind != fmt.DIALOG_WAITING and last is not None and now - last < self.settings.interval:
             log.debug("notification %s for %s skipped: one went out %.0fs ago", notice.kind, key[0], now - last)
             return
         self.last_sent[key] = now
@@ -144,6 +148,9 @@ class Notifier(BridgeActor):
     # -- the sender (its own greenlet; it tells the actor how each post went) ---------------------
 
     def _send_loop(self) -> None:
+        # Only a bridge with a webhook pays for http.client (docs/performance.md, "Start-up").
+        from zcode_acp.actors.webhook_post import post
+
         retrying = tenacity.Retrying(
             stop=tenacity.stop_after_attempt(max(1, self.settings.attempts)),
             wait=tenacity.wait_exponential(multiplier=self.settings.backoff, max=30),
@@ -169,22 +176,21 @@ class Notifier(BridgeActor):
 
 
 def worth_retrying(exc: BaseException) -> bool:
-    """A refused connection, a timeout or a 5xx/429 may pass; another 4xx will not (a wrong key, a bad body)."""
-    import urllib.error
+    """A refused connection, a timeout or a 5xx/429 may pass; another 4xx, a redirect, a refused
+    certificate or a bad URL will not (a wrong key, a bad body, a webhook that moved)."""
+    import ssl
 
-    if isinstance(exc, urllib.error.HTTPError):
+    from zcode_acp.actors.webhook_post import WebhookStatus
+
+    if isinstance(exc, WebhookStatus):
         return exc.code >= 500 or exc.code == 429
-    return isinstance(exc, (OSError, ValueError))  # URLError is an OSError
+    if isinstance(exc, (ssl.CertificateError, ValueError)):
+        return False
+    return isinstance(exc, OSError)  # TimeoutError, ConnectionError, http.client's bad answers are not
 
 
 def describe(exc: BaseException) -> str:
     """Why a post failed, without the URL (a WeCom or DingTalk webhook's key is in it)."""
-    import urllib.error
-
-    if isinstance(exc, urllib.error.HTTPError):
-        return f"HTTP {exc.code}"
-    if isinstance(exc, urllib.error.URLError):
-        return str(exc.reason)
     return str(exc) or type(exc).__name__
 
 

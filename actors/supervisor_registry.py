@@ -49,6 +49,7 @@ from zcode_acp.actors.messages import (
     HubPageKnown,
     SessionActivity,
     SessionTitled,
+    SessionOpened,
     Shutdown,
     Teardown,
     TerminateBackend,
@@ -179,6 +180,7 @@ class SessionRegistry(BridgeActor):
             root_known=root_known,
         )
         self.sessions[session_id] = ref
+        safe_tell(self.notifier, SessionOpened(session_id, cwd))
         if backend_session_id:
             self.backend_ids[session_id] = backend_session_id
         return ref, settings

@@ -93,6 +93,7 @@ BUSY_NOTICE = "notice.busy"  # its catalog key (protocol/i18n)
 
 CLIENT_ID = "zcode-acp"
 SESSION_CLOSED = "session.closed"  # today's engine: the last event of a closed session
+STREAMED_TEXT_KEPT = 4000  # characters of streamed text kept for a notice (it sends at most 1000)
 
 
 class _Attempt:
@@ -157,6 +158,11 @@ class Turn(BridgeActor):
         self.record = TurnRecord(encode_updates(session_id, [user_text(prompt.text, uuid.uuid4().hex)])
                                  if prompt.text else b"")
         self.answer = ""  # turn.completed's response
+        # The seed's engine (the classic dialect) ends a turn without a ``response``: a notice that
+        # opted in to text takes the streamed text instead, kept only then and only its start.
+        self.keep_text = bool(getattr(config, "notify_url", "") and getattr(config, "notify_text", False))
+        self.streamed: list[str] = []
+        self.streamed_size = 0
 
     # -- helpers ---------------------------------------------------------------------
 
@@ -409,6 +415,9 @@ class Turn(BridgeActor):
                 continue
             text = text_delta(event)
             if text is not None:
+                if self.keep_text and self.streamed_size < STREAMED_TEXT_KEPT:
+                    self.streamed.append(text[1])
+                    self.streamed_size += len(text[1])
                 if retry.card_id is not None:
                     updates.extend(retry.progress())  # the model is back: the retry is over
                 if updates:
@@ -422,6 +431,8 @@ class Turn(BridgeActor):
                 body = ev.payload(event)
                 if isinstance(body.get("response"), str):
                     self.answer = body["response"]  # the final answer, for a notification that opted in
+                elif self.streamed:
+                    self.answer = "".join(self.streamed)[:STREAMED_TEXT_KEPT]
                 if kind == ev.TURN_FAILED:
                     self._settle(error=turn_end.failed(body, self.config.lang))  # final: the engine already retried
                     return

@@ -61,8 +61,9 @@ def plugins_declared(groups: tuple[str, ...] = PLUGIN_GROUPS) -> bool:
 def patch_for_the_bridge() -> None:
     """Patch os, thread, time, socket, select, subprocess, signal and queue for gevent.
 
-    What stays unpatched is not used on a bridge's path: ``ssl`` (loopback
-    only), ``builtins`` and ``contextvars`` (no-ops on Python 3), ``sys``.
+    What stays unpatched is not used on a bridge's path: ``ssl`` (the one
+    https client, the notification webhook, names gevent's ``SSLContext``
+    itself: actors/webhook_post.py), ``builtins`` and ``contextvars`` (no-ops on Python 3), ``sys``.
     Every patch notifies gevent's subscribers (``gevent.events.subscribers``)
     and its plugins (``gevent.plugins.monkey.*`` entry points). gevent looks
     plugins up with a fresh ``importlib.metadata`` scan of every installed

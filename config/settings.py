@@ -385,7 +385,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("ZCODE_ACP_NOTIFY_AFTER", "notify_after", "60",
             "seconds a turn must have run for its end to be notified (0: every turn)", seconds),
     Setting("ZCODE_ACP_NOTIFY_TEXT", "notify_text", "0",
-            "`1`: notifications include the prompt's and the answer's text (never by default)", zero_or_one),
+            "`1`: notifications include the prompt's and the answer's text, the session's title and a "
+            "dialog's question (never by default)", zero_or_one),
     Setting("ZCODE_ACP_NOTIFY_INTERVAL", "notify_interval", "60",
             "seconds between two notifications of one kind for one session (0: no limit)", seconds),
     Setting("ZCODE_ACP_NOTIFY_LINK", "notify_page", "",

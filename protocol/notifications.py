@@ -65,6 +65,15 @@ def session_link(page: str, instance_id: str, session_id: str) -> str:
     return f"{page.rstrip('/')}/#/s/{quote(instance_id, safe='')}/{quote(session_id, safe='')}"
 
 
+def session_name(cwd: str, session_id: str) -> str:
+    """What a notice calls a session when no prompt text may go: its folder's name and the first
+    8 characters of its id (``proj (9350c6b5)``). A title made from the prompt is prompt text
+    (docs/decisions.md, "What a notice names a session by")."""
+    folder = cwd.rstrip("/").rsplit("/", 1)[-1] if cwd else ""
+    short = session_id[:8]
+    return f"{folder} ({short})" if folder and short else folder or short
+
+
 def clip(text: str, limit: int = TEXT_LIMIT) -> str:
     text = text.strip()
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -162,7 +171,12 @@ def turn_summary(seconds: float, outcome: str, lang: str = EN) -> str:
 
 def dialog_summary(kind: str, what: str, lang: str = EN) -> str:
     label = t(lang, f"notify.dialog.{kind}" if kind in ("permission", "questions", "plan") else "notify.dialog.other")
-    return t(lang, "notify.waits_what" if what else "notify.waits", label=label, what=what)
+    what = what.strip()
+    if not what:
+        return t(lang, "notify.waits", label=label, what=what)
+    # A question ends with its own mark: no full stop after it.
+    ended = what[-1] in ".?!…。？！" or what.endswith(")")
+    return t(lang, "notify.waits_ended" if ended else "notify.waits_what", label=label, what=what)
 
 
 def backend_summary(reason: str, lang: str = EN) -> str:

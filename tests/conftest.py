@@ -6,6 +6,19 @@ monkey.patch_all()
 
 import os  # noqa: E402
 
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # An xdist worker takes its next test from a queue that execnet's receiver, a native thread
+    # started before this patching, fills. The main thread waits on that queue's (now gevent)
+    # Event; with no timer of its own the hub would call that wait hopeless (LoopExit), though
+    # gevent's Event is woken across threads. One idle timer keeps the hub waiting instead.
+    import gevent  # noqa: E402
+
+    def _keep_hub_waiting() -> None:
+        while True:
+            gevent.sleep(3600)
+
+    gevent.spawn(_keep_hub_waiting)
+
 from hypothesis import HealthCheck, settings  # noqa: E402  (after patching, like everything else)
 
 # The bridge speaks the locale's language (protocol/i18n): the suite expects English unless a

@@ -3,6 +3,12 @@
 ``statuses`` are the answers to the first posts, in order (then 200); ``hang``
 holds every request unanswered until the receiver is closed (a webhook that
 never answers). Waits are on a condition with a timeout, never sleeps.
+
+``tls`` (a folder) serves https with a self-signed certificate for 127.0.0.1 made there
+(``make_certificate``: the ``openssl`` CLI); ``cert`` is its file, for a client to trust.
+``location`` goes with a 3xx status; ``answer_size`` streams an answer of that many bytes and
+counts in ``sent`` what left before the client hung up; ``trickle`` sends the answer one byte
+per that many seconds.
 """
 
 from __future__ import annotations
@@ -11,9 +17,24 @@ import asyncio
 import http.server
 import json
 import socketserver
+import ssl
+import subprocess
 import threading
+import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+
+def make_certificate(folder: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 (and localhost) and its key, in ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                    "-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
+                   check=True, capture_output=True, timeout=60)
+    return cert, key
 
 
 @dataclass
@@ -38,11 +59,17 @@ class _Server(http.server.ThreadingHTTPServer):
         socketserver.TCPServer.server_bind(self)
         self.server_name, self.server_port = "localhost", self.server_address[1]
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a client that refused the certificate or hung up: the test looks at what it got
+
 
 class Receiver:
-    def __init__(self, statuses: tuple[int, ...] = (), hang: bool = False) -> None:
+    def __init__(self, statuses: tuple[int, ...] = (), hang: bool = False, tls: Path | None = None,
+                 location: str = "", answer_size: int = 2, trickle: float = 0.0) -> None:
         self.statuses = list(statuses)
         self.hang = hang
+        self.sent = 0  # bytes of the answer that left (answer_size)
+        self.answered = threading.Event()  # set when a handler is done writing its answer
         self.posts: list[Received] = []
         self.arrived = 0  # requests that reached the handler (a hung one is not in ``posts`` yet)
         self.changed = threading.Condition()
@@ -63,19 +90,46 @@ class Receiver:
                     receiver.changed.notify_all()
                 try:
                     self.send_response(status)
-                    self.send_header("Content-Length", "2")
+                    if location:
+                        self.send_header("Location", location)
+                    self.send_header("Content-Length", str(answer_size))
                     self.end_headers()
-                    self.wfile.write(b"{}")
+                    self._answer()
                 except OSError:
                     pass  # the bridge gave up on this post (its timeout) or exited: nobody to answer
+                finally:
+                    receiver.answered.set()
+
+            def _answer(self) -> None:
+                if answer_size == 2:
+                    self.wfile.write(b"{}")
+                    return
+                piece = b"x" * (1 if trickle else 1 << 16)
+                left = answer_size
+                while left > 0:
+                    if trickle:
+                        time.sleep(trickle)
+                    self.wfile.write(piece[:left])
+                    self.wfile.flush()
+                    receiver.sent += min(len(piece), left)
+                    left -= len(piece)
 
             def log_message(self, *args: Any) -> None:
                 pass
 
         self.server = _Server(("127.0.0.1", 0), Handler)
+        self.cert: Path | None = None
+        if tls is not None:
+            self.cert, key = make_certificate(tls)
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(self.cert, key)
+            # The handshake happens in each request's own thread, on its first read.
+            self.server.socket = context.wrap_socket(self.server.socket, server_side=True,
+                                                     do_handshake_on_connect=False)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook?key=webhook-key"
+        scheme = "https" if tls is not None else "http"
+        self.url = f"{scheme}://127.0.0.1:{self.server.server_address[1]}/hook?key=webhook-key"
 
     def wait_for(self, count: int, timeout: float = 15.0, arrived: bool = False) -> list[Received]:
         with self.changed:

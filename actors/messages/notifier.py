@@ -27,12 +27,21 @@ class SessionTitled:
 
 
 @message
+class SessionOpened:
+    """A session came to memory in a folder: a notice names it by the folder and its id, never by
+    a title made from the prompt (unless text is opted in)."""
+
+    session_id: str
+    cwd: str
+
+
+@message
 class DialogWaiting:
     """A permission, question or plan dialog went to the clients and waits for an answer."""
 
     session_id: str
     kind: str
-    what: str = ""  # the dialog's card title (sent only when prompt text is opted in)
+    what: str = ""  # the question (or the card's title): sent only when prompt text is opted in
 
 
 @message

@@ -20,7 +20,8 @@ from zcode_acp.protocol import events as ev
 from zcode_acp.protocol.i18n import EN, t
 
 # The notices' catalog keys (protocol/i18n).
-STOPPING = "notice.stopping"
+STOPPING = "notice.stopping"  # an engine that can close a session (today's): the fallback will end it
+STOPPING_NO_CLOSE = "notice.stopping_no_close"  # the seed's engine: no session/close, nothing to promise
 STUCK = "notice.stuck"
 FREED = "notice.freed"
 
@@ -54,10 +55,15 @@ class HeldSession:
         """The session was closed and resumed: whatever ran in it is gone."""
         self.stuck_turn = None
 
-    def busy_reason(self, older_turn_alive: bool) -> tuple[str, bool] | None:
-        """(notice, unbounded) for a Turn whose send was refused busy, when the Session knows why."""
+    def busy_reason(self, older_turn_alive: bool, can_close: bool = True) -> tuple[str, bool] | None:
+        """(notice, unbounded) for a Turn whose send was refused busy, when the Session knows why.
+
+        ``can_close``: whether this engine has ``session/close`` (today's engine does; the seed's
+        answers ``-32601``). A notice promises only what the bridge can do on that engine
+        (docs/decisions.md, "A stopping notice promises only what the engine allows").
+        """
         if self.stuck_turn is not None:
             return t(self.lang, STUCK), True
         if older_turn_alive:
-            return t(self.lang, STOPPING), False
+            return t(self.lang, STOPPING if can_close else STOPPING_NO_CLOSE), False
         return None

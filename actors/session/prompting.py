@@ -200,7 +200,8 @@ class SessionPrompts(SessionCore):
                 claim = self.attribution.accepted(message.key)
             else:
                 self.attribution.refused()
-                reason = self.held.busy_reason(any(key != message.key for key in self.turns)) \
+                # Only today's engine (it speaks v4) has session/close for the stop fallback.
+                reason = self.held.busy_reason(any(key != message.key for key in self.turns), self.speaks_v4) \
                     if is_busy(message.error) else None
                 if turn is not None and reason is not None:
                     turn.tell(PreviousTurnRunning(*reason))  # before the busy answer: why it waits

@@ -1,4 +1,4 @@
-"""What a v4 turn's end tells the Supervisor for the webhook notices (docs/notifications.md).
+"""What a v4 turn's end tells the Supervisor for the webhook notices (docs/hub.md, "Notifications").
 
 On the legacy path the Turn knows its outcome (the stop reason or the error's words) and
 its final answer (``turn.completed``'s ``response``). On v4 neither comes as one value:

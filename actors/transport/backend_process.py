@@ -102,15 +102,18 @@ def personal_provider_config(env: Mapping[str, str]) -> Any:
 
 # Remote access is the bridge's, never the engine's: the backend and every tool it runs (a
 # model-written shell command included) must not see the token or where the hub listens.
+# The webhook's URL is a secret too: a WeCom, Feishu or DingTalk robot's key is in it.
 REMOTE_VARIABLES = ("ZCODE_ACP_REMOTE", "ZCODE_ACP_HUB_", "ZCODE_ACP_PROJECT_ROOTS",
-                    "ZCODE_ACP_PUBLIC_HOST")
+                    "ZCODE_ACP_PUBLIC_HOST", "ZCODE_ACP_NOTIFY_")
 
 
 def without_remote_settings(environ: Mapping[str, str]) -> dict[str, str]:
-    """``environ`` less every remote-access variable, and any other that holds the token."""
-    token = environ.get("ZCODE_ACP_REMOTE_TOKEN", "").strip()
+    """``environ`` less every remote-access and notification variable, and any other that holds
+    the token or the webhook's URL."""
+    secrets = [value for value in (environ.get("ZCODE_ACP_REMOTE_TOKEN", "").strip(),
+                                   environ.get("ZCODE_ACP_NOTIFY_URL", "").strip()) if value]
     return {name: value for name, value in environ.items()
-            if not name.startswith(REMOTE_VARIABLES) and not (token and token in value)}
+            if not name.startswith(REMOTE_VARIABLES) and not any(secret in value for secret in secrets)}
 
 
 def child_environment(argv: Sequence[str], zcode_home: Path) -> dict[str, str]:

@@ -85,6 +85,10 @@ MESSAGES: dict[str, str] = {
     "notice.stopping": "The previous turn has not stopped yet. ZCode was asked to stop it; if it still runs a few "
                        "seconds after the stop, the bridge closes and resumes this session to end it. Your prompt "
                        "starts right after.",
+    "notice.stopping_no_close": "The previous turn has not stopped yet. ZCode was asked to stop it; this ZCode "
+                                "cannot close the session to end it, so your prompt waits until that turn ends by "
+                                "itself. Cancel the prompt to give up, or restart the agent to end the turn now (the "
+                                "conversation is kept).",
     "notice.stuck": "The previous turn is still running in ZCode: it ignored the stop, and this ZCode cannot close "
                     "the session to end it. Your prompt waits until that turn ends by itself; cancel the prompt to "
                     "give up, or restart the agent to end the turn now (the conversation is kept).",
@@ -224,7 +228,8 @@ MESSAGES: dict[str, str] = {
     "setting.ZCODE_ACP_NOTIFY_URL": "a webhook the bridge posts to when a long turn ends, a dialog waits for an answer or the backend fails (off when unset)",
     "setting.ZCODE_ACP_NOTIFY_FORMAT": "the webhook's body: json, wecom, feishu, dingtalk, ntfy (WeCom, Feishu/Lark, DingTalk robots; ntfy)",
     "setting.ZCODE_ACP_NOTIFY_AFTER": "seconds a turn must have run for its end to be notified (0: every turn)",
-    "setting.ZCODE_ACP_NOTIFY_TEXT": "`1`: notifications include the prompt's and the answer's text (never by default)",
+    "setting.ZCODE_ACP_NOTIFY_TEXT": "`1`: notifications include the prompt's and the answer's text, the session's "
+                                     "title and a dialog's question (never by default)",
     "setting.ZCODE_ACP_NOTIFY_INTERVAL": "seconds between two notifications of one kind for one session (0: no limit)",
     "setting.ZCODE_ACP_NOTIFY_LINK": "the hub page's public address (e.g. `https://agent.example.org/`): notifications link to the session there (never with the token)",
     "setting.ZCODE_ACP_ENGINE_API": "`v4` runs sessions on the engine's v4 data plane (topics and commands, docs/v4.md) instead of the legacy `session/*` methods",
@@ -341,6 +346,7 @@ MESSAGES: dict[str, str] = {
     "notify.dialog.other": "A dialog",
     "notify.waits": "{label} waits for your answer.",
     "notify.waits_what": "{label} waits for your answer: {what}.",
+    "notify.waits_ended": "{label} waits for your answer: {what}",
     "notify.backend": "The {reason}; the next prompt starts a new one.",
     # -- the v4 path (actors/session/v4*.py, protocol/v4/conversation.py) --
     "v4.routing.guide": "Sent to the running turn (the engine steers it in).",

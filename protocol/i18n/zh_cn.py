@@ -81,6 +81,8 @@ MESSAGES: dict[str, str] = {
     "notice.merged": "你的消息已并入仍在进行的这一轮。",
     "notice.stopping": "上一轮还没有停下。已请求 ZCode 停止；如果停止几秒后它仍在运行，桥接层会关闭并恢复这个会话来结束它。"
                        "随后就会开始处理你的消息。",
+    "notice.stopping_no_close": "上一轮还没有停下。已请求 ZCode 停止；当前版本的 ZCode 无法通过关闭会话来结束它，"
+                                "你的消息会等到那一轮自行结束。可以取消这条消息放弃等待，或者重启智能体立即结束那一轮（对话会保留）。",
     "notice.stuck": "上一轮仍在 ZCode 中运行：它没有响应停止请求，而当前版本的 ZCode 无法通过关闭会话来结束它。"
                     "你的消息会一直等到那一轮自行结束；可以取消这条消息放弃等待，或者重启智能体立即结束那一轮（对话会保留）。",
     "notice.freed": "之前没有响应停止的那一轮已经结束，这个会话可以继续接收消息了。",
@@ -214,7 +216,7 @@ MESSAGES: dict[str, str] = {
     "setting.ZCODE_ACP_NOTIFY_URL": "一个 Webhook 地址：耗时较长的一轮结束、对话框等待回应或后端出错时，桥接会向它推送通知（未设置则关闭）",
     "setting.ZCODE_ACP_NOTIFY_FORMAT": "Webhook 的消息格式：json、wecom、feishu、dingtalk、ntfy（企业微信、飞书/Lark、钉钉机器人；ntfy）",
     "setting.ZCODE_ACP_NOTIFY_AFTER": "一轮至少运行多少秒，结束时才发通知（0：每一轮都发）",
-    "setting.ZCODE_ACP_NOTIFY_TEXT": "`1`：通知中附带提问和回答的正文（默认从不附带）",
+    "setting.ZCODE_ACP_NOTIFY_TEXT": "`1`：通知中附带提问和回答的正文、会话标题和对话框的问题（默认从不附带）",
     "setting.ZCODE_ACP_NOTIFY_INTERVAL": "同一会话同一类通知之间至少间隔多少秒（0：不限）",
     "setting.ZCODE_ACP_NOTIFY_LINK": "中心页面的公网地址（如 `https://agent.example.org/`）：通知里会附上指向该会话的链接（绝不带令牌）",
     "setting.ZCODE_ACP_ENGINE_API": "`v4`：会话改用引擎的 v4 数据面（主题订阅与命令，见 docs/v4.md），而不是旧版 `session/*` 方法",
@@ -331,6 +333,7 @@ MESSAGES: dict[str, str] = {
     "notify.dialog.other": "一个对话框",
     "notify.waits": "{label}正在等待你的回应。",
     "notify.waits_what": "{label}正在等待你的回应：{what}。",
+    "notify.waits_ended": "{label}正在等待你的回应：{what}",
     "notify.backend": "后端出错：{reason}；下一次提问会启动新的后端。",
     # -- the v4 path (actors/session/v4*.py, protocol/v4/conversation.py) --
     "v4.routing.guide": "已送入正在运行的一轮（由引擎插入其中）。",

@@ -6,7 +6,8 @@ import logging
 import pytest
 
 from tests.webhook_receiver import Receiver
-from zcode_acp.actors.messages import BackendFailed, DialogWaiting, HubPageKnown, SessionTitled, TurnFinished
+from zcode_acp.actors.messages import (BackendFailed, DialogWaiting, HubPageKnown, SessionOpened, SessionTitled,
+                                       TurnFinished)
 from zcode_acp.actors.notifier import QUEUE_LIMIT, Notifier, NotifySettings
 from zcode_acp.protocol import notifications as n
 
@@ -31,6 +32,7 @@ def notifier(url, **settings):
 
 def everything_once(ref):
     ref.tell(HubPageKnown("inst1"))
+    ref.tell(SessionOpened("sess_1", "/home/me/proj"))
     ref.tell(SessionTitled("sess_1", "Fix the parser"))
     ref.tell(TurnFinished("sess_1", 75.0, "end_turn", prompt="the prompt words", answer="the answer words"))
     ref.tell(DialogWaiting("sess_1", "permission", "Run `rm -rf build`"))
@@ -48,8 +50,10 @@ def test_the_three_kinds_reach_the_webhook_in_each_format(receiver, fmt):
         ref.stop()
     assert len(posts) == 3 and all(p.path == "/hook?key=webhook-key" for p in posts)
     texts = [p.everything() for p in posts]
-    assert "Fix the parser" in texts[0] and "1 min 15 s" in texts[0]
-    assert "waits for your answer" in texts[1] and "Fix the parser" in texts[1]
+    # Not opted in: the title (the prompt's first words) is prompt text; the folder and the id name it.
+    assert "proj (sess_1)" in texts[0] and "1 min 15 s" in texts[0]
+    assert "waits for your answer" in texts[1] and "proj (sess_1)" in texts[1]
+    assert all("Fix the parser" not in text for text in texts)
     assert "exited (code 3)" in texts[2]
     link = "https://agent.example.org/#/s/inst1/sess_1"
     assert link in texts[0] and link in texts[1] and link not in texts[2]
@@ -69,6 +73,7 @@ def test_text_goes_along_only_when_opted_in(receiver):
         ref.stop()
     turn, dialog = posts[0].json(), posts[1].json()
     assert turn["prompt"] == "the prompt words" and turn["answer"] == "the answer words"
+    assert turn["title"] == dialog["title"] == "Fix the parser"  # opted in: the title names it
     assert "rm -rf build" in dialog["summary"]
 
 
@@ -90,19 +95,29 @@ def test_one_notice_per_session_and_kind_per_interval(receiver):
     ref = notifier(hook.url, interval=3600.0)
     try:
         for _ in range(3):
-            ref.tell(DialogWaiting("sess_1", "permission"))
-        ref.tell(DialogWaiting("sess_2", "permission"))  # another session: its own budget
-        ref.tell(TurnFinished("sess_1", 5.0, "end_turn"))  # another kind: its own budget
-        ref.tell(BackendFailed("exited"))
+            ref.tell(TurnFinished("sess_1", 5.0, "end_turn"))
+        ref.tell(TurnFinished("sess_2", 5.0, "end_turn"))  # another session: its own budget
+        ref.tell(BackendFailed("exited"))  # another kind: its own budget
         ref.tell(BackendFailed("exited again"))
-        posts = hook.wait_for(4)
+        posts = hook.wait_for(3)
         ref.ask(SessionTitled("sess_1", "x"))
-        posts = hook.wait_for(5, timeout=0.5)  # nothing more arrives: the limit held
+        posts = hook.wait_for(4, timeout=0.5)  # nothing more arrives: the limit held
     finally:
         ref.stop()
     kinds = [(p.json()["event"], p.json().get("sessionId")) for p in posts]
-    assert kinds == [(n.DIALOG_WAITING, "sess_1"), (n.DIALOG_WAITING, "sess_2"), (n.TURN_ENDED, "sess_1"),
-                     (n.BACKEND_FAILED, None)]
+    assert kinds == [(n.TURN_ENDED, "sess_1"), (n.TURN_ENDED, "sess_2"), (n.BACKEND_FAILED, None)]
+
+
+def test_a_dialog_that_waits_for_the_user_is_never_swallowed_by_the_rate_limit(receiver):
+    hook = receiver()
+    ref = notifier(hook.url, interval=3600.0)
+    try:
+        for index in range(8):
+            ref.tell(DialogWaiting("sess_1", "questions", f"question {index}"))
+        posts = hook.wait_for(8)
+    finally:
+        ref.stop()
+    assert [p.json()["event"] for p in posts] == [n.DIALOG_WAITING] * 8
 
 
 def test_a_failing_webhook_is_retried_then_logged_once(receiver, caplog):
@@ -155,3 +170,21 @@ def test_a_full_queue_drops_with_one_log_line_and_never_blocks(receiver, caplog)
         ref.stop()
     dropped = [r for r in caplog.records if "notification dropped" in r.getMessage()]
     assert len(dropped) == 1
+
+
+def test_a_redirect_is_a_failed_post_never_followed_nor_retried(receiver, caplog):
+    elsewhere = receiver()
+    hook = receiver(statuses=(302,), location=elsewhere.url)
+    ref = notifier(hook.url, attempts=3)
+    try:
+        with caplog.at_level(logging.WARNING, logger="zcode_acp.actors.notifier"):
+            ref.tell(DialogWaiting("sess_1", "permission"))
+            hook.wait_for(1)
+            ref.tell(DialogWaiting("sess_2", "permission"))
+            posts = hook.wait_for(2)  # the next notice, not a second attempt at the redirected one
+            ref.ask(SessionTitled("sess_1", "x"))
+    finally:
+        ref.stop()
+    assert [p.json()["sessionId"] for p in posts] == ["sess_1", "sess_2"] and elsewhere.arrived == 0
+    [failure] = [r.getMessage() for r in caplog.records if "webhook failed" in r.getMessage()]
+    assert "HTTP 302 (redirects are not followed)" in failure and "webhook-key" not in failure

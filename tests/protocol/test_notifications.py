@@ -106,6 +106,9 @@ def test_summaries_say_how_long_and_how_it_ended():
     assert n.turn_summary(5, "") == "Finished after 5 s."
     assert n.dialog_summary("questions", "") == "A question waits for your answer."
     assert n.dialog_summary("permission", "Run `ls`") == "A permission waits for your answer: Run `ls`."
+    asked = "Which file should I test?"
+    assert n.dialog_summary("questions", asked) == f"A question waits for your answer: {asked}"  # no "?."
+    assert n.session_name("/home/me/proj/", "9350c6b5-5d0f") == "proj (9350c6b5)" and n.session_name("", "abc") == "abc"
 
 
 def test_a_chinese_bridge_writes_its_notices_in_chinese_and_keeps_the_engines_words():
