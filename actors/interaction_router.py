@@ -4,7 +4,9 @@ Owns every open backend interaction request (docs/state-machines.md, "An interac
 
     received → shown (one dialog per client) → first answer → replied to backend
                  │ client error: fallback path once (form → permission), else declined
-                 └ cancel / preempt / close / last client gone → withdrawn ($/cancel_request) → declined
+                 │ no client can see it (none connected, or every one asked left) → waiting (grace)
+                 │     → a client that loads/resumes the session is asked; declined when the grace ends
+                 └ cancel / preempt / close / timeout → withdrawn ($/cancel_request) → declined
     re-announce (same requestId, new JSON-RPC id) → remembered, answered with the same reply
 
 An interaction reaches the router only after its tool card was shown (the
@@ -35,6 +37,7 @@ from zcode_acp.actors.messages import (
     ClientsChanged,
     DeclineAll,
     DialogAnswered,
+    DialogGraceEnded,
     InteractionAborted,
     InteractionAsked,
     InteractionTimeout,
@@ -46,6 +49,7 @@ from zcode_acp.actors.messages import (
 log = logging.getLogger(__name__)
 
 SETTLED_MEMORY = 1000  # answered keys remembered for late re-announces
+DEFAULT_GRACE = 600.0  # seconds a dialog no client can see waits for one (config: ZCODE_ACP_DIALOG_GRACE)
 
 
 @dataclass
@@ -65,14 +69,19 @@ class Open:
     chosen: list[str] = field(default_factory=list)  # labels picked so far in a multi-select question
     serial: int = 0  # one round of dialogs; answers to an older round are stale
     asked: dict[str, tuple[Any, Any]] = field(default_factory=dict)  # conn urn → (conn, request key)
+    failed: set[str] = field(default_factory=set)  # conn urns that answered this round with an error
     timer: Any = None
+    grace: Any = None  # while no client can see it: the timer that declines it
+    waits: int = 0  # which wait a grace timer belongs to (a killed timer's message may still arrive)
     frame: dict[str, Any] = field(default_factory=dict)  # the request that opened it
     answer_via: Any = None  # a v4 Session: it answers with resolveInteraction, then this request
 
 
 class InteractionRouter(BridgeActor):
-    def __init__(self, backend: Any, timeout: float = 0.0, notifier: Any = None, lang: str = "en") -> None:
+    def __init__(self, backend: Any, timeout: float = 0.0, notifier: Any = None, lang: str = "en",
+                 grace: float = DEFAULT_GRACE) -> None:
         super().__init__()
+        self.grace = grace  # how long a dialog no client can see waits for one (docs/interactions.md)
         self.lang = lang  # of the dialogs' words the bridge writes (protocol/i18n)
         self.backend = backend
         self.timeout = timeout
@@ -93,14 +102,26 @@ class InteractionRouter(BridgeActor):
             departed = [u for u in item.asked if u not in present]
             for urn in departed:
                 del item.asked[urn]  # that client left; its dialog is gone with it
-            if not self.clients:
-                self._settle(item, ix.decline(item.kind, "no client is connected"), withdraw=False)
-            elif departed and not item.asked:
-                # The clients still asked all left, and every other one already failed it
-                # (an error answer): nobody can answer any more. As when the last asked
-                # client fails it: the fallback form, else declined (docs/reliability.md,
-                # "The remote adversarial run"). Without this the turn waited for a cancel.
+            item.failed &= present
+            if not departed or item.asked:
+                continue
+            if item.failed:
+                # The clients still asked all left, and a client still here failed it (an
+                # error answer): as when the last asked client fails it, the fallback form,
+                # else declined (docs/reliability.md, "The remote adversarial run").
                 self._client_failed(item, {"message": "the clients asked left"})
+            else:
+                # Nobody who can see it is left (a phone's socket dropped, a page reloads):
+                # it waits for a client to load the session again, within the grace.
+                self._wait(item)
+
+    def _wait(self, item: Open) -> None:
+        """No client can see the dialog: kept for one that attaches, declined when the grace ends."""
+        if item.grace is None:
+            log.info("a dialog waits for a client to load its session (up to %g s)", self.grace)
+            item.waits += 1
+            item.grace = gevent.spawn_later(self.grace, safe_tell, self.actor_ref,
+                                            DialogGraceEnded(item.key, item.waits))
 
     # -- a new (or re-announced) request ---------------------------------------------------------
 
@@ -127,12 +148,9 @@ class InteractionRouter(BridgeActor):
         if kind != ix.PERMISSION and self._all_show_forms(self.clients):
             item.path = "form"
         self.open[key] = item
-        if not self.clients:
-            self._settle(item, ix.decline(kind, "no client is connected"), withdraw=False)
-            return
         if self.timeout > 0:
             item.timer = gevent.spawn_later(self.timeout, safe_tell, self.actor_ref, InteractionTimeout(key))
-        self._ask(item, self.clients)
+        self._ask(item, self.clients)  # with no client: it waits for the first that loads the session
         safe_tell(self.notifier, DialogWaiting(item.session_id, kind, dialog_subject(kind, params, item.tool_call)))
 
     def _all_show_forms(self, conns: list[Any]) -> bool:
@@ -161,6 +179,13 @@ class InteractionRouter(BridgeActor):
     def _ask(self, item: Open, conns: list[Any], new_round: bool = True) -> None:
         if new_round:
             item.serial += 1
+            item.failed.clear()
+        if not conns:
+            self._wait(item)
+            return
+        if item.grace is not None:  # someone sees it again
+            item.grace.kill(block=False)
+            item.grace = None
         method, params = self._dialog(item)
         for conn in conns:
             request_key = (item.key, item.serial, conn.actor_urn)
@@ -187,6 +212,7 @@ class InteractionRouter(BridgeActor):
             return  # late: already answered, withdrawn, or an older round
         del item.asked[urn]
         if message.error is not None:
+            item.failed.add(urn)
             self._client_failed(item, message.error)
             return
         self._withdraw(item)  # the first answer wins
@@ -243,8 +269,9 @@ class InteractionRouter(BridgeActor):
     def _settle(self, item: Open, answer: dict[str, Any], withdraw: bool = True) -> None:
         if withdraw:
             self._withdraw(item)
-        if item.timer is not None:
-            item.timer.kill(block=False)
+        for timer in (item.timer, item.grace):
+            if timer is not None:
+                timer.kill(block=False)
         self.open.pop(item.key, None)
         self._reply(item, answer)
 
@@ -276,10 +303,21 @@ class InteractionRouter(BridgeActor):
     def on_timeout(self, message: InteractionTimeout) -> None:
         item = self.open.get(message.key)
         if item is not None:
-            self._abort(item, "no answer in time")
-            tool_call_id = item.tool_call.get("toolCallId")
-            if isinstance(tool_call_id, str):
-                safe_tell(item.session, InteractionAborted(tool_call_id))
+            self._ended(item, "no answer in time")
+
+    @handles(DialogGraceEnded)
+    def on_grace_ended(self, message: DialogGraceEnded) -> None:
+        item = self.open.get(message.key)
+        if item is not None and item.grace is not None and message.wait == item.waits:
+            log.info("a dialog no client could see was declined after %g s", self.grace)
+            self._ended(item, "no client is connected")
+
+    def _ended(self, item: Open, reason: str) -> None:
+        """Declined by the clock: nobody cancelled, so the card's owner is told to close it."""
+        self._abort(item, reason)
+        tool_call_id = item.tool_call.get("toolCallId")
+        if isinstance(tool_call_id, str):
+            safe_tell(item.session, InteractionAborted(tool_call_id))
 
 
 def dialog_subject(kind: str, params: dict[str, Any], tool_call: dict[str, Any]) -> str:

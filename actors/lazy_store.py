@@ -251,6 +251,25 @@ class LazySessionStore:
         if self._writer is None:
             self._writer = gevent.spawn(self._write_loop)
 
+    def keep_title(self, session_id: str, title: str) -> bool:
+        """A title the engine cannot keep (no rename there): stored on the session's entry, persisted
+        like ``record``. False when the session has no entry here (not made through a bridge)."""
+        entry = self.ours.get(session_id)
+        if entry is None:
+            entries, _ = self._in_pool(self._read)
+            entry = entries.get(session_id)
+        if entry is None or lazy_sessions.is_deleted(entry):
+            return False
+        entry = {**entry, "title": title}
+        lazy_sessions.dumps({session_id: entry})
+        self.ours[session_id] = entry
+        self.unsaved[session_id] = entry
+        self._dirty = True
+        self.idle.clear()
+        if self._writer is None:
+            self._writer = gevent.spawn(self._write_loop)
+        return True
+
     def delete(self, session_id: str, backend_session_id: str | None = None) -> dict[str, Any]:
         """Forget a session (``session/delete``): a tombstone, persisted like ``record``.
 

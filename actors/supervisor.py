@@ -62,6 +62,7 @@ from zcode_acp.actors.messages import (
     Reply,
     SetSetting,
     Teardown,
+    TitleKept,
 )
 from zcode_acp.actors.transport import flow
 
@@ -313,7 +314,13 @@ class Supervisor(SessionRegistry):
         known = {backend_id: acp_id for acp_id, backend_id in self.backend_ids.items()}
         known.update({entry["zcodeSid"]: acp_id for acp_id, entry in stored.items() if entry.get("zcodeSid")})
         result = without_deleted(message.result, lazy_sessions.deleted_backend_ids(stored))
-        message.conn.tell(Reply(message.request_id, {"sessions": list_sessions(result, known)}, None))
+        titles = lazy_sessions.kept_titles(stored)
+        message.conn.tell(Reply(message.request_id, {"sessions": list_sessions(result, known, titles)}, None))
+
+    @handles(TitleKept)
+    def on_title_kept(self, message: TitleKept) -> None:
+        if not self.store.keep_title(message.session_id, message.title):
+            log.warning("session=%s: no record to keep its title in", message.session_id)
 
     def _session_close(self, conn: Any, request_id: Any, params: dict[str, Any]) -> dict[str, Any]:
         session_id = _session_id(params)

@@ -107,7 +107,7 @@ class SessionRegistry(BridgeActor):
         self.notifier = start_notifier(self.config)
         self.backend = Backend.start(self.config, self.notifier)
         self.router = InteractionRouter.start(self.backend, self.config.interaction_timeout, self.notifier,
-                                              self.config.lang)
+                                              self.config.lang, self.config.dialog_grace)
         self.quiet_release.start()
 
     # -- clients ---------------------------------------------------------------------------

@@ -68,6 +68,8 @@ class Config:
     gap_wait: float = 2.0
     # An unanswered question is declined after this long (0: wait for the user, however long).
     interaction_timeout: float = 0.0
+    # A dialog no client can see (a phone's socket dropped, a page reloads) waits this long for one.
+    dialog_grace: float = 600.0
     # Teardown: SIGTERM the backend's group, then SIGKILL after this grace.
     kill_grace: float = 1.0
     # Notifications (docs/hub.md, "Notifications"): off without a webhook URL.
@@ -368,6 +370,9 @@ SETTINGS: tuple[Setting, ...] = (
             "seconds after which an idle session leaves memory, to be resumed on its next use (0: never)", seconds),
     Setting("ZCODE_ACP_INTERACTION_TIMEOUT", "interaction_timeout", "0",
             "seconds after which an unanswered permission/question dialog is declined (0: never)", seconds),
+    Setting("ZCODE_ACP_DIALOG_GRACE", "dialog_grace", "600",
+            "seconds a dialog that no client can see (every client left) waits for one to load its session "
+            "before it is declined (0: declined at once)", seconds),
     Setting("ZCODE_ACP_STOP_FALLBACK", "stop_fallback", "5",
             "seconds a stopped turn may run on before its session is closed and resumed", positive_seconds),
     # Notifications (docs/hub.md, "Notifications").

@@ -3,7 +3,10 @@
 User text → ``user_message_chunk``, assistant text → ``agent_message_chunk``,
 reasoning → ``agent_thought_chunk``, tool parts → one completed (or failed)
 ``tool_call`` card with its input and output. ``patch`` and ``step-start``
-parts are skipped. Each message keeps its own ``messageId``.
+parts are skipped. Each message keeps its own ``messageId``; text after a tool
+card is a new message (``<messageId>-<n>`` after the n-th card), as it is live
+(protocol/translator.py), so a client puts it below the card instead of joining
+it to the text above.
 
 Only what the user saw is replayed: a message the engine marks model-only
 (``info.visibility: "model-only"``, or ``semantics.uiVisibility`` other than
@@ -123,6 +126,7 @@ def _under_parents(cards: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _message_updates(role: str, message_id: str, parts: Any) -> list[dict[str, Any]]:
     updates: list[dict[str, Any]] = []
     cards: list[dict[str, Any]] = []
+    segment = message_id  # the id of the text from here on: a new one after each card
     for part in parts if isinstance(parts, list) else []:
         if not isinstance(part, dict):
             continue
@@ -131,15 +135,16 @@ def _message_updates(role: str, message_id: str, parts: Any) -> list[dict[str, A
         if kind == "text" and isinstance(text, str) and text:
             update = "user_message_chunk" if role == "user" else "agent_message_chunk"
             updates.append({"sessionUpdate": update, "content": {"type": "text", "text": text},
-                            "messageId": message_id})
+                            "messageId": segment})
         elif kind == "reasoning" and isinstance(text, str) and text and role == "assistant":
             updates.append({"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": text},
-                            "messageId": f"{message_id}-thought"})
+                            "messageId": f"{segment}-thought"})
         elif kind == "tool" and role == "assistant":
             card = _tool_card(part)
             if card:
                 cards.append(card)
                 updates.append(card)
+                segment = f"{message_id}-{len(cards)}"
     if any("zcode" in card["_meta"] for card in cards):
         # The cards' slots keep their places; sub-agent cards move to just after their parent.
         ordered = iter(_under_parents(cards))

@@ -12,6 +12,7 @@ from typing import Any
 
 from . import tools
 from .i18n import EN, t
+from .i18n.en import MESSAGES as EN_MESSAGES
 from .shapes import obj
 
 PERMISSION = "permission"
@@ -98,9 +99,16 @@ def ask_reason(params: dict[str, Any], lang: str = EN) -> str:
     reason = reason.strip() if isinstance(reason, str) else ""
     risk = params.get("riskLevel")
     if isinstance(risk, str) and risk:
+        risk = risk_word(risk, lang)
         return t(lang, "permission.reason_and_risk", reason=reason, risk=risk) if reason \
             else t(lang, "permission.risk", risk=risk)
     return reason
+
+
+def risk_word(risk: str, lang: str) -> str:
+    """The engine's risk level in ``lang`` (``high`` → 高); a level the catalog does not know, as written."""
+    key = f"permission.risk_level.{risk.strip().lower()}"
+    return t(lang, key) if key in EN_MESSAGES else risk
 
 
 def dialog_tool_call(frame: dict[str, Any], lang: str = EN) -> tuple[str, str, dict[str, Any], dict[str, Any]]:

@@ -54,10 +54,11 @@ def iso_time(milliseconds: float) -> str:
     return datetime.fromtimestamp(milliseconds / 1000, tz=UTC).isoformat().replace("+00:00", "Z")
 
 
-def list_sessions(result: Any, known: dict[str, str]) -> list[dict[str, Any]]:
+def list_sessions(result: Any, known: dict[str, str], titles: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """Backend ``session/list`` → ACP ``SessionInfo``s (ISO 8601 ``updatedAt``).
 
-    ``known`` maps backend session ids to the ACP ids the editor knows them by.
+    ``known`` maps backend session ids to the ACP ids the editor knows them by; ``titles``
+    (by ACP id) are the ones the bridge keeps itself, and win over the engine's.
     """
     sessions = result.get("sessions") if isinstance(result, dict) else None
     out = []
@@ -70,6 +71,8 @@ def list_sessions(result: Any, known: dict[str, str]) -> list[dict[str, Any]]:
         }
         if isinstance(item.get("title"), str):
             info["title"] = item["title"]
+        if titles and info["sessionId"] in titles:
+            info["title"] = titles[info["sessionId"]]
         updated = item.get("updatedAt")
         if isinstance(updated, (int, float)) and not isinstance(updated, bool):
             info["updatedAt"] = iso_time(updated)

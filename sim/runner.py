@@ -246,6 +246,15 @@ class TurnRunner:
         self.emit("model.streaming", {"kind": "tool_call", "toolCallId": tool_id, "toolName": name, "input": tool_input})
         return tool_id
 
+    def _record_tool(self, tool_id: str, name: str, tool_input: dict[str, Any], output: Any,
+                     error: str | None = None) -> None:
+        """The tool's part in the history, as the engine keeps every tool it ran or refused: a
+        dialog's tool (a permission's, a question's, a plan's) is a tool like any other, and its
+        part is what separates the text before it from the text after it."""
+        state: dict[str, Any] = {"status": "error", "input": tool_input, "error": error} if error is not None \
+            else {"status": "completed", "input": tool_input, "output": output}
+        self.parts.append({"type": "tool", "id": tool_id, "tool": name, "state": state})
+
     def step_permission(self, step: dict[str, Any]) -> str | None:
         name = step.get("tool", "Bash")
         tool_input = step.get("input") or {"command": "rm -rf build/"}
@@ -257,10 +266,12 @@ class TurnRunner:
         if allowed:
             self.emit("tool.updated", {"kind": "started", "toolCallId": tool_id})
             self.emit("tool.updated", {"kind": "result", "toolCallId": tool_id, "result": "done"})
+            self._record_tool(tool_id, name, tool_input, "done")
             self.step_text({"text": "Permission granted; done."})
         else:
             self.emit("tool.updated", {"kind": "error", "toolCallId": tool_id,
                                        "error": f"Permission denied: {reason}"})
+            self._record_tool(tool_id, name, tool_input, None, f"Permission denied: {reason}")
             self.step_text({"text": f"Permission denied ({reason})."})
         return None
 
@@ -273,9 +284,11 @@ class TurnRunner:
         approved, reason = verdict
         if approved:
             self.emit("tool.updated", {"kind": "result", "toolCallId": tool_id, "result": "approved"})
+            self._record_tool(tool_id, "ExitPlanMode", {"plan": plan}, "approved")
             self.step_text({"text": "Plan approved; starting."})
         else:
             self.emit("tool.updated", {"kind": "error", "toolCallId": tool_id, "error": "rejected"})
+            self._record_tool(tool_id, "ExitPlanMode", {"plan": plan}, None, "rejected")
             self.step_text({"text": f"Plan rejected: {reason}"})
         return None
 
@@ -290,9 +303,11 @@ class TurnRunner:
         accepted, answers = verdict
         if accepted:
             self.emit("tool.updated", {"kind": "result", "toolCallId": tool_id, "result": ujson.dumps(answers)})
+            self._record_tool(tool_id, "AskUserQuestion", {"questions": questions}, ujson.dumps(answers))
             self.step_text({"text": "Answers: " + ujson.dumps(answers, sort_keys=True)})
         else:
             self.emit("tool.updated", {"kind": "error", "toolCallId": tool_id, "error": "declined"})
+            self._record_tool(tool_id, "AskUserQuestion", {"questions": questions}, None, "declined")
             self.step_text({"text": f"Questions declined: {answers}"})
         return None
 

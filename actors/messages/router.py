@@ -70,6 +70,14 @@ class InteractionTimeout:
 
 
 @message
+class DialogGraceEnded:
+    """A dialog no client could see waited its grace (docs/interactions.md)."""
+
+    key: str
+    wait: int
+
+
+@message
 class DialogAnswered:
     """A client's answer to a dialog (or its failure)."""
 

@@ -89,6 +89,14 @@ class Shutdown:
 
 
 @message
+class TitleKept:
+    """A rename the engine cannot do: the bridge's session records keep the title (session/list)."""
+
+    session_id: str
+    title: str
+
+
+@message
 class SessionActivity:
     """A Session's turn started or ended, or its title changed (for the hub's listing)."""
 

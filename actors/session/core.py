@@ -65,6 +65,7 @@ from zcode_acp.actors.messages import (
     Answered,
     BackendCall,
     ClientsChanged,
+    TitleKept,
     Created,
     ErrorDict,
     Forget,
@@ -275,8 +276,11 @@ class SessionCore(BridgeActor):
         self.supervisor.tell(Forked(reply_to, request_id, self.session_id, backend_session_id, self.cwd,
                                     self.mcp_servers, self.settings.current, as_command))
 
-    def renamed(self, title: str) -> None:
-        """The engine accepted a rename: announce the title unless its own event already did."""
+    def renamed(self, title: str, kept: bool = False) -> None:
+        """The engine accepted a rename (or, ``kept``, cannot rename and the bridge's records keep
+        the title): announce the title unless the engine's own event already did."""
+        if kept:
+            self.supervisor.tell(TitleKept(self.session_id, title))
         if title != self.title:
             self.deliver_in_order([updates.session_title(title, iso_time(time.time() * 1000))])
             self._titled(title)

@@ -65,7 +65,7 @@ class SessionPort(Protocol):
 
     def task_cancelled(self, task_id: str) -> None: ...
 
-    def renamed(self, title: str) -> None: ...
+    def renamed(self, title: str, kept: bool = False) -> None: ...
 
     def rename_v4(self, title: str, on_done: Callable[[], None], on_error: OnError) -> bool:
         """On the v4 path: the rename as the Session's own v4 command (False: not on it)."""
@@ -304,10 +304,11 @@ class Controls:
 
             if self.port.rename_v4(title, accepted, on_error):
                 return
-            # An engine older than 0.16 (no ZCode Protocol in its create answer) has no v4/command at all.
+            # An engine older than 0.16 (no ZCode Protocol in its create answer) has no v4/command at
+            # all: the bridge keeps the title itself, in its session records (docs/decisions.md).
             if not self.port.speaks_v4:
-                on_error(RpcError(METHOD_NOT_FOUND, t(self.port.settings.current.lang, "error.rename_unsupported"),
-                                  {"engineMethod": "v4/command"}))
+                self.port.renamed(title, kept=True)
+                on_result({"title": title})
                 return
             self.port.request("v4/command", params, decided, on_error)
 

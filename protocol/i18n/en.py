@@ -59,6 +59,11 @@ MESSAGES: dict[str, str] = {
     "permission.option.reject_always": "Always deny",
     "permission.reason_and_risk": "{reason} (risk: {risk})",
     "permission.risk": "Risk: {risk}",
+    # The engine's riskLevel words (an unknown level is shown as the engine wrote it).
+    "permission.risk_level.low": "low",
+    "permission.risk_level.medium": "medium",
+    "permission.risk_level.high": "high",
+    "permission.risk_level.critical": "critical",
     "plan.form_hint": "Leave the box empty and submit to approve; type feedback to reject and redirect.",
     "plan.feedback.title": "Feedback",
     "plan.feedback.description": "Empty = approve the plan. Anything typed = reject and use this text as the "
@@ -218,6 +223,7 @@ MESSAGES: dict[str, str] = {
     "setting.ZCODE_ACP_BUSY_LIMIT": "seconds a prompt keeps retrying a busy backend before failing",
     "setting.ZCODE_ACP_IDLE_AFTER": "seconds after which an idle session leaves memory, to be resumed on its next use (0: never)",
     "setting.ZCODE_ACP_INTERACTION_TIMEOUT": "seconds after which an unanswered permission/question dialog is declined (0: never)",
+    "setting.ZCODE_ACP_DIALOG_GRACE": "seconds a dialog that no client can see (every client left) waits for one to load its session before it is declined (0: declined at once)",
     "setting.ZCODE_ACP_STOP_FALLBACK": "seconds a stopped turn may run on before its session is closed and resumed",
     "setting.ZCODE_ACP_NOTIFY_URL": "a webhook the bridge posts to when a long turn ends, a dialog waits for an answer or the backend fails (off when unset)",
     "setting.ZCODE_ACP_NOTIFY_FORMAT": "the webhook's body: json, wecom, feishu, dingtalk, ntfy (WeCom, Feishu/Lark, DingTalk robots; ntfy)",
@@ -229,7 +235,6 @@ MESSAGES: dict[str, str] = {
     "setting.ZCODE_ACP_ENGINE_API": "`v4` runs sessions on the engine's v4 data plane (topics and commands, docs/v4.md) instead of the legacy `session/*` methods",
     "setting.expected_web_address": "expected an http:// or https:// address",
     "setting.expected_zero_or_one": "expected 0 or 1",
-    "error.rename_unsupported": "The installed ZCode engine cannot rename sessions (it has no v4/command renameSession)",
     "error.rename_refused": "the engine did not rename the session ({status}: {reason})",
     "error.needs_v4": "{method} needs the engine's v4 data plane (ZCODE_ACP_ENGINE_API=v4)",
     "setting.ZCODE_ACP_REMOTE": "`1`/`true`/`yes`/`on` opens a loopback WebSocket endpoint for remote ACP clients (needs a token)",

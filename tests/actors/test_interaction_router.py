@@ -7,8 +7,10 @@ from zcode_acp.actors.messages import (
     CancelInteractions,
     ClientAttached,
     ClientsChanged,
+    DialogGraceEnded,
     InteractionAsked,
 )
+from zcode_acp.protocol.interactions import interaction_key
 from tests.actors.fakes import Probe
 
 FORMS = {"elicitation": {"form": {}}}
@@ -116,10 +118,68 @@ def test_cancel_of_another_session_touches_nothing(world):
     assert backend.of("AnswerBackend") == []
 
 
-def test_the_last_client_leaving_declines(world):
-    router, backend, _, _ = world
+def test_the_last_client_leaving_keeps_the_dialog_for_one_that_loads_the_session(world):
+    router, backend, first, second = world
     ask(router, permission(10))
+    first.wait_for(lambda: first.of("SendRequest"))
+    router.tell(ClientsChanged([], {}))  # the phone's socket drops
+    router.tell(ClientsChanged([second.ref], {}))  # it reconnects: not asked before it loads the session
+    router.tell(ClientAttached("acp-1", second.ref))
+    again = second.wait_for(lambda: len(second.of("SendRequest")) == 2 and second.of("SendRequest")[1])
+    assert again.method == "session/request_permission" and backend.of("AnswerBackend") == []
+    answer(router, again, {"outcome": {"outcome": "selected", "optionId": "yes"}})
+    [reply] = backend.wait_for(lambda: backend.of("AnswerBackend"))
+    assert reply.result == {"decision": "allow"}
+
+
+def test_a_dialog_asked_with_no_client_waits_for_one(world):
+    router, backend, first, _ = world
     router.tell(ClientsChanged([], {}))
+    ask(router, permission(10))
+    router.tell(ClientsChanged([first.ref], {}))
+    router.tell(ClientAttached("acp-1", first.ref))
+    [dialog] = first.wait_for(lambda: first.of("SendRequest"))
+    answer(router, dialog, {"outcome": {"outcome": "selected", "optionId": "yes"}})
+    assert backend.wait_for(lambda: backend.of("AnswerBackend"))[0].result == {"decision": "allow"}
+
+
+def test_a_dialog_nobody_comes_back_for_is_declined_when_the_grace_ends():
+    backend, phone, owner = Probe(), Probe(), Probe()
+    router = InteractionRouter.start(backend.ref, grace=0.05)
+    try:
+        router.tell(ClientsChanged([phone.ref], {}))
+        ask(router, permission(10), owner=owner)
+        phone.wait_for(lambda: phone.of("SendRequest"))
+        router.tell(ClientsChanged([], {}))
+        [reply] = backend.wait_for(lambda: backend.of("AnswerBackend"))
+        assert reply.result == {"decision": "deny", "reason": "no client is connected"}
+        assert owner.wait_for(lambda: owner.of("InteractionAborted"))[0].tool_call_id == "c1"  # its card closes
+    finally:
+        router.stop()
+
+
+def test_the_grace_ending_after_a_client_came_back_declines_nothing(world):
+    router, backend, first, _ = world
+    ask(router, permission(10))
+    first.wait_for(lambda: first.of("SendRequest"))
+    router.tell(ClientsChanged([], {}))  # the first wait begins
+    router.tell(ClientsChanged([first.ref], {}))
+    router.tell(ClientAttached("acp-1", first.ref))
+    first.wait_for(lambda: len(first.of("SendRequest")) == 2)
+    # Its timer is stopped; a message it sent just before (still in the mailbox) changes nothing.
+    router.tell(DialogGraceEnded(f"1:b-1:{interaction_key(permission(10))}", 1))
+    ask(router, permission(20, request_id="r2"))  # barrier
+    first.wait_for(lambda: len(first.of("SendRequest")) == 3)
+    assert backend.of("AnswerBackend") == []
+
+
+def test_the_clients_asked_leaving_after_one_still_here_failed_it_declines(world):
+    router, backend, first, second = world
+    ask(router, permission(10))
+    [failing] = first.wait_for(lambda: first.of("SendRequest"))
+    second.wait_for(lambda: second.of("SendRequest"))
+    answer(router, failing, error={"code": -32603, "message": "cannot show it"})
+    router.tell(ClientsChanged([first.ref], {}))  # the one that could show it leaves
     [reply] = backend.wait_for(lambda: backend.of("AnswerBackend"))
     assert reply.result["decision"] == "deny"
 

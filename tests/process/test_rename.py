@@ -65,10 +65,19 @@ async def test_a_bad_title_is_refused_with_invalid_params(tmp_path):
 
 @pytest.mark.dialects("classic")
 @run
-async def test_an_engine_without_rename_says_so(tmp_path):
+async def test_an_engine_without_rename_keeps_the_title_in_the_bridge(tmp_path):
+    # The default simulator (and an engine older than 0.16) has no renameSession: the bridge keeps the
+    # title in its session records, so the ✎ and /rename work there too (docs/decisions.md, issue 29).
     async with bridge(tmp_path) as b:
         sid = await b.new_session()
         await b.prompt(sid, "#sim stream count=1")
-        with pytest.raises(RequestError) as caught:
-            await b.conn.ext_method("session/rename", {"sessionId": sid, "title": "New"})
-        assert caught.value.code == -32601 and "cannot rename" in str(caught.value)
+        answer = await b.conn.ext_method("session/rename", {"sessionId": sid, "title": "Kept by the bridge"})
+        assert answer == {"title": "Kept by the bridge"}
+        await b.client.wait_for(lambda: titles(b.client, sid)[-1:] == ["Kept by the bridge"])
+        assert await listed_title(b, sid) == "Kept by the bridge"
+        assert not [c for c in b.backend_calls("v4/command")]  # nothing asked of the engine
+        response = await b.prompt(sid, "/rename Second name")
+        assert response.stop_reason == "end_turn" and await listed_title(b, sid) == "Second name"
+    # A new bridge on the same records lists the kept title too.
+    async with bridge(tmp_path) as b:
+        assert await listed_title(b, sid) == "Second name"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.sim.peer import SimPeer
 
 from zcode_acp.sim.scenarios import BUILTIN, list_scenarios
@@ -95,3 +97,27 @@ def test_an_interaction_request_is_reannounced_under_new_ids_of_the_dialects_typ
     peer.send({"id": second["id"], "result": {"decision": "allow"}})
     done = peer.event(sid, "turn.completed", start_index)
     assert done["payload"]["resultType"] == "success"
+
+
+@pytest.mark.parametrize("scenario, request_method, answer, tool, status", [
+    ("#sim permission", "interaction/requestPermission", {"decision": "allow"}, "Bash", "completed"),
+    ("#sim permission", "interaction/requestPermission", {"decision": "deny", "reason": "no"}, "Bash", "error"),
+    ("#sim questions", "interaction/requestUserInput", {"action": "decline", "reason": "no"}, "AskUserQuestion",
+     "error"),
+    ("#sim plan", "interaction/requestUserInput", {"action": "decline", "reason": "no"}, "ExitPlanMode", "error"),
+])
+def test_a_dialogs_tool_is_a_part_of_the_history_between_its_texts(
+        start, dialect, scenario, request_method, answer, tool, status) -> None:
+    # The engine keeps every tool it ran or refused; without the part a reload lost the card and the
+    # text before and after it ran together (issue 29).
+    peer = start(dialect)
+    sid = peer.create()
+    index, _ = peer.send_prompt(sid, scenario)
+    asked = peer.wait(lambda f: f.get("method") == request_method, start=index)
+    peer.send({"id": asked["id"], "result": answer})
+    peer.event(sid, "turn.completed", index)
+    assistant = peer.result("session/messages", {"sessionId": sid})["messages"][-1]
+    kinds = [part["type"] for part in assistant["parts"]]
+    [part] = [part for part in assistant["parts"] if part["type"] == "tool"]
+    assert "text" in kinds[kinds.index("tool") + 1:]  # what the model said after the dialog: a part of its own
+    assert part["tool"] == tool and part["state"]["status"] == status

@@ -13,7 +13,7 @@ from playwright.async_api import async_playwright, expect
 
 from tests.web.browser import CHROMIUM, CHROMIUM_ARGS, scenario_command
 from tests.web.fake_hub import FakeHub
-from tests.web.scenario import WEB_ROOT
+from tests.web.scenario import INITIALIZE_RESULT, WEB_ROOT, session_state, text
 
 TOKEN = "s3cret-token"
 WAIT_MS = 10_000
@@ -22,6 +22,41 @@ INSTANCES = [{"id": "inst-1", "pid": 4242, "port": 8378, "origin": "editor", "wo
               "sessions": [{"sessionId": "sess-1", "title": "<b>修复</b> login", "updatedAt": "2099-01-01T00:00:00Z",
                             "status": "idle"},
                            {"sessionId": "sess-2", "updatedAt": "2024-01-01T00:00:00Z", "status": "idle"}]}]
+
+
+HISTORY = [
+    text("user_message_chunk", "构建项目", "u1"),
+    {"sessionUpdate": "tool_call", "toolCallId": "b1", "title": "Bash: make", "kind": "execute",
+     "status": "completed", "rawInput": {"command": "make"}, "_meta": {"background": {"taskId": "exec_1"}}},
+    {"sessionUpdate": "tool_call", "toolCallId": "p1", "title": "Bash: ls", "kind": "execute", "status": "pending",
+     "rawInput": {"command": "ls"}},
+    {"sessionUpdate": "usage_update", "used": 20000, "size": 200000},
+]
+
+
+async def lines_of(locator) -> int:
+    """How many lines the element's text takes (its line boxes)."""
+    return await locator.evaluate("el => { const r = document.createRange(); r.selectNodeContents(el); "
+                                  "return new Set([...r.getClientRects()].map(b => Math.round(b.top))).size; }")
+
+
+async def check_session(page, hub: FakeHub, artifacts: Path) -> None:
+    """The session view at 390 px in Chinese: the connection state, the cards' words, the usage tooltip."""
+    await page.locator('.session-row[data-session-id="sess-1"]').click()
+    conn = await hub.next_connection()
+    await conn.respond(await conn.expect("initialize"), INITIALIZE_RESULT)
+    load = await conn.expect("session/load")
+    await expect(page.locator(".conn-state")).to_have_text("加载中…")
+    for update in HISTORY:
+        await conn.update("sess-1", update)
+    await conn.respond(load, session_state())
+    await expect(page.locator(".conn-state")).to_have_text("已连接")
+    transcript = page.locator(".transcript")
+    await expect(transcript.locator('.tool-card[data-tool-call-id="b1"] .tool-status')).to_have_text("完成")
+    await expect(transcript.locator('.tool-card[data-tool-call-id="p1"] .tool-status')).to_have_text("等待中")
+    await expect(transcript.locator('.tool-card[data-tool-call-id="b1"] .badge')).to_have_text("后台")
+    await expect(page.locator(".usage")).to_have_attribute("title", "上下文：已用 20k / 共 200k 个 token")
+    await page.screenshot(path=str(artifacts / "chinese-session-390.png"))
 
 
 async def check(page, base: str) -> None:
@@ -40,6 +75,9 @@ async def check(page, base: str) -> None:
     await expect(instance.locator(".session-name")).to_have_text(["<b>修复</b> login", "未命名会话"])
     assert await instance.locator(".session-name b").count() == 0  # a title is text, never markup
     await expect(page.locator("label[for=project-path]")).to_have_text("打开项目")
+    start = page.locator(".start-form button[type=submit]")
+    await expect(start).to_have_text("启动")
+    assert await lines_of(start) == 1, "启动 wraps at 390 px"
 
     # The switch: English, remembered across a reload, and back.
     switch = page.locator(".lang-switch")
@@ -74,6 +112,7 @@ async def main(artifacts: Path) -> int:
             try:
                 await check(page, f"http://127.0.0.1:{port}")
                 await page.screenshot(path=str(artifacts / "chinese-list.png"))
+                await check_session(page, hub, artifacts)
             except BaseException:
                 failed = True
                 traceback.print_exc()

@@ -156,7 +156,11 @@ export class SessionView {
   }
 
   showState({ state, delayMs, reason }) {
-    const labels = { connecting: "connecting…", open: this.loaded ? "live" : "loading…", closed: "closed" };
+    const labels = {
+      connecting: t("session.state.connecting"),
+      open: t(this.loaded ? "session.state.live" : "session.state.loading"),
+      closed: t("session.state.closed"),
+    };
     let label = labels[state] || state;
     if (state === "waiting") label = t("session.offline", { seconds: Math.max(1, Math.round(delayMs / 1000)) });
     this.stateEl.textContent = label;
@@ -310,7 +314,7 @@ export class SessionView {
     if (typeof update.used !== "number" || typeof update.size !== "number" || update.size <= 0) return;
     const percent = Math.round((100 * update.used) / update.size);
     this.usageEl.textContent = `${percent}%`;
-    this.usageEl.title = `context: ${compactNumber(update.used)} of ${compactNumber(update.size)} tokens`;
+    this.usageEl.title = t("session.usage.title", { used: compactNumber(update.used), size: compactNumber(update.size) });
     this.usageEl.className = `usage ${percent >= 80 ? "high" : ""}`;
     this.usageEl.hidden = false;
   }

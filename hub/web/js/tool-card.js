@@ -12,7 +12,7 @@ const KIND_ICONS = {
   read: "☰", edit: "✎", delete: "✕", move: "⇄", search: "⌕", execute: "▶",
   think: "…", fetch: "⇣", switch_mode: "⇆", other: "⚙",
 };
-const STATUS_LABELS = { pending: "pending", in_progress: "running", completed: "done", failed: "failed" };
+const STATUSES = new Set(["pending", "in_progress", "completed", "failed"]); // each has its tool.status.* words
 const TERMINAL_LIMIT = 256 * 1024; // characters kept per terminal; older output is dropped
 
 // Escape sequences carry colours and cursor moves; shown raw they are noise.
@@ -86,9 +86,9 @@ export class ToolCard {
     this.el.className = `tool-card status-${this.status} kind-${this.kind}`;
     this.iconEl.textContent = KIND_ICONS[this.kind] || KIND_ICONS.other;
     this.titleEl.textContent = this.title;
-    this.statusEl.textContent = STATUS_LABELS[this.status] || this.status;
+    this.statusEl.textContent = STATUSES.has(this.status) ? t(`tool.status.${this.status}`) : this.status;
     clear(this.badgesEl);
-    if (this.meta.background) this.badgesEl.append(h("span", { class: "badge" }, "background"));
+    if (this.meta.background) this.badgesEl.append(h("span", { class: "badge" }, t("tool.badge.background")));
     const sub = this.meta.subagent;
     if (sub && typeof sub === "object") {
       const parts = ["agent"];
