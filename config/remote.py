@@ -52,6 +52,9 @@ class RemoteConfig:
     config_path: Path | None = None
     # What was ignored and why (the loader logs each once).
     warnings: tuple[str, ...] = ()
+    # Why a token that was given was refused (too short, a shared file), one of ``warnings``: a
+    # command that needs a token says this one line instead of "no token" (issue 29).
+    token_problem: str = ""
 
 
 def config_path(env: Mapping[str, str], home: Path) -> Path:
@@ -131,7 +134,11 @@ def parse_remote_config(file_text: str | None, file_mode: int | None, env: Mappi
         except ValueError as exc:
             warnings.append(f"{where}: not valid JSON ({exc}); ignored")
             document = {}
-        remote = document.get("remote") if isinstance(document, dict) else None
+        if not isinstance(document, dict):
+            # Issue 29: ``[1,2]`` was ignored without a word; a bad file is warn-only (README, Configuration).
+            warnings.append(f"{where}: not a JSON object ({type(document).__name__}); ignored")
+            document = {}
+        remote = document.get("remote")
         if isinstance(remote, dict):
             section = remote
         elif remote is not None:
@@ -162,6 +169,7 @@ def parse_remote_config(file_text: str | None, file_mode: int | None, env: Mappi
     public_hosts = pick("publicHost", "ZCODE_ACP_PUBLIC_HOST", _host_names, ())
 
     token: str | None = None
+    token_problem = ""
     env_token = env.get("ZCODE_ACP_REMOTE_TOKEN", "").strip()
     if env_token:
         token = env_token
@@ -170,14 +178,15 @@ def parse_remote_config(file_text: str | None, file_mode: int | None, env: Mappi
         if not isinstance(file_token, str) or not file_token.strip():
             warnings.append(f"{where}: remote.token must be a non-empty string; ignored")
         elif file_mode is not None and stat.S_IMODE(file_mode) & 0o077:
-            warnings.append(
-                f"{where} is readable or writable by other users (mode "
-                f"{stat.S_IMODE(file_mode):04o}); its token is refused. Run: chmod 600 {where}")
+            token_problem = (f"{where} is readable or writable by other users (mode "
+                             f"{stat.S_IMODE(file_mode):04o}); its token is refused. Run: chmod 600 {where}")
+            warnings.append(token_problem)
         else:
             token = file_token.strip()
     if token is not None and len(token) < MIN_TOKEN_LENGTH:
-        warnings.append(f"the remote token is shorter than {MIN_TOKEN_LENGTH} characters; refused "
-                        "(make one with: openssl rand -hex 32)")
+        token_problem = (f"the remote token is shorter than {MIN_TOKEN_LENGTH} characters; refused "
+                         "(make one with: openssl rand -hex 32)")
+        warnings.append(token_problem)
         token = None
 
     env_roots = env.get("ZCODE_ACP_PROJECT_ROOTS", "")
@@ -193,7 +202,8 @@ def parse_remote_config(file_text: str | None, file_mode: int | None, env: Mappi
 
     return RemoteConfig(enabled=enabled, token=token, hub_host=hub_host, hub_port=hub_port,
                         bridge_port=bridge_port, project_roots=roots, hub_autostart=autostart,
-                        public_hosts=public_hosts, config_path=path, warnings=tuple(warnings))
+                        public_hosts=public_hosts, config_path=path, warnings=tuple(warnings),
+                        token_problem=token_problem)
 
 
 def load_remote_config(env: Mapping[str, str] | None = None, *, home: Path | None = None,
