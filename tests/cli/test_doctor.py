@@ -205,3 +205,13 @@ def test_a_hub_port_taken_by_something_else_fails(tmp_path):
     assert code == 1
     assert any(line.startswith(f"✗ port 127.0.0.1:{port} is taken by something that is not a zcode-acp hub")
                for line in lines)
+
+
+def test_a_zcode_home_root_cannot_make_is_not_promised(tmp_path):
+    """Issue 29: as root, ``os.access`` says yes to ``/proc``, and doctor said "will be created"."""
+    home = "/proc/zcode-home-that-cannot-be"
+    code, lines, done = doctor(doctor_env(tmp_path, ZCODE_BIN="zcode-sim", ZCODE_HOME=home))
+    assert code == 1 and "Traceback" not in done.stderr
+    assert f"✗ ZCODE_HOME='{home}' cannot be created (/proc is not writable) — fix: set ZCODE_HOME " \
+           "to a folder you can write" in lines
+    assert not any("will be created" in line for line in lines)
