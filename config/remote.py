@@ -85,7 +85,7 @@ def port(value: object) -> int | None:
     return None
 
 
-def _host_names(value: object) -> tuple[str, ...] | None:
+def host_names(value: object) -> tuple[str, ...] | None:
     """``"a.example.org"``, ``"a.example.org,b.example.org"`` or a list of names."""
     items = value.split(",") if isinstance(value, str) else value
     if not isinstance(items, list):
@@ -166,7 +166,7 @@ def parse_remote_config(file_text: str | None, file_mode: int | None, env: Mappi
     bridge_port = pick("bridgePort", "ZCODE_ACP_REMOTE_PORT", port, DEFAULT_BRIDGE_PORT)
     autostart = pick("hubAutostart", "ZCODE_ACP_HUB_AUTOSTART", flag, True)
 
-    public_hosts = pick("publicHost", "ZCODE_ACP_PUBLIC_HOST", _host_names, ())
+    public_hosts = pick("publicHost", "ZCODE_ACP_PUBLIC_HOST", host_names, ())
 
     token: str | None = None
     token_problem = ""

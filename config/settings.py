@@ -302,6 +302,13 @@ def text(raw: str) -> str:
     return raw
 
 
+def host_names(raw: str) -> tuple[str, ...]:
+    names = remote_config.host_names(raw)
+    if names is None:
+        raise Expected("setting.expected_host_names")
+    return names
+
+
 def project_roots(raw: str) -> tuple[Path, ...]:
     warnings: list[str] = []
     entries: list[object] = [entry for entry in raw.split(os.pathsep) if entry.strip()]
@@ -409,6 +416,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("ZCODE_ACP_REMOTE_PORT", None, "8378",
             "the bridge's remote endpoint port (the next free one upwards when taken)", port),
     Setting("ZCODE_ACP_HUB_HOST", None, "127.0.0.1", "the hub's listen address", text),
+    Setting("ZCODE_ACP_PUBLIC_HOST", None, "",
+            "host names (separated by `,`) a tunnel or proxy serves the hub under, allowed beside loopback in "
+            "`Host` and `Origin`; overrides `remote.publicHost`", host_names),
     Setting("ZCODE_ACP_HUB_PORT", None, "8377", "the hub's port", port),
     Setting("ZCODE_ACP_HUB_AUTOSTART", None, "on", "`0` never starts a hub when none answers", flag),
     Setting("ZCODE_ACP_PROJECT_ROOTS", None, "",

@@ -232,6 +232,8 @@ MESSAGES: dict[str, str] = {
     "setting.ZCODE_ACP_REMOTE_PORT": "the bridge's remote endpoint port (the next free one upwards when taken)",
     "setting.ZCODE_ACP_HUB_HOST": "the hub's listen address",
     "setting.ZCODE_ACP_HUB_PORT": "the hub's port",
+    "setting.ZCODE_ACP_PUBLIC_HOST": "host names (separated by `,`) a tunnel or proxy serves the hub under, allowed beside loopback in `Host` and `Origin`; overrides `remote.publicHost`",
+    "setting.expected_host_names": "expected host names separated by `,` (letters, digits, `-` and `.`)",
     "setting.ZCODE_ACP_HUB_AUTOSTART": "`0` never starts a hub when none answers",
     "setting.ZCODE_ACP_PROJECT_ROOTS": "folders (absolute or `~/…`, separated by `{sep}`) under which the hub may start a serve bridge for a project (the web page's *Open a project*); overrides `remote.projectRoots`",
     "setting.ZCODE_ACP_TRACE": "record every frame to this file (as `--trace FILE`)",

@@ -223,6 +223,8 @@ MESSAGES: dict[str, str] = {
     "setting.ZCODE_ACP_REMOTE_PORT": "桥接远程端点的端口（被占用时向上找下一个空闲端口）",
     "setting.ZCODE_ACP_HUB_HOST": "hub 的监听地址",
     "setting.ZCODE_ACP_HUB_PORT": "hub 的端口",
+    "setting.ZCODE_ACP_PUBLIC_HOST": "隧道或反向代理对外提供 hub 时使用的主机名（用 `,` 分隔），与回环地址一起允许出现在 `Host` 和 `Origin` 中；优先于 `remote.publicHost`",
+    "setting.expected_host_names": "应为用 `,` 分隔的主机名（字母、数字、`-` 和 `.`）",
     "setting.ZCODE_ACP_HUB_AUTOSTART": "设为 `0` 时，没有 hub 响应也不会自动启动",
     "setting.ZCODE_ACP_PROJECT_ROOTS": "允许 hub 为其中的项目启动 serve 桥接的目录（绝对路径或 `~/…`，用 `{sep}` 分隔；即网页上的*打开项目*）；优先于 `remote.projectRoots`",
     "setting.ZCODE_ACP_TRACE": "把每一帧记录到这个文件（同 `--trace FILE`）",

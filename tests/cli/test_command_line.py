@@ -32,6 +32,10 @@ BAD_INPUTS = [
     ([], {"ZCODE_ACP_HUB_AUTOSTART": "perhaps"}, "ZCODE_ACP_HUB_AUTOSTART='perhaps' is not valid"),
     ([], {"ZCODE_ACP_PROJECT_ROOTS": "src/projects"}, "ZCODE_ACP_PROJECT_ROOTS='src/projects' is not valid: "
                                                       "expected absolute folders"),
+    # Issue 29: a bad public host name was only warned about.
+    ([], {"ZCODE_ACP_PUBLIC_HOST": "agent.example.org/path"}, "ZCODE_ACP_PUBLIC_HOST='agent.example.org/path' is not valid: "
+                                                             "expected host names"),
+    (["hub"], {"ZCODE_ACP_PUBLIC_HOST": "a b"}, "ZCODE_ACP_PUBLIC_HOST='a b' is not valid"),
     ([], {"ZCODE_ACP_TRACE_REDACT_CONTENT": "maybe"}, "ZCODE_ACP_TRACE_REDACT_CONTENT='maybe' is not valid"),
     (["serve", "--cwd", "/tmp"], {"ZCODE_ACP_REMOTE_PORT": "0"}, "ZCODE_ACP_REMOTE_PORT='0' is not valid"),
     (["hub"], {"ZCODE_ACP_HUB_PORT": "http"}, "ZCODE_ACP_HUB_PORT='http' is not valid"),
