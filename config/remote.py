@@ -55,6 +55,9 @@ class RemoteConfig:
     # Why a token that was given was refused (too short, a shared file), one of ``warnings``: a
     # command that needs a token says this one line instead of "no token" (issue 29).
     token_problem: str = ""
+    # Where the token came from: "env" (ZCODE_ACP_REMOTE_TOKEN, readable in /proc/<pid>/environ by any
+    # process of the same user for the bridge's whole life), "file" (remote.token, 0600), or "".
+    token_source: str = ""
 
 
 def config_path(env: Mapping[str, str], home: Path) -> Path:
@@ -171,8 +174,9 @@ def parse_remote_config(file_text: str | None, file_mode: int | None, env: Mappi
     token: str | None = None
     token_problem = ""
     env_token = env.get("ZCODE_ACP_REMOTE_TOKEN", "").strip()
+    token_source = ""
     if env_token:
-        token = env_token
+        token, token_source = env_token, "env"
     elif "token" in section:
         file_token = section["token"]
         if not isinstance(file_token, str) or not file_token.strip():
@@ -182,12 +186,12 @@ def parse_remote_config(file_text: str | None, file_mode: int | None, env: Mappi
                              f"{stat.S_IMODE(file_mode):04o}); its token is refused. Run: chmod 600 {where}")
             warnings.append(token_problem)
         else:
-            token = file_token.strip()
+            token, token_source = file_token.strip(), "file"
     if token is not None and len(token) < MIN_TOKEN_LENGTH:
         token_problem = (f"the remote token is shorter than {MIN_TOKEN_LENGTH} characters; refused "
                          "(make one with: openssl rand -hex 32)")
         warnings.append(token_problem)
-        token = None
+        token, token_source = None, ""
 
     env_roots = env.get("ZCODE_ACP_PROJECT_ROOTS", "")
     if env_roots.strip():
@@ -203,7 +207,7 @@ def parse_remote_config(file_text: str | None, file_mode: int | None, env: Mappi
     return RemoteConfig(enabled=enabled, token=token, hub_host=hub_host, hub_port=hub_port,
                         bridge_port=bridge_port, project_roots=roots, hub_autostart=autostart,
                         public_hosts=public_hosts, config_path=path, warnings=tuple(warnings),
-                        token_problem=token_problem)
+                        token_problem=token_problem, token_source=token_source)
 
 
 def load_remote_config(env: Mapping[str, str] | None = None, *, home: Path | None = None,

@@ -166,6 +166,8 @@ MESSAGES: dict[str, str] = {
     "doctor.remote_no_token": "ZCODE_ACP_REMOTE is on but ZCODE_ACP_REMOTE_TOKEN is not set",
     "doctor.remote_short_token": "remote access on; the token is short ({length} characters; 16+ advised)",
     "doctor.remote_on": "remote access on, token set",
+    "doctor.remote_token_in_env": "remote access on; the token comes from ZCODE_ACP_REMOTE_TOKEN, which any program running as you can read in /proc/<pid>/environ while the bridge runs",
+    "doctor.fix_token_in_file": "put it in \"remote\": {{\"token\": …}} in {path} (chmod 600) and unset ZCODE_ACP_REMOTE_TOKEN",
     "doctor.port_not_number": "{name} is not a port number",
     "doctor.hub_free": "hub port {host}:{port} free (no hub running; a bridge with remote access starts one)",
     "doctor.hub_ok": "hub reachable at http://{host}:{port}/api/health (version {version}, {instances} instance(s))",

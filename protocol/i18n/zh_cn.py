@@ -157,6 +157,8 @@ MESSAGES: dict[str, str] = {
     "doctor.remote_no_token": "ZCODE_ACP_REMOTE 已开启，但没有设置 ZCODE_ACP_REMOTE_TOKEN",
     "doctor.remote_short_token": "远程访问已开启；令牌偏短（{length} 个字符，建议至少 16 个）",
     "doctor.remote_on": "远程访问已开启，令牌已设置",
+    "doctor.remote_token_in_env": "远程访问已开启；令牌来自 ZCODE_ACP_REMOTE_TOKEN，桥接运行期间，以你的身份运行的任何程序都能在 /proc/<pid>/environ 中读到它",
+    "doctor.fix_token_in_file": "把它写进 {path} 的 \"remote\": {{\"token\": …}}（chmod 600），并取消设置 ZCODE_ACP_REMOTE_TOKEN",
     "doctor.port_not_number": "{name} 不是有效的端口号",
     "doctor.hub_free": "hub 端口 {host}:{port} 空闲（hub 未运行；开启远程访问的桥接进程会自动启动它）",
     "doctor.hub_ok": "hub 可访问：http://{host}:{port}/api/health（版本 {version}，{instances} 个实例）",

@@ -160,6 +160,17 @@ def test_a_token_from_the_private_config_file_counts(tmp_path):
     assert "✓ remote access on, token set" in lines
 
 
+def test_a_token_in_the_environment_is_named_with_the_file_as_the_fix(tmp_path):
+    """Issue 29: the bridge's initial environ (/proc/<pid>/environ) holds the token for good."""
+    config = tmp_path / "xdg" / "zcode-acp" / "config.json"
+    env = doctor_env(tmp_path, ZCODE_BIN="zcode-sim", ZCODE_ACP_REMOTE="1", XDG_CONFIG_HOME=str(tmp_path / "xdg"),
+                     ZCODE_ACP_REMOTE_TOKEN="a-long-enough-token-for-doctor")
+    _, lines, _ = doctor(env)
+    [line] = [line for line in lines if "remote access on" in line]
+    assert line.startswith("! ") and "/proc/<pid>/environ" in line
+    assert f"{config} (chmod 600) and unset ZCODE_ACP_REMOTE_TOKEN" in line
+
+
 class Health(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         body = json.dumps({"ok": True, "version": "9.9.9", "instances": [{"id": "a"}]}).encode()
