@@ -21,7 +21,7 @@ def sections(text: str) -> list[dict]:
     """The README cut at its headings, each section's comparable shape."""
     parts = re.split(r"^(#{1,6}) .*$", text, flags=re.M)
     found = [{"level": 0, "body": parts[0]}]
-    for level, body in zip(parts[1::2], parts[2::2]):
+    for level, body in zip(parts[1::2], parts[2::2], strict=True):
         found.append({"level": len(level), "body": body})
     for section in found:
         body = section.pop("body")
