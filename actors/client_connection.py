@@ -127,8 +127,8 @@ class ClientConnection(BridgeActor):
         for line in message.frames:
             try:
                 frame = framing.decode_object(line)
-            except RpcError as exc:
-                self._write_frame(jsonrpc.acp_error(None, exc))
+            except RpcError as exc:  # the id, wherever the line let it be read (issue 29)
+                self._write_frame(jsonrpc.acp_error(getattr(exc, "request_id", None), exc))
                 continue
             try:
                 self._inbound(frame)

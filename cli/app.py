@@ -11,23 +11,28 @@ from __future__ import annotations
 import logging
 import os
 import re
-import textwrap
 from typing import Any
 
 import typer
 from typer.core import TyperCommand, TyperGroup
 
 from zcode_acp.config.settings import SETTINGS
+from zcode_acp.cli.help_format import DisplayWidthFormatter, translate_typer, wrap
 from zcode_acp.cli.logs import UsageError, fail, setup_logging
 from zcode_acp.cli.serve_options import SERVE_OPTIONS
 from zcode_acp.protocol.i18n import Translator, language_from_env
 
-HELP_WIDTH = 100
+HELP_WIDTH = 80  # columns, counted as a terminal does (cli/help_format.py)
 # typer labels every parameter with its Python type ("<str>", "<bool>"): noise in a help text.
 _TYPE_LABEL = re.compile(r" <[^>]*>")
 # The help's language, resolved as Config resolves it (typer reads the texts when this module is imported).
 LANG = language_from_env(os.environ)
 tr = Translator(LANG)
+translate_typer(tr, [typer.core])  # "[default: …]", "[required]" in the help's language
+
+
+class BridgeContext(typer.Context):
+    formatter_class = DisplayWidthFormatter
 
 
 def _format_params(command: Any, ctx: Any, formatter: Any) -> None:
@@ -45,7 +50,7 @@ def _format_params(command: Any, ctx: Any, formatter: Any) -> None:
 
 
 def _wrap(text: str, formatter: Any, indent: str) -> list[str]:
-    return textwrap.wrap(text, max(40, formatter.width - len(indent)), initial_indent=indent, subsequent_indent=indent)
+    return wrap(text, max(40, formatter.width), initial_indent=indent, subsequent_indent=indent)
 
 
 def _write_block(formatter: Any, title: str, lines: list[str]) -> None:
@@ -76,6 +81,8 @@ def _format_usage(command: Any, ctx: Any, formatter: Any) -> None:
 
 
 class BridgeGroup(TyperGroup):
+    context_class = BridgeContext
+
     def get_help_option(self, ctx: Any) -> Any:
         return _help_option(super().get_help_option(ctx))
 
@@ -102,6 +109,8 @@ class BridgeGroup(TyperGroup):
 
 
 class BridgeCommand(TyperCommand):
+    context_class = BridgeContext
+
     def get_help_option(self, ctx: Any) -> Any:
         return _help_option(super().get_help_option(ctx))
 

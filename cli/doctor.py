@@ -124,7 +124,9 @@ def check_handshake(config: Config, argv: list[str]) -> Check:
     with tempfile.TemporaryDirectory(prefix="zcode-acp-doctor-") as scratch:
         workspace = os.path.join(scratch, "workspace")
         os.mkdir(workspace)
-        env = dict(os.environ)
+        from zcode_acp.config.child_env import scrubbed_environment
+
+        env = scrubbed_environment(os.environ)  # the engine's as the bridge gives it: no secret (issue 29)
         if is_simulator(argv):
             env["ZCODE_SIM_DATA"] = os.path.join(scratch, "sim-data")  # nothing of the check persists
         try:
@@ -306,6 +308,10 @@ def check_remote(lang: str = EN) -> list[Check]:
                             lang))
     elif len(token) < 16:
         checks.append(Check(WARN, t(lang, "doctor.remote_short_token", length=len(token)), lang=lang))
+    elif settings.token_source == "env":  # issue 29: /proc/<pid>/environ keeps it for the bridge's whole life
+        where = settings.config_path or "~/.config/zcode-acp/config.json"
+        checks.append(Check(WARN, t(lang, "doctor.remote_token_in_env"),
+                            t(lang, "doctor.fix_token_in_file", path=where), lang))
     else:
         checks.append(Check(OK, t(lang, "doctor.remote_on"), lang=lang))
     host = os.environ.get("ZCODE_ACP_HUB_HOST") or "127.0.0.1"

@@ -66,6 +66,13 @@ def serve(log_level: str = "info", log_file: str | None = None, trace_file: str 
     try:
         setup_logging(log_level, log_file)
         config = Config.from_env()
+        if trace_file:  # before any other line: a refused path is the one line (a folder is never moved)
+            from zcode_acp.actors.transport.trace import TracePathError, prepare
+
+            try:
+                prepare(trace_file)
+            except TracePathError as exc:
+                raise UsageError(str(exc)) from None
         warnings = start_warnings(config)
     except (UsageError, SettingError) as exc:
         fail(str(exc))

@@ -119,7 +119,7 @@ import pykka  # noqa: E402
 from zcode_acp.actors.transport.stdio import StdioTransport  # noqa: E402
 from zcode_acp.config.settings import Config  # noqa: E402
 from zcode_acp.cli.early_answer import EarlyStart  # noqa: E402
-from zcode_acp.cli.logs import setup_logging  # noqa: E402,F401  (re-exported for entry points)
+from zcode_acp.cli.logs import fail, setup_logging  # noqa: E402,F401  (setup_logging: re-exported for entry points)
 from zcode_acp.actors.messages import AttachClient, Shutdown  # noqa: E402
 from zcode_acp import version  # noqa: E402
 from zcode_acp.actors.supervisor import Supervisor  # noqa: E402
@@ -170,8 +170,11 @@ def start_trace(path: str | None, redact_content: bool) -> None:
     if not path:
         return
     environ = dict(os.environ)
-    trace.start(path, redact_content, literals=compare.literals_from_env(environ), bridge_version=version(),
-                env=compare.replay_env(environ))
+    try:
+        trace.start(path, redact_content, literals=compare.literals_from_env(environ), bridge_version=version(),
+                    env=compare.replay_env(environ))
+    except trace.TracePathError as exc:  # a folder, a file the bridge did not write, or not creatable
+        fail(str(exc))
     log.info("tracing to %s%s", path, " (content redacted)" if redact_content else "")
 
 

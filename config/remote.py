@@ -52,6 +52,12 @@ class RemoteConfig:
     config_path: Path | None = None
     # What was ignored and why (the loader logs each once).
     warnings: tuple[str, ...] = ()
+    # Why a token that was given was refused (too short, a shared file), one of ``warnings``: a
+    # command that needs a token says this one line instead of "no token" (issue 29).
+    token_problem: str = ""
+    # Where the token came from: "env" (ZCODE_ACP_REMOTE_TOKEN, readable in /proc/<pid>/environ by any
+    # process of the same user for the bridge's whole life), "file" (remote.token, 0600), or "".
+    token_source: str = ""
 
 
 def config_path(env: Mapping[str, str], home: Path) -> Path:
@@ -82,7 +88,7 @@ def port(value: object) -> int | None:
     return None
 
 
-def _host_names(value: object) -> tuple[str, ...] | None:
+def host_names(value: object) -> tuple[str, ...] | None:
     """``"a.example.org"``, ``"a.example.org,b.example.org"`` or a list of names."""
     items = value.split(",") if isinstance(value, str) else value
     if not isinstance(items, list):
@@ -131,7 +137,11 @@ def parse_remote_config(file_text: str | None, file_mode: int | None, env: Mappi
         except ValueError as exc:
             warnings.append(f"{where}: not valid JSON ({exc}); ignored")
             document = {}
-        remote = document.get("remote") if isinstance(document, dict) else None
+        if not isinstance(document, dict):
+            # Issue 29: ``[1,2]`` was ignored without a word; a bad file is warn-only (README, Configuration).
+            warnings.append(f"{where}: not a JSON object ({type(document).__name__}); ignored")
+            document = {}
+        remote = document.get("remote")
         if isinstance(remote, dict):
             section = remote
         elif remote is not None:
@@ -159,26 +169,29 @@ def parse_remote_config(file_text: str | None, file_mode: int | None, env: Mappi
     bridge_port = pick("bridgePort", "ZCODE_ACP_REMOTE_PORT", port, DEFAULT_BRIDGE_PORT)
     autostart = pick("hubAutostart", "ZCODE_ACP_HUB_AUTOSTART", flag, True)
 
-    public_hosts = pick("publicHost", "ZCODE_ACP_PUBLIC_HOST", _host_names, ())
+    public_hosts = pick("publicHost", "ZCODE_ACP_PUBLIC_HOST", host_names, ())
 
     token: str | None = None
+    token_problem = ""
     env_token = env.get("ZCODE_ACP_REMOTE_TOKEN", "").strip()
+    token_source = ""
     if env_token:
-        token = env_token
+        token, token_source = env_token, "env"
     elif "token" in section:
         file_token = section["token"]
         if not isinstance(file_token, str) or not file_token.strip():
             warnings.append(f"{where}: remote.token must be a non-empty string; ignored")
         elif file_mode is not None and stat.S_IMODE(file_mode) & 0o077:
-            warnings.append(
-                f"{where} is readable or writable by other users (mode "
-                f"{stat.S_IMODE(file_mode):04o}); its token is refused. Run: chmod 600 {where}")
+            token_problem = (f"{where} is readable or writable by other users (mode "
+                             f"{stat.S_IMODE(file_mode):04o}); its token is refused. Run: chmod 600 {where}")
+            warnings.append(token_problem)
         else:
-            token = file_token.strip()
+            token, token_source = file_token.strip(), "file"
     if token is not None and len(token) < MIN_TOKEN_LENGTH:
-        warnings.append(f"the remote token is shorter than {MIN_TOKEN_LENGTH} characters; refused "
-                        "(make one with: openssl rand -hex 32)")
-        token = None
+        token_problem = (f"the remote token is shorter than {MIN_TOKEN_LENGTH} characters; refused "
+                         "(make one with: openssl rand -hex 32)")
+        warnings.append(token_problem)
+        token, token_source = None, ""
 
     env_roots = env.get("ZCODE_ACP_PROJECT_ROOTS", "")
     if env_roots.strip():
@@ -193,7 +206,8 @@ def parse_remote_config(file_text: str | None, file_mode: int | None, env: Mappi
 
     return RemoteConfig(enabled=enabled, token=token, hub_host=hub_host, hub_port=hub_port,
                         bridge_port=bridge_port, project_roots=roots, hub_autostart=autostart,
-                        public_hosts=public_hosts, config_path=path, warnings=tuple(warnings))
+                        public_hosts=public_hosts, config_path=path, warnings=tuple(warnings),
+                        token_problem=token_problem, token_source=token_source)
 
 
 def load_remote_config(env: Mapping[str, str] | None = None, *, home: Path | None = None,

@@ -175,7 +175,7 @@ def backend_problem(zcode_bin: str, lang: str = EN) -> Problem | None:
 
 
 def home_problem(home: Path, lang: str = EN) -> Problem | None:
-    """Why ``ZCODE_HOME`` cannot be used, or None; creates nothing.
+    """Why ``ZCODE_HOME`` cannot be used, or None; leaves nothing behind.
 
     The folder may not exist yet (the bridge makes it, private, when a session
     first needs it): then its nearest existing parent must be a folder this
@@ -193,9 +193,21 @@ def home_problem(home: Path, lang: str = EN) -> Problem | None:
     parent = next((p for p in home.parents if p.exists()), None)
     if parent is None or not parent.is_dir():
         return Problem(t(lang, "problem.home_parent_not_folder", home=shown, parent=parent), fix, lang)
-    if not os.access(parent, os.W_OK | os.X_OK):
+    if not os.access(parent, os.W_OK | os.X_OK) or not _can_make_folder_in(parent):
         return Problem(t(lang, "problem.home_parent_not_writable", home=shown, parent=parent), fix, lang)
     return None
+
+
+def _can_make_folder_in(parent: Path) -> bool:
+    """Whether a folder can really be made in ``parent``: ``os.access`` says yes to root everywhere
+    (``/proc``, ``/sys``, a read-only mount), so make one and remove it (issue 29); nothing stays."""
+    import tempfile  # only when ZCODE_HOME does not exist yet: not on a usual start
+
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".zcode-acp-probe-", dir=parent))
+    except OSError:
+        return False
+    return True
 
 
 def start_warnings(config: Config) -> list[str]:
@@ -290,6 +302,13 @@ def port(raw: str) -> int:
 
 def text(raw: str) -> str:
     return raw
+
+
+def host_names(raw: str) -> tuple[str, ...]:
+    names = remote_config.host_names(raw)
+    if names is None:
+        raise Expected("setting.expected_host_names")
+    return names
 
 
 def project_roots(raw: str) -> tuple[Path, ...]:
@@ -403,6 +422,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("ZCODE_ACP_REMOTE_PORT", None, "8378",
             "the bridge's remote endpoint port (the next free one upwards when taken)", port),
     Setting("ZCODE_ACP_HUB_HOST", None, "127.0.0.1", "the hub's listen address", text),
+    Setting("ZCODE_ACP_PUBLIC_HOST", None, "",
+            "host names (separated by `,`) a tunnel or proxy serves the hub under, allowed beside loopback in "
+            "`Host` and `Origin`; overrides `remote.publicHost`", host_names),
     Setting("ZCODE_ACP_HUB_PORT", None, "8377", "the hub's port", port),
     Setting("ZCODE_ACP_HUB_AUTOSTART", None, "on", "`0` never starts a hub when none answers", flag),
     Setting("ZCODE_ACP_PROJECT_ROOTS", None, "",

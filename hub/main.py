@@ -71,7 +71,13 @@ def hub_answers(host: str, port: int, timeout: float = 1.0) -> bool:
 def run_hub(*, stay: bool = False, host: str | None = None, port: int | None = None,
             web_root: str | None = None, env: Mapping[str, str] | None = None) -> int:
     env = os.environ if env is None else env
-    config = load_remote_config(env)
+    config = load_remote_config(env, log_warnings=False)
+    for warning in config.warnings:
+        if warning != config.token_problem or config.token:
+            log.warning("%s", warning)
+    if not config.token and config.token_problem:  # one line: why the token given was refused, and the fix
+        print(f"zcode-acp hub: {config.token_problem}. The hub refuses to run without a token.", file=sys.stderr)
+        return 2
     if not config.token:
         where = config.config_path or "the config file"
         print("zcode-acp hub: no token. Set ZCODE_ACP_REMOTE_TOKEN, or remote.token in "

@@ -36,7 +36,36 @@ _COUNT_FROM = 64 * 1024  # a shorter line cannot hold enough values to matter
 
 
 class FrameError(RpcError):
-    """A line that cannot become a frame; ``code`` says which JSON-RPC error."""
+    """A line that cannot become a frame; ``code`` says which JSON-RPC error, and ``request_id``
+    the id to answer with: the frame's own wherever it could be read (issue 29), else null."""
+
+    request_id: Any = None
+
+
+def _frame_error(code: int, message: str, request_id: Any = None) -> FrameError:
+    error = FrameError(code, message)
+    error.request_id = request_id
+    return error
+
+
+# The leading members of an object whose values are simple (a string without escapes, a number,
+# true/false/null), then ``"id"`` with a string or number: an id read from a line that is not
+# (or not all) JSON. Only members before the id, at the top level, so a nested "id" never counts.
+_SIMPLE = rb'(?:"[^"\\]*"|-?[0-9][0-9.eE+-]*|true|false|null)'
+_LEADING_ID = re.compile(rb'\s*\{\s*(?:"[^"\\]*"\s*:\s*' + _SIMPLE + rb'\s*,\s*)*?"id"\s*:\s*(-?[0-9]+|"[^"\\]*")\s*[,}]')
+
+
+def readable_id(raw: bytes) -> Any:
+    """The id a broken line names at its top level before anything unreadable, or None."""
+    match = _LEADING_ID.match(raw[:4096])
+    if match is None:
+        return None
+    text = match.group(1)
+    try:
+        value = ujson.loads(text)
+    except (ValueError, TypeError):
+        return None
+    return value if isinstance(value, (str, int)) and request_id_or_none({"id": value}) is not None else None
 
 
 def encode(obj: Any) -> bytes:
@@ -65,16 +94,16 @@ def decode(line: bytes | str, strict: bool = True) -> Any:
     if strict and len(raw) > _COUNT_FROM:
         values = raw.count(b",") + raw.count(b"{") + raw.count(b"[")
         if values > MAX_FRAME_VALUES:
-            raise FrameError(INVALID_REQUEST, f"Invalid Request: the frame holds too many JSON values (about "
-                                              f"{values:,}; the limit is {MAX_FRAME_VALUES:,})")
+            raise _frame_error(INVALID_REQUEST, f"Invalid Request: the frame holds too many JSON values (about "
+                                                f"{values:,}; the limit is {MAX_FRAME_VALUES:,})", readable_id(raw))
     try:
         value = ujson.loads(line)
     except (ValueError, TypeError) as exc:
-        raise FrameError(PARSE_ERROR, f"Parse error: {exc}") from None
+        raise _frame_error(PARSE_ERROR, f"Parse error: {exc}", readable_id(raw)) from None
     suspect = b"NaN" in raw or b"Infinity" in raw or (strict and _OUT_OF_RANGE.search(raw) is not None)
     if suspect and _has_non_finite(value):
-        raise FrameError(PARSE_ERROR, "Parse error: NaN, Infinity and numbers out of double range are not JSON "
-                                      "the bridge can carry")
+        raise _frame_error(PARSE_ERROR, "Parse error: NaN, Infinity and numbers out of double range are not JSON "
+                                        "the bridge can carry", request_id_or_none(value))
     return value
 
 

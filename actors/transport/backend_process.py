@@ -23,6 +23,7 @@ from pathlib import Path
 
 import gevent
 
+from zcode_acp.config.child_env import scrubbed_environment
 from zcode_acp.config.settings import backend_problem
 from zcode_acp.protocol.errors import RpcError, internal
 from zcode_acp.protocol.i18n import t
@@ -100,29 +101,13 @@ def personal_provider_config(env: Mapping[str, str]) -> Any:
         return None
 
 
-# Remote access is the bridge's, never the engine's: the backend and every tool it runs (a
-# model-written shell command included) must not see the token or where the hub listens.
-# The webhook's URL is a secret too: a WeCom, Feishu or DingTalk robot's key is in it.
-REMOTE_VARIABLES = ("ZCODE_ACP_REMOTE", "ZCODE_ACP_HUB_", "ZCODE_ACP_PROJECT_ROOTS",
-                    "ZCODE_ACP_PUBLIC_HOST", "ZCODE_ACP_NOTIFY_")
-
-
-def without_remote_settings(environ: Mapping[str, str]) -> dict[str, str]:
-    """``environ`` less every remote-access and notification variable, and any other that holds
-    the token or the webhook's URL."""
-    secrets = [value for value in (environ.get("ZCODE_ACP_REMOTE_TOKEN", "").strip(),
-                                   environ.get("ZCODE_ACP_NOTIFY_URL", "").strip()) if value]
-    return {name: value for name, value in environ.items()
-            if not name.startswith(REMOTE_VARIABLES) and not any(secret in value for secret in secrets)}
-
-
 def child_environment(argv: Sequence[str], zcode_home: Path) -> dict[str, str]:
-    """The bridge's environment, remote settings scrubbed, plus what ``provider_environment``
+    """The bridge's environment, secrets scrubbed, plus what ``provider_environment``
     derives (logged at info)."""
     derived = provider_environment(entry_point(argv), zcode_home, os.environ)
     for name, value in derived.items():
         log.info("backend environment: %s=%s (derived; it was not set)", name, value)
-    return {**without_remote_settings(os.environ), **derived}
+    return {**scrubbed_environment(os.environ), **derived}
 
 
 def _child_setup() -> None:  # runs in the child between fork and exec
@@ -161,6 +146,7 @@ def guard_group(proc: subprocess.Popen[bytes]) -> subprocess.Popen[bytes] | None
     try:
         watchdog = subprocess.Popen([sys.executable, "-I", "-S", "-c", WATCHDOG, str(proc.pid)], stdin=subprocess.PIPE,
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                    env=scrubbed_environment(os.environ),  # it inherited all of it (issue 29)
                                     start_new_session=True, close_fds=True)
     except OSError as exc:
         log.warning("no watchdog for the backend's process group: %s", exc)

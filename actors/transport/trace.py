@@ -11,7 +11,11 @@ and the trace gets a ``dropped`` marker where they were. With tracing off,
 
 Files: created 0600 (a folder it has to make: 0700); an existing trace is
 rotated away first (``FILE`` → ``FILE.1`` …), and so is the live file once it
-reaches ``max_bytes``; ``keep`` old parts survive. docs/traces.md.
+reaches ``max_bytes``; ``keep`` old parts survive. Only files the bridge wrote
+are moved or replaced: a file is one when its first line is a trace header
+(``{"trace":"zcode-acp",…}``). A folder, or any other file, at ``FILE`` or at a
+part's name is a ``TracePathError`` (one line, exit 2 at start; docs/decisions.md,
+"A trace moves only traces"). docs/traces.md.
 """
 
 from __future__ import annotations
@@ -45,6 +49,47 @@ SLICE = 512  # lines processed between two waits for an idle loop
 QUIET = 0.1  # seconds without a new chunk: the burst is over, write it
 MAX_AGE = 2.0  # seconds a chunk may wait while a burst goes on (what a crash can lose)
 BATCH_BYTES = 32 * 1024 * 1024  # or this much waiting: write now
+
+
+class TracePathError(OSError):
+    """``FILE`` cannot be a trace: a folder, a file the bridge did not write, or not creatable."""
+
+
+HEADER_PREFIX = b'{"trace":"%s"' % fmt.FORMAT.encode()
+
+
+def is_trace_file(path: str) -> bool:
+    """True when ``path`` is a regular file whose first line is a trace header (the bridge wrote it)."""
+    try:
+        with open(path, "rb") as handle:
+            first = handle.readline(4096)
+    except OSError:
+        return False
+    return os.path.isfile(path) and first.startswith(HEADER_PREFIX)
+
+
+def trace_path_problem(path: str) -> str | None:
+    """Why ``path`` (one of a trace's file names) may not be written or rotated, or None when it may."""
+    if os.path.isdir(path):
+        return f"--trace {path!r} is a folder; give a file name inside it (e.g. {os.path.join(path, 'trace.jsonl')!r})"
+    if os.path.lexists(path) and not is_trace_file(path):
+        return f"--trace {path!r} exists and is not a trace this bridge wrote; it is left alone: choose another name"
+    return None
+
+
+def prepare(path: str) -> None:
+    """Make ``path``'s folder (0700) and check the name may be a trace; ``TracePathError`` when not."""
+    path = os.path.abspath(os.path.expanduser(path))
+    folder = os.path.dirname(path)
+    try:
+        if not os.path.isdir(folder):
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+            os.chmod(folder, 0o700)  # makedirs' mode is filtered by the umask
+    except OSError as exc:
+        raise TracePathError(f"--trace {path!r}: cannot create its folder ({exc.strerror})") from None
+    problem = trace_path_problem(path)
+    if problem is not None:
+        raise TracePathError(problem)
 
 
 class NullTracer:
@@ -250,13 +295,14 @@ class TraceWriter:
     # -- the file ----------------------------------------------------------------------------
 
     def _open(self, rotate_existing: bool) -> None:
-        folder = os.path.dirname(self.path)
-        if not os.path.isdir(folder):
-            os.makedirs(folder, mode=0o700, exist_ok=True)
-            os.chmod(folder, 0o700)  # makedirs' mode is filtered by the umask
+        prepare(self.path)
         if rotate_existing and os.path.exists(self.path):
             self._rotate_files()
-        self.fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o600)
+        try:
+            self.fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND | os.O_NOFOLLOW,
+                              0o600)
+        except OSError as exc:
+            raise TracePathError(f"--trace {self.path!r} cannot be opened for writing ({exc.strerror})") from None
         os.fchmod(self.fd, 0o600)  # even if the file existed with a wider mode
         self.part += 1
         self.size = 0
@@ -264,6 +310,12 @@ class TraceWriter:
         self._write_raw(fmt.header(self.bridge_version, started, self.redactor.content, self.env, self.part))
 
     def _rotate_files(self) -> None:
+        """Move the parts along; ``TracePathError`` (nothing moved) when any name holds what the bridge did not write."""
+        names = [self.path] + [f"{self.path}.{index}" for index in range(1, self.keep + 1)]
+        for name in names:
+            problem = trace_path_problem(name)
+            if problem is not None:
+                raise TracePathError(problem)
         for index in range(self.keep, 0, -1):
             older = f"{self.path}.{index}"
             newer = self.path if index == 1 else f"{self.path}.{index - 1}"
@@ -288,10 +340,17 @@ class TraceWriter:
                 self._write_raw(data[:cut])
                 data = data[cut:]
             os.close(self.fd)
-            self._rotate_files()
-            self._open(rotate_existing=False)
+            self.fd = -1
+            try:
+                self._rotate_files()
+                self._open(rotate_existing=False)
+            except TracePathError as exc:
+                log.warning("trace: %s; tracing stops", exc)
+                return
 
     def _write_raw(self, data: bytes) -> None:
+        if self.fd < 0:
+            return  # tracing stopped (a write failed, or a rotation was refused)
         view = memoryview(data)
         try:
             while view:

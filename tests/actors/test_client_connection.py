@@ -90,6 +90,20 @@ def test_bad_lines_are_answered_by_the_connection_itself(connection):
     assert supervisor.of("ClientFrame") == []
 
 
+def test_a_bad_line_whose_id_is_readable_is_answered_with_that_id(connection):
+    """Issue 29: these were answered with a null id, although the id could be read."""
+    conn, pipes, supervisor = connection
+    pipes.send(b'{"jsonrpc":"2.0","id":11,"method":"session/prompt","params":{"x":NaN}}\n'  # valid JSON but NaN
+               b'{"jsonrpc":"2.0","id":12,"method":"session/prompt","params":{"n":1e999}}\n'  # out of range
+               b'{"jsonrpc":"2.0","id":"t-13","method":"session/prompt","params":{"cut\n'  # partly readable
+               b'{"jsonrpc":"2.0","method":"x","params":{"id":14},"oops\n'  # only a nested id: not the frame's
+               b'{"jsonrpc":"1.0","id":15,"method":"initialize"}\n')  # valid JSON and an id, a bad shape
+    lines = pipes.read_lines(5)
+    assert [line["id"] for line in lines] == [11, 12, "t-13", None, 15]
+    assert [line["error"]["code"] for line in lines] == [-32700, -32700, -32700, -32700, -32600]
+    assert supervisor.of("ClientFrame") == []
+
+
 def test_a_frame_whose_handling_fails_is_answered_and_its_neighbours_still_go_through(connection, monkeypatch):
     conn, pipes, supervisor = connection
     original = ClientConnection._inbound

@@ -130,3 +130,40 @@ def test_after_a_gap_a_cut_line_is_skipped_and_a_whole_one_kept(tmp_path):
     parsed = fmt.parse(path.read_bytes())
     kinds = [next(k for k in ("frame", "dropped", "closed") if k in r) for r in parsed.records if "end" not in r]
     assert kinds == ["frame", "dropped", "frame", "closed", "dropped", "frame"] and parsed.corrupt == []
+
+
+def test_a_folder_or_a_file_the_bridge_did_not_write_is_refused_and_left_where_it_is(tmp_path):
+    """Issue 29: ``--trace ~/proj`` moved the project to ``proj.1``; only traces are ever moved."""
+    import pytest
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "main.py").write_text("print('mine')\n")
+    with pytest.raises(trace.TracePathError, match="is a folder"):
+        writer(project)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    with pytest.raises(trace.TracePathError, match="not a trace"):
+        writer(notes)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt", "proj"]
+    assert (project / "main.py").read_text() == "print('mine')\n" and notes.read_text() == "my notes\n"
+
+
+def test_a_rotation_that_would_replace_a_foreign_part_moves_nothing(tmp_path):
+    import pytest
+
+    path = tmp_path / "t.jsonl"
+    writer(path).close()
+    (tmp_path / "t.jsonl.1").mkdir()  # someone's folder where the first part would go
+    with pytest.raises(trace.TracePathError, match="is a folder"):
+        writer(path)
+    assert lines(path)[0]["trace"] == "zcode-acp" and (tmp_path / "t.jsonl.1").is_dir()
+
+
+def test_a_trace_path_that_cannot_be_created_is_refused(tmp_path):
+    import pytest
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    with pytest.raises(trace.TracePathError, match="cannot create its folder"):
+        writer(blocker / "t.jsonl")

@@ -92,3 +92,16 @@ def test_the_demo_in_chinese(tmp_path):
     # The bridge it started speaks Chinese too: the permission dialog's options and the plan approval.
     assert "  → 允许一次 (allow_once)" in out and "    本项目内始终允许 (allow_always)" in out
     assert "    拒绝 (reject_once)" in out and "  → 批准方案 (allow_once)" in out and "    继续规划 (reject_once)" in out
+
+
+@pytest.mark.parametrize("command", [[], ["demo"], ["doctor"], ["hub"], ["serve"], ["replay"]])
+def test_the_chinese_help_has_no_english_of_typer_and_fits_80_columns(tmp_path, command):
+    """Issue 29: ``[default: …]``, ``[required]`` and lines past 80 columns in the Chinese ``--help``."""
+    import unicodedata
+
+    done = run([ZCODE_ACP, *command, "--help"], clean_env(tmp_path, ZCODE_ACP_LANG="zh-CN"), timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert "default:" not in done.stdout and "[required]" not in done.stdout
+    widths = [sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line)
+              for line in done.stdout.splitlines()]
+    assert max(widths) <= 80, done.stdout

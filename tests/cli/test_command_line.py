@@ -32,10 +32,17 @@ BAD_INPUTS = [
     ([], {"ZCODE_ACP_HUB_AUTOSTART": "perhaps"}, "ZCODE_ACP_HUB_AUTOSTART='perhaps' is not valid"),
     ([], {"ZCODE_ACP_PROJECT_ROOTS": "src/projects"}, "ZCODE_ACP_PROJECT_ROOTS='src/projects' is not valid: "
                                                       "expected absolute folders"),
+    # Issue 29: a bad public host name was only warned about.
+    ([], {"ZCODE_ACP_PUBLIC_HOST": "agent.example.org/path"}, "ZCODE_ACP_PUBLIC_HOST='agent.example.org/path' is not valid: "
+                                                             "expected host names"),
+    (["hub"], {"ZCODE_ACP_PUBLIC_HOST": "a b"}, "ZCODE_ACP_PUBLIC_HOST='a b' is not valid"),
     ([], {"ZCODE_ACP_TRACE_REDACT_CONTENT": "maybe"}, "ZCODE_ACP_TRACE_REDACT_CONTENT='maybe' is not valid"),
     (["serve", "--cwd", "/tmp"], {"ZCODE_ACP_REMOTE_PORT": "0"}, "ZCODE_ACP_REMOTE_PORT='0' is not valid"),
     (["hub"], {"ZCODE_ACP_HUB_PORT": "http"}, "ZCODE_ACP_HUB_PORT='http' is not valid"),
     ([], {"ZCODE_HOME": "/dev/null/zcode-home"}, "ZCODE_HOME='/dev/null/zcode-home' cannot be created"),
+    # Issue 29: a trace path that cannot be created was a traceback and exit 1.
+    (["--trace", "/dev/null/t.jsonl"], {}, "--trace '/dev/null/t.jsonl': cannot create its folder"),
+    ([], {"ZCODE_ACP_TRACE": "/dev/null/t.jsonl"}, "--trace '/dev/null/t.jsonl': cannot create its folder"),
     (["serve", "--cwd", "/tmp"], {"ZCODE_HOME": "/dev/null/zcode-home"}, "ZCODE_HOME='/dev/null/zcode-home' cannot be"),
 ]
 
@@ -48,6 +55,19 @@ def test_a_bad_value_is_one_line_on_stderr_and_exit_2(tmp_path, args, env, messa
     lines = done.stderr.splitlines()
     assert len(lines) == 1, done.stderr
     assert lines[0].startswith("zcode-acp: ") and message in lines[0]
+
+
+def test_trace_on_a_folder_is_one_line_exit_2_and_the_folder_stays(tmp_path):
+    """Issue 29: ``zcode-acp --trace ~/proj`` moved the project to ``proj.1`` and wrote the trace there."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "main.py").write_text("print('mine')\n")
+    for _ in range(2):  # a second start neither moves it on to .2 nor fails otherwise
+        done = run([ZCODE_ACP, "--trace", str(project)], clean_env(tmp_path), timeout=30)
+        assert done.returncode == 2 and done.stdout == ""
+        assert len(done.stderr.splitlines()) == 1 and "is a folder" in done.stderr, done.stderr
+    assert (project / "main.py").read_text() == "print('mine')\n"
+    assert not (tmp_path / "proj.1").exists()
 
 
 def invoke(*args: str):

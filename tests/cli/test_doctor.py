@@ -160,6 +160,17 @@ def test_a_token_from_the_private_config_file_counts(tmp_path):
     assert "✓ remote access on, token set" in lines
 
 
+def test_a_token_in_the_environment_is_named_with_the_file_as_the_fix(tmp_path):
+    """Issue 29: the bridge's initial environ (/proc/<pid>/environ) holds the token for good."""
+    config = tmp_path / "xdg" / "zcode-acp" / "config.json"
+    env = doctor_env(tmp_path, ZCODE_BIN="zcode-sim", ZCODE_ACP_REMOTE="1", XDG_CONFIG_HOME=str(tmp_path / "xdg"),
+                     ZCODE_ACP_REMOTE_TOKEN="a-long-enough-token-for-doctor")
+    _, lines, _ = doctor(env)
+    [line] = [line for line in lines if "remote access on" in line]
+    assert line.startswith("! ") and "/proc/<pid>/environ" in line
+    assert f"{config} (chmod 600) and unset ZCODE_ACP_REMOTE_TOKEN" in line
+
+
 class Health(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         body = json.dumps({"ok": True, "version": "9.9.9", "instances": [{"id": "a"}]}).encode()
@@ -205,3 +216,13 @@ def test_a_hub_port_taken_by_something_else_fails(tmp_path):
     assert code == 1
     assert any(line.startswith(f"✗ port 127.0.0.1:{port} is taken by something that is not a zcode-acp hub")
                for line in lines)
+
+
+def test_a_zcode_home_root_cannot_make_is_not_promised(tmp_path):
+    """Issue 29: as root, ``os.access`` says yes to ``/proc``, and doctor said "will be created"."""
+    home = "/proc/zcode-home-that-cannot-be"
+    code, lines, done = doctor(doctor_env(tmp_path, ZCODE_BIN="zcode-sim", ZCODE_HOME=home))
+    assert code == 1 and "Traceback" not in done.stderr
+    assert f"✗ ZCODE_HOME='{home}' cannot be created (/proc is not writable) — fix: set ZCODE_HOME " \
+           "to a folder you can write" in lines
+    assert not any("will be created" in line for line in lines)

@@ -65,3 +65,28 @@ def test_python_m_zcode_acp_from_the_repository_root_with_a_wheel_install(tmp_pa
     assert where.stdout.strip() == str(ROOT / "zcode_acp" / "actors" / "supervisor.py")
     site = next((venv / "lib").glob("python3*/site-packages"))
     assert modules_under(site) == modules_under(ROOT)  # every module through the links, nothing else
+
+
+def test_an_editable_install_makes_only_zcode_acp_importable(tmp_path):
+    """Issue 29: ``pip install -e .`` put the root on ``sys.path``, so ``import config``, ``import tests``…
+    resolved to this checkout in every program of that environment."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("ensurepip", reason="this Python cannot make a virtual environment with pip")
+    venv = tmp_path / "editable-venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    installed = run([str(venv / "bin" / "pip"), "install", "--disable-pip-version-check", "-q", "--no-deps",
+                     "-e", str(ROOT)], clean_env(tmp_path), timeout=600)
+    assert installed.returncode == 0, installed.stderr[-3000:]
+    elsewhere = tmp_path / "elsewhere"  # not the root: sys.path[0] is then no part of this project
+    elsewhere.mkdir()
+    names = sorted(top_level_packages() | {"tests", "bench"})
+    probe = ("import importlib.util, json; "
+             f"print(json.dumps({{n: importlib.util.find_spec(n) is not None for n in {names!r}}}))")
+    found = run([str(venv / "bin" / "python"), "-c", probe], clean_env(tmp_path), cwd=elsewhere)
+    assert found.returncode == 0, found.stderr[-3000:]
+    assert [name for name, present in __import__("json").loads(found.stdout).items() if present] == []
+    spec = run([str(venv / "bin" / "python"), "-c", "import importlib.util as u; print(u.find_spec('zcode_acp').origin)"],
+               clean_env(tmp_path), cwd=elsewhere)
+    assert spec.stdout.strip() == str(ROOT / "importroot" / "zcode_acp" / "__init__.py"), spec.stderr[-3000:]

@@ -303,3 +303,18 @@ def test_sigterm_stops_the_hub_cleanly(tmp_path: Path) -> None:
     process = HubProcess(tmp_path)
     assert process.stop(signal.SIGTERM) == 0
     process.wait_line(r"stopping \(signal\)")
+
+
+def test_a_short_token_is_one_line_that_says_so_and_how_to_make_one(tmp_path: Path) -> None:
+    """Issue 29: a warning ("refused") then "no token. Set ZCODE_ACP_REMOTE_TOKEN…"; now one line."""
+    import subprocess
+
+    env = base_env(tmp_path)
+    env["ZCODE_ACP_REMOTE_TOKEN"] = "short-token"
+    done = subprocess.run([sys.executable, "-m", "zcode_acp", "hub", "--port", "0"], env=env, capture_output=True,
+                          text=True, timeout=30, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    assert "shorter than 16 characters" in lines[0] and "openssl rand -hex 32" in lines[0]
+    assert "no token" not in lines[0]

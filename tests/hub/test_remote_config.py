@@ -133,3 +133,9 @@ def test_public_host_names_for_a_tunnel() -> None:
     assert config.public_hosts == ("a.example.org", "b.example.org")
     config = parse({"remote": {"publicHost": "evil.org/path"}}, {})
     assert config.public_hosts == () and config.warnings
+
+
+def test_a_config_file_that_is_not_an_object_is_named_not_silently_ignored() -> None:
+    """Issue 29: a file holding ``[1,2]`` was ignored without a word."""
+    config = parse_remote_config("[1,2]", 0o100600, {}, home=Path("/nonexistent"), path=Path("/x/config.json"))
+    assert config.warnings == ("/x/config.json: not a JSON object (list); ignored",)

@@ -79,6 +79,7 @@ def test_malformed_input_gets_errors_and_never_corrupts_stdout(tmp_path):
                b'{"jsonrpc":"2.0","id":{},"method":"x"}', b'{"jsonrpc":"2.0","method":7}', b"\xff\xfe\xfd",
                b'{"a": NaN}', b'{"jsonrpc":"1.0","method":"initialize"}']
     expected_ids = set()
+    readable_cuts = 0
     lines = []
     for index in range(2000):
         choice = rng.random()
@@ -87,6 +88,8 @@ def test_malformed_input_gets_errors_and_never_corrupts_stdout(tmp_path):
         elif choice < 0.6:
             cut = rng.randrange(1, len(valid))
             lines.append(valid[:cut].encode())
+            if cut >= valid.index('"id": 0,') + len('"id": 0,'):
+                readable_cuts += 1  # its id is readable: the parse error is answered with it (issue 29)
         elif choice < 0.8:
             request_id = 10_000 + index
             expected_ids.add(request_id)
@@ -107,6 +110,7 @@ def test_malformed_input_gets_errors_and_never_corrupts_stdout(tmp_path):
             answered[frame["id"]] = answered.get(frame["id"], 0) + 1
             if "error" in frame:
                 assert frame["error"]["code"] in (-32700, -32600, -32601, -32602, -32002)
+    assert answered.pop(0, 0) == readable_cuts > 0  # each cut line that shows id 0 (the same id each time)
     assert set(answered) == expected_ids
     assert set(answered.values()) == {1}  # exactly once each
     assert bridge.close() == 0

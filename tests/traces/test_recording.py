@@ -50,10 +50,11 @@ def test_the_trace_file_is_private_and_its_folder_too(tmp_path):
 
 def test_the_environment_variable_records_and_an_older_trace_is_kept(tmp_path):
     trace = tmp_path / "t.jsonl"
-    trace.write_text("an older trace\n")
+    older = '{"trace":"zcode-acp","version":1,"bridge":"older"}\n'  # a trace the bridge wrote: only those move
+    trace.write_text(older)
     os.chmod(trace, 0o644)
     record(lambda c: c.initialize(), None, env={"ZCODE_ACP_TRACE": str(trace)})
-    assert (tmp_path / "t.jsonl.1").read_text() == "an older trace\n"
+    assert (tmp_path / "t.jsonl.1").read_text() == older
     header = json.loads(trace.read_text().splitlines()[0])
     assert header["trace"] == "zcode-acp" and header["version"] == 1
     assert (trace.stat().st_mode & 0o777) == 0o600
