@@ -118,7 +118,9 @@ class Hub:
         self.server = HttpServer((self.settings.host, self.settings.port), self._handle,
                                  max_body=self.settings.max_body, name="hub",
                                  admit=self.auth.admit,
-                                 max_connections=self.settings.max_connections).start()
+                                 max_connections=self.settings.max_connections)
+        self.auth.bound_to(self.server.port)
+        self.server.start()
         env = dict(self.settings.serve_env)
         env.update(ZCODE_ACP_REMOTE="1", ZCODE_ACP_REMOTE_TOKEN=self.settings.token,
                    ZCODE_ACP_HUB_HOST=self.settings.host, ZCODE_ACP_HUB_PORT=str(self.port))

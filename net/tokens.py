@@ -94,6 +94,11 @@ class RemoteAuth:
         self.proofs = proofs.ProofChecker(token)
         self._clock = clock
 
+    def bound_to(self, port: int) -> RemoteAuth:
+        """The listener's port, once bound: proofs are accepted only when made for it."""
+        self.proofs.audience = port
+        return self
+
     def admit(self, request: HttpRequest) -> Admission:
         self.hosts.check(request)
         no_body_allowed(request)
@@ -108,7 +113,8 @@ class RemoteAuth:
             nonce = self.proofs.verify(authorization, request.method, request.target,
                                        request.header("host"),
                                        request.header(proofs.BODY_DIGEST_HEADER.lower()),
-                                       self._clock())
+                                       self._clock(),
+                                       request.header(proofs.CHALLENGE_HEADER.lower()))
             if nonce is not None:
                 return Admission(((proofs.ANSWER_HEADER, proofs.answer_proof(self.token, nonce)),),
                                  authenticated=True)

@@ -91,6 +91,7 @@ class RemoteEndpoint:
                                bodiless_paths=frozenset({PATH, proofs.OWNER_PATH}))
         self.server = HttpServer.first_free(host, port, self._handle, name="acp-remote",
                                             admit=self.auth.admit)
+        self.auth.bound_to(self.server.port)
         # The id this bridge registers under (set by remote access): it proves the port is its.
         self.instance_id = ""
         self._serials = itertools.count(1)
