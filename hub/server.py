@@ -287,7 +287,7 @@ class Hub:
                 isinstance(pid, bool) or not isinstance(pid, int):
             raise HttpError(400, "unregister needs {\"id\": <instance id>, \"pid\": <its pid>}")
         try:
-            removed = self.registry.unregister(instance_id, pid)
+            removed = self.registry.unregister(instance_id, pid, body.get("key"))
         except TakeOver as exc:
             raise HttpError(409, str(exc)) from None
         if removed:

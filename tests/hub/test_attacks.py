@@ -400,3 +400,22 @@ def test_one_clients_flood_through_the_hub_never_stalls_another(
     finally:
         flooding.kill()
         flooder.close()
+
+
+def test_a_token_holder_cannot_rewrite_or_remove_another_bridges_registration(
+        hub: HubProcess) -> None:
+    # The victim registered with its key; the pid and port are public (the listing shows them).
+    victim = {"id": "victim", "port": 9001, "pid": 100, "key": "v" * 32, "workspace": "/victim"}
+    assert http("POST", f"{hub.url}/api/register", victim)[0] == 200
+    (listed,) = get_json(f"{hub.url}/api/instances")
+    assert "v" * 32 not in json.dumps(listed)  # the key is never listed
+    forged = {"id": "victim", "port": listed["port"], "pid": listed["pid"], "workspace": "/forged"}
+    for key in (None, "f" * 32):
+        body = forged if key is None else {**forged, "key": key}
+        assert http("POST", f"{hub.url}/api/register", body)[0] == 409
+        assert http("POST", f"{hub.url}/api/unregister",
+                    {"id": "victim", "pid": 100, **({"key": key} if key else {})})[0] == 409
+    (listed,) = get_json(f"{hub.url}/api/instances")
+    assert listed["workspace"] == "/victim"
+    # The victim itself, with its key, still may.
+    assert http("POST", f"{hub.url}/api/unregister", {"id": "victim", "pid": 100, "key": "v" * 32})[0] == 200
