@@ -15,6 +15,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, UTC
 from typing import Any, Literal
 
+from zcode_acp.protocol.display_text import shown_title
+
 Origin = Literal["editor", "serve"]
 MAX_ID = 128
 MAX_SESSIONS = 1000
@@ -151,8 +153,9 @@ def _session(raw: object, now_ms: float) -> SessionSummary:
         session_id=session_id,
         updated_at=_stamp(raw.get("updatedAt"), "session.updatedAt", now_ms),
         status="running" if status == "running" else "idle",
-        # A title is shown, not checked: cut to a line's worth, control characters dropped.
-        title="".join(c for c in title[:MAX_TITLE] if ord(c) >= 0x20) if title else title)
+        # A title is shown, not checked: cut to a line's worth, control characters and bidi
+        # controls dropped (protocol/display_text.py).
+        title=shown_title(title[:MAX_TITLE]) if title else title)
 
 
 def parse_registration(body: object, *, now_ms: float) -> Registration:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, UTC
 from typing import Any
+from zcode_acp.protocol.display_text import shown_title
 
 
 def workspace(cwd: str) -> dict[str, str]:
@@ -69,7 +70,7 @@ def list_sessions(result: Any, known: dict[str, str]) -> list[dict[str, Any]]:
             "cwd": (item.get("workspace") or {}).get("workspacePath") or "/",
         }
         if isinstance(item.get("title"), str):
-            info["title"] = item["title"]
+            info["title"] = shown_title(item["title"])
         updated = item.get("updatedAt")
         if isinstance(updated, (int, float)) and not isinstance(updated, bool):
             info["updatedAt"] = iso_time(updated)
