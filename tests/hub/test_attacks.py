@@ -140,6 +140,9 @@ def test_host_and_origin_are_allow_listed(hub: HubProcess) -> None:
     # The name the user configured for the tunnel, and the page's own origin through it.
     assert status("Origin: https://agent.example.org", host="agent.example.org") == 200
     assert status("Origin: https://agent.example.org", host="other.example.org") == 403
+    # The scheme is part of the origin: the hub serves plain HTTP on loopback, a tunnel TLS.
+    assert status(f"Origin: https://127.0.0.1:{port}") == 403
+    assert status("Origin: http://agent.example.org", host="agent.example.org") == 403
     phone = f"ws://127.0.0.1:{port}/acp?instance=nobody"
     with pytest.raises(wsclient.WebSocketBadStatusException) as refused:
         wsclient.create_connection(phone, timeout=5, origin="https://attacker.example",
