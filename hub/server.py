@@ -290,7 +290,8 @@ class Hub:
                 isinstance(pid, bool) or not isinstance(pid, int):
             raise HttpError(400, "unregister needs {\"id\": <instance id>, \"pid\": <its pid>}")
         try:
-            removed = self.registry.unregister(instance_id, pid, body.get("key"))
+            removed = self.registry.unregister(instance_id, pid,
+                                               body.get("key") if isinstance(body, dict) else None)
         except TakeOver as exc:
             raise HttpError(409, str(exc)) from None
         if removed:

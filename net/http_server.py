@@ -451,12 +451,12 @@ class HttpServer:
     def _authenticated(self) -> None:
         """The head passed the gate: this connection leaves the pool without a token."""
         current = gevent.getcurrent()
-        if self._unauthenticated.pop(current, None) is None:  # type: ignore[call-overload]
+        if self._unauthenticated.pop(current, None) is None:
             return
         if len(self._connections) >= self.max_connections:
             self.refused_busy += 1
             raise HttpError(503, "too many connections; retry later", (("Retry-After", "1"),))
-        self._connections.add(current)  # type: ignore[arg-type]
+        self._connections.add(current)
 
     def _serve(self, sock: gsocket.socket, peer: tuple[str, int]) -> None:
         conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD_BYTES)

@@ -15,8 +15,8 @@ import pytest
 import websocket as wsclient
 from gevent import socket as gsocket
 
-from tests.hub.harness import TOKEN, FakeBridge, HubProcess, Process, base_env, get_json, http, wait_until
-from zcode_acp.net.http_server import MAX_UNAUTHENTICATED, HttpServer
+from tests.hub.harness import TOKEN, FakeBridge, HubProcess, Process, base_env, get_json, http
+from zcode_acp.net.http_server import MAX_UNAUTHENTICATED
 from zcode_acp.net.hub_client import BridgeIdentity, HubClient, Outcome
 from zcode_acp.net.tokens import SUBPROTOCOL, token_subprotocol
 

@@ -19,7 +19,7 @@ from tests.hub.harness import TOKEN, HubProcess, http, wait_until
 from zcode_acp.actors.messages import AttachClient
 from zcode_acp.actors.transport.remote import MAX_MESSAGE, RemoteEndpoint
 from zcode_acp.hub.ownership import port_proves_owner
-from zcode_acp.net.http_server import MAX_UNAUTHENTICATED, Admission, HttpError, HttpRequest, \
+from zcode_acp.net.http_server import Admission, HttpError, HttpRequest, \
     HttpServer
 
 IDLE = 600  # over the pool and over the old shared cap (512): a few hundred on loopback
