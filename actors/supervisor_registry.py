@@ -20,6 +20,7 @@ from zcode_acp.protocol.handshake import (
     supports_boolean_options,
 )
 from zcode_acp.protocol import model_catalog
+from zcode_acp.protocol.display_text import shown_title
 from zcode_acp.protocol.session_config import SessionSettings
 
 from zcode_acp import version
@@ -327,5 +328,5 @@ class SessionRegistry(BridgeActor):
 def _listed(session_id: str, updated_at: int, status: str, title: str | None) -> dict[str, Any]:
     item: dict[str, Any] = {"sessionId": session_id, "updatedAt": updated_at, "status": status}
     if title:
-        item["title"] = title
+        item["title"] = shown_title(title)
     return item

@@ -25,11 +25,12 @@ log = logging.getLogger("zcode_acp.hub")
 def port_proves_owner(port: int, token: str, instance_id: str, timeout: float = 3.0) -> bool:
     host = f"127.0.0.1:{port}"
     nonce = proofs.new_nonce()
-    headers, request_nonce = proofs.request_headers(token, "GET", proofs.OWNER_PATH, host)
+    # The challenge is under the request's MAC: nobody can replay this request with another.
+    headers, request_nonce = proofs.request_headers(token, "GET", proofs.OWNER_PATH, host,
+                                                    challenge=nonce)
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
-        connection.request("GET", proofs.OWNER_PATH,
-                           headers={"Host": host, proofs.CHALLENGE_HEADER: nonce, **dict(headers)})
+        connection.request("GET", proofs.OWNER_PATH, headers={"Host": host, **dict(headers)})
         response = connection.getresponse()
         raw = response.read(4096)
         answered = response.getheader(proofs.ANSWER_HEADER)

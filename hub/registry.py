@@ -9,9 +9,13 @@ copy is newest (docs/hub.md, "Discovery").
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from dataclasses import dataclass, field, replace
 from datetime import datetime, UTC
 from typing import Any, Literal
+
+from zcode_acp.protocol.display_text import shown_title
 
 Origin = Literal["editor", "serve"]
 MAX_ID = 128
@@ -59,6 +63,18 @@ class Registration:
     started_at: float | str
     version: str
     sessions: tuple[SessionSummary, ...] = ()
+    # The digest of the bridge's registration key (never listed): who may change or remove it.
+    key_digest: bytes = field(default=b"", repr=False)
+
+
+def key_digest(key: object) -> bytes:
+    """The digest a key is compared by (constant time, whatever its length)."""
+    return hashlib.sha256(key.encode("utf-8")).digest() if isinstance(key, str) else b""
+
+
+def _same_key(held: bytes, given: bytes) -> bool:
+    """``given`` may change a registration made with ``held`` (keyless: an older bridge's)."""
+    return hmac.compare_digest(held, given)
 
 
 @dataclass
@@ -137,8 +153,9 @@ def _session(raw: object, now_ms: float) -> SessionSummary:
         session_id=session_id,
         updated_at=_stamp(raw.get("updatedAt"), "session.updatedAt", now_ms),
         status="running" if status == "running" else "idle",
-        # A title is shown, not checked: cut to a line's worth, control characters dropped.
-        title="".join(c for c in title[:MAX_TITLE] if ord(c) >= 0x20) if title else title)
+        # A title is shown, not checked: cut to a line's worth, control characters and bidi
+        # controls dropped (protocol/display_text.py).
+        title=shown_title(title[:MAX_TITLE]) if title else title)
 
 
 def parse_registration(body: object, *, now_ms: float) -> Registration:
@@ -157,6 +174,11 @@ def parse_registration(body: object, *, now_ms: float) -> Registration:
     origin = body.get("origin", "editor")
     if origin not in ("editor", "serve"):
         raise RegistrationError('origin must be "editor" or "serve"')
+    # Optional for bridges older than the key (issue 29): their registrations stay bound to
+    # pid and port only (docs/decisions.md).
+    key = body.get("key")
+    if key is not None and (not isinstance(key, str) or not 16 <= len(key) <= MAX_ID):
+        raise RegistrationError("key must be the bridge's registration key (16 to 128 characters)")
     sessions = body.get("sessions", [])
     if not isinstance(sessions, list) or len(sessions) > MAX_SESSIONS:
         raise RegistrationError(f"sessions must be a list (at most {MAX_SESSIONS})")
@@ -165,7 +187,7 @@ def parse_registration(body: object, *, now_ms: float) -> Registration:
         workspace=_text(body, "workspace"),
         started_at=_stamp(body.get("startedAt"), "startedAt", now_ms),
         version=_text(body, "version", default="0", limit=MAX_VERSION),
-        sessions=tuple(_session(s, now_ms) for s in sessions))
+        sessions=tuple(_session(s, now_ms) for s in sessions), key_digest=key_digest(key))
 
 
 @dataclass
@@ -181,12 +203,16 @@ class Registry:
     def register(self, registration: Registration, now: float) -> Instance:
         """Add or refresh; a heartbeat keeps the start time first seen.
 
-        An id belongs to the process that registered it first (its pid and port): a
-        registration that would take it over is refused (``TakeOver``, answered 409).
+        An id belongs to the process that registered it first: its pid and port, and the
+        key it registered with (which only that bridge knows: the pid and the port are in
+        the listing). A registration that would take it over or rewrite it is refused
+        (``TakeOver``, answered 409).
         """
         existing = self.instances.get(registration.id)
-        if existing is not None and (existing.registration.pid, existing.registration.port) != \
-                (registration.pid, registration.port):
+        if existing is not None and (
+                (existing.registration.pid, existing.registration.port) !=
+                (registration.pid, registration.port) or
+                not _same_key(existing.registration.key_digest, registration.key_digest)):
             raise TakeOver(f"instance {registration.id} belongs to another bridge")
         if existing is not None:
             registration = replace(registration,
@@ -195,12 +221,14 @@ class Registry:
         self.instances[registration.id] = instance
         return instance
 
-    def unregister(self, instance_id: str, pid: int | None = None) -> bool:
-        """Remove; with ``pid``, only the process that registered the id may (else TakeOver)."""
+    def unregister(self, instance_id: str, pid: int | None = None, key: object = None) -> bool:
+        """Remove; with ``pid``, only the process that registered the id, with its key, may
+        (else TakeOver). Without ``pid``: the hub's own sweep."""
         existing = self.instances.get(instance_id)
         if existing is None:
             return False
-        if pid is not None and existing.registration.pid != pid:
+        if pid is not None and (existing.registration.pid != pid or
+                                not _same_key(existing.registration.key_digest, key_digest(key))):
             raise TakeOver(f"instance {instance_id} belongs to another bridge")
         del self.instances[instance_id]
         return True

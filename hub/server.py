@@ -83,6 +83,9 @@ class HubSettings:
     # Host names a tunnel serves the hub under (beside loopback): the Host/Origin allow-list.
     public_hosts: tuple[str, ...] = ()
     max_connections: int = MAX_CONNECTIONS
+    # How long the check that a registered port is its bridge's may take; a refusal always
+    # takes this long, so its timing never tells whether the port is open (docs/security.md).
+    owner_check_timeout: float = 3.0
 
 
 class Hub:
@@ -118,7 +121,9 @@ class Hub:
         self.server = HttpServer((self.settings.host, self.settings.port), self._handle,
                                  max_body=self.settings.max_body, name="hub",
                                  admit=self.auth.admit,
-                                 max_connections=self.settings.max_connections).start()
+                                 max_connections=self.settings.max_connections)
+        self.auth.bound_to(self.server.port)
+        self.server.start()
         env = dict(self.settings.serve_env)
         env.update(ZCODE_ACP_REMOTE="1", ZCODE_ACP_REMOTE_TOKEN=self.settings.token,
                    ZCODE_ACP_HUB_HOST=self.settings.host, ZCODE_ACP_HUB_PORT=str(self.port))
@@ -285,7 +290,8 @@ class Hub:
                 isinstance(pid, bool) or not isinstance(pid, int):
             raise HttpError(400, "unregister needs {\"id\": <instance id>, \"pid\": <its pid>}")
         try:
-            removed = self.registry.unregister(instance_id, pid)
+            removed = self.registry.unregister(instance_id, pid,
+                                               body.get("key") if isinstance(body, dict) else None)
         except TakeOver as exc:
             raise HttpError(409, str(exc)) from None
         if removed:
@@ -317,7 +323,16 @@ class Hub:
             exchange.respond(404, f"unknown instance: {instance_id!r}\n")
             return
         # The port must still be that bridge's, proved without the token crossing (ownership.py).
-        if not port_proves_owner(instance.registration.port, self.settings.token, instance_id):
+        checked_at = time.monotonic()
+        proved = False
+        with gevent.Timeout(self.settings.owner_check_timeout, False):  # the whole check, bounded
+            proved = port_proves_owner(instance.registration.port, self.settings.token,
+                                       instance_id, timeout=self.settings.owner_check_timeout)
+        if not proved:
+            # Refused in the same time whether the port is closed (at once), open and silent
+            # (the whole timeout) or something else: a token holder cannot scan ports with it.
+            gevent.sleep(max(0.0, checked_at + self.settings.owner_check_timeout -
+                             time.monotonic()))
             log.warning("hub: the port instance %s registered does not prove it is that bridge; "
                         "not dialing it", instance_id)
             exchange.respond(502, "bridge unreachable: its port does not prove it is that bridge\n")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Callable, Iterable, Mapping
@@ -27,10 +28,20 @@ log = logging.getLogger(__name__)
 
 MAX_HEAD_BYTES = 16 * 1024
 DEFAULT_MAX_BODY = 1024 * 1024
-HEAD_TIMEOUT = 10.0
+# A connection must send its whole head this soon after it is accepted (the token is in it),
+# and its whole request (head and body) within REQUEST_TIMEOUT.
+HEAD_TIMEOUT = 5.0
+REQUEST_TIMEOUT = 10.0
 READ_CHUNK = 64 * 1024
-# Concurrent connections per listener; beyond it, 503 (a flood cannot take every descriptor).
+# Concurrent connections per listener that passed the gate (a token or a proof, or a route
+# that needs none); beyond it, 503 (a flood cannot take every descriptor).
 MAX_CONNECTIONS = 512
+# Connections whose head has not passed the gate yet: a pool of their own, so idle sockets
+# without a token never take the places of clients that have one. When it is full, its
+# oldest is cut for the newcomer: an idle socket is always the one to go, while a client
+# that sends its head at once is read before the next connection is accepted
+# (docs/security.md, "Idle sockets").
+MAX_UNAUTHENTICATED = 128
 # accept() errors that mean "not now" (descriptors or buffers exhausted), never "closed".
 ACCEPT_TRANSIENT = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM,
                               errno.ECONNABORTED, errno.EPROTO, errno.EPERM})
@@ -110,13 +121,24 @@ def _head_length(raw: bytes | bytearray) -> int | None:
     return None if end < 0 else end + 4
 
 
-# Judges a request on its head alone: raises HttpError to refuse it, or returns the headers
-# every answer to it must carry.
-Admit = Callable[[HttpRequest], Iterable[tuple[str, str]]]
+@dataclass(frozen=True)
+class Admission:
+    """What the gate says of a head it let through."""
+
+    # Added to every answer (the answer's proof of a proved request).
+    headers: tuple[tuple[str, str], ...] = ()
+    # The head carried the token or a proof (not merely a route that needs neither).
+    authenticated: bool = False
+
+
+# Judges a request on its head alone: raises HttpError to refuse it, or admits it.
+Admit = Callable[[HttpRequest], Admission]
 
 
 def read_request(sock: gsocket.socket, conn: h11.Connection, *, max_body: int = DEFAULT_MAX_BODY,
-                 timeout: float = HEAD_TIMEOUT, admit: Admit | None = None) -> HttpRequest | None:
+                 timeout: float = REQUEST_TIMEOUT, head_timeout: float = HEAD_TIMEOUT,
+                 admit: Admit | None = None,
+                 on_authenticated: Callable[[], None] | None = None) -> HttpRequest | None:
     """Read one request (head, then body); None when the peer closed before one.
 
     The whole read runs under one deadline, so a client trickling bytes
@@ -124,57 +146,75 @@ def read_request(sock: gsocket.socket, conn: h11.Connection, *, max_body: int = 
     however it arrives (one read or a trickle), and ``admit`` judges it — the
     token, the Host and Origin, whether a body may follow — before a single
     byte of the body is read: a stranger cannot make the server buffer a body.
+    The head has a shorter deadline of its own (``head_timeout``). ``on_authenticated``
+    runs once the gate found the token or a proof in the head (without ``admit``: once
+    the head is read), before any body is read; it may raise HttpError (503: no room).
     """
+    head_deadline = gevent.Timeout(min(head_timeout, timeout),
+                                   HttpError(408, "request head not received in time"))
+    with gevent.Timeout(timeout, HttpError(408, "request not received in time")):
+        head_deadline.start()
+        try:
+            return _read_request(sock, conn, max_body, admit, on_authenticated, head_deadline)
+        finally:
+            head_deadline.close()
+
+
+def _read_request(sock: gsocket.socket, conn: h11.Connection, max_body: int,
+                  admit: Admit | None, on_authenticated: Callable[[], None] | None,
+                  head_deadline: gevent.Timeout) -> HttpRequest | None:
     raw = bytearray()
+    body = bytearray()
     head: HttpRequest | None = None
     answer_headers: tuple[tuple[str, str], ...] = ()
-    body = bytearray()
-    with gevent.Timeout(timeout, HttpError(408, "request not received in time")):
-        while True:
+    while True:
+        try:
+            event = conn.next_event()
+        except h11.RemoteProtocolError as exc:
+            status = exc.error_status_hint
+            if status == 400 and len(raw) > MAX_HEAD_BYTES and head is None:
+                status = 431
+            raise HttpError(status, f"malformed request: {exc}") from None
+        if event is h11.NEED_DATA:
+            # Before the head is complete, never read past the cap (h11 alone caps only
+            # what is still incomplete: a whole oversized head in one read would pass).
+            room = READ_CHUNK if head is not None else MAX_HEAD_BYTES + 1 - len(raw)
+            if room <= 0:
+                raise HttpError(431, f"request head over {MAX_HEAD_BYTES} bytes")
             try:
-                event = conn.next_event()
-            except h11.RemoteProtocolError as exc:
-                status = exc.error_status_hint
-                if status == 400 and len(raw) > MAX_HEAD_BYTES and head is None:
-                    status = 431
-                raise HttpError(status, f"malformed request: {exc}") from None
-            if event is h11.NEED_DATA:
-                # Before the head is complete, never read past the cap (h11 alone caps only
-                # what is still incomplete: a whole oversized head in one read would pass).
-                room = READ_CHUNK if head is not None else MAX_HEAD_BYTES + 1 - len(raw)
-                if room <= 0:
-                    raise HttpError(431, f"request head over {MAX_HEAD_BYTES} bytes")
-                try:
-                    data = sock.recv(min(room, READ_CHUNK))
-                except OSError:
-                    data = b""
-                if not data and not raw:
-                    return None
-                raw += data
-                conn.receive_data(data)
-                continue
-            if isinstance(event, h11.Request):
-                length = _head_length(raw)
-                if length is None or length > MAX_HEAD_BYTES:
-                    raise HttpError(431, f"request head over {MAX_HEAD_BYTES} bytes")
-                head = _request(event, raw)
-                declared = head.header("content-length")
-                if declared.isdigit() and int(declared) > max_body:
-                    raise HttpError(413, f"request body over {max_body} bytes")
-                if admit is not None:
-                    answer_headers = tuple(admit(head))
-                continue
-            if isinstance(event, h11.Data):
-                body += event.data
-                if len(body) > max_body:
-                    raise HttpError(413, f"request body over {max_body} bytes")
-                continue
-            if isinstance(event, h11.EndOfMessage) or event is h11.PAUSED:
-                break
-            if isinstance(event, h11.ConnectionClosed):
-                if head is None:
-                    return None
-                raise HttpError(400, "connection closed mid-request")
+                data = sock.recv(min(room, READ_CHUNK))
+            except OSError:
+                data = b""
+            if not data and not raw:
+                return None
+            raw += data
+            conn.receive_data(data)
+            continue
+        if isinstance(event, h11.Request):
+            length = _head_length(raw)
+            if length is None or length > MAX_HEAD_BYTES:
+                raise HttpError(431, f"request head over {MAX_HEAD_BYTES} bytes")
+            head = _request(event, raw)
+            declared = head.header("content-length")
+            if declared.isdigit() and int(declared) > max_body:
+                raise HttpError(413, f"request body over {max_body} bytes")
+            head_deadline.cancel()
+            admission = admit(head) if admit is not None else Admission(authenticated=True)
+            answer_headers = admission.headers
+            if admission.authenticated and on_authenticated is not None:
+                on_authenticated()
+            continue
+        if isinstance(event, h11.Data):
+            body += event.data
+            if len(body) > max_body:
+                raise HttpError(413, f"request body over {max_body} bytes")
+            continue
+        if isinstance(event, h11.EndOfMessage) or event is h11.PAUSED:
+            break
+        if isinstance(event, h11.ConnectionClosed):
+            if head is None:
+                return None
+            raise HttpError(400, "connection closed mid-request")
     assert head is not None
     declared_digest = head.header("x-zcode-body-sha256")
     if declared_digest and hashlib.sha256(body).hexdigest() != declared_digest.strip().lower():
@@ -285,15 +325,20 @@ class HttpServer:
 
     def __init__(self, address: tuple[str, int], handler: Handler, *,
                  max_body: int = DEFAULT_MAX_BODY, head_timeout: float = HEAD_TIMEOUT,
+                 request_timeout: float = REQUEST_TIMEOUT,
                  name: str = "http", admit: Admit | None = None,
-                 max_connections: int = MAX_CONNECTIONS) -> None:
+                 max_connections: int = MAX_CONNECTIONS,
+                 max_unauthenticated: int = MAX_UNAUTHENTICATED) -> None:
         self.handler = handler
         self.max_body = max_body
         self.head_timeout = head_timeout
+        self.request_timeout = request_timeout
         self.name = name
         self.admit = admit
         self.max_connections = max_connections
-        self.refused_busy = 0       # connections answered 503 (over max_connections)
+        self.max_unauthenticated = max_unauthenticated
+        self.refused_busy = 0       # connections answered 503 (a pool full)
+        self.evicted = 0            # connections without a token cut for a newcomer
         self.accept_errors = 0      # accept() failures survived (EMFILE, ENFILE, ENOBUFS, ...)
         self.listener = gsocket.socket(gsocket.AF_INET6 if ":" in address[0] else gsocket.AF_INET,
                                        gsocket.SOCK_STREAM)
@@ -306,7 +351,10 @@ class HttpServer:
             raise
         self.address: tuple[str, int] = self.listener.getsockname()[:2]
         self._acceptor: gevent.Greenlet | None = None
+        # Past the gate (what max_connections caps), and not yet (when each was accepted;
+        # insertion order is age order: what max_unauthenticated caps).
         self._connections: set[gevent.Greenlet] = set()
+        self._unauthenticated: dict[gevent.Greenlet, float] = {}
 
     @property
     def port(self) -> int:
@@ -314,8 +362,18 @@ class HttpServer:
 
     @property
     def open_connections(self) -> int:
-        """Connections being read or answered (what ``max_connections`` caps)."""
+        """Connections being read or answered, with the token or without."""
+        return len(self._connections) + len(self._unauthenticated)
+
+    @property
+    def authenticated_connections(self) -> int:
+        """Connections past the gate (what ``max_connections`` caps)."""
         return len(self._connections)
+
+    @property
+    def unauthenticated_connections(self) -> int:
+        """Connections whose head has not passed the gate (what ``max_unauthenticated`` caps)."""
+        return len(self._unauthenticated)
 
     @classmethod
     def first_free(cls, host: str, port: int, handler: Handler, *, tries: int = 100,
@@ -342,7 +400,7 @@ class HttpServer:
             self.listener.close()
         except OSError:
             pass
-        gevent.killall(list(self._connections), block=False)
+        gevent.killall([*self._connections, *self._unauthenticated], block=False)
 
     def _accept_loop(self) -> None:
         backoff = ACCEPT_BACKOFF_MIN
@@ -362,15 +420,43 @@ class HttpServer:
                 backoff = min(backoff * 2, ACCEPT_BACKOFF_MAX)
                 continue
             backoff = ACCEPT_BACKOFF_MIN
-            if self.open_connections >= self.max_connections:
-                # Over the cap: a status line, not a silent reset, and no greenlet to hold.
-                self.refused_busy += 1
-                gevent.spawn(_refuse_busy, sock)
-                continue
+            self._make_room()
             sock.setsockopt(gsocket.IPPROTO_TCP, gsocket.TCP_NODELAY, 1)
-            greenlet = gevent.spawn(self._serve, sock, peer)
-            self._connections.add(greenlet)
-            greenlet.link(self._connections.discard)
+            greenlet = gevent.Greenlet(self._serve, sock, peer)
+            self._unauthenticated[greenlet] = time.monotonic()
+            greenlet.link(self._forget)
+            greenlet.start()
+            # Let it read at once: a client's head is usually there already, and is judged
+            # (and leaves the pool) before the next connection of a flood is accepted.
+            gevent.sleep(0)
+
+    def _make_room(self) -> None:
+        """Room in the pool of connections without a token: cut its oldest if need be."""
+        if len(self._unauthenticated) < self.max_unauthenticated:
+            return
+        oldest = next(iter(self._unauthenticated))
+        del self._unauthenticated[oldest]
+        self.evicted += 1
+        if self.evicted == 1 or self.evicted % 1000 == 0:
+            log.warning("%s: %d connections without a token held open; cutting the oldest "
+                        "(%d so far)", self.name, self.max_unauthenticated, self.evicted)
+        # A status line, never a bare reset (the client may retry, and will get in).
+        oldest.kill(HttpError(503, "too many connections without a token; retry later",
+                              (("Retry-After", "1"),)), block=False)
+
+    def _forget(self, greenlet: gevent.Greenlet) -> None:
+        self._connections.discard(greenlet)
+        self._unauthenticated.pop(greenlet, None)
+
+    def _authenticated(self) -> None:
+        """The head passed the gate: this connection leaves the pool without a token."""
+        current = gevent.getcurrent()
+        if self._unauthenticated.pop(current, None) is None:
+            return
+        if len(self._connections) >= self.max_connections:
+            self.refused_busy += 1
+            raise HttpError(503, "too many connections; retry later", (("Retry-After", "1"),))
+        self._connections.add(current)
 
     def _serve(self, sock: gsocket.socket, peer: tuple[str, int]) -> None:
         conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD_BYTES)
@@ -378,7 +464,9 @@ class HttpServer:
         try:
             try:
                 request = read_request(sock, conn, max_body=self.max_body,
-                                       timeout=self.head_timeout, admit=self.admit)
+                                       timeout=self.request_timeout,
+                                       head_timeout=self.head_timeout, admit=self.admit,
+                                       on_authenticated=self._authenticated)
             except HttpError as error:
                 refuse_malformed(sock, conn, error)
                 return

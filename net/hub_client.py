@@ -64,6 +64,9 @@ class BridgeIdentity:
     version: str
     started_at: int = field(default_factory=lambda: int(time.time() * 1000))  # epoch ms
     pid: int = field(default_factory=os.getpid)
+    # Known only to this bridge and the hub (sent in proved requests, never listed): the
+    # hub lets only the holder of the key that made a registration change or remove it.
+    key: str = field(default_factory=lambda: os.urandom(16).hex(), repr=False)
 
     @classmethod
     def new(cls, port: int, origin: Origin, workspace: str, version: str) -> BridgeIdentity:
@@ -131,7 +134,8 @@ class HubClient:
             self._greenlet.kill(block=True, timeout=timeout)
             self._greenlet = None
         if unregister and self.registrations:
-            self._post("/api/unregister", {"id": self.identity.instance_id, "pid": self.identity.pid},
+            self._post("/api/unregister", {"id": self.identity.instance_id, "pid": self.identity.pid,
+                                           "key": self.identity.key},
                        timeout=min(timeout, self.request_timeout))
 
     def poke(self) -> None:
@@ -186,7 +190,7 @@ class HubClient:
     def register_once(self) -> Outcome:
         """One registration attempt (the loop's step; usable directly)."""
         payload = {
-            "id": self.identity.instance_id, "pid": self.identity.pid,
+            "id": self.identity.instance_id, "pid": self.identity.pid, "key": self.identity.key,
             "port": self.identity.port, "origin": self.identity.origin,
             "workspace": self.identity.workspace, "startedAt": self.identity.started_at,
             "version": self.identity.version, "canStartHub": self.autostart,

@@ -8,8 +8,10 @@ browsers on every WebSocket and every cross-origin or non-GET request) names
 the page. So every request must name, in ``Host``, a loopback name or a public
 name the user configured for a tunnel (``remote.publicHost``,
 ``ZCODE_ACP_PUBLIC_HOST``), and any ``Origin`` must be the same origin as that
-``Host`` (the page is the hub's own). Anything else is ``403`` before the token
-is looked at (docs/security.md).
+``Host`` (the page is the hub's own), scheme included: the listener itself
+serves plain HTTP, so a loopback ``Host`` is the origin ``http://``; a tunnel's
+public name is served over TLS, so it is ``https://`` (docs/decisions.md).
+Anything else is ``403`` before the token is looked at (docs/security.md).
 """
 
 from __future__ import annotations
@@ -78,5 +80,9 @@ class HostPolicy:
             same_port = (parts.port or default) == (host.port or default)
         except ValueError:
             same_port = False
-        if default is None or parts.hostname != host.hostname or not same_port:
+        # The scheme the page was served under: our own plain HTTP on loopback, a tunnel's TLS
+        # under a public name (an http:// page there could be anyone's on the way).
+        scheme = "http" if host.hostname is not None and _is_loopback(host.hostname) else "https"
+        if default is None or parts.scheme != scheme or parts.hostname != host.hostname or \
+                not same_port:
             raise HttpError(403, "forbidden: requests from this Origin are not accepted")

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Mapping
 
 from zcode_acp.net import proofs
-from zcode_acp.net.http_server import HttpError, HttpRequest, no_body_allowed
+from zcode_acp.net.http_server import Admission, HttpError, HttpRequest, no_body_allowed
 from zcode_acp.net.origin_policy import HostPolicy
 
 SUBPROTOCOL = "zcode-acp"
@@ -94,7 +94,12 @@ class RemoteAuth:
         self.proofs = proofs.ProofChecker(token)
         self._clock = clock
 
-    def admit(self, request: HttpRequest) -> tuple[tuple[str, str], ...]:
+    def bound_to(self, port: int) -> RemoteAuth:
+        """The listener's port, once bound: proofs are accepted only when made for it."""
+        self.proofs.audience = port
+        return self
+
+    def admit(self, request: HttpRequest) -> Admission:
         self.hosts.check(request)
         no_body_allowed(request)
         if request.path in self.bodiless_paths and (request.header("content-length").strip()
@@ -102,17 +107,19 @@ class RemoteAuth:
                                                     or request.header("transfer-encoding")):
             raise HttpError(400, "this route carries no body")
         if not self.needs_token(request.path):
-            return ()
+            return Admission()
         authorization = request.header("authorization")
         if authorization.strip().startswith(proofs.SCHEME + " "):
             nonce = self.proofs.verify(authorization, request.method, request.target,
                                        request.header("host"),
                                        request.header(proofs.BODY_DIGEST_HEADER.lower()),
-                                       self._clock())
+                                       self._clock(),
+                                       request.header(proofs.CHALLENGE_HEADER.lower()))
             if nonce is not None:
-                return ((proofs.ANSWER_HEADER, proofs.answer_proof(self.token, nonce)),)
+                return Admission(((proofs.ANSWER_HEADER, proofs.answer_proof(self.token, nonce)),),
+                                 authenticated=True)
         elif token_matches(request_token(request.headers), self.token):
-            return ()
+            return Admission(authenticated=True)
         raise HttpError(401, "unauthorized: missing or wrong token "
                              "(Authorization: Bearer <token>, or the zcode-acp.token "
                              "WebSocket subprotocol)")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, UTC
 from typing import Any
+from zcode_acp.protocol.display_text import shown_title
 
 
 def workspace(cwd: str) -> dict[str, str]:
@@ -70,9 +71,9 @@ def list_sessions(result: Any, known: dict[str, str], titles: dict[str, str] | N
             "cwd": (item.get("workspace") or {}).get("workspacePath") or "/",
         }
         if isinstance(item.get("title"), str):
-            info["title"] = item["title"]
+            info["title"] = shown_title(item["title"])
         if titles and info["sessionId"] in titles:
-            info["title"] = titles[info["sessionId"]]
+            info["title"] = shown_title(titles[info["sessionId"]])
         updated = item.get("updatedAt")
         if isinstance(updated, (int, float)) and not isinstance(updated, bool):
             info["updatedAt"] = iso_time(updated)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import framing, jsonrpc
+from zcode_acp.protocol.display_text import shown_title
 
 Update = dict[str, Any]
 
@@ -44,7 +45,7 @@ def plan(entries: list[dict[str, str]]) -> Update:
 
 def session_title(title: str, updated_at: str | None = None) -> Update:
     """``session_info_update``: the new title and, when given, the time of the activity (ISO 8601)."""
-    update: Update = {"sessionUpdate": "session_info_update", "title": title}
+    update: Update = {"sessionUpdate": "session_info_update", "title": shown_title(title)}
     if updated_at:
         update["updatedAt"] = updated_at
     return update

@@ -20,8 +20,6 @@ import itertools
 import logging
 from typing import Any
 
-from zcode_acp.protocol import framing
-
 from zcode_acp.actors.base import safe_tell
 from zcode_acp.actors.messages import AttachClient, InboundClosed, InboundFrames
 from zcode_acp.net import websocket as ws
@@ -35,6 +33,10 @@ log = logging.getLogger(__name__)
 
 PATH = "/acp"
 BUFFER_BOUND = 8 * 1024 * 1024  # bytes queued for one remote client before it is dropped
+# One remote client's message, assembled from its fragments, before it is closed with 1009:
+# a phone's photo in base64 fits, and the engine takes no bigger frame (16 MiB, docs/v4.md);
+# the editor's stdio line keeps its own 50 MiB bound (protocol/framing.py).
+MAX_MESSAGE = 16 * 1024 * 1024
 
 
 class WebSocketTransport:
@@ -80,7 +82,7 @@ class RemoteEndpoint:
                  public_hosts: tuple[str, ...] = ()) -> None:
         self.supervisor = supervisor
         self.token = token
-        self.options = options or ws.WebSocketOptions(max_message_bytes=framing.DEFAULT_MAX_LINE,
+        self.options = options or ws.WebSocketOptions(max_message_bytes=MAX_MESSAGE,
                                                       max_buffer_bytes=BUFFER_BOUND,
                                                       frames_per_second=ws.CLIENT_FRAMES_PER_SECOND,
                                                       bytes_per_second=ws.CLIENT_BYTES_PER_SECOND)
@@ -89,6 +91,7 @@ class RemoteEndpoint:
                                bodiless_paths=frozenset({PATH, proofs.OWNER_PATH}))
         self.server = HttpServer.first_free(host, port, self._handle, name="acp-remote",
                                             admit=self.auth.admit)
+        self.auth.bound_to(self.server.port)
         # The id this bridge registers under (set by remote access): it proves the port is its.
         self.instance_id = ""
         self._serials = itertools.count(1)

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..sessions import iso_time
 from .conversation_apply import NotModelled
+from zcode_acp.protocol.display_text import shown_title
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +90,7 @@ class SessionsIndexState:
         for summary in ordered:
             info: dict[str, Any] = {"sessionId": summary["sessionId"], "cwd": cwd}
             if isinstance(summary.get("title"), str) and summary["title"]:
-                info["title"] = summary["title"]
+                info["title"] = shown_title(summary["title"])
             activity = summary.get("lastActivityAt")
             if isinstance(activity, int | float) and not isinstance(activity, bool):
                 info["updatedAt"] = iso_time(activity)

@@ -97,6 +97,7 @@ def main() -> int:
     # The bridge's own gate (Host/Origin, the token or a proof, on the head).
     auth = RemoteAuth(token, HostPolicy())
     server = HttpServer(("127.0.0.1", 0), handle, name="fake-bridge", admit=auth.admit).start()
+    auth.bound_to(server.port)
     identity = BridgeIdentity(instance_id=args.id or f"fake-{os.getpid()}", port=server.port,
                               origin=origin, workspace=os.path.realpath(args.cwd),
                               version=args.version)
