@@ -47,6 +47,8 @@ from typing import Any
 
 import ujson
 
+from zcode_acp.protocol.framing import readable_id
+
 SIM = str(Path(sys.executable).parent / "zcode-sim")
 RESULT = 0  # in an allowed-codes set: a result (no error) is fine
 PROMPTS = ["#sim stream count=20", "#sim slow count=5 interval=0.01", "#sim hang", "#sim permission",
@@ -187,12 +189,18 @@ class Generator:
             return line(value if rng.random() < 0.5 else {"method": 5, "id": [1]})
         if kind == 1:  # bad UTF-8
             return bytes(rng.randrange(128, 256) for _ in range(rng.randint(1, 30))) + b"\n"
-        if kind == 2:  # a valid frame cut short
-            whole = self.envelope(1, "initialize", {"protocolVersion": 1})
-            return whole[: rng.randrange(1, len(whole) - 1)] + b"\n"
-        if kind == 3:  # NaN, Infinity and numbers beyond double range
+        if kind == 2:  # a valid frame cut short: answered with its id where the id is whole before the cut
+            request_id = self._id("cut")
+            whole = self.envelope(request_id, "initialize", {"protocolVersion": 1})
+            cut = whole[: rng.randrange(1, len(whole) - 1)]
+            if readable_id(cut) == request_id:
+                self.track(request_id, {-32700})
+            return cut + b"\n"
+        if kind == 3:  # NaN, Infinity and numbers beyond double range: the frame's id is readable
             number = rng.choice([b"NaN", b"Infinity", b"-Infinity", b"1e999", b"9" * 400 + b".5"])
-            return b'{"jsonrpc":"2.0","id":"n","method":"initialize","params":{"x":%s}}\n' % number
+            request_id = self._id("n")
+            self.track(request_id, {-32700})
+            return b'{"jsonrpc":"2.0","id":"%s","method":"initialize","params":{"x":%s}}\n' % (request_id.encode(), number)
         if kind == 4:  # a batch
             return line([{"jsonrpc": "2.0", "id": 1, "method": "initialize"}] * rng.randint(0, 3))
         if kind == 5:  # no frame at all
