@@ -41,7 +41,6 @@ from zcode_acp.protocol.translator import agent_text
 
 from zcode_acp.actors.base import handles
 from zcode_acp.config.settings import Config
-from zcode_acp.actors.session.v4index import ListIndex, SessionsIndexWatch, delete_acked, delete_params
 from zcode_acp.actors.messages import (
     Answered,
     Dormant,
@@ -287,6 +286,8 @@ class Supervisor(SessionRegistry):
         if cwd is not None and (not isinstance(cwd, str) or not os.path.isabs(cwd)):
             raise invalid_params("cwd", "must be an absolute path")
         if cwd and self.config.engine_api == "v4":  # the workspace's sessions-index topic (docs/v4.md)
+            from zcode_acp.actors.session.v4index import ListIndex  # v4 only: a legacy bridge never imports it
+
             self._index_watch(cwd).tell(ListIndex(conn, request_id, self.actor_ref))
             return _DEFERRED
         backend_params = {"workspace": {"workspacePath": cwd, "workspaceKey": cwd}} if cwd else {}
@@ -297,6 +298,8 @@ class Supervisor(SessionRegistry):
     def _index_watch(self, cwd: str) -> Any:
         watch = self.index_watches.get(cwd)
         if watch is None:
+            from zcode_acp.actors.session.v4index import SessionsIndexWatch  # v4 only, as above
+
             watch = self.index_watches[cwd] = SessionsIndexWatch.start(cwd, self.backend, self.config.subscribe_timeout)
         return watch
 
@@ -353,6 +356,8 @@ class Supervisor(SessionRegistry):
             finally:
                 session.stop(block=False)
         if on_v4:
+            from zcode_acp.actors.session.v4index import delete_acked, delete_params  # v4 only, as above
+
             self.backend.tell(BackendCall("v4/command", delete_params(str(backend_id)), self.actor_ref,
                                           functools.partial(Answered, functools.partial(delete_acked, session_id))))
         self.store.delete(session_id, backend_id)

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import functools
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from collections.abc import Callable
 
 import gevent
@@ -87,7 +87,9 @@ from zcode_acp.actors.session.lifecycle import Lifecycle, Phase, Step
 from zcode_acp.actors.session.routing import EventRouter
 from zcode_acp.actors.session.sequencer import Ready, Sequencer
 from zcode_acp.actors.session.settings import Settings
-from zcode_acp.actors.session.v4path import V4Path
+
+if TYPE_CHECKING:  # the v4 path is imported only by a session that uses it (see __init__)
+    from zcode_acp.actors.session.v4path import V4Path
 
 _NOT_ACTIVITY = (IdleCheck, GoDormant)  # the idle machinery's own messages
 
@@ -147,7 +149,13 @@ class SessionCore(BridgeActor):
         self.plan: list[dict[str, str]] | None = None
         self.tasks: Any = None
         # ZCODE_ACP_ENGINE_API=v4: the conversation comes from the v4 data plane (docs/v4.md)
-        self.v4 = V4Path(self) if config.engine_api == "v4" else None
+        self.v4: V4Path | None = None
+        if config.engine_api == "v4":
+            # imported here, not at the top: a legacy session must not pay ~60 ms of v4 imports
+            # at its first session/new (docs/performance.md, "start-up")
+            from zcode_acp.actors.session.v4path import V4Path
+
+            self.v4 = V4Path(self)
         if self.v4 is not None:  # an engine with a v4 data plane is 0.16+: the removed methods are refused here
             self.speaks_v4 = True
 

@@ -31,12 +31,9 @@ from zcode_acp.protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RpcError
 from zcode_acp.protocol.i18n import EN, t
 from zcode_acp.protocol.session_config import config_options, validate_config_value
 from zcode_acp.protocol.translator import agent_text
-from zcode_acp.protocol.v4.commands import compact as v4_compact
-from zcode_acp.protocol.v4.commands import fork_assistant as v4_fork
 
 from zcode_acp.actors.session.compaction import Compaction
 from zcode_acp.actors.session.settings import Settings
-from zcode_acp.actors.session.v4settings import fork_target, settings_command
 
 OnResult = Callable[[Any], None]
 OnError = Callable[[Any], None]
@@ -147,6 +144,8 @@ class Controls:
 
     def _set_setting_v4(self, v4_path: Any, config_id: str, value: Any, done: OnResult, fail: OnError) -> None:
         """``switchCollaborationMode`` / ``switchModelConfig`` (v4settings.py); ``noop`` = already so."""
+        from zcode_acp.actors.session.v4settings import settings_command  # v4 only: a legacy session never imports it
+
         feed = v4_path.feed
         engine_config = feed.state.state.get("config") if feed is not None else None
         try:
@@ -349,6 +348,8 @@ class Controls:
     def _compact_v4(self, v4_path: Any, answered: OnResult, failed: OnError, deadline: float) -> None:
         """``v4/command compact``: accepted means it runs (its end is the turn's end, ``compaction_ended``);
         refused while a turn runs, tried again each second as on the legacy path, until the allowance ends."""
+        from zcode_acp.protocol.v4.commands import compact as v4_compact  # v4 only: a legacy session never imports it
+
         def acked(ack: Any, error: RpcError | None) -> None:
             if error is None:
                 answered({"compact": {"state": "accepted", "operationId": ack.command_id if ack else ""}})
@@ -406,6 +407,9 @@ class Controls:
         self.port.when_live(lambda: self.port.request(call.method, call.params, forked, on_error), on_error)
 
     def _fork_v4(self, v4_path: Any, forked: OnResult, on_error: OnError) -> None:
+        from zcode_acp.actors.session.v4settings import fork_target  # v4 only: a legacy session never imports it
+        from zcode_acp.protocol.v4.commands import fork_assistant as v4_fork
+
         target = fork_target(v4_path.feed.state.rows if v4_path.feed is not None else ())
         if target is None:
             on_error(RpcError(INVALID_PARAMS, t(self.port.settings.current.lang, "error.nothing_to_fork")))
