@@ -104,7 +104,7 @@ class TodayV4:
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.plane = DataPlane(TodayPort(self), self.send_v4, slash_commands=list(BUILTIN_COMMANDS),  # type: ignore[arg-type]
-                               models=workspace_models())
+                               models=workspace_models(), newer_source=self.dialect.newer_v4_source)
         self.asked: dict[str, Asked] = {}
         self.turn_marks: dict[str, dict[str, int]] = {}  # session → turn id → index of its user message
         self.v4_made: set[str] = set()  # sessions made by v4 createSession, a fork or resumed (their rows exist)
