@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 import gevent
 import gevent.event
 
-from . import catalog
 from .model import SimError, SimSession, SimTurn
 from .today_port import TodayPort, seed_of
 from .today_workspace import BUILTIN_COMMANDS, user_commands
@@ -79,13 +78,6 @@ def legacy_answer(asked: Asked, answer: dict[str, Any]) -> dict[str, Any]:
     return reply
 
 
-def workspace_models() -> list[dict[str, Any]]:
-    """Today's catalog (sim/catalog.py) as the workspace config's ``model`` option lists it."""
-    return [{"provider": m["ref"]["providerId"], "model": m["ref"]["modelId"], "name": m["label"],
-             "providerName": m.get("providerLabel"), "levels": catalog.levels(m),
-             "defaultLevel": catalog.default_level(m)} for m in catalog.MODELS]
-
-
 class TodayV4:
     """Mixed into ``TodaySimServer`` (before ``SimServer`` in its bases)."""
 
@@ -104,7 +96,7 @@ class TodayV4:
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.plane = DataPlane(TodayPort(self), self.send_v4, slash_commands=list(BUILTIN_COMMANDS),  # type: ignore[arg-type]
-                               models=workspace_models(), newer_source=self.dialect.newer_v4_source)
+                               newer_source=self.dialect.newer_v4_source)
         self.asked: dict[str, Asked] = {}
         self.turn_marks: dict[str, dict[str, int]] = {}  # session → turn id → index of its user message
         self.v4_made: set[str] = set()  # sessions made by v4 createSession, a fork or resumed (their rows exist)

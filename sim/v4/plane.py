@@ -50,12 +50,12 @@ class DataPlane:
                  clock: Callable[[], float] = wall_clock_ms, faults: Faults | None = None,
                  fragment_bytes: int | None = None,
                  slash_commands: list[dict[str, Any]] | None = None,
-                 models: list[dict[str, Any]] | None = None, newer_source: bool = False) -> None:
+                 newer_source: bool = False) -> None:
         if fragment_bytes is None:
             fragment_bytes = int(os.environ.get(FRAGMENT_ENV) or DEFAULT_FRAGMENT_BYTES)
         self.topics = TopicServer(send, clock=clock, faults=faults if faults is not None else Faults.from_env(),
                                   fragment_bytes=fragment_bytes)
-        self.sessions = Sessions(self.topics, clock=clock, slash_commands=slash_commands, models=models)
+        self.sessions = Sessions(self.topics, clock=clock, slash_commands=slash_commands)
         self.attachments = AttachmentStore()
         self.commands = CommandHandler(port, self.sessions, self.attachments, clock=clock, newer_source=newer_source)
         self._methods: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {

@@ -71,13 +71,14 @@ def test_a_disposition_against_other_items_is_stale_and_a_right_one_sends() -> N
 
 def test_set_auto_drain_with_cas_resumes_the_held_queue() -> None:
     side, _ = failed_turn_with_a_queue()
+    assert side.projection.state["inputRouting"] == {"mode": "choice"}
     stale = side.send(bridge.set_auto_drain(side.session_id, True),
                       base=bridge.Base(revision=side.projection.revision - 1, log_epoch=side.projection.log.log_epoch))
     assert (stale["status"], stale["reasonCode"]) == ("stale", "proto.staleRevision")
     ack = side.send(bridge.set_auto_drain(side.session_id, True), base=side.base())
     assert ack["status"] == "accepted"
     assert side.port.named("start_turn")[-1][2] == "second"
-    assert side.projection.state["queue"]["items"] == [] and "pauseReason" not in side.projection.state["queue"]
+    assert side.projection.state["queue"] == {"items": [], "autoDrain": True}
 
 
 def test_a_failed_or_stopped_compaction_holds_the_queue_the_same_way() -> None:
@@ -216,3 +217,12 @@ def test_3_14_4_refuses_what_only_the_newer_source_has() -> None:
     newer.plane.commands.newer_source = True
     ack = newer.send(bridge.switch_collaboration_mode(newer.session_id, "guarded"), base=newer.base())
     assert ack["reasonCode"] != "proto.invalidPayload"
+
+
+def test_the_workspace_config_topic_carries_the_mode_option_and_slash_commands_only() -> None:
+    side = Bridge()
+    workspace = side.plane.sessions.workspace_of[side.session_id]
+    _, config = side.plane.sessions.workspace(workspace)
+    options = config.snapshot()["config"]["configOptions"]
+    assert [option["id"] for option in options] == ["mode"]  # v4-workspace-config.ts: no model, no thought_level
+    assert options[0]["category"] == "mode" and options[0]["currentValue"] == "build"
