@@ -226,3 +226,23 @@ def test_the_workspace_config_topic_carries_the_mode_option_and_slash_commands_o
     options = config.snapshot()["config"]["configOptions"]
     assert [option["id"] for option in options] == ["mode"]  # v4-workspace-config.ts: no model, no thought_level
     assert options[0]["category"] == "mode" and options[0]["currentValue"] == "build"
+
+
+def test_unsubscribe_and_a_closed_connection_stop_publishing_and_release_the_session() -> None:
+    from tests.sim.v4_fakes import subscribe
+
+    side = Bridge()
+    topic = f"conversation/{side.session_id}"
+    client, answer = subscribe(side.plane, side.wire, topic)
+    assert side.plane.resident(side.session_id)
+    subscription = answer["ack"]["subscriptionId"]
+    call(side.plane, "v4/conversation/unsubscribe",
+         {"connectionId": "bridge", "subscriptionId": subscription, "topic": topic}, side.wire)
+    assert side.plane.unsubscribed == [("bridge", topic)] and not side.plane.resident(side.session_id)
+    subscribe(side.plane, side.wire, topic)
+    sent = len(side.wire.sent)
+    assert call(side.plane, "v4/connection/flow", {"connectionId": "bridge", "state": "closed"}, side.wire) == {}
+    assert side.plane.flows == [("bridge", "closed")] and not side.plane.resident(side.session_id)
+    side.send(bridge.rename_session(side.session_id, "renamed"))
+    assert not [m for m in side.wire.sent[sent:] if m.get("method") == "v4/conversation/frame"
+                and m["params"]["topic"] == topic], "nothing is published to a closed connection"
