@@ -435,3 +435,18 @@ def test_the_sessions_index_follows_legacy_turns_titles_and_a_v4_delete(v4) -> N
     assert index.state.sessions[session_id]["title"] == "Renamed"
     assert command(peer, bridge.delete_session(session_id))["status"] == "accepted"
     index.until(lambda state: session_id not in state.sessions, what="the session's removal")
+
+
+def test_update_interaction_preferences_turns_the_engines_default_countdown_off(v4) -> None:
+    peer = v4({"ZCODE_SIM_AUTO_RESOLVE": "30"})
+    # A host whose runtime preferences say nothing about questions: the server's setting decides.
+    peer.auto["session/requestRuntimePreferences"] = lambda frame: {"result": {
+        "nativeSearchEnhancementsEnabled": False, "memoryEnabled": False}}
+    answer = peer.result("workspace/updateInteractionPreferences", {
+        "workspace": peer.workspace(), "preferences": {"askUserQuestionAutoResolutionEnabled": False}})
+    assert answer == {"workspace": peer.workspace(), "askUserQuestionAutoResolutionEnabled": False,
+                      "snoozedInteractionCount": 0}
+    session_id, conversation = created(peer)
+    command(peer, bridge.send_text(session_id, "#sim questions"))
+    conversation.until(lambda state: bool(state.state["pendingInteractions"]), what="the pending question")
+    assert "autoResolution" not in conversation.state.state["pendingInteractions"][0]
