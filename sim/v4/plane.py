@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .attachments import AttachmentStore
+from .coalesce import FLUSH_WINDOW_MS
 from .commands import CommandHandler
 from .errors import INVALID_PARAMS, V4Error
 from . import file_changes
@@ -36,6 +37,8 @@ from .wire import DEFAULT_FRAGMENT_BYTES
 
 Respond = Callable[[dict[str, Any] | None, V4Error | None], None]
 INTERNAL_ERROR = -32603
+COALESCE_ENV = "ZCODE_SIM_V4_COALESCE"
+"""``1``: conversation frames wait out the engine's flush window and go out merged (coalesce.py)."""
 FRAGMENT_ENV = "ZCODE_SIM_V4_FRAGMENT_BYTES"
 """Logical frames larger than this many bytes go out as fragments (default 256 KiB)."""
 _TERMINAL = frozenset(("turn.completed", "turn.failed"))
@@ -50,11 +53,13 @@ class DataPlane:
                  clock: Callable[[], float] = wall_clock_ms, faults: Faults | None = None,
                  fragment_bytes: int | None = None,
                  slash_commands: list[dict[str, Any]] | None = None,
-                 newer_source: bool = False) -> None:
+                 newer_source: bool = False, coalesce_ms: float | None = None) -> None:
+        if coalesce_ms is None:
+            coalesce_ms = FLUSH_WINDOW_MS if os.environ.get(COALESCE_ENV) == "1" else 0.0
         if fragment_bytes is None:
             fragment_bytes = int(os.environ.get(FRAGMENT_ENV) or DEFAULT_FRAGMENT_BYTES)
         self.topics = TopicServer(send, clock=clock, faults=faults if faults is not None else Faults.from_env(),
-                                  fragment_bytes=fragment_bytes)
+                                  fragment_bytes=fragment_bytes, coalesce_ms=coalesce_ms)
         self.sessions = Sessions(self.topics, clock=clock, slash_commands=slash_commands)
         self.attachments = AttachmentStore()
         self.unsubscribed: list[tuple[str, str]] = []
@@ -131,6 +136,11 @@ class DataPlane:
         self.commands.expire_interactions(now_ms)
         for projection in list(self.sessions.conversations.values()):
             projection.commit()
+        self.topics.flush(now_ms)
+
+    @property
+    def coalescing(self) -> bool:
+        return self.topics.coalesce_ms > 0
 
     # -- inside --------------------------------------------------------------------------
 

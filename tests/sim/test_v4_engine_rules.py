@@ -246,3 +246,51 @@ def test_unsubscribe_and_a_closed_connection_stop_publishing_and_release_the_ses
     side.send(bridge.rename_session(side.session_id, "renamed"))
     assert not [m for m in side.wire.sent[sent:] if m.get("method") == "v4/conversation/frame"
                 and m["params"]["topic"] == topic], "nothing is published to a closed connection"
+
+
+def test_coalescing_sends_a_turn_end_and_the_next_queued_turns_start_as_one_frame() -> None:
+    from tests.sim.v4_fakes import Clock, Engine, FakePort, Wire, create_session, subscribe
+    from zcode_acp.sim.v4.plane import DataPlane
+
+    clock, wire, port = Clock(), Wire(), FakePort()
+    plane = DataPlane(port, wire.send, clock=clock, coalesce_ms=30)
+    session_id = create_session(plane, wire)
+    client, _ = subscribe(plane, wire, f"conversation/{session_id}")
+    engine = Engine(plane, session_id, wire)
+    params = {"clientId": "bridge", "sessionId": session_id, "type": "sendText", "issuedAt": 1}
+    call(plane, "v4/command", {**params, "commandId": "c1", "payload": {"text": "one"}}, wire)
+    engine.start("one")
+    call(plane, "v4/command", {**params, "commandId": "c2", "payload": {"text": "two"}}, wire)
+    engine.text("first answer")
+    plane.tick(clock.now + 31)
+    wire.pump()
+    before = len(wire.sent)
+    engine.complete()  # the queue drains: the next turn is asked for at once
+    engine.start("two")
+    assert len(wire.sent) == before, "nothing leaves before the flush window closes"
+    plane.tick(clock.now + 31)
+    wire.pump()
+    [frame] = wire.sent[before:]
+    ops = frame["params"]["frame"]["payload"]["deltas"]
+    headers = [op["row"] for op in ops if op["op"] in ("row.upserted", "row.appended") and op["row"]["kind"] == "turnHeader"]
+    assert [h["state"] for h in headers] == ["completedSuccess", "running"]
+    assert not any(a["op"] == b["op"] == "state.updated" for a, b in zip(ops, ops[1:])), "adjacent patches merge"
+    assert client.picture()["control"]["phase"] == "running"
+    assert client.state.rows == plane.sessions.get(session_id).rows.rows, "merged, the frame ends where one by one would"
+
+
+def test_coalesce_merges_as_the_engine_merges() -> None:
+    from zcode_acp.sim.v4.coalesce import coalesce
+
+    row = {"rowId": 1, "kind": "assistantText", "text": "ab", "state": "complete"}
+    ops = [{"op": "row.delta", "rowId": 1, "path": "text", "append": "a"},
+           {"op": "row.delta", "rowId": 1, "path": "text", "append": "b"},
+           {"op": "state.updated", "patch": {"control": 1, "queue": 1}},
+           {"op": "state.updated", "patch": {"control": 2}},
+           {"op": "row.removed", "fromRowId": 9},
+           {"op": "row.delta", "rowId": 2, "path": "text", "append": "c"},
+           {"op": "row.upserted", "row": {**row, "rowId": 2}}]
+    assert coalesce(ops) == [{"op": "row.delta", "rowId": 1, "path": "text", "append": "ab"},
+                             {"op": "state.updated", "patch": {"control": 2, "queue": 1}},
+                             {"op": "row.removed", "fromRowId": 9},
+                             {"op": "row.upserted", "row": {**row, "rowId": 2}}]
