@@ -9,6 +9,7 @@ before this change.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from tests.sim.test_v4_commands import Bridge
@@ -274,7 +275,7 @@ def test_coalescing_sends_a_turn_end_and_the_next_queued_turns_start_as_one_fram
     ops = frame["params"]["frame"]["payload"]["deltas"]
     headers = [op["row"] for op in ops if op["op"] in ("row.upserted", "row.appended") and op["row"]["kind"] == "turnHeader"]
     assert [h["state"] for h in headers] == ["completedSuccess", "running"]
-    assert not any(a["op"] == b["op"] == "state.updated" for a, b in zip(ops, ops[1:])), "adjacent patches merge"
+    assert not any(a["op"] == b["op"] == "state.updated" for a, b in itertools.pairwise(ops)), "adjacent patches merge"
     assert client.picture()["control"]["phase"] == "running"
     assert client.state.rows == plane.sessions.get(session_id).rows.rows, "merged, the frame ends where one by one would"
 
