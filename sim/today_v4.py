@@ -211,7 +211,9 @@ class TodayV4:
                     session.session_id in index.sessions:
                 continue
             index.upsert({"sessionId": session.session_id, "workspaceId": key, "title": session.title,
-                          "titleSource": "generated", "phase": "idle", "sessionEnded": False,
+                          "titleSource": "generated", "sessionEnded": False,
+                          # a stored summary's phase is one of snapshot.ts's phases ("idle" is none of them)
+                          "phase": "completedSuccess" if session.turns else "draft",
                           "hasBackgroundWork": False, "createdAt": int(session.created_at or session.updated_at),
                           "lastActivityAt": int(session.updated_at)})
 
