@@ -3,6 +3,7 @@ import pykka
 import pytest
 
 from tests.actors.fakes import Probe
+from tests.webhook_receiver import Receiver
 
 
 @pytest.fixture(autouse=True)
@@ -17,3 +18,17 @@ def no_leaked_actors():
     leaked = pykka.ActorRegistry.get_all()
     pykka.ActorRegistry.stop_all()
     assert not leaked, f"leaked actors: {leaked}"
+
+
+@pytest.fixture
+def receiver():
+    """``receiver(**options)`` starts a local webhook receiver (tests/webhook_receiver.py), closed after the test."""
+    made = []
+
+    def make(**kwargs):
+        made.append(Receiver(**kwargs))
+        return made[-1]
+
+    yield make
+    for each in made:
+        each.close()

@@ -5,24 +5,10 @@ import logging
 
 import pytest
 
-from tests.webhook_receiver import Receiver
 from zcode_acp.actors.messages import (BackendFailed, DialogWaiting, HubPageKnown, SessionOpened, SessionTitled,
                                        TurnFinished)
 from zcode_acp.actors.notifier import QUEUE_LIMIT, Notifier, NotifySettings
 from zcode_acp.protocol import notifications as n
-
-
-@pytest.fixture
-def receiver():
-    made = []
-
-    def make(**kwargs):
-        made.append(Receiver(**kwargs))
-        return made[-1]
-
-    yield make
-    for each in made:
-        each.close()
 
 
 def notifier(url, **settings):

@@ -9,24 +9,10 @@ import gevent
 import gevent.event
 import pytest
 
-from tests.webhook_receiver import Receiver
 from zcode_acp.actors.webhook_post import ANSWER_LIMIT, WebhookStatus, post
 from zcode_acp.protocol.notifications import Post
 
 BODY = Post(b'{"event": "turn_ended"}', {"Content-Type": "application/json"})
-
-
-@pytest.fixture
-def receiver():
-    made = []
-
-    def make(**kwargs):
-        made.append(Receiver(**kwargs))
-        return made[-1]
-
-    yield make
-    for each in made:
-        each.close()
 
 
 def test_https_reaches_a_webhook_whose_certificate_ssl_cert_file_trusts(receiver, tmp_path, monkeypatch):
