@@ -10,7 +10,7 @@ from __future__ import annotations
 import getpass
 import os
 import sys
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 from typing import TextIO
 
@@ -65,7 +65,7 @@ def run_quota(out: TextIO | None = None, url: str | None = None) -> int:
         out.write(t(lang, exc.reason, detail=exc.detail) + "\n")
         return 1
     out.write(t(lang, "quota.header", provider=found.key.provider, source=describe_source(found.key, lang)) + "\n")
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     for meter in snapshot.meters:
         out.write("  " + meter_line(meter, now, lang) + "\n")
     if not snapshot.meters:

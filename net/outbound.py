@@ -91,7 +91,7 @@ def request(method: str, url: str, *, body: bytes | None, headers: Mapping[str, 
 
 def read_bounded(answer: http.client.HTTPResponse, limit: int, keep: bool) -> tuple[list[bytes], bool]:
     """Read at most ``limit`` bytes of the answer, ``CHUNK`` at a time: the pieces kept, and whether more came."""
-    taken, pieces = 0, []
+    taken, pieces = 0, list[bytes]()
     while taken < limit:
         piece = answer.read(min(CHUNK, limit - taken))
         if not piece:

@@ -10,7 +10,7 @@ an exception's text nor in a log line.
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from typing import Any
 from collections.abc import Callable
 
@@ -43,4 +43,4 @@ def fetch_quota(provider: str, api_key: str, *, url: str | None = None, deadline
         decoded = json.loads(answer.body)
     except ValueError:
         raise QuotaUnavailable("quota.error.shape") from None
-    return parse_quota(decoded, datetime.now(timezone.utc))
+    return parse_quota(decoded, datetime.now(UTC))

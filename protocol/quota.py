@@ -25,7 +25,7 @@ The snapshot has the shape of the ACP RFD "Quotas and Limits" (``quota_update`` 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from typing import Any
 
 from zcode_acp.protocol.i18n import CATALOG, EN, t
@@ -96,7 +96,7 @@ def _reset_time(value: Any) -> datetime | None:
     number = _number(value)
     if number is not None and number > 0:
         try:
-            return datetime.fromtimestamp(number / 1000.0, tz=timezone.utc)
+            return datetime.fromtimestamp(number / 1000.0, tz=UTC)
         except (OverflowError, OSError, ValueError):
             return None
     if isinstance(value, str) and value.strip():
@@ -104,7 +104,7 @@ def _reset_time(value: Any) -> datetime | None:
             parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
         except ValueError:
             return None
-        return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
     return None
 
 
@@ -131,10 +131,11 @@ def parse_quota(answer: Any, now: datetime) -> QuotaSnapshot:
         raise QuotaUnavailable("quota.error.shape")
     code = answer.get("code")
     if answer.get("success") is False or (isinstance(code, int) and code not in (0, 200)):
-        message = answer.get("msg") if isinstance(answer.get("msg"), str) else ""
-        if code == 401 or "token" in message.lower() and "expired" in message.lower():
+        said = answer.get("msg")
+        message = said.lower() if isinstance(said, str) else ""
+        if code == 401 or ("token" in message and "expired" in message):
             raise QuotaUnavailable("quota.error.key_refused")
-        if "coding plan" in message.lower() or "套餐" in message:
+        if "coding plan" in message or "套餐" in message:
             raise QuotaUnavailable("quota.error.no_plan")
         raise QuotaUnavailable("quota.error.provider", str(code))
     data = answer.get("data")
@@ -161,7 +162,7 @@ def parse_quota(answer: Any, now: datetime) -> QuotaSnapshot:
 
 
 def rfc3339(moment: datetime) -> str:
-    return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def meter_label(meter: Meter, lang: str) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 from pathlib import Path
 
 import pytest
@@ -13,7 +13,7 @@ from zcode_acp.protocol.quota import QuotaUnavailable, crossed, exhausted_text, 
     snapshot_json
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "quota"
-NOW = datetime(2026, 2, 9, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 2, 9, 12, 0, tzinfo=UTC)
 
 
 def fixture(name: str) -> object:
@@ -25,7 +25,7 @@ def test_a_current_plan_has_three_windows_in_the_providers_order():
     assert [(m.id, m.window, m.used_percent) for m in snapshot.meters] == [
         ("five_hour", "PT5H", 15.0), ("weekly", "P7D", 53.0), ("mcp_monthly", "P1M", 46.0)]
     five_hour = snapshot.meters[0]
-    assert five_hour.resets_at == datetime.fromtimestamp(1770648402389 / 1000, tz=timezone.utc)
+    assert five_hour.resets_at == datetime.fromtimestamp(1770648402389 / 1000, tz=UTC)
     assert (five_hour.used, five_hour.limit, five_hour.remaining) == (127694464, 800000000, 672305536)
     assert snapshot.level == "pro" and snapshot.exhausted is None
 
