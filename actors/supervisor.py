@@ -19,6 +19,7 @@ import functools
 import logging
 import os
 import uuid
+from datetime import datetime, UTC
 from typing import Any
 from collections.abc import Callable
 
@@ -38,8 +39,9 @@ from zcode_acp.protocol.session_config import session_state, validate_config_val
 from zcode_acp.protocol import lazy_sessions
 from zcode_acp.protocol.sessions import list_sessions, without_deleted
 from zcode_acp.protocol.translator import agent_text
+from zcode_acp.protocol.quota import quota_alert, snapshot_json, wants_quota_updates
 
-from zcode_acp.actors.base import handles
+from zcode_acp.actors.base import handles, safe_tell
 from zcode_acp.config.settings import Config
 from zcode_acp.actors.messages import (
     Answered,
@@ -58,6 +60,10 @@ from zcode_acp.actors.messages import (
     Listed,
     CatalogLoaded,
     Prompt,
+    QuotaChanged,
+    QuotaNews,
+    ReadQuota,
+    RefreshQuota,
     Reply,
     SetSetting,
     Teardown,
@@ -132,6 +138,7 @@ class Supervisor(SessionRegistry):
             "session/set_mode": self._session_set_mode,
             "session/set_config_option": self._session_set_config_option,
             "session/set_model": self._session_set_model,
+            "quota/read": self._quota_read,
         }
 
         self.notifications: dict[str, Callable[[Any, dict[str, Any]], None]] = {
@@ -228,6 +235,8 @@ class Supervisor(SessionRegistry):
         return self._new_session(cwd, servers)
 
     def _new_session(self, cwd: str, servers: list[Any]) -> dict[str, Any]:
+        if not self.sessions and not self.dormant:
+            safe_tell(self.quota, RefreshQuota())  # the first session: learn the quota before its first prompt
         session_id = str(uuid.uuid4())
         self.store.record(session_id, cwd)  # first: a session the store refuses is never made
         settings = self._new_settings()
@@ -398,6 +407,28 @@ class Supervisor(SessionRegistry):
         self.backend_ids.pop(message.session_id, None)
         if session is not None:
             session.stop(block=False)
+
+    # -- the Coding Plan's quota (actors/quota.py, docs/quota.md) --------------------------------
+
+    def _quota_read(self, conn: Any, request_id: Any, params: dict[str, Any]) -> Any:
+        if "sessionId" in params and not isinstance(params["sessionId"], str):
+            raise invalid_params("sessionId", "must be a string")
+        self.quota.tell(ReadQuota(conn, request_id, self.config.lang))  # quota is the account's: any session's
+        return _DEFERRED
+
+    @handles(QuotaChanged)
+    def on_quota_changed(self, message: QuotaChanged) -> None:
+        lang = self.config.lang
+        document = snapshot_json(message.snapshot, lang)
+        now = datetime.now(UTC)
+        alerts = tuple(quota_alert(meter, level, message.snapshot, now, lang) for meter, level in message.crossings)
+        quota_clients = frozenset(urn for urn, declared in self.client_capabilities.items()
+                                  if wants_quota_updates(declared))
+        for session_id, session in self.sessions.items():
+            running = self.activity.get(session_id, {}).get("status") == "running"
+            if running and alerts:  # a notice in the middle of an answer would be read as part of it
+                self.quota_alerts.setdefault(session_id, []).extend(alerts)
+            session.tell(QuotaNews(document, quota_clients, () if running else alerts))
 
     def _session_set_mode(self, conn: Any, request_id: Any, params: dict[str, Any]) -> Any:
         session = self._session(params)

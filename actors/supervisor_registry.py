@@ -48,6 +48,8 @@ from zcode_acp.actors.messages import (
     Materialized,
     Occupancy,
     HubPageKnown,
+    QuotaNews,
+    RefreshQuota,
     SessionActivity,
     SessionTitled,
     SessionOpened,
@@ -58,6 +60,7 @@ from zcode_acp.actors.messages import (
     TurnFinished,
 )
 from zcode_acp.actors.notifier import start_notifier
+from zcode_acp.actors.quota import QuotaWatch
 from zcode_acp.actors.session import Session
 
 log = logging.getLogger(__name__)
@@ -75,6 +78,8 @@ class SessionRegistry(BridgeActor):
         self.backend: Any = None
         self.router: Any = None
         self.notifier: Any = None  # actors/notifier.py, when a webhook is configured
+        self.quota: Any = None  # actors/quota.py: the Coding Plan's quota (reads nothing without a key)
+        self.quota_alerts: dict[str, list[str]] = {}  # session id → alerts held until its turn ends
         self.clients: list[Any] = []
         self.primary: Any = None
         self.capabilities: dict[str, Any] = {}  # merged over the clients attached now
@@ -109,6 +114,7 @@ class SessionRegistry(BridgeActor):
         self.backend = Backend.start(self.config, self.notifier)
         self.router = InteractionRouter.start(self.backend, self.config.interaction_timeout, self.notifier,
                                               self.config.lang, self.config.dialog_grace)
+        self.quota = QuotaWatch.start(self.actor_ref, self.config.zcode_home)
         self.quiet_release.start()
 
     # -- clients ---------------------------------------------------------------------------
@@ -237,14 +243,23 @@ class SessionRegistry(BridgeActor):
         now = int(time.time() * 1000)
         if message.running and entry.get("status", "idle") != "running":
             entry["startedAt"] = now
-        elif not message.running and entry.get("status") == "running" and self.notifier is not None:
-            self.notifier.tell(TurnFinished(message.session_id, (now - entry.get("startedAt", now)) / 1000,
-                                            message.outcome, entry.get("prompt", ""), message.answer))
+        elif not message.running and entry.get("status") == "running":
+            self._turn_ended(message, entry, now)
         entry["updatedAt"] = now
         entry["status"] = "running" if message.running else "idle"
         if message.title:
             entry["title"] = message.title
             safe_tell(self.notifier, SessionTitled(message.session_id, message.title))
+
+    def _turn_ended(self, message: SessionActivity, entry: dict[str, Any], now: int) -> None:
+        if self.notifier is not None:
+            self.notifier.tell(TurnFinished(message.session_id, (now - entry.get("startedAt", now)) / 1000,
+                                            message.outcome, entry.get("prompt", ""), message.answer))
+        safe_tell(self.quota, RefreshQuota())  # the turn spent some of the plan
+        held = self.quota_alerts.pop(message.session_id, None)
+        session = self.sessions.get(message.session_id)
+        if held and session is not None:  # after the turn's own end, never glued to its answer
+            session.tell(QuotaNews({}, frozenset(), tuple(held)))
 
     @handles(HubPageKnown)
     def on_hub_page_known(self, message: HubPageKnown) -> None:
@@ -317,7 +332,8 @@ class SessionRegistry(BridgeActor):
         except Exception:
             log.exception("backend termination failed")
         self.store.flush(1.0)  # what was recorded reaches the disk (bounded)
-        for actor in [*self.sessions.values(), *self.index_watches.values(), *self.clients, self.router, self.backend]:
+        for actor in [*self.sessions.values(), *self.index_watches.values(), *self.clients, self.router, self.backend,
+                      *([self.quota] if self.quota is not None else [])]:
             actor.stop(block=False)
         if self.notifier is not None:
             self.notifier.stop(block=False)

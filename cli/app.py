@@ -261,7 +261,7 @@ def setup(
 
 @app.command(cls=BridgeCommand, short_help=tr("help.quota.short"), help=tr("help.quota"))
 def quota(
-    url: str | None = typer.Option(None, hidden=True, help="read from this address instead (tests)"),
+    url: str | None = typer.Option(None, hidden=True),  # the tests' local endpoint instead of the provider's
 ) -> None:
     """Show the GLM Coding Plan's windows: use and reset time, one line each (docs/quota.md)."""
     from zcode_acp.cli import runtime  # noqa: F401  (patches for gevent first: the read is a gevent socket)

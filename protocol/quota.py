@@ -244,3 +244,21 @@ def exhausted_text(snapshot: QuotaSnapshot, now: datetime, lang: str) -> str | N
         return None
     return t(lang, "quota.exhausted", label=meter_label(meter, lang),
              reset=reset_words(meter.resets_at, now, lang))
+
+
+def quota_alert(meter: Meter, level: float, snapshot: QuotaSnapshot, now: datetime, lang: str) -> str:
+    """The notice for a meter that reached ``level`` (80, 95 or 100 %): used up, or how far along."""
+    if level >= 100:
+        return t(lang, "quota.exhausted", label=meter_label(meter, lang), reset=reset_words(meter.resets_at, now, lang))
+    return t(lang, "quota.alert", line=meter_line(meter, now, lang))
+
+
+def wants_quota_updates(capabilities: Any) -> bool:
+    """A v1 client that declared ``session.quota`` (the RFD's client capability): it reads ``quota_update``."""
+    session = capabilities.get("session") if isinstance(capabilities, dict) else None
+    return isinstance(session, dict) and isinstance(session.get("quota"), dict)
+
+
+def quota_update(document: dict[str, Any]) -> dict[str, Any]:
+    """The RFD's ``session/update`` variant: the whole snapshot, replacing the last one."""
+    return {"sessionUpdate": "quota_update", **document}

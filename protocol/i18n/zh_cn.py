@@ -351,7 +351,7 @@ MESSAGES: dict[str, str] = {
     "notify.waits_ended": "{label}正在等待你的回应：{what}",
     "notify.backend": "后端出错：{reason}；下一次提问会启动新的后端。",
     # -- the Coding Plan's quota (protocol/quota.py, docs/quota.md) --
-    "quota.pool": "GLM Coding Plan",
+    "quota.pool": "GLM Coding Plan 套餐",
     "quota.window.five_hour": "5 小时窗口",
     "quota.window.weekly": "每周窗口",
     "quota.window.monthly": "每月窗口",

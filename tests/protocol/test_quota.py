@@ -106,3 +106,28 @@ def test_a_limit_hit_says_which_window_and_when_it_resets():
     assert exhausted_text(snapshot, NOW, EN).endswith("(in 42 min).")
     assert "5 小时窗口已用完" in exhausted_text(snapshot, NOW, ZH_CN)
     assert exhausted_text(parse_quota(fixture("zai-three-windows.json"), NOW), NOW, EN) is None
+
+
+def test_every_snapshot_passes_the_rfds_schema():
+    from tests.schema import assert_valid_draft
+    from zcode_acp.protocol.quota import quota_update
+
+    for name in ("zai-three-windows.json", "percent-only.json", "older-plan.json", "five-hour-exhausted.json"):
+        for lang in (EN, ZH_CN):
+            document = snapshot_json(parse_quota(fixture(name), NOW), lang)
+            assert_valid_draft("QuotaSnapshot", document)
+            assert_valid_draft("QuotaUpdate", quota_update(document))
+
+
+def test_the_rfds_schema_refuses_a_meter_with_no_value_and_a_bad_reset_time():
+    import jsonschema
+
+    from tests.schema import assert_valid_draft
+
+    good = {"updatedAt": "2026-02-09T12:00:00.000Z", "pools": [{"id": "plan", "meters": [{"id": "weekly",
+                                                                                         "usedPercent": 5}]}]}
+    assert_valid_draft("QuotaSnapshot", good)
+    for broken in ({"id": "weekly"}, {"id": "weekly", "usedPercent": 5, "resetsAt": "tomorrow"},
+                   {"id": "weekly", "used": {"value": 5}}):
+        with pytest.raises(jsonschema.ValidationError):
+            assert_valid_draft("QuotaSnapshot", {**good, "pools": [{"id": "plan", "meters": [broken]}]})
