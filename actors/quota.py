@@ -43,21 +43,30 @@ MIN_INTERVAL = 60.0  # seconds between two reads: the provider's figures move in
 DEAD_KEY_REASONS = ("quota.error.key_refused", "quota.error.no_plan")
 
 
-def fetch_with_key(key: Any) -> QuotaSnapshot:
-    from zcode_acp.net.quota_client import fetch_quota
+def fetcher(url: str) -> Callable[[Any], QuotaSnapshot]:
+    """Reads with ``key`` from ``url`` (``ZCODE_ACP_QUOTA_URL``), else from the key's provider."""
+    def fetch(key: Any) -> QuotaSnapshot:
+        from zcode_acp.net.quota_client import fetch_quota  # gevent's ssl: only a bridge with a key pays
 
-    return fetch_quota(key.provider, key.api_key)
+        return fetch_quota(key.provider, key.api_key, url=url or None)
+    return fetch
+
+
+def start_quota_watch(supervisor: Any, config: Any) -> Any:
+    """The QuotaWatch for ``config``: with ``ZCODE_ACP_QUOTA=0`` it knows no key and reads nothing."""
+    find_key = None if config.quota_enabled else (lambda: PlanKeyLookup(None))
+    return QuotaWatch.start(supervisor, config.zcode_home, find_key=find_key, fetch=fetcher(config.quota_url))
 
 
 class QuotaWatch(BridgeActor):
     def __init__(self, supervisor: Any, zcode_home: Path,
                  find_key: Callable[[], PlanKeyLookup] | None = None,
-                 fetch: Callable[[Any], QuotaSnapshot] = fetch_with_key,
+                 fetch: Callable[[Any], QuotaSnapshot] | None = None,
                  min_interval: float = MIN_INTERVAL) -> None:
         super().__init__()
         self.supervisor = supervisor
         self.find_key = find_key or (lambda: find_plan_key(os.environ, Path.home(), zcode_home))
-        self.fetch = fetch
+        self.fetch = fetch or fetcher("")
         self.min_interval = min_interval
         self.key: Any = None
         self.key_known = False  # the lookup has answered (key or not)

@@ -39,7 +39,7 @@ from zcode_acp.protocol.session_config import session_state, validate_config_val
 from zcode_acp.protocol import lazy_sessions
 from zcode_acp.protocol.sessions import list_sessions, without_deleted
 from zcode_acp.protocol.translator import agent_text
-from zcode_acp.protocol.quota import quota_alert, snapshot_json, wants_quota_updates
+from zcode_acp.protocol.quota import quota_alert, snapshot_json
 
 from zcode_acp.actors.base import handles, safe_tell
 from zcode_acp.config.settings import Config
@@ -61,7 +61,6 @@ from zcode_acp.actors.messages import (
     CatalogLoaded,
     Prompt,
     QuotaChanged,
-    QuotaNews,
     ReadQuota,
     RefreshQuota,
     Reply,
@@ -405,6 +404,8 @@ class Supervisor(SessionRegistry):
         session = self.sessions.pop(message.session_id, None)
         self.dormant.pop(message.session_id, None)
         self.backend_ids.pop(message.session_id, None)
+        self.quota_told.pop(message.session_id, None)
+        self.quota_document_told.pop(message.session_id, None)
         if session is not None:
             session.stop(block=False)
 
@@ -418,17 +419,20 @@ class Supervisor(SessionRegistry):
 
     @handles(QuotaChanged)
     def on_quota_changed(self, message: QuotaChanged) -> None:
-        lang = self.config.lang
-        document = snapshot_json(message.snapshot, lang)
+        lang, snapshot = self.config.lang, message.snapshot
         now = datetime.now(UTC)
-        alerts = tuple(quota_alert(meter, level, message.snapshot, now, lang) for meter, level in message.crossings)
-        quota_clients = frozenset(urn for urn, declared in self.client_capabilities.items()
-                                  if wants_quota_updates(declared))
-        for session_id, session in self.sessions.items():
-            running = self.activity.get(session_id, {}).get("status") == "running"
-            if running and alerts:  # a notice in the middle of an answer would be read as part of it
-                self.quota_alerts.setdefault(session_id, []).extend(alerts)
-            session.tell(QuotaNews(document, quota_clients, () if running else alerts))
+        shares = {meter.id: meter.used_percent or 0.0 for meter in snapshot.meters}
+        # An alert lasts while its window stays past its level: a window that reset drops it.
+        self.quota_alerts = {key: text for key, text in self.quota_alerts.items() if shares.get(key[0], 0.0) >= key[1]}
+        for meter, level in message.crossings:
+            reset = meter.resets_at.isoformat() if meter.resets_at else ""
+            self.quota_alerts[(meter.id, level, reset)] = quota_alert(meter, level, snapshot, now, lang)
+        self.quota_document = snapshot_json(snapshot, lang)
+        for session_id in self.sessions:
+            # A running turn's alerts wait for its end; so do those of a session with no turn yet (it
+            # came to memory for a prompt whose turn has not started).
+            running = self.activity.get(session_id, {}).get("status", "running") == "running"
+            self._tell_quota(session_id, alerts_too=not running)
 
     def _session_set_mode(self, conn: Any, request_id: Any, params: dict[str, Any]) -> Any:
         session = self._session(params)

@@ -21,6 +21,7 @@ from zcode_acp.protocol.handshake import (
 )
 from zcode_acp.protocol import model_catalog
 from zcode_acp.protocol.display_text import shown_title
+from zcode_acp.protocol.quota import wants_quota_updates
 from zcode_acp.protocol.session_config import SessionSettings
 
 from zcode_acp import version
@@ -60,7 +61,7 @@ from zcode_acp.actors.messages import (
     TurnFinished,
 )
 from zcode_acp.actors.notifier import start_notifier
-from zcode_acp.actors.quota import QuotaWatch
+from zcode_acp.actors.quota import start_quota_watch
 from zcode_acp.actors.session import Session
 
 log = logging.getLogger(__name__)
@@ -79,7 +80,12 @@ class SessionRegistry(BridgeActor):
         self.router: Any = None
         self.notifier: Any = None  # actors/notifier.py, when a webhook is configured
         self.quota: Any = None  # actors/quota.py: the Coding Plan's quota (reads nothing without a key)
-        self.quota_alerts: dict[str, list[str]] = {}  # session id → alerts held until its turn ends
+        # The alerts of the last snapshot (a window past 80/95 % or used up), by (meter, level, reset), and
+        # which of them each session was told: each used session hears each once, after a turn's end.
+        self.quota_alerts: dict[tuple[str, float, str], str] = {}
+        self.quota_told: dict[str, set[tuple[str, float, str]]] = {}
+        self.quota_document: dict[str, Any] = {}  # the last snapshot, as quota_update/quota/read carry it
+        self.quota_document_told: dict[str, str] = {}  # session id → the updatedAt it last got
         self.clients: list[Any] = []
         self.primary: Any = None
         self.capabilities: dict[str, Any] = {}  # merged over the clients attached now
@@ -114,7 +120,7 @@ class SessionRegistry(BridgeActor):
         self.backend = Backend.start(self.config, self.notifier)
         self.router = InteractionRouter.start(self.backend, self.config.interaction_timeout, self.notifier,
                                               self.config.lang, self.config.dialog_grace)
-        self.quota = QuotaWatch.start(self.actor_ref, self.config.zcode_home)
+        self.quota = start_quota_watch(self.actor_ref, self.config)
         self.quiet_release.start()
 
     # -- clients ---------------------------------------------------------------------------
@@ -256,10 +262,27 @@ class SessionRegistry(BridgeActor):
             self.notifier.tell(TurnFinished(message.session_id, (now - entry.get("startedAt", now)) / 1000,
                                             message.outcome, entry.get("prompt", ""), message.answer))
         safe_tell(self.quota, RefreshQuota())  # the turn spent some of the plan
-        held = self.quota_alerts.pop(message.session_id, None)
-        session = self.sessions.get(message.session_id)
-        if held and session is not None:  # after the turn's own end, never glued to its answer
-            session.tell(QuotaNews({}, frozenset(), tuple(held)))
+        self._tell_quota(message.session_id, alerts_too=True)
+
+    def _tell_quota(self, session_id: str, alerts_too: bool) -> None:
+        """What ``session_id`` was not told yet: the last snapshot (for clients reading quota_update),
+        and, when its turn is over (never glued to an answer), the alerts."""
+        session = self.sessions.get(session_id)
+        if session is None:
+            return
+        document = self.quota_document
+        if document and self.quota_document_told.get(session_id) == document.get("updatedAt"):
+            document = {}
+        told = self.quota_told.setdefault(session_id, set())
+        untold = [key for key in self.quota_alerts if key not in told] if alerts_too else []
+        if not (document or untold):
+            return
+        told.update(untold)
+        if document:
+            self.quota_document_told[session_id] = document["updatedAt"]
+        quota_clients = frozenset(urn for urn, declared in self.client_capabilities.items()
+                                  if wants_quota_updates(declared))
+        session.tell(QuotaNews(document, quota_clients, tuple(self.quota_alerts[key] for key in untold)))
 
     @handles(HubPageKnown)
     def on_hub_page_known(self, message: HubPageKnown) -> None:

@@ -234,6 +234,8 @@ MESSAGES: dict[str, str] = {
                                      "title and a dialog's question (never by default)",
     "setting.ZCODE_ACP_NOTIFY_INTERVAL": "seconds between two notifications of one kind for one session (0: no limit)",
     "setting.ZCODE_ACP_NOTIFY_LINK": "the hub page's public address (e.g. `https://agent.example.org/`): notifications link to the session there (never with the token)",
+    "setting.ZCODE_ACP_QUOTA": "`0`: never read the GLM Coding Plan's quota (read by default when a Coding Plan key exists: `zcode-acp setup`)",
+    "setting.ZCODE_ACP_QUOTA_URL": "where the quota is read from, with the key (default: the provider's own endpoint, api.z.ai or open.bigmodel.cn)",
     "setting.ZCODE_ACP_ENGINE_API": "`v4` runs sessions on the engine's v4 data plane (topics and commands, docs/v4.md) instead of the legacy `session/*` methods",
     "setting.expected_web_address": "expected an http:// or https:// address",
     "setting.expected_zero_or_one": "expected 0 or 1",

@@ -221,6 +221,8 @@ MESSAGES: dict[str, str] = {
     "setting.ZCODE_ACP_NOTIFY_TEXT": "`1`：通知中附带提问和回答的正文、会话标题和对话框的问题（默认从不附带）",
     "setting.ZCODE_ACP_NOTIFY_INTERVAL": "同一会话同一类通知之间至少间隔多少秒（0：不限）",
     "setting.ZCODE_ACP_NOTIFY_LINK": "中心页面的公网地址（如 `https://agent.example.org/`）：通知里会附上指向该会话的链接（绝不带令牌）",
+    "setting.ZCODE_ACP_QUOTA": "`0`：从不读取 GLM Coding Plan 额度（默认在有 Coding Plan 密钥时读取：`zcode-acp setup`）",
+    "setting.ZCODE_ACP_QUOTA_URL": "读取额度的地址，会带上密钥（默认：服务商自己的接口，api.z.ai 或 open.bigmodel.cn）",
     "setting.ZCODE_ACP_ENGINE_API": "`v4`：会话改用引擎的 v4 数据面（主题订阅与命令，见 docs/v4.md），而不是旧版 `session/*` 方法",
     "setting.expected_web_address": "应为 http:// 或 https:// 开头的地址",
     "setting.expected_zero_or_one": "应为 0 或 1",
