@@ -37,6 +37,7 @@ from zcode_acp.protocol.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, RpcError
 from zcode_acp.protocol.host_requests import host_answer
 
 from zcode_acp.actors.base import BridgeActor, handles, safe_tell
+from zcode_acp.config.coding_plan import own_plan_key
 from zcode_acp.config.settings import Config
 from zcode_acp.actors.correlation import Correlation
 from zcode_acp.actors.messages import (
@@ -443,7 +444,7 @@ class Backend(BridgeActor):
     def _backend_request(self, frame: dict[str, Any]) -> None:
         method = frame["method"]
         answer = host_answer(method, frame.get("params"),
-                             lambda: backend_process.personal_provider_config(self.child_env))
+                             lambda: backend_process.personal_provider_config(self.child_env), own_plan_key)
         if answer is not None:
             log.debug("answering the engine's %s (id %r)", method, frame["id"])
             self._write(jsonrpc.backend_result(frame["id"], answer))

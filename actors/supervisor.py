@@ -19,6 +19,7 @@ import functools
 import logging
 import os
 import uuid
+from datetime import datetime, UTC
 from typing import Any
 from collections.abc import Callable
 
@@ -38,8 +39,9 @@ from zcode_acp.protocol.session_config import session_state, validate_config_val
 from zcode_acp.protocol import lazy_sessions
 from zcode_acp.protocol.sessions import list_sessions, without_deleted
 from zcode_acp.protocol.translator import agent_text
+from zcode_acp.protocol.quota import quota_alert, snapshot_json
 
-from zcode_acp.actors.base import handles
+from zcode_acp.actors.base import handles, safe_tell
 from zcode_acp.config.settings import Config
 from zcode_acp.actors.messages import (
     Answered,
@@ -58,6 +60,9 @@ from zcode_acp.actors.messages import (
     Listed,
     CatalogLoaded,
     Prompt,
+    QuotaChanged,
+    ReadQuota,
+    RefreshQuota,
     Reply,
     SetSetting,
     Teardown,
@@ -132,6 +137,7 @@ class Supervisor(SessionRegistry):
             "session/set_mode": self._session_set_mode,
             "session/set_config_option": self._session_set_config_option,
             "session/set_model": self._session_set_model,
+            "quota/read": self._quota_read,
         }
 
         self.notifications: dict[str, Callable[[Any, dict[str, Any]], None]] = {
@@ -228,6 +234,8 @@ class Supervisor(SessionRegistry):
         return self._new_session(cwd, servers)
 
     def _new_session(self, cwd: str, servers: list[Any]) -> dict[str, Any]:
+        if not self.sessions and not self.dormant:
+            safe_tell(self.quota, RefreshQuota())  # the first session: learn the quota before its first prompt
         session_id = str(uuid.uuid4())
         self.store.record(session_id, cwd)  # first: a session the store refuses is never made
         settings = self._new_settings()
@@ -396,8 +404,35 @@ class Supervisor(SessionRegistry):
         session = self.sessions.pop(message.session_id, None)
         self.dormant.pop(message.session_id, None)
         self.backend_ids.pop(message.session_id, None)
+        self.quota_told.pop(message.session_id, None)
+        self.quota_document_told.pop(message.session_id, None)
         if session is not None:
             session.stop(block=False)
+
+    # -- the Coding Plan's quota (actors/quota.py, docs/quota.md) --------------------------------
+
+    def _quota_read(self, conn: Any, request_id: Any, params: dict[str, Any]) -> Any:
+        if "sessionId" in params and not isinstance(params["sessionId"], str):
+            raise invalid_params("sessionId", "must be a string")
+        self.quota.tell(ReadQuota(conn, request_id, self.config.lang))  # quota is the account's: any session's
+        return _DEFERRED
+
+    @handles(QuotaChanged)
+    def on_quota_changed(self, message: QuotaChanged) -> None:
+        lang, snapshot = self.config.lang, message.snapshot
+        now = datetime.now(UTC)
+        shares = {meter.id: meter.used_percent or 0.0 for meter in snapshot.meters}
+        # An alert lasts while its window stays past its level: a window that reset drops it.
+        self.quota_alerts = {key: text for key, text in self.quota_alerts.items() if shares.get(key[0], 0.0) >= key[1]}
+        for meter, level in message.crossings:
+            reset = meter.resets_at.isoformat() if meter.resets_at else ""
+            self.quota_alerts[(meter.id, level, reset)] = quota_alert(meter, level, snapshot, now, lang)
+        self.quota_document = snapshot_json(snapshot, lang)
+        for session_id in self.sessions:
+            # A running turn's alerts wait for its end; so do those of a session with no turn yet (it
+            # came to memory for a prompt whose turn has not started).
+            running = self.activity.get(session_id, {}).get("status", "running") == "running"
+            self._tell_quota(session_id, alerts_too=not running)
 
     def _session_set_mode(self, conn: Any, request_id: Any, params: dict[str, Any]) -> Any:
         session = self._session(params)

@@ -28,6 +28,9 @@ def initialize_result(requested_version: Any, version: str, lang: str = EN) -> d
             "sessionCapabilities": {"list": {}, "resume": {}, "close": {}, "delete": {}, "fork": {}},
             # No "logout": the CLI keeps its own account; the bridge holds no credentials to drop.
             "auth": {},
+            # The Coding Plan's quota (the ACP "Quotas and Limits" RFD): quota/read, and quota_update
+            # to clients declaring session.quota; {pools: []} without a key (docs/quota.md).
+            "quota": {},
         },
         "authMethods": [
             {
