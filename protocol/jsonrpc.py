@@ -13,7 +13,8 @@ from enum import Enum
 from typing import Any
 from collections.abc import Callable
 
-from .errors import INVALID_PARAMS, INVALID_REQUEST, RpcError
+from .errors import INVALID_PARAMS, INVALID_REQUEST, ErrorObject, RpcError
+from .i18n import EN
 
 
 class Kind(Enum):
@@ -202,8 +203,14 @@ def acp_result(id_: Any, result: Any) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": id_, "result": result}
 
 
-def acp_error(id_: Any, error: RpcError | dict[str, Any]) -> dict[str, Any]:
-    body = error.to_dict() if isinstance(error, RpcError) else error
+def acp_error(id_: Any, error: RpcError | dict[str, Any], lang: str = EN) -> dict[str, Any]:
+    """The error answer; the bridge's own words in ``lang`` (the session's), the engine's as they are."""
+    if isinstance(error, RpcError):
+        body = error.to_dict(lang)
+    elif isinstance(error, ErrorObject):
+        body = error.in_language(lang)
+    else:
+        body = error
     return {"jsonrpc": "2.0", "id": id_, "error": body}
 
 
