@@ -74,7 +74,7 @@ class RpcError(Exception):
         return f"RpcError({self.code}, {self.message!r})"
 
 
-def worded(code: int, key: str, data: Any = None, **params: Any) -> RpcError:
+def worded(code: int, key: str, data: Any = None, /, **params: Any) -> RpcError:
     """An error in the bridge's own words: the catalog's ``key``, in English until a language is asked."""
 
     def wording(lang: str) -> str:
@@ -83,7 +83,7 @@ def worded(code: int, key: str, data: Any = None, **params: Any) -> RpcError:
     return RpcError(code, wording(EN), data, wording)
 
 
-def invalid_params(field: str, problem: str, **params: Any) -> RpcError:
+def invalid_params(field: str, problem: str, /, **params: Any) -> RpcError:
     """A ``-32602`` that names the offending field, as clients need to fix it.
 
     ``problem`` is a catalog key (``invalid.*``, with ``params``): the client's user reads the
