@@ -96,6 +96,16 @@ def invalid_params(field: str, problem: str, /, **params: Any) -> RpcError:
     return RpcError(INVALID_PARAMS, wording(EN), None, wording)
 
 
+def invalid_request_value(where: str, problem: str, /, **params: Any) -> RpcError:
+    """A ``-32600`` for a value of the envelope (``where`` its path, empty: the frame itself)."""
+
+    def wording(lang: str) -> str:
+        return t(lang, "error.request.value", where=where or t(lang, "error.request.the_frame"),
+                 problem=t(lang, problem, **params))
+
+    return RpcError(INVALID_REQUEST, wording(EN), None, wording)
+
+
 def method_not_found(method: str) -> RpcError:
     return worded(METHOD_NOT_FOUND, "error.method_not_found", method=method)
 
