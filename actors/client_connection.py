@@ -164,9 +164,9 @@ class ClientConnection(BridgeActor):
         if kind is jsonrpc.Kind.REQUEST:
             key = id_key(frame["id"])
             if key is None or key in self.by_id:
-                problem = "is already in use" if key is not None else "must be a string, a number or null"
-                self._write_frame(jsonrpc.acp_error(frame["id"] if key is not None else None, RpcError(
-                    errors.INVALID_REQUEST, f"Invalid Request: id {frame['id']!r} {problem}"), self.lang))
+                problem = "error.request.id_in_use" if key is not None else "error.request.id_unusable"
+                self._write_frame(jsonrpc.acp_error(frame["id"] if key is not None else None, errors.worded(
+                    errors.INVALID_REQUEST, problem, id=repr(frame["id"])), self.lang))
                 return
             handle = RequestHandle(frame["id"], next(self._serials))
             params = frame.get("params")

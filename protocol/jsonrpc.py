@@ -205,6 +205,7 @@ def acp_result(id_: Any, result: Any) -> dict[str, Any]:
 
 def acp_error(id_: Any, error: RpcError | dict[str, Any], lang: str = EN) -> dict[str, Any]:
     """The error answer; the bridge's own words in ``lang`` (the session's), the engine's as they are."""
+    body: dict[str, Any]
     if isinstance(error, RpcError):
         body = error.to_dict(lang)
     elif isinstance(error, ErrorObject):

@@ -109,7 +109,7 @@ def _read_in_pool(path: str, folder: str, project_roots: Roots) -> bytes | RpcEr
     def job() -> bytes | RpcError:
         try:
             configured = tuple(project_roots())
-        except Exception:  # noqa: BLE001  (a config file that cannot be read: the session's folder only)
+        except Exception:  # a config file that cannot be read: the session's folder only
             configured = ()
         return read_local(path, (folder, *configured))
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from zcode_acp.protocol.errors import INVALID_PARAMS, RpcError, invalid_params
+from zcode_acp.protocol.errors import invalid_params
 from zcode_acp.protocol.session_config import SessionSettings
 from zcode_acp.protocol.v4 import commands as v4
 

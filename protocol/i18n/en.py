@@ -151,6 +151,8 @@ MESSAGES: dict[str, str] = {
     "error.request.kind": "Invalid Request: not a request, notification or response",
     "error.request.value": "Invalid Request: {where} {problem}",
     "error.request.the_frame": "the frame",
+    "error.request.id_in_use": "Invalid Request: id {id} is already in use",
+    "error.request.id_unusable": "Invalid Request: id {id} must be a string, a number or null",
     "invalid.value.lone_surrogate": "contains a lone surrogate, which is not valid Unicode",
     "invalid.value.key_surrogate": "has a key with a lone surrogate, which is not valid Unicode",
     "invalid.value.too_deep": "is nested more than {depth} levels deep",

@@ -139,6 +139,8 @@ MESSAGES: dict[str, str] = {
     "error.request.kind": "无效请求：既不是请求、通知，也不是响应",
     "error.request.value": "无效请求：{where} {problem}",
     "error.request.the_frame": "该帧",
+    "error.request.id_in_use": "无效请求：id {id} 已被占用",
+    "error.request.id_unusable": "无效请求：id {id} 必须是字符串、数字或 null",
     "invalid.value.lone_surrogate": "含有孤立的代理字符，不是有效的 Unicode",
     "invalid.value.key_surrogate": "有一个键含有孤立的代理字符，不是有效的 Unicode",
     "invalid.value.too_deep": "嵌套超过 {depth} 层",

@@ -188,8 +188,8 @@ def _error_keys(tree: ast.AST) -> tuple[list[str], list[int]]:
         for choice in choices:
             if isinstance(choice, ast.Constant) and isinstance(choice.value, str):
                 keys.append(choice.value)
-            elif not (isinstance(choice, ast.Attribute) and choice.attr == "key"  # Unfit's key, passed on
-                      or isinstance(choice, ast.Name) and choice.id == "problem"):  # a helper's, whose calls are scanned
+            elif not ((isinstance(choice, ast.Attribute) and choice.attr == "key")  # Unfit's key, passed on
+                      or (isinstance(choice, ast.Name) and choice.id == "problem")):  # a helper's, whose calls are scanned
                 unnamed.append(node.lineno)
     return keys, unnamed
 
