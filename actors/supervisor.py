@@ -81,21 +81,20 @@ def _params(frame: dict[str, Any]) -> dict[str, Any]:
     if params is None:
         return {}
     if not isinstance(params, dict):
-        raise invalid_params("params", "must be an object")
+        raise invalid_params("params", "invalid.must_be_object")
     return params
 
 
 def _session_id(params: dict[str, Any]) -> str:
     session_id = params.get("sessionId")
     if not isinstance(session_id, str) or not session_id:
-        raise invalid_params("sessionId", "must be a non-empty string")
+        raise invalid_params("sessionId", "invalid.must_be_nonempty_string")
     return session_id
 
 
 def _no_additional_directories(params: dict[str, Any]) -> None:
     if params.get("additionalDirectories"):
-        raise invalid_params(
-            "additionalDirectories", "is not supported: a ZCode session has exactly one workspace root (cwd)")
+        raise invalid_params("additionalDirectories", "invalid.one_workspace_root")
 
 
 def _mcp_servers(params: dict[str, Any]) -> list[Any]:
@@ -107,14 +106,14 @@ def _absolute_cwd(params: dict[str, Any], must_exist: bool = False) -> str:
     """The workspace root, normalised (``/a/../b/`` → ``/b``); a new session's must exist."""
     cwd = params.get("cwd")
     if not isinstance(cwd, str) or not os.path.isabs(cwd):
-        raise invalid_params("cwd", "must be an absolute path")
+        raise invalid_params("cwd", "invalid.must_be_absolute")
     try:
         cwd.encode("utf-8")
     except UnicodeEncodeError:
-        raise invalid_params("cwd", "is not valid Unicode (a lone surrogate)") from None
+        raise invalid_params("cwd", "invalid.lone_surrogate") from None
     cwd = os.path.normpath(cwd)
     if must_exist and not os.path.isdir(cwd):
-        raise invalid_params("cwd", f"is not an existing directory: {cwd}")
+        raise invalid_params("cwd", "invalid.not_a_directory", path=cwd)
     return cwd
 
 _DEFERRED = object()  # the handler passed the request on; someone else answers it
@@ -219,7 +218,7 @@ class Supervisor(SessionRegistry):
 
     def _pinned(self, cwd: str) -> str:
         if self.root is not None and cwd != self.root:
-            raise invalid_params("cwd", f"must be this bridge's project directory {self.root} (it serves no other)")
+            raise invalid_params("cwd", "invalid.not_this_root", root=self.root)
         return cwd
 
     def _session_new(self, conn: Any, request_id: Any, params: dict[str, Any]) -> Any:
@@ -292,7 +291,7 @@ class Supervisor(SessionRegistry):
     def _session_list(self, conn: Any, request_id: Any, params: dict[str, Any]) -> Any:
         cwd = params.get("cwd")
         if cwd is not None and (not isinstance(cwd, str) or not os.path.isabs(cwd)):
-            raise invalid_params("cwd", "must be an absolute path")
+            raise invalid_params("cwd", "invalid.must_be_absolute")
         if cwd and self.config.engine_api == "v4":  # the workspace's sessions-index topic (docs/v4.md)
             from zcode_acp.actors.session.v4index import ListIndex  # v4 only: a legacy bridge never imports it
 

@@ -127,7 +127,8 @@ class SessionRegistry(BridgeActor):
 
     @handles(AttachClient)
     def on_attach_client(self, message: AttachClient) -> Any:
-        conn = ClientConnection.start(self.actor_ref, message.transport, every_session=message.primary)
+        conn = ClientConnection.start(self.actor_ref, message.transport, every_session=message.primary,
+                                      lang=self.config.lang)
         self.clients.append(conn)
         if message.primary:
             self.primary = conn

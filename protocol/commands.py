@@ -64,7 +64,7 @@ def _passed_through(params: dict[str, Any], method: str) -> dict[str, Any]:
 def _required_string(params: dict[str, Any], name: str) -> str:
     value = params.get(name)
     if not isinstance(value, str):
-        raise invalid_params(name, "must be a string")
+        raise invalid_params(name, "invalid.must_be_string")
     return value
 
 
@@ -86,7 +86,7 @@ def _steering(params: dict[str, Any]) -> ExtensionCall:
         texts = [block.get("text") for block in prompt if isinstance(block, dict) and block.get("type") == "text"]
         prompt = "\n".join(text for text in texts if isinstance(text, str))
     if not isinstance(prompt, str) or not prompt.strip():
-        raise invalid_params("prompt", "must be text (a string or text content blocks)")
+        raise invalid_params("prompt", "invalid.must_be_text")
     return ExtensionCall("session/steer", {"content": prompt}, steer=prompt)
 
 
@@ -99,10 +99,10 @@ def _cancel_task(params: dict[str, Any]) -> ExtensionCall:
 def session_title(value: Any) -> str:
     """A title the user gave: text, trimmed, one line, at most ``TITLE_LIMIT`` characters."""
     if not isinstance(value, str) or not value.strip():
-        raise invalid_params("title", "must be a non-empty string")
+        raise invalid_params("title", "invalid.must_be_nonempty_string")
     title = " ".join(value.split())
     if len(title) > TITLE_LIMIT:
-        raise invalid_params("title", f"must be at most {TITLE_LIMIT} characters")
+        raise invalid_params("title", "invalid.too_long", limit=TITLE_LIMIT)
     return title
 
 
@@ -119,7 +119,7 @@ def _v4(command: str, *required: str) -> Callable[[dict[str, Any]], ExtensionCal
         row_id = params.get("rowId")
         if row_id is not None:
             if not isinstance(row_id, int) or isinstance(row_id, bool):
-                raise invalid_params("rowId", "must be an integer (a row of the conversation)")
+                raise invalid_params("rowId", "invalid.row_id")
             out["rowId"] = row_id
         return ExtensionCall(command, out, v4_only=True)
     return build
@@ -214,12 +214,12 @@ def extension_name(method: str) -> str | None:
 def goal_params(params: dict[str, Any]) -> dict[str, Any]:
     action = params.get("action", "show")
     if action not in GOAL_ACTIONS:
-        raise invalid_params("action", f"must be one of {', '.join(GOAL_ACTIONS)}")
+        raise invalid_params("action", "invalid.must_be_one_of", choices=", ".join(GOAL_ACTIONS))
     out = {"action": action}
     if action in ("set", "replace"):
         objective = params.get("objective")
         if not isinstance(objective, str) or not objective.strip():
-            raise invalid_params("objective", f"is required to {action} a goal")
+            raise invalid_params("objective", "invalid.objective_required", action=action)
         out["objective"] = objective
     return out
 

@@ -15,7 +15,7 @@ AUTH_METHOD_ID = "zcode-credentials"
 
 def initialize_result(requested_version: Any, version: str, lang: str = EN) -> dict[str, Any]:
     if not isinstance(requested_version, int) or isinstance(requested_version, bool):
-        raise invalid_params("protocolVersion", "must be an integer")
+        raise invalid_params("protocolVersion", "invalid.must_be_integer")
     return {
         # Answer the client's version when it is lower (and still one we speak).
         "protocolVersion": min(PROTOCOL_VERSION, max(requested_version, 1)),
@@ -76,7 +76,7 @@ def early_initialize_answer(first_bytes: bytes, version: str, lang: str = EN,
 
 def authenticate_result(method_id: Any) -> dict[str, Any]:
     if method_id != AUTH_METHOD_ID:
-        raise invalid_params("methodId", f"is unknown (supported: {AUTH_METHOD_ID})")
+        raise invalid_params("methodId", "invalid.unknown_auth_method", supported=AUTH_METHOD_ID)
     return {}
 
 

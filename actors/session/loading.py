@@ -44,7 +44,7 @@ class SessionLoading(SessionStream):
     @handles(Attach)
     def on_attach(self, message: Attach) -> None:
         if self.root_known and message.cwd != self.cwd:
-            message.fail(invalid_params("cwd", f"does not match the session's workspace root {self.cwd}"))
+            message.fail(invalid_params("cwd", "invalid.not_the_workspace", root=self.cwd))
             return
         if message.replay:
             message.conn.tell(HoldSession(self.session_id))
@@ -59,7 +59,7 @@ class SessionLoading(SessionStream):
 
         def live() -> None:
             if self.root_known and message.cwd != self.cwd:
-                fail(invalid_params("cwd", f"does not match the session's workspace root {self.cwd}"))
+                fail(invalid_params("cwd", "invalid.not_the_workspace", root=self.cwd))
             elif not message.replay:
                 self._attached(message, None)
             elif self.v4 is not None:

@@ -85,7 +85,7 @@ class V4Subscription:
         self.feed: V4Feed | None = None
         self.workspace: V4WorkspaceConfig | None = None  # the catalog and slash commands (v4workspace.py)
         self.commands = V4Commands(self, self.connection_id)
-        self.uploads = V4Uploads(self, self.connection_id)
+        self.uploads = V4Uploads(self, self.connection_id, lambda: str(self.session.cwd or ""))
         self.prompts = V4Prompts(session.config.lang)
         self.extras = V4Extras(self.commands, lambda: self.feed.state if self.feed is not None else None,
                                lambda: str(self.session.backend_session_id))
