@@ -412,7 +412,7 @@ class Supervisor(SessionRegistry):
 
     def _quota_read(self, conn: Any, request_id: Any, params: dict[str, Any]) -> Any:
         if "sessionId" in params and not isinstance(params["sessionId"], str):
-            raise invalid_params("sessionId", "must be a string")
+            raise invalid_params("sessionId", "invalid.must_be_string")
         self.quota.tell(ReadQuota(conn, request_id, self.config.lang))  # quota is the account's: any session's
         return _DEFERRED
 
