@@ -46,7 +46,8 @@ _RESULT_MODELS = {
 
 # Fields of ACP drafts the SDK's models do not know yet, each checked against its own schema instead
 # (schemas/acp-drafts/): the "Quotas and Limits" RFD's agent capability.
-DRAFT_FIELDS = {".agentCapabilities.quota": "Marker"}
+DRAFT_FIELDS = {".agentCapabilities.quota": "Marker",
+                "initialize.clientCapabilities.session.quota": "Marker"}  # the web page declares it
 _DRAFTS = Path(__file__).parent.parent / "schemas" / "acp-drafts" / "quota.json"
 
 
@@ -98,6 +99,10 @@ def assert_valid_update(update: dict[str, Any]) -> None:
 
 
 def assert_valid_notification(params: dict[str, Any]) -> None:
+    if (params.get("update") or {}).get("sessionUpdate") == "quota_update":  # a draft the SDK's union lacks
+        assert set(params) <= {"sessionId", "update", "_meta"} and isinstance(params.get("sessionId"), str), params
+        assert_valid_update(params["update"])
+        return
     schema.SessionNotification.model_validate(params)
     assert_valid_update(params["update"])
 

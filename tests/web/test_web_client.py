@@ -35,7 +35,7 @@ def run() -> dict[str, Any]:
 def test_the_page_does_everything_the_scenario_checks(run: dict[str, Any]) -> None:
     assert run["returncode"] == 0, run["output"]
     assert "scenario passed" in run["output"]
-    for name in ("phone-session.png", "phone-permission.png", "phone-list.png"):
+    for name in ("phone-session.png", "phone-permission.png", "phone-list.png", "phone-quota.png"):
         assert (ARTIFACTS / name).stat().st_size > 10_000, f"{name} missing or empty"
 
 
