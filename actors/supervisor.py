@@ -68,6 +68,7 @@ from zcode_acp.actors.messages import (
     Teardown,
     TitleKept,
 )
+from zcode_acp.actors import project_files
 from zcode_acp.actors.transport import flow
 
 from zcode_acp.actors.supervisor_registry import SessionRegistry
@@ -137,6 +138,8 @@ class Supervisor(SessionRegistry):
             "session/set_config_option": self._session_set_config_option,
             "session/set_model": self._session_set_model,
             "quota/read": self._quota_read,
+            # The phone's file browser, read-only (actors/project_files.py, docs/web-client.md).
+            **{f"_{name}": functools.partial(self._project_files, name) for name in project_files.METHODS},
         }
 
         self.notifications: dict[str, Callable[[Any, dict[str, Any]], None]] = {
@@ -432,6 +435,21 @@ class Supervisor(SessionRegistry):
             # came to memory for a prompt whose turn has not started).
             running = self.activity.get(session_id, {}).get("status", "running") == "running"
             self._tell_quota(session_id, alerts_too=not running)
+
+    # -- the project's files, read-only (actors/project_files.py) ---------------------------------
+
+    def _project_files(self, method: str, conn: Any, request_id: Any, params: dict[str, Any]) -> Any:
+        session_id = _session_id(params)
+        entry = self.store.get(session_id)
+        record = self.dormant.get(session_id)
+        folder = (entry or {}).get("cwd") or (record.cwd if record is not None else None)
+        if not isinstance(folder, str):
+            raise errors.session_not_found(session_id)
+
+        def answer(result: Any, error: RpcError | None) -> None:
+            conn.tell(Reply(request_id, result, error.to_dict() if error else None))
+        project_files.serve(method, params, folder, answer)
+        return _DEFERRED
 
     def _session_set_mode(self, conn: Any, request_id: Any, params: dict[str, Any]) -> Any:
         session = self._session(params)

@@ -33,38 +33,17 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
+from zcode_acp.actors.local_files import OPEN_FLAGS, Roots, configured_project_roots, inside, roots_with
 from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError, from_backend_error, invalid_params
 from zcode_acp.protocol.v4 import attachments as v4a
 from zcode_acp.protocol.v4 import limits
 
 Refs = list[dict[str, Any]]
 Done = Callable[[Refs | None, RpcError | None], None]
-# The configured project roots, asked in the thread pool (they come from the config file).
-Roots = Callable[[], Sequence[str]]
-# Open without following a last link, without waiting for a writer (a FIFO) or a device, never
-# becoming its terminal, never inherited by a child.
-OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_NOCTTY | os.O_CLOEXEC
 
 
 class UploadPort(Protocol):
     def v4_call(self, method: str, params: dict[str, Any], then: Callable[[Any, Any], None]) -> None: ...
-
-
-def configured_project_roots() -> Sequence[str]:
-    """``remote.projectRoots`` / ``ZCODE_ACP_PROJECT_ROOTS`` as they are now (the file is read: in the pool)."""
-    from zcode_acp.config.remote import load_remote_config
-
-    return tuple(str(root) for root in load_remote_config(log_warnings=False).project_roots)
-
-
-def _inside(real: str, roots: Sequence[str]) -> bool:
-    for root in roots:
-        if not root or not os.path.isabs(root):
-            continue
-        real_root = os.path.realpath(root)
-        if os.path.commonpath((real, real_root)) == real_root:
-            return True
-    return False
 
 
 def read_local(path: str, roots: Sequence[str]) -> bytes | RpcError:
@@ -73,7 +52,7 @@ def read_local(path: str, roots: Sequence[str]) -> bytes | RpcError:
     if not os.path.isabs(path):
         return invalid_params("prompt", "invalid.attachment.outside_roots", path=path)
     real = os.path.realpath(path)
-    if not _inside(real, roots):
+    if not inside(real, roots):
         return invalid_params("prompt", "invalid.attachment.outside_roots", path=path)
     try:
         fd = os.open(real, OPEN_FLAGS)
@@ -107,11 +86,7 @@ def _read_in_pool(path: str, folder: str, project_roots: Roots) -> bytes | RpcEr
     import gevent
 
     def job() -> bytes | RpcError:
-        try:
-            configured = tuple(project_roots())
-        except Exception:  # a config file that cannot be read: the session's folder only
-            configured = ()
-        return read_local(path, (folder, *configured))
+        return read_local(path, roots_with(folder, project_roots))
 
     outcome: bytes | RpcError = gevent.get_hub().threadpool.apply(job)
     return outcome

@@ -270,6 +270,40 @@ class Steps:
         await expect(quota).to_have_class(re.compile(r"\bexceeded\b"))
         await quota.locator("summary").click()
 
+        await self.step("the project's files, read-only: a folder, a highlighted file, the changes (docs/web-client.md)")
+        await page.click("button.files-button")
+        listed = await conn.expect("_zcode/files/list")
+        assert listed["params"] == {"sessionId": SESSION}, listed
+        await conn.respond(listed, {"roots": [WORKSPACE], "path": WORKSPACE, "truncated": False, "entries": [
+            {"name": "src", "kind": "dir"}, {"name": "app.py", "kind": "file", "size": 61},
+            {"name": "escape", "kind": "other"}]})
+        panel = page.locator(".files-panel")
+        await expect(panel.locator(".files-name")).to_have_text(["src", "app.py", "escape"])
+        assert await panel.locator('.files-entry[data-name="escape"] button').count() == 0  # shown, not opened
+        await panel.locator('.files-entry[data-name="app.py"] button').click()
+        read = await conn.expect("_zcode/files/read")
+        assert read["params"] == {"sessionId": SESSION, "path": f"{WORKSPACE}/app.py"}, read
+        await conn.respond(read, {"path": f"{WORKSPACE}/app.py", "size": 61,
+                                  "text": "def login(user):\n    return '<script>window.__pwned = 3</script>'\n"})
+        code = panel.locator("pre.files-code")
+        await expect(code).to_have_attribute("data-language", "python")
+        await expect(code.locator(".token.keyword").first).to_have_text("def")
+        await expect(code).to_contain_text("<script>window.__pwned = 3</script>")
+        assert await panel.locator("script").count() == 0 and await page.evaluate("window.__pwned") is None
+        await page.screenshot(path=str(self.artifacts / "phone-files.png"))
+        await panel.locator("button.files-tab").nth(1).click()
+        diff = await conn.expect("_zcode/files/changes")
+        assert diff["params"] == {"sessionId": SESSION}, diff
+        await conn.respond(diff, {"git": True, "truncated": False, "untracked": ["notes.txt"], "diff": (
+            "diff --git a/app.py b/app.py\n--- a/app.py\n+++ b/app.py\n@@ -1,2 +1,2 @@\n def login(user):\n"
+            "-    return False\n+    return user.is_valid()\n")})
+        await expect(panel.locator(".diff-line.add")).to_have_text(["+    return user.is_valid()"])
+        await expect(panel.locator(".diff-line.del")).to_have_text(["-    return False"])
+        await expect(panel.locator(".files-untracked li")).to_have_text(["notes.txt"])
+        await page.screenshot(path=str(self.artifacts / "phone-changes.png"))
+        await panel.locator("button.files-close").click()
+        await expect(panel).to_be_hidden()
+
         await self.step("a permission dialog: Allow once")
         asked = await conn.request("session/request_permission", permission("t3", "Bash: rm -rf build/", "rm -rf build/"))
         dialog = page.locator(f'.dialog.permission[data-request-id="{asked}"]')

@@ -139,6 +139,19 @@ export class AcpClient extends EventTarget {
     return this.rpc.request("quota/read", { sessionId });
   }
 
+  /** The project's files, read-only (the bridge's `_zcode/files/*`, docs/web-client.md "Files"). */
+  listFiles(sessionId, path) {
+    return this.rpc.request("_zcode/files/list", path ? { sessionId, path } : { sessionId });
+  }
+
+  readFile(sessionId, path) {
+    return this.rpc.request("_zcode/files/read", { sessionId, path });
+  }
+
+  fileChanges(sessionId) {
+    return this.rpc.request("_zcode/files/changes", { sessionId });
+  }
+
   // ACP has no rename: the bridge's extension method (docs/protocol-mapping.md), answered {title}.
   renameSession(sessionId, title) {
     return this.rpc.request("_session/rename", { sessionId, title });

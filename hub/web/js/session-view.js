@@ -10,6 +10,7 @@ import { ConnectionLost, RpcError } from "./rpc.js";
 import { Transcript } from "./transcript.js";
 import { ConfigBar } from "./config-bar.js";
 import { QuotaBar } from "./quota-bar.js";
+import { FileBrowser } from "./file-view.js";
 import { permissionDialog, elicitationDialog } from "./dialogs.js";
 import { acpUrl, Unauthorized } from "./hub-api.js";
 
@@ -55,6 +56,13 @@ export class SessionView {
     this.stateEl = h("span", { class: "conn-state", role: "status" });
     this.usageEl = h("span", { class: "usage", hidden: true });
     this.quotaBar = new QuotaBar();
+    this.files = new FileBrowser({
+      list: (path) => this.client.listFiles(this.sessionId, path),
+      read: (path) => this.client.readFile(this.sessionId, path),
+      changes: () => this.client.fileChanges(this.sessionId),
+    }, () => this.files.hide());
+    this.filesButton = h("button", { type: "button", class: "files-button", "aria-label": t("files.open"), title: t("files.open"),
+      onclick: () => { if (this.loaded) this.files.show(); } }, "📁");
     this.configBar = new ConfigBar((change) => this.changeConfig(change));
     this.planSummary = h("summary");
     this.planList = h("ol", { class: "plan-entries" });
@@ -84,9 +92,9 @@ export class SessionView {
       h("header", { class: "topbar" },
         h("button", { type: "button", class: "back", "aria-label": t("session.back"), onclick: () => this.options.onBack() }, "‹"),
         h("div", { class: "session-heading" }, h("div", { class: "session-title-row" }, this.titleEl, this.renameButton), this.renameForm, this.workspaceEl),
-        this.usageEl, this.stateEl),
+        this.usageEl, this.filesButton, this.stateEl),
       h("div", { class: "session-tools" }, this.configBar.el, this.planEl, this.quotaBar.el),
-      this.scroller, this.dialogsEl, composer);
+      this.scroller, this.dialogsEl, composer, this.files.el);
     this.transcript.addEventListener("plan", (event) => this.showPlan(event.detail));
     this.transcript.addEventListener("usage", (event) => this.showUsage(event.detail));
     this.transcript.addEventListener("quota", (event) => this.quotaBar.show(event.detail));
