@@ -67,6 +67,14 @@ def _inside(real: str, roots: Sequence[str]) -> bool:
     return False
 
 
+def _opened_path(fd: int, resolved: str) -> str:
+    """Where the open descriptor really is (Linux's ``/proc/self/fd``; elsewhere, what was resolved)."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return resolved
+
+
 def read_local(path: str, roots: Sequence[str]) -> bytes | RpcError:
     """The bytes of the regular file ``path`` under one of ``roots``, else the refusal (never raised:
     this runs in the thread pool, whose errors gevent would print)."""
@@ -80,6 +88,8 @@ def read_local(path: str, roots: Sequence[str]) -> bytes | RpcError:
     except OSError as exc:
         return invalid_params("prompt", "invalid.attachment.unreadable", path=path, reason=exc.strerror)
     try:
+        if not _inside(_opened_path(fd, real), roots):  # a folder on the way swapped for a link meanwhile
+            return invalid_params("prompt", "invalid.attachment.outside_roots", path=path)
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             return invalid_params("prompt", "invalid.attachment.not_a_file", path=path)
