@@ -41,6 +41,15 @@ def inside(real: str, roots: Sequence[str]) -> bool:
     return False
 
 
+def opened_path(fd: int, resolved: str) -> str:
+    """Where the open descriptor really is (Linux's ``/proc/self/fd``; elsewhere, what was resolved):
+    checked against the roots again, a folder swapped for a link between the check and the open is caught."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return resolved
+
+
 def roots_with(folder: str, project_roots: Roots) -> tuple[str, ...]:
     """The session's folder and the configured roots (a config file that cannot be read: the folder only)."""
     try:

@@ -32,7 +32,7 @@ from typing import Any
 
 import gevent
 
-from zcode_acp.actors.local_files import OPEN_FLAGS, Roots, configured_project_roots, inside, roots_with
+from zcode_acp.actors.local_files import OPEN_FLAGS, Roots, configured_project_roots, inside, opened_path, roots_with
 from zcode_acp.config.child_env import scrubbed_environment
 from zcode_acp.protocol.errors import RpcError, invalid_params
 
@@ -113,6 +113,8 @@ def read_text(path: Any, roots: Sequence[str]) -> dict[str, Any] | RpcError:
     except OSError as exc:
         return invalid_params("path", "invalid.files.unreadable", path=path, reason=exc.strerror)
     try:
+        if not inside(opened_path(fd, real), roots):  # swapped for a link since the check
+            return invalid_params("path", "invalid.files.outside_roots", path=path)
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             return invalid_params("path", "invalid.files.not_a_file", path=path)

@@ -164,7 +164,7 @@ class Supervisor(SessionRegistry):
                 message.conn.tell(Reply(handle, result, error.to_dict() if error else None))
 
         if self.shutting_down:
-            answer(error=errors.internal("the bridge is shutting down"))
+            answer(error=errors.worded(errors.INTERNAL_ERROR, "error.shutting_down"))
             return
         try:
             if handle is None:

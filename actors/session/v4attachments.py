@@ -33,7 +33,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from zcode_acp.actors.local_files import OPEN_FLAGS, Roots, configured_project_roots, inside, roots_with
+from zcode_acp.actors.local_files import OPEN_FLAGS, Roots, configured_project_roots, inside, opened_path, roots_with
 from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError, from_backend_error, invalid_params
 from zcode_acp.protocol.v4 import attachments as v4a
 from zcode_acp.protocol.v4 import limits
@@ -59,6 +59,8 @@ def read_local(path: str, roots: Sequence[str]) -> bytes | RpcError:
     except OSError as exc:
         return invalid_params("prompt", "invalid.attachment.unreadable", path=path, reason=exc.strerror)
     try:
+        if not inside(opened_path(fd, real), roots):  # a folder on the way swapped for a link meanwhile
+            return invalid_params("prompt", "invalid.attachment.outside_roots", path=path)
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             return invalid_params("prompt", "invalid.attachment.not_a_file", path=path)

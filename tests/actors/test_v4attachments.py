@@ -196,3 +196,25 @@ def test_the_read_runs_off_the_event_loop(tmp_path, monkeypatch):
 def test_the_refusal_speaks_the_sessions_language(tmp_path):
     refs, error, _ = upload([linked("file:///proc/self/environ")], folder=tmp_path)
     assert error.words(ZH_CN).startswith("参数无效：prompt /proc/self/environ 不在会话的文件夹")
+
+
+def test_a_folder_swapped_for_a_link_between_the_check_and_the_open_is_caught(tmp_path, monkeypatch):
+    """The real path is checked, then opened: a folder on the way that becomes a link meanwhile
+    would open a file outside the roots, so where the descriptor really is counts."""
+    project, outside = tmp_path / "project", tmp_path / "outside"
+    (project / "shots").mkdir(parents=True)
+    outside.mkdir()
+    (project / "shots" / "a.png").write_bytes(b"mine")
+    (outside / "a.png").write_bytes(b"secret")
+    real_open = os.open
+
+    def swapping_open(path, flags, *args):
+        if str(path).startswith(str(project / "shots")):  # the race, played at the worst moment
+            (project / "shots" / "a.png").unlink()
+            (project / "shots").rmdir()
+            (project / "shots").symlink_to(outside, target_is_directory=True)
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(v4attachments.os, "open", swapping_open)
+    refs, error, port = upload([linked((project / "shots" / "a.png").as_uri())], folder=project)
+    assert refs is None and refused(error, port, "invalid.attachment.outside_roots", path=str(project / "shots" / "a.png"))

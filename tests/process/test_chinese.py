@@ -101,5 +101,10 @@ def test_the_bridges_own_errors_follow_the_sessions_language(tmp_path):
         assert messages["config"].startswith("参数无效：configId 未知：'colour'")
         assert messages["load"] == f"参数无效：cwd 与会话的工作区根目录 {tmp_path} 不一致"
         assert {answer["error"]["code"] for name, answer in answers.items() if name != "method"} == {-32602}
+        raw.write(b'{"jsonrpc": "2.0", "id": 90, "method": \n[{"jsonrpc": "2.0", "id": 91, "method": "initialize"}]\n')
+        parse = raw.until(lambda frame: "error" in frame and frame["error"]["code"] == -32700)
+        assert parse["id"] == 90 and parse["error"]["message"].startswith("解析错误：")  # protocol/framing.py
+        batch = raw.until(lambda frame: "error" in frame and frame["error"]["code"] == -32600)
+        assert batch["error"]["message"] == "无效请求：不支持批量请求"
     finally:
         raw.close()

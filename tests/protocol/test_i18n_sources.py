@@ -168,7 +168,7 @@ def test_every_key_the_code_names_is_in_the_catalog():
 
 
 # The calls that word an error the bridge writes itself, and which argument is the catalog key.
-ERROR_WORDING = {"invalid_params": 1, "invalid_request_value": 1, "_value_error": 1, "worded": 1, "Unfit": 0}
+ERROR_WORDING = {"invalid_params": 1, "invalid_request_value": 1, "_value_error": 1, "_frame_error": 1, "worded": 1, "Unfit": 0}
 ERROR_FOLDERS = ("actors", "protocol", "cli", "config", "net", "hub")
 
 
