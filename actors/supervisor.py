@@ -45,6 +45,7 @@ from zcode_acp.actors.messages import (
     Answered,
     Dormant,
     Announce,
+    LearnCatalog,
     Attach,
     BackendCall,
     CancelPromptRequest,
@@ -239,9 +240,18 @@ class Supervisor(SessionRegistry):
 
     def _announce(self, conn: Any, session_id: str) -> None:
         """The commands a session offers, after its new/fork answer (never before it)."""
+        learn = self.catalog is None and not self.catalog_asked and session_id in self.dormant
+        if learn:
+            # A fresh install knows no models: this session is made in the engine now, in the
+            # background (its answer did not wait), and its create's listing reaches the picker
+            # as a config_option_update (docs/sessions.md, "The model list from the start").
+            self.catalog_asked = True
+            self._revive(session_id)
         session = self.sessions.get(session_id)
         if session is not None:
             session.tell(Announce(conn))
+            if learn:
+                session.tell(LearnCatalog())
             return
         # A record (never used): no engine has named its own commands yet, so the bridge's alone,
         # what the Session would announce before its create.

@@ -353,5 +353,7 @@ def validate_config_value(settings: SessionSettings | None, config_id: Any, valu
         offered = settings.models if config_id == "model" else settings.thought_levels
         if value not in {v for v, _ in offered}:
             what = "model" if config_id == "model" else "thought level"
-            raise invalid_params("value", f"is not an available {what}: {value!r}")
+            # the list, so that a choice made before the catalog was known can be made again
+            raise invalid_params("value", f"is not an available {what}: {value!r} "
+                                          f"(available: {', '.join(v for v, _ in offered)})")
     return config_id, value

@@ -26,7 +26,7 @@ from collections.abc import Callable
 
 import gevent
 
-from zcode_acp.protocol import commands
+from zcode_acp.protocol import commands, model_catalog
 from zcode_acp.protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RpcError, from_backend_error, is_busy
 from zcode_acp.protocol.i18n import EN, t
 from zcode_acp.protocol.session_config import config_options, validate_config_value
@@ -114,6 +114,14 @@ class Controls:
     # -- settings -----------------------------------------------------------------------------
 
     def set_setting(self, config_id: str, value: Any, on_done: OnResult, on_error: OnError) -> None:
+        if config_id == "model" and not model_catalog.known(self.port.settings.current):
+            # The engine lists its models when the session is made: the choice is checked then.
+            self.port.when_live(lambda: self._set_setting(config_id, value, on_done, on_error),
+                                lambda error: on_error(as_rpc_error(error, "session/setModel")))
+            return
+        self._set_setting(config_id, value, on_done, on_error)
+
+    def _set_setting(self, config_id: str, value: Any, on_done: OnResult, on_error: OnError) -> None:
         settings = self.port.settings
         try:
             config_id, value = validate_config_value(settings.current, config_id, value)

@@ -110,3 +110,28 @@ def test_what_the_docs_say_fails_does_fail(acpx):
 def test_the_config_entry_is_the_one_doctor_prints(acpx):
     entry = json.loads((acpx.home / ".acpx" / "config.json").read_text())
     assert entry == {"agents": {"zcode": {"command": f"env ZCODE_BIN=zcode-sim {' '.join(acpx.launch.argv())}"}}}
+
+
+def engine_models(acpx) -> list[str]:
+    """The model of each session the simulated engine keeps (its files under ZCODE_SIM_DATA)."""
+    return [json.loads(path.read_text())["model"] for path in Path(acpx.marker).glob("sess_*.json")]
+
+
+@pytest.mark.parametrize("dialect", ["classic", "today"])
+def test_a_model_is_chosen_on_a_first_run(acpx, dialect):
+    """Issue 32: on a fresh install (no catalog remembered), and always on the seed's engine, the
+    list was "Default model" until a prompt, and `acpx set model` refused every model (exit 1)."""
+    acpx.env["ZCODE_SIM_DIALECT"] = dialect
+    _, new, prompt, close, *_ = documented(acpx.launch)
+    done = acpx.run(new)
+    assert done.returncode == 0, said(done)
+    done = acpx.run(["acpx", "zcode", "set", "model", "glm-5-air"])
+    assert done.returncode == 0 and "model set: glm-5-air" in done.stdout, said(done)
+    done = acpx.run(prompt, HELLO)
+    assert done.returncode == 0 and "[done] end_turn" in done.stdout, said(done)
+    assert engine_models(acpx) == ["glm-5-air"]
+    done = acpx.run(["acpx", "zcode", "set", "model", "no-such-model"])
+    assert done.returncode != 0 and "glm-5-air" in done.stdout + done.stderr, said(done)  # refused with the list
+    done = acpx.run(close)
+    assert done.returncode == 0, said(done)
+    assert acpx.bridges_gone()
