@@ -272,6 +272,9 @@ class Supervisor(SessionRegistry):
         return self._spawn(session_id, cwd, mcp_servers, backend_session_id=session_id, root_known=False)[0]
 
     def _attach(self, conn: Any, request_id: Any, params: dict[str, Any], replay: bool) -> Any:
+        if not self.catalog_loaded:  # as session/new: a session it brings back offers the remembered models
+            self.waiting_attach.append((conn, request_id, params, replay))
+            return _DEFERRED
         session_id = _session_id(params)
         cwd = self._pinned(_absolute_cwd(params))
         _no_additional_directories(params)
@@ -467,3 +470,12 @@ class Supervisor(SessionRegistry):
                 continue
             conn.tell(Reply(handle, result, None))
             self._announce(conn, result["sessionId"])  # after the answer, never before it
+        attaching, self.waiting_attach = self.waiting_attach, []
+        for conn, handle, params, replay in attaching:
+            try:
+                self._attach(conn, handle, params, replay)
+            except RpcError as exc:
+                conn.tell(Reply(handle, None, exc.to_dict()))
+            except Exception as exc:  # answered, as _client_frame would have
+                log.exception("handling a session load/resume failed")
+                conn.tell(Reply(handle, None, errors.internal(f"internal error: {exc}").to_dict()))

@@ -96,6 +96,7 @@ class SessionRegistry(BridgeActor):
         self.catalog_asked = False  # a session was made in the engine at once to learn the catalog (once a run)
         self.index_watches: dict[str, Any] = {}  # cwd → its sessions-index watch (the v4 path's session/list)
         self.waiting_new: list[tuple[Any, Any, tuple[str, list[Any]]]] = []  # session/new that came before it
+        self.waiting_attach: list[tuple[Any, Any, dict[str, Any], bool]] = []  # load/resume that came before it
 
     def on_stop(self) -> None:
         self.quiet_release.stop()

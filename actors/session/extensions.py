@@ -30,7 +30,7 @@ from zcode_acp.protocol import commands, model_catalog
 from zcode_acp.protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RpcError, from_backend_error, is_busy
 from zcode_acp.protocol.i18n import EN, t
 from zcode_acp.protocol.session_config import config_options, validate_config_value
-from zcode_acp.protocol.translator import agent_text
+from zcode_acp.protocol.translator import agent_text, notice_chunk
 
 from zcode_acp.actors.session.compaction import Compaction
 from zcode_acp.actors.session.settings import Settings
@@ -100,14 +100,14 @@ class Controls:
         """True if a compaction is running: the turn starts after it (and the user reads why it waits)."""
         if self.compacting:
             self.deferred.append(key)
-            self.port.deliver([agent_text(t(self.port.settings.current.lang, "notice.compact_waiting"),
+            self.port.deliver([notice_chunk(t(self.port.settings.current.lang, "notice.compact_waiting"),
                                           uuid.uuid4().hex)])
         return self.compacting
 
     def hold_prompt(self) -> bool:
         """The v4 path's ``hold_turn``: True if a compaction runs (the V4Path keeps the prompt meanwhile)."""
         if self.compacting:
-            self.port.deliver([agent_text(t(self.port.settings.current.lang, "notice.compact_waiting"),
+            self.port.deliver([notice_chunk(t(self.port.settings.current.lang, "notice.compact_waiting"),
                                           uuid.uuid4().hex)])
         return self.compacting
 

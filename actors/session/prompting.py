@@ -17,7 +17,7 @@ from zcode_acp.protocol.errors import (
 )
 from zcode_acp.protocol.events import payload
 from zcode_acp.protocol.handshake import supports_terminal_output
-from zcode_acp.protocol.translator import agent_text
+from zcode_acp.protocol.translator import notice_chunk
 
 from zcode_acp.actors.base import handles
 from zcode_acp.actors.delivery import deliver
@@ -250,7 +250,7 @@ class SessionPrompts(SessionCore):
                             backend_id, error.get("message"))
                 notice = self.held.close_failed(message.turn_id)
                 if notice:
-                    self.deliver_in_order([agent_text(notice, uuid.uuid4().hex)])
+                    self.deliver_in_order([notice_chunk(notice, uuid.uuid4().hex)])
             else:
                 self.held.freed()  # a close ends whatever ran in the session
             self.lifecycle.detached()

@@ -69,3 +69,17 @@ async def test_a_model_the_engine_does_not_list_is_refused_with_the_list(tmp_pat
         else:
             raise AssertionError("a model the engine does not list was accepted")
         assert b.models_selected() == []
+
+
+@run
+async def test_a_never_used_session_reopened_on_a_fresh_install_answers_with_the_catalog(tmp_path):
+    # acpx's `sessions new` ends the bridge before the engine has answered; its `set model` reopens
+    # the session in a new bridge and checks the choice against that answer's list.
+    async with bridge(tmp_path) as first:
+        sid = await first.new_session()
+    (tmp_path.joinpath(*CATALOG_FILE)).unlink(missing_ok=True)  # as if the first bridge had learned nothing
+    async with bridge(tmp_path) as b:
+        response = await b.conn.resume_session(session_id=sid, cwd="/tmp", mcp_servers=[])
+        options = [o.model_dump(by_alias=True) for o in response.config_options]
+        assert "glm-5-air" in model_values(options) and "default" not in model_values(options)
+        assert (await b.prompt(sid, "#sim stream count=1")).stop_reason == "end_turn"
