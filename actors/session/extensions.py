@@ -470,9 +470,13 @@ class Controls:
         else:
             config_id = "thought" if name == "thought" else name
             if not argument:
-                current = self.port.settings.current
-                values = {"mode": current.mode, "model": current.model, "thought": current.thought}
-                say(t(lang, f"command.current.{name}", value=values[config_id]))
+                def show() -> None:
+                    say(commands.current_setting(self.port.settings.current, config_id, lang))
+
+                if config_id == "model" and not model_catalog.known(self.port.settings.current):
+                    self.port.when_live(show, failed)  # the engine lists its models when the session is made
+                else:
+                    show()
                 return
             self.set_setting(config_id, argument, lambda result: say(t(lang, f"command.set.{name}", value=argument)),
                              failed)

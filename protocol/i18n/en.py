@@ -320,6 +320,7 @@ MESSAGES: dict[str, str] = {
     "command.current.mode": "Current mode: {value}",
     "command.current.model": "Current model: {value}",
     "command.current.thought": "Current thought: {value}",
+    "command.available": "Available: {values}",
     "command.set.mode": "Mode set to {value}.",
     "command.set.model": "Model set to {value}.",
     "command.set.thought": "Thought set to {value}.",

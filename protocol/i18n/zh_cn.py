@@ -307,6 +307,7 @@ MESSAGES: dict[str, str] = {
     "command.current.mode": "当前模式：{value}",
     "command.current.model": "当前模型：{value}",
     "command.current.thought": "当前思考强度：{value}",
+    "command.available": "可选：{values}",
     "command.set.mode": "模式已切换为 {value}。",
     "command.set.model": "模型已切换为 {value}。",
     "command.set.thought": "思考强度已设为 {value}。",
