@@ -108,6 +108,8 @@ MESSAGES: dict[str, str] = {
     "recovery.recovering": "Recovering the interrupted model stream",
     "recovery.discarded": "The text after the last safe point is discarded and will be written again.",
     "recovery.blocked": "Model stream recovery blocked: {message}",
+    "recovery.done": "The model request went through after retrying",
+    "recovery.stream_done": "The interrupted model stream was recovered",
     "background.timed_out": "The background task timed out.",
     "background.spawn_error": "The background task could not be started.",
     "background.lost": "The background task was lost (its process is gone).",

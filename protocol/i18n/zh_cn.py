@@ -100,6 +100,8 @@ MESSAGES: dict[str, str] = {
     "recovery.recovering": "正在恢复中断的模型输出",
     "recovery.discarded": "最后一个安全点之后的文字会被丢弃并重新生成。",
     "recovery.blocked": "无法恢复模型输出：{message}",
+    "recovery.done": "模型请求重试后已成功",
+    "recovery.stream_done": "中断的模型输出已恢复",
     "background.timed_out": "后台任务超时。",
     "background.spawn_error": "后台任务无法启动。",
     "background.lost": "后台任务已丢失（其进程已不存在）。",
