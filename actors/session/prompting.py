@@ -142,6 +142,11 @@ class SessionPrompts(SessionCore):
         if self.current is not None:
             self.turns[self.current].tell(ShowInteraction(message.frame, message.generation))
             return
+        if self.turns and self.v4 is None:
+            # A cancelled turn still stopping (answered, not done): its late question is its own, and
+            # it declines it rather than open a dialog after the cancel (issue 32).
+            self.turns[max(self.turns)].tell(ShowInteraction(message.frame, message.generation))
+            return
         tool_call_id, name, value, tool_call = interactions.dialog_tool_call(message.frame, self.config.lang)
         if self.v4 is None or not self.v4.owns_card(tool_call_id):  # on v4 the tool's row already made its card
             self.deliver(self.between_turns().ensure_card(tool_call_id, name, value))
