@@ -47,6 +47,7 @@ from zcode_acp.actors.messages import (
     Answered,
     Dormant,
     Announce,
+    LearnCatalog,
     Attach,
     BackendCall,
     CancelPromptRequest,
@@ -249,9 +250,18 @@ class Supervisor(SessionRegistry):
 
     def _announce(self, conn: Any, session_id: str) -> None:
         """The commands a session offers, after its new/fork answer (never before it)."""
+        learn = self.catalog is None and not self.catalog_asked and session_id in self.dormant
+        if learn:
+            # A fresh install knows no models: this session is made in the engine now, in the
+            # background (its answer did not wait), and its create's listing reaches the picker
+            # as a config_option_update (docs/sessions.md, "The model list from the start").
+            self.catalog_asked = True
+            self._revive(session_id)
         session = self.sessions.get(session_id)
         if session is not None:
             session.tell(Announce(conn))
+            if learn:
+                session.tell(LearnCatalog())
             return
         # A record (never used): no engine has named its own commands yet, so the bridge's alone,
         # what the Session would announce before its create.
@@ -272,6 +282,9 @@ class Supervisor(SessionRegistry):
         return self._spawn(session_id, cwd, mcp_servers, backend_session_id=session_id, root_known=False)[0]
 
     def _attach(self, conn: Any, request_id: Any, params: dict[str, Any], replay: bool) -> Any:
+        if not self.catalog_loaded:  # as session/new: a session it brings back offers the remembered models
+            self.waiting_attach.append((conn, request_id, params, replay))
+            return _DEFERRED
         session_id = _session_id(params)
         cwd = self._pinned(_absolute_cwd(params))
         _no_additional_directories(params)
@@ -509,3 +522,12 @@ class Supervisor(SessionRegistry):
                 continue
             conn.tell(Reply(handle, result, None))
             self._announce(conn, result["sessionId"])  # after the answer, never before it
+        attaching, self.waiting_attach = self.waiting_attach, []
+        for conn, handle, params, replay in attaching:
+            try:
+                self._attach(conn, handle, params, replay)
+            except RpcError as exc:
+                conn.tell(Reply(handle, None, exc.to_dict()))
+            except Exception as exc:  # answered, as _client_frame would have
+                log.exception("handling a session load/resume failed")
+                conn.tell(Reply(handle, None, errors.internal(f"internal error: {exc}").to_dict()))

@@ -104,8 +104,10 @@ class SessionRegistry(BridgeActor):
         self.catalog_file = CatalogFile(config.zcode_home)
         self.catalog: dict[str, Any] | None = None  # the engine's model catalog, remembered between runs
         self.catalog_loaded = False  # the file was read (or given up on): session/new answers from then on
+        self.catalog_asked = False  # a session was made in the engine at once to learn the catalog (once a run)
         self.index_watches: dict[str, Any] = {}  # cwd → its sessions-index watch (the v4 path's session/list)
         self.waiting_new: list[tuple[Any, Any, tuple[str, list[Any]]]] = []  # session/new that came before it
+        self.waiting_attach: list[tuple[Any, Any, dict[str, Any], bool]] = []  # load/resume that came before it
 
     def on_stop(self) -> None:
         self.quiet_release.stop()
@@ -211,8 +213,11 @@ class SessionRegistry(BridgeActor):
                 entry.setdefault("updatedAt", record.updated_at)
                 if record.title:
                     entry.setdefault("title", record.title)
+            settings = record.settings
+            if not model_catalog.known(settings):  # made before the catalog was known: offer it now
+                settings = model_catalog.seeded(settings, self.catalog)
             session, _ = self._spawn(session_id, record.cwd, list(record.mcp_servers), record.backend_session_id,
-                                     root_known=record.root_known, settings=record.settings)
+                                     root_known=record.root_known, settings=settings)
         return session
 
     @handles(SessionIdle)

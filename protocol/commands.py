@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from .errors import invalid_params
 from .i18n import EN, t
-from .session_config import MODE_IDS, validate_mode
+from .session_config import DEFAULT_MODEL, MODE_IDS, SessionSettings, offered_modes, validate_mode
 
 # (name, catalog key of its description, catalog key of its input hint); the texts are in protocol/i18n.
 COMMANDS = (
@@ -189,6 +189,22 @@ def available_commands_update(engine: tuple[tuple[str, str, str], ...] = (), lan
             command["input"] = {"hint": hint}
         commands.append(command)
     return {"sessionUpdate": "available_commands_update", "availableCommands": commands}
+
+
+def current_setting(settings: SessionSettings, config_id: str, lang: str = EN) -> str:
+    """What ``/mode``, ``/model`` or ``/thought`` alone answers: the current value, then every value
+    the selector offers (issue 32: ``/model`` named the current model only, so none could be picked)."""
+    if config_id == "mode":
+        current, offered = settings.mode, [mode_id for mode_id, _, _ in offered_modes(settings)]
+    elif config_id == "model":
+        current, offered = settings.model, [value for value, _ in settings.models if value != DEFAULT_MODEL]
+    else:
+        current, offered = settings.thought, [value for value, _ in settings.thought_levels]
+    name = "thought" if config_id == "thought" else config_id
+    text = t(lang, f"command.current.{name}", value=current)
+    if offered:
+        text += "\n" + t(lang, "command.available", values=", ".join(offered))
+    return text
 
 
 def parse(text: str) -> Command | None:

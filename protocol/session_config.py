@@ -350,6 +350,8 @@ def validate_config_value(settings: SessionSettings | None, config_id: Any, valu
     if settings is not None:
         offered = settings.models if config_id == "model" else settings.thought_levels
         if value not in {v for v, _ in offered}:
+            # the list, so that a choice made before the catalog was known can be made again
             raise invalid_params("value", "invalid.not_an_available_model" if config_id == "model"
-                                 else "invalid.not_an_available_thought", value=repr(value))
+                                 else "invalid.not_an_available_thought", value=repr(value),
+                                 available=", ".join(v for v, _ in offered))
     return config_id, value

@@ -26,11 +26,11 @@ from collections.abc import Callable
 
 import gevent
 
-from zcode_acp.protocol import commands
+from zcode_acp.protocol import commands, model_catalog
 from zcode_acp.protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RpcError, from_backend_error, is_busy
 from zcode_acp.protocol.i18n import EN, t
 from zcode_acp.protocol.session_config import config_options, validate_config_value
-from zcode_acp.protocol.translator import agent_text
+from zcode_acp.protocol.translator import agent_text, notice_chunk
 
 from zcode_acp.actors.session.compaction import Compaction
 from zcode_acp.actors.session.settings import Settings
@@ -100,20 +100,28 @@ class Controls:
         """True if a compaction is running: the turn starts after it (and the user reads why it waits)."""
         if self.compacting:
             self.deferred.append(key)
-            self.port.deliver([agent_text(t(self.port.settings.current.lang, "notice.compact_waiting"),
+            self.port.deliver([notice_chunk(t(self.port.settings.current.lang, "notice.compact_waiting"),
                                           uuid.uuid4().hex)])
         return self.compacting
 
     def hold_prompt(self) -> bool:
         """The v4 path's ``hold_turn``: True if a compaction runs (the V4Path keeps the prompt meanwhile)."""
         if self.compacting:
-            self.port.deliver([agent_text(t(self.port.settings.current.lang, "notice.compact_waiting"),
+            self.port.deliver([notice_chunk(t(self.port.settings.current.lang, "notice.compact_waiting"),
                                           uuid.uuid4().hex)])
         return self.compacting
 
     # -- settings -----------------------------------------------------------------------------
 
     def set_setting(self, config_id: str, value: Any, on_done: OnResult, on_error: OnError) -> None:
+        if config_id == "model" and not model_catalog.known(self.port.settings.current):
+            # The engine lists its models when the session is made: the choice is checked then.
+            self.port.when_live(lambda: self._set_setting(config_id, value, on_done, on_error),
+                                lambda error: on_error(as_rpc_error(error, "session/setModel")))
+            return
+        self._set_setting(config_id, value, on_done, on_error)
+
+    def _set_setting(self, config_id: str, value: Any, on_done: OnResult, on_error: OnError) -> None:
         settings = self.port.settings
         try:
             config_id, value = validate_config_value(settings.current, config_id, value)
@@ -462,9 +470,13 @@ class Controls:
         else:
             config_id = "thought" if name == "thought" else name
             if not argument:
-                current = self.port.settings.current
-                values = {"mode": current.mode, "model": current.model, "thought": current.thought}
-                say(t(lang, f"command.current.{name}", value=values[config_id]))
+                def show() -> None:
+                    say(commands.current_setting(self.port.settings.current, config_id, lang))
+
+                if config_id == "model" and not model_catalog.known(self.port.settings.current):
+                    self.port.when_live(show, failed)  # the engine lists its models when the session is made
+                else:
+                    show()
                 return
             self.set_setting(config_id, argument, lambda result: say(t(lang, f"command.set.{name}", value=argument)),
                              failed)

@@ -7,7 +7,7 @@ from typing import Any
 
 import gevent
 
-from zcode_acp.protocol import commands, updates
+from zcode_acp.protocol import commands, model_catalog, updates
 from zcode_acp.protocol.errors import (
     RpcError,
     from_backend_error,
@@ -48,8 +48,11 @@ class SessionLoading(SessionStream):
             return
         if message.replay:
             message.conn.tell(HoldSession(self.session_id))
-        if self.backend_session_id is None:
-            self._attached(message, [])  # never used: nothing to resume, nothing to replay
+        if self.backend_session_id is None:  # never used: nothing to resume, nothing to replay
+            if model_catalog.known(self.settings.current):
+                self._attached(message, [])
+            else:  # made in the engine first: a client checks a model choice against this answer's list
+                self.when_live(lambda: self._attached(message, []), lambda error: self._attached(message, []))
             return
 
         def fail(error: RpcError) -> None:
