@@ -480,7 +480,7 @@ class Turn(BridgeActor):
             # a dialog that opens after the cancel (issue 32), nor a card after the answer.
             self.router.tell(InteractionAsked(message.frame, message.generation, self.session_id,
                                               self.backend_session_id, tool_call, self.session, self.backend,
-                                              declined="the turn was cancelled"))
+                                              declined=t(self.config.lang, "interaction.declined.turn_cancelled")))
             return
         self._emit(self.translator.ensure_card(tool_call_id, name, value))
         self.router.tell(InteractionAsked(message.frame, message.generation, self.session_id,

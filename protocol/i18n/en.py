@@ -174,6 +174,7 @@ MESSAGES: dict[str, str] = {
     "invalid.files.too_large": "{path} is {size} bytes, more than the {limit} shown",
     "invalid.files.binary": "{path} is a binary file",
     "invalid.files.unreadable": "{path} cannot be read ({reason})",
+    "interaction.declined.turn_cancelled": "the turn was cancelled",
     "invalid.must_be_object": "must be an object",
     "invalid.must_be_array": "must be an array",
     "invalid.must_be_string": "must be a string",

@@ -162,6 +162,7 @@ MESSAGES: dict[str, str] = {
     "invalid.files.too_large": "{path} 有 {size} 字节，超过可显示的 {limit} 字节",
     "invalid.files.binary": "{path} 是二进制文件",
     "invalid.files.unreadable": "无法读取 {path}（{reason}）",
+    "interaction.declined.turn_cancelled": "该轮已取消",
     "invalid.must_be_object": "必须是对象",
     "invalid.must_be_array": "必须是数组",
     "invalid.must_be_string": "必须是字符串",
