@@ -11,6 +11,8 @@ from typing import Any
 
 from acp import schema
 
+from tests.acp_schema import assert_valid_acp_frame
+
 _UPDATE_MODELS = {
     "user_message_chunk": schema.UserMessageChunk,
     "agent_message_chunk": schema.AgentMessageChunk,
@@ -103,8 +105,11 @@ def assert_valid_result(method: str, result: Any) -> None:
 
 
 def assert_valid_frame(frame: dict[str, Any], methods_by_id: dict[Any, str] | None = None) -> None:
-    """One frame the bridge wrote: envelope shape, then the payload's schema."""
+    """One frame the bridge wrote: envelope shape, the payload against the Python SDK's
+    models, and the whole frame against the ACP v1 schemas of the TypeScript SDK 2.4.0
+    (``tests/acp_schema.py``)."""
     assert frame.get("jsonrpc") == "2.0", frame
+    assert_valid_acp_frame(frame, methods_by_id)
     if "method" in frame:
         assert isinstance(frame["method"], str)
         if frame["method"] == "session/update":
