@@ -8,7 +8,7 @@ import logging
 import uuid
 from typing import Any
 
-from zcode_acp.protocol import commands, interactions, updates
+from zcode_acp.protocol import air, commands, interactions, updates
 from zcode_acp.protocol.content import BackendPrompt
 from zcode_acp.protocol.errors import (
     RpcError,
@@ -101,6 +101,7 @@ class SessionPrompts(SessionCore):
             message_id=uuid.uuid4().hex,
             config=self.config,
             plan=self.plan,
+            typed_failures=air.client_declares(self.capabilities, air.SESSION_FAILURE),
         )
         self.turns[key] = turn
         self.turn_requests[key] = (conn.actor_urn, request_id)
