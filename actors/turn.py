@@ -37,7 +37,7 @@ import gevent
 import tenacity
 
 from zcode_acp.protocol import events as ev
-from zcode_acp.protocol import air, interactions, turn_end
+from zcode_acp.protocol import air, interactions, session_notices, turn_end
 from zcode_acp.protocol.content import BackendPrompt
 from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError, from_backend_error, is_busy, is_not_active
 from zcode_acp.protocol.i18n import t
@@ -121,6 +121,7 @@ class Turn(BridgeActor):
         config: Config,
         plan: list[dict[str, str]] | None = None,
         typed_failures: bool = False,
+        notices: bool = False,
     ) -> None:
         super().__init__()
         self.key = key
@@ -137,7 +138,7 @@ class Turn(BridgeActor):
         # failure and an end_turn, not an error (protocol/air.py).
         self.typed_failures = typed_failures
         self.translator = TurnTranslator(message_id=message_id, terminal_output=terminal_output, plan=plan,
-                                         lang=config.lang)
+                                         lang=config.lang, notices=notices)
         self.text_lines = TextChunkLines(session_id)
         self.finishing: dict[str, Any] | None = None  # the answer, held while the final plan is read
         self.state = "created"
@@ -456,7 +457,7 @@ class Turn(BridgeActor):
                 self._emit(self.translator.retry.close())
                 ending = turn_end.completed(body, self.config.lang)
                 if ending.notice:
-                    self._emit([self.translator.notice(ending.notice)])
+                    self._emit([self.translator.notice(ending.notice, session_notices.WARNING)])
                 if ending.error is not None:
                     self._settle(error=ending.error)
                     return
@@ -488,6 +489,7 @@ class Turn(BridgeActor):
     def on_clients_changed(self, message: ClientsChanged) -> None:
         self.clients = list(message.clients)  # a client that attaches mid-turn sees the rest of it
         self.typed_failures = air.client_declares(message.capabilities, air.SESSION_FAILURE)
+        self.translator.notices = session_notices.supports_notices(message.capabilities)
 
     @handles(ShowInteraction)
     def on_show_interaction(self, message: ShowInteraction) -> None:

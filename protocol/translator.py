@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from json.encoder import encode_basestring
 from typing import Any
 
-from . import framing, jsonrpc, tools, updates
+from . import framing, jsonrpc, session_notices, tools, updates
 from .events import MODEL_STREAMING, SESSION_UPDATED, STREAM_RECOVERY_UPDATED, TOOL_UPDATED, payload
 from .i18n import EN
 from .recovery import RetryCard
@@ -107,6 +107,7 @@ class TurnTranslator:
     _declared: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
     _segment: int = 0
     lang: str = EN  # the language of the cards the bridge titles itself (protocol/i18n)
+    notices: bool = False  # a client declared session.notices: the bridge's notices as ``notice``
     retry: RetryCard = field(init=False)  # the engine's own retries, while they last (protocol/recovery.py)
 
     def __post_init__(self) -> None:
@@ -117,10 +118,11 @@ class TurnTranslator:
     def _message_id(self) -> str:
         return f"{self.message_id}-{self._segment}" if self._segment else self.message_id
 
-    def notice(self, text: str) -> dict[str, Any]:
-        """A short visible agent message that is not model output."""
+    def notice(self, text: str, severity: str = session_notices.INFO) -> dict[str, Any]:
+        """What the bridge says itself, not the model (protocol/session_notices.py)."""
         self._segment += 1
-        update = agent_text(text, f"{self.message_id}-notice-{self._segment}")
+        update = session_notices.notice_update(text, f"{self.message_id}-notice-{self._segment}", self.notices,
+                                               severity)
         self._segment += 1
         return update
 

@@ -106,3 +106,10 @@ def frame_findings(frame: dict[str, Any], methods_by_id: dict[Any, str] | None =
 def assert_valid_acp_frame(frame: dict[str, Any], methods_by_id: dict[Any, str] | None = None) -> None:
     findings = frame_findings(frame, methods_by_id)
     assert not findings, "\n".join(findings)
+
+
+def assert_valid_acp_update(update: dict[str, Any]) -> None:
+    """One ``sessionUpdate`` against every vendored schema's ``SessionUpdate``."""
+    findings = [finding for schema in schemas()
+                for finding in _check(schema, schema.definition("SessionUpdate"), update, "update")]
+    assert not findings, "\n".join(findings)

@@ -11,7 +11,7 @@ from typing import Any
 
 from acp import schema
 
-from tests.acp_schema import assert_valid_acp_frame
+from tests.acp_schema import assert_valid_acp_frame, assert_valid_acp_update
 
 _UPDATE_MODELS = {
     "user_message_chunk": schema.UserMessageChunk,
@@ -68,9 +68,17 @@ def assert_renderable_tool_card(update: dict[str, Any]) -> None:
             f"rawOutput must be a JSON object or absent, got {update['rawOutput']!r}")
 
 
+# Stable since schema 1.19, so the Python SDK 0.12 has no model for them: the vendored
+# ACP v1 schemas (tests/acp_schema.py) hold them instead.
+NEWER_THAN_THE_PYTHON_SDK = frozenset({"notice", "compaction_update", "compaction_summary_chunk"})
+
+
 def assert_valid_update(update: dict[str, Any]) -> None:
     if update.get("sessionUpdate") in ("tool_call", "tool_call_update"):
         assert_renderable_tool_card(update)
+    if update.get("sessionUpdate") in NEWER_THAN_THE_PYTHON_SDK:
+        assert_valid_acp_update(update)
+        return
     model = _UPDATE_MODELS.get(update.get("sessionUpdate"))
     assert model is not None, f"unknown sessionUpdate {update.get('sessionUpdate')!r}"
     parsed = model.model_validate(update)

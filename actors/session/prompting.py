@@ -17,6 +17,7 @@ from zcode_acp.protocol.errors import (
 )
 from zcode_acp.protocol.events import payload
 from zcode_acp.protocol.handshake import supports_terminal_output
+from zcode_acp.protocol.session_notices import supports_notices
 from zcode_acp.protocol.translator import agent_text
 
 from zcode_acp.actors.base import handles
@@ -102,6 +103,7 @@ class SessionPrompts(SessionCore):
             config=self.config,
             plan=self.plan,
             typed_failures=air.client_declares(self.capabilities, air.SESSION_FAILURE),
+            notices=supports_notices(self.capabilities),
         )
         self.turns[key] = turn
         self.turn_requests[key] = (conn.actor_urn, request_id)
