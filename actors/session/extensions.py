@@ -26,7 +26,7 @@ from collections.abc import Callable
 
 import gevent
 
-from zcode_acp.protocol import commands
+from zcode_acp.protocol import commands, compaction_updates
 from zcode_acp.protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RpcError, from_backend_error, is_busy
 from zcode_acp.protocol.i18n import EN, t
 from zcode_acp.protocol.session_config import config_options, validate_config_value
@@ -326,6 +326,7 @@ class Controls:
             return
         operation = Compaction()
         self.compacting, self.compaction = True, operation
+        self._show_compaction(operation, None)
 
         def answered(result: Any) -> None:
             if self.compaction is operation and operation.answered(result):
@@ -333,6 +334,7 @@ class Controls:
 
         def failed(error: Any) -> None:
             if self.compaction is operation:  # (a lost backend answered the callers already)
+                self._show_compaction(operation, "failed", error)
                 for _, caller_failed in self._release_held():
                     caller_failed(error)
 
@@ -371,10 +373,25 @@ class Controls:
     def compaction_lost(self, error: Any) -> None:
         """The backend went away mid-compaction: its end will never come."""
         if self.compaction is not None:
+            self._show_compaction(self.compaction, "failed", error)
             for _, caller_failed in self._release_held():
                 caller_failed(error)
 
+    def _show_compaction(self, operation: Compaction, status: str | None, error: Any = None) -> None:
+        """The compaction as ``compaction_update`` (and its summary), for a client that declared
+        ``session.compaction``; ``status`` None: it starts (protocol/compaction_updates.py)."""
+        if not compaction_updates.supports_compaction(getattr(self.port, "capabilities", None)):
+            return
+        if status is None:
+            self.port.deliver(compaction_updates.started(operation.compaction_id))
+            return
+        message = error.get("message") if isinstance(error, dict) else getattr(error, "message", None)
+        self.port.deliver(compaction_updates.ended(operation.compaction_id, status,
+                                                   compaction_updates.summary_of(operation.answer),
+                                                   message if isinstance(message, str) else None))
+
     def _compaction_over(self, operation: Compaction) -> None:
+        self._show_compaction(operation, operation.outcome or "completed")
         for caller_done, caller_failed in self._release_held():
             if operation.outcome == "failed":
                 caller_failed({"message": t(self.port.settings.current.lang, "error.compact_failed")})
