@@ -26,7 +26,7 @@ from collections.abc import Callable
 
 import gevent
 
-from zcode_acp.protocol import commands, compaction_updates
+from zcode_acp.protocol import commands, compaction_updates, session_notices
 from zcode_acp.protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RpcError, from_backend_error, is_busy
 from zcode_acp.protocol.i18n import EN, t
 from zcode_acp.protocol.session_config import config_options, validate_config_value
@@ -100,16 +100,20 @@ class Controls:
         """True if a compaction is running: the turn starts after it (and the user reads why it waits)."""
         if self.compacting:
             self.deferred.append(key)
-            self.port.deliver([agent_text(t(self.port.settings.current.lang, "notice.compact_waiting"),
-                                          uuid.uuid4().hex)])
+            self.port.deliver([self._notice(t(self.port.settings.current.lang, "notice.compact_waiting"))])
         return self.compacting
 
     def hold_prompt(self) -> bool:
         """The v4 path's ``hold_turn``: True if a compaction runs (the V4Path keeps the prompt meanwhile)."""
         if self.compacting:
-            self.port.deliver([agent_text(t(self.port.settings.current.lang, "notice.compact_waiting"),
-                                          uuid.uuid4().hex)])
+            self.port.deliver([self._notice(t(self.port.settings.current.lang, "notice.compact_waiting"))])
         return self.compacting
+
+    def _notice(self, text: str) -> dict[str, Any]:
+        """The bridge's own word: a ``notice`` for a client that declared ``session.notices``, else an
+        agent message set apart by blank lines (protocol/session_notices.py)."""
+        supported = session_notices.supports_notices(getattr(self.port, "capabilities", None))
+        return session_notices.notice_update(text, uuid.uuid4().hex, supported)
 
     # -- settings -----------------------------------------------------------------------------
 

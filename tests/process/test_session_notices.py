@@ -4,6 +4,7 @@ the answer by blank lines, never glued to it ("alphaZCode stopped: …")."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 
 import pytest
@@ -52,3 +53,21 @@ async def test_without_the_capability_the_notice_is_never_glued_to_the_answer(tm
         assert notices(b, sid) == []
         assert "ZCode stopped" in text and "alphaZCode" not in text
         assert "\n\nZCode stopped" in text
+
+
+@pytest.mark.dialects("today")
+@run
+async def test_a_prompt_held_by_a_compaction_says_why_as_a_notice(tmp_path):
+    env = {"ZCODE_SIM_COMPACT_SECONDS": "1.0"}
+    async with bridge(tmp_path, env=env) as b:
+        await b.conn._conn.send_request("initialize", {"protocolVersion": 1, "clientCapabilities": {
+            "session": {"notices": {}}}})
+        sid = await b.new_session()
+        await b.prompt(sid, "#sim stream count=2 text=a")
+        # One connection, two requests in this order: the bridge reads the compaction first.
+        compaction = asyncio.ensure_future(b.conn.ext_method("session/compact", {"sessionId": sid}))
+        prompt = asyncio.ensure_future(b.prompt(sid, "#sim stream count=2 text=b"))
+        await compaction
+        assert (await prompt).stop_reason == "end_turn"
+        assert any("compaction to finish" in notice["title"] for notice in notices(b, sid))
+        assert "compaction to finish" not in agent_texts(b, sid)
