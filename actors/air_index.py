@@ -29,7 +29,7 @@ from collections.abc import Callable
 
 import pykka
 
-from zcode_acp.protocol import air, errors, framing, jsonrpc, lazy_sessions
+from zcode_acp.protocol import air, errors, framing, jsonrpc, lazy_sessions, updates
 from zcode_acp.protocol.display_text import shown_title
 from zcode_acp.protocol.errors import invalid_params
 from zcode_acp.protocol.sessions import iso_time
@@ -51,6 +51,8 @@ class AirSessionIndex:
     # Set by the Supervisor (SessionRegistry): the records and what each client declared.
     store: Any
     client_capabilities: dict[str, dict[str, Any]]
+    sessions: dict[str, Any]
+    dormant: Any  # DormantRecords: the records not yet an actor
 
     def air_index_init(self) -> None:
         self.list_filters: dict[tuple[str, Any], tuple[str, bool]] = {}  # (conn, request id) → filter, AIR?
@@ -97,6 +99,11 @@ class AirSessionIndex:
         # Idempotent, as in both adapters; a session this bridge holds no record of is unknown here.
         if not self.store.amend(session_id, {"archived": True if archived else None}):
             raise errors.session_not_found(session_id)
+        if session_id in self.sessions or session_id in self.dormant:
+            # A session open here learns its archive state as both adapters tell it (RFD #2161's
+            # ``archived``, under the AIR key): a session_info_update.
+            update = {"sessionUpdate": "session_info_update", "_meta": air.with_air(None, "archived", archived)}
+            conn.tell(Deliver(session_id, updates.encode(session_id, [update])))
         self.air_list_changed(session_id)
         return {}
 

@@ -68,6 +68,7 @@ async def test_archive_hides_a_session_from_the_default_list_and_the_filter_find
         for sid in (kept, gone):
             await b.prompt(sid, "#sim stream count=1\nHello there")
         assert await b.conn.ext_method(METHODS["archive"].lstrip("_"), {"sessionId": gone}) == {}
+        await b.client.wait_for(lambda: any(archived(u) is True for u in b.client.of_kind(gone, "session_info_update")))
         default = await listed(b)
         assert kept in default and gone not in default and archived(default[kept]) is False
         only = await listed(b, "archived")
