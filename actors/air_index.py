@@ -43,7 +43,7 @@ MAX_SUBSCRIPTIONS = 128  # per bridge: a client that never unsubscribes cannot g
 def _session_id(params: dict[str, Any]) -> str:
     session_id = params.get("sessionId")
     if not isinstance(session_id, str) or not session_id.strip():
-        raise invalid_params("sessionId", "must be a non-empty string")
+        raise invalid_params("sessionId", "invalid.must_be_nonempty_string")
     return session_id.strip()
 
 
@@ -119,7 +119,7 @@ class AirSessionIndex:
     def _air_list_subscribe(self, conn: Any, request_id: Any, params: dict[str, Any]) -> dict[str, Any]:
         cwd = params.get("cwd")
         if not isinstance(cwd, str) or not os.path.isabs(cwd):
-            raise invalid_params("cwd", "must be an absolute path")
+            raise invalid_params("cwd", "invalid.must_be_absolute")
         if len(self.list_subscriptions) >= MAX_SUBSCRIPTIONS:
             raise errors.internal(f"too many session list subscriptions (at most {MAX_SUBSCRIPTIONS})")
         subscription_id = uuid.uuid4().hex
@@ -129,7 +129,7 @@ class AirSessionIndex:
     def _air_list_unsubscribe(self, conn: Any, request_id: Any, params: dict[str, Any]) -> dict[str, Any]:
         subscription_id = params.get("subscriptionId")
         if not isinstance(subscription_id, str):
-            raise invalid_params("subscriptionId", "must be a string")
+            raise invalid_params("subscriptionId", "invalid.must_be_string")
         held = self.list_subscriptions.get(subscription_id)
         if held is not None and held[0].actor_urn == conn.actor_urn:  # idempotent; only its own client's
             del self.list_subscriptions[subscription_id]

@@ -33,10 +33,11 @@ import gevent.event
 import tenacity
 
 from zcode_acp.protocol import framing, jsonrpc
-from zcode_acp.protocol.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, RpcError
+from zcode_acp.protocol.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, RpcError, worded
 from zcode_acp.protocol.host_requests import host_answer
 
 from zcode_acp.actors.base import BridgeActor, handles, safe_tell
+from zcode_acp.config.coding_plan import own_plan_key
 from zcode_acp.config.settings import Config
 from zcode_acp.actors.correlation import Correlation
 from zcode_acp.actors.messages import (
@@ -131,11 +132,11 @@ class Backend(BridgeActor):
         if self.proc is not None:
             return
         if self.terminated:
-            raise RpcError(INTERNAL_ERROR, "the bridge is shutting down")
+            raise worded(INTERNAL_ERROR, "error.shutting_down")
         now = gevent.get_hub().loop.now()
         if now < self.restart_at:
-            raise RpcError(INTERNAL_ERROR, f"{self.last_death}; it is restarted in {self.restart_at - now:.1f}s "
-                                           f"(it died {self.early_deaths} time(s) in a row right after starting)")
+            raise worded(INTERNAL_ERROR, "error.backend_restarting", None, death=self.last_death,
+                         seconds=f"{self.restart_at - now:.1f}", deaths=self.early_deaths)
         argv = backend_process.resolve_command(self.config.zcode_bin, self.config.extra_args, self.config.lang)
         retrying = tenacity.Retrying(
             # A missing or forbidden binary is final; EAGAIN and friends are worth a retry.
@@ -151,7 +152,7 @@ class Backend(BridgeActor):
             env = self.child_env = backend_process.child_environment(argv, self.config.zcode_home)
             proc: Any = retrying(backend_process.spawn, argv, env)
         except OSError as exc:
-            raise RpcError(INTERNAL_ERROR, f"could not start the ZCode CLI ({argv[0]}): {exc}") from None
+            raise worded(INTERNAL_ERROR, "error.could_not_start_cli", None, command=argv[0], problem=exc) from None
         self.generation += 1
         self.proc = proc
         self.watchdog = backend_process.guard_group(proc)
@@ -443,7 +444,7 @@ class Backend(BridgeActor):
     def _backend_request(self, frame: dict[str, Any]) -> None:
         method = frame["method"]
         answer = host_answer(method, frame.get("params"),
-                             lambda: backend_process.personal_provider_config(self.child_env))
+                             lambda: backend_process.personal_provider_config(self.child_env), own_plan_key)
         if answer is not None:
             log.debug("answering the engine's %s (id %r)", method, frame["id"])
             self._write(jsonrpc.backend_result(frame["id"], answer))

@@ -23,6 +23,7 @@ from typing import Any
 
 from zcode_acp.protocol import errors, framing, jsonrpc
 from zcode_acp.protocol.errors import RpcError
+from zcode_acp.protocol.i18n import EN
 
 from zcode_acp.actors.base import BridgeActor, handles, safe_tell
 from zcode_acp.actors.correlation import Correlation
@@ -65,10 +66,13 @@ def id_key(request_id: Any) -> Any:
 class ClientConnection(BridgeActor):
     gone_is_normal = True  # a client leaves when it likes; what is told to it afterwards is dropped
 
-    def __init__(self, supervisor: Any, transport: Transport, every_session: bool = True) -> None:
+    def __init__(self, supervisor: Any, transport: Transport, every_session: bool = True, lang: str = EN) -> None:
         super().__init__()
         self.supervisor = supervisor
         self.transport = transport
+        # The language the bridge's own error words are written in: the session's, which is the
+        # bridge's (Config.lang); the engine's words inside an error pass as they are.
+        self.lang = lang
         # The sessions whose updates this client gets: every one (the editor), or, for a remote
         # client, those it has named in a request or been given by an answer (session/new, fork).
         # A client ignores a session it never saw anyway, and one that loads it gets it from the
@@ -128,7 +132,7 @@ class ClientConnection(BridgeActor):
             try:
                 frame = framing.decode_object(line)
             except RpcError as exc:  # the id, wherever the line let it be read (issue 29)
-                self._write_frame(jsonrpc.acp_error(getattr(exc, "request_id", None), exc))
+                self._write_frame(jsonrpc.acp_error(getattr(exc, "request_id", None), exc, self.lang))
                 continue
             try:
                 self._inbound(frame)
@@ -136,7 +140,7 @@ class ClientConnection(BridgeActor):
                 log.exception("handling an inbound frame failed")
                 request_id = jsonrpc.request_id_or_none(frame)
                 if request_id is not None and not jsonrpc.is_response(frame):
-                    self._write_frame(jsonrpc.acp_error(request_id, errors.internal("internal error")))
+                    self._write_frame(jsonrpc.acp_error(request_id, errors.internal("internal error"), self.lang))
 
     def _inbound(self, frame: dict[str, Any]) -> None:
         try:
@@ -148,7 +152,7 @@ class ClientConnection(BridgeActor):
                 return
             request_id = jsonrpc.request_id_or_none(frame)
             if "method" in frame or request_id is not None:
-                self._write_frame(jsonrpc.acp_error(request_id, exc))
+                self._write_frame(jsonrpc.acp_error(request_id, exc, self.lang))
             return
         if kind is jsonrpc.Kind.RESPONSE:
             self._client_response(frame)
@@ -160,9 +164,9 @@ class ClientConnection(BridgeActor):
         if kind is jsonrpc.Kind.REQUEST:
             key = id_key(frame["id"])
             if key is None or key in self.by_id:
-                problem = "is already in use" if key is not None else "must be a string, a number or null"
-                self._write_frame(jsonrpc.acp_error(frame["id"] if key is not None else None, RpcError(
-                    errors.INVALID_REQUEST, f"Invalid Request: id {frame['id']!r} {problem}")))
+                problem = "error.request.id_in_use" if key is not None else "error.request.id_unusable"
+                self._write_frame(jsonrpc.acp_error(frame["id"] if key is not None else None, errors.worded(
+                    errors.INVALID_REQUEST, problem, id=repr(frame["id"])), self.lang))
                 return
             handle = RequestHandle(frame["id"], next(self._serials))
             params = frame.get("params")
@@ -179,7 +183,7 @@ class ClientConnection(BridgeActor):
 
     @handles(InboundError)
     def on_inbound_error(self, message: InboundError) -> None:
-        self._write_frame(jsonrpc.acp_error(None, message.error))
+        self._write_frame(jsonrpc.acp_error(None, message.error, self.lang))
 
     @handles(InboundClosed)
     def on_inbound_closed(self, message: InboundClosed) -> None:
@@ -218,7 +222,7 @@ class ClientConnection(BridgeActor):
         if self.by_id.get(key) is handle:
             del self.by_id[key]
         if error is not None:
-            self._write_frame(jsonrpc.acp_error(handle.id, error))
+            self._write_frame(jsonrpc.acp_error(handle.id, error, self.lang))
         else:
             if self.named is not None and isinstance(result, dict) and isinstance(result.get("sessionId"), str):
                 self.named.add(result["sessionId"])  # a session it made (new, fork)

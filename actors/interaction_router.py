@@ -145,6 +145,10 @@ class InteractionRouter(BridgeActor):
         if kind == ix.QUESTIONS and not ix.questions(params):
             self._reply(item, {"action": "accept", "content": {"answers": {}}})
             return
+        if message.declined is not None:  # its turn was already answered: no dialog opens after it
+            log.info("session=%s: a %s asked after its turn ended was declined", message.session_id, kind)
+            self._reply(item, ix.decline(kind, message.declined))
+            return
         if kind != ix.PERMISSION and self._all_show_forms(self.clients):
             item.path = "form"
         self.open[key] = item

@@ -6,12 +6,18 @@ The Supervisor owns the catalog; this object only moves it to and from
 gevent's thread pool. A read at start never delays ``initialize``: its result
 arrives as a message (``CatalogLoaded``); a save is fire-and-forget, and a
 failure is one warning (the next run simply starts from the engine's catalog).
+
+One writer: saves that come while one is written are folded into the next write (the last
+catalog wins, never an older one replacing it), and each write has its own temporary name, so
+two bridges or Supervisors in one process never share one either. A failure inside the pool is
+returned, not raised there: gevent prints what a pool thread raises, a traceback on stderr.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +33,8 @@ class CatalogFile:
     def __init__(self, zcode_home: Path) -> None:
         self.folder = Path(zcode_home) / "v2"
         self.path = self.folder / model_catalog.FILE_NAME
+        self.pending: bytes | None = None  # the catalog to write next (the newest asked for)
+        self.writing = False  # a writer greenlet is running: a save only sets ``pending``
 
     def load(self, deliver: Any) -> None:
         """Read in the thread pool; ``deliver(catalog_or_None)`` runs on the loop afterwards."""
@@ -41,21 +49,33 @@ class CatalogFile:
         gevent.spawn(read)
 
     def save(self, catalog: dict[str, Any]) -> None:
-        data = model_catalog.encode(catalog)
+        self.pending = model_catalog.encode(catalog)
+        if not self.writing:
+            self.writing = True
+            gevent.spawn(self._write_pending)
 
-        def write() -> None:
-            try:
-                gevent.get_hub().threadpool.apply(self._write, (data,))
-            except OSError as exc:
-                log.warning("cannot remember the model catalog in %s: %s", self.path, exc)
+    def _write_pending(self) -> None:
+        try:
+            while self.pending is not None:
+                data, self.pending = self.pending, None
+                failure = gevent.get_hub().threadpool.apply(self._write_reporting, (data,))
+                if failure is not None:
+                    log.warning("cannot remember the model catalog in %s: %s", self.path, failure)
+        finally:
+            self.writing = False
 
-        gevent.spawn(write)
+    def _write_reporting(self, data: bytes) -> OSError | None:
+        try:
+            self._write(data)
+        except OSError as exc:
+            return exc
+        return None
 
     def _read(self) -> bytes | None:
         # A bridge killed mid-write leaves its temporary file behind: gone once its process is.
         prefix = f".{model_catalog.FILE_NAME}."
         for leftover in self.folder.glob(f"{prefix}*.tmp") if self.folder.is_dir() else ():
-            pid = leftover.name[len(prefix):-len(".tmp")]
+            pid = leftover.name[len(prefix):-len(".tmp")].split(".")[0]  # <pid>[.<unique>].tmp
             if pid.isdigit() and not _alive(int(pid)):
                 leftover.unlink(missing_ok=True)
         try:
@@ -65,11 +85,15 @@ class CatalogFile:
 
     def _write(self, data: bytes) -> None:
         ensure_private_dir(self.folder)
-        temporary = self.folder / f".{model_catalog.FILE_NAME}.{os.getpid()}.tmp"
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        temporary = self.folder / f".{model_catalog.FILE_NAME}.{os.getpid()}.{uuid.uuid4().hex}.tmp"
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
-            os.write(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(temporary, self.path)
+            try:
+                os.write(fd, data)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(temporary, self.path)
+        except OSError:
+            temporary.unlink(missing_ok=True)
+            raise

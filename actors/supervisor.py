@@ -19,6 +19,7 @@ import functools
 import logging
 import os
 import uuid
+from datetime import datetime, UTC
 from typing import Any
 from collections.abc import Callable
 
@@ -38,13 +39,15 @@ from zcode_acp.protocol.session_config import session_state, validate_config_val
 from zcode_acp.protocol import lazy_sessions
 from zcode_acp.protocol.sessions import list_sessions, without_deleted
 from zcode_acp.protocol.translator import agent_text
+from zcode_acp.protocol.quota import quota_alert, snapshot_json
 
-from zcode_acp.actors.base import handles
+from zcode_acp.actors.base import handles, safe_tell
 from zcode_acp.config.settings import Config
 from zcode_acp.actors.messages import (
     Answered,
     Dormant,
     Announce,
+    LearnCatalog,
     Attach,
     BackendCall,
     CancelPromptRequest,
@@ -58,11 +61,15 @@ from zcode_acp.actors.messages import (
     Listed,
     CatalogLoaded,
     Prompt,
+    QuotaChanged,
+    ReadQuota,
+    RefreshQuota,
     Reply,
     SetSetting,
     Teardown,
     TitleKept,
 )
+from zcode_acp.actors import project_files
 from zcode_acp.actors.transport import flow
 
 from zcode_acp.actors.air_index import AirSessionIndex
@@ -77,21 +84,20 @@ def _params(frame: dict[str, Any]) -> dict[str, Any]:
     if params is None:
         return {}
     if not isinstance(params, dict):
-        raise invalid_params("params", "must be an object")
+        raise invalid_params("params", "invalid.must_be_object")
     return params
 
 
 def _session_id(params: dict[str, Any]) -> str:
     session_id = params.get("sessionId")
     if not isinstance(session_id, str) or not session_id:
-        raise invalid_params("sessionId", "must be a non-empty string")
+        raise invalid_params("sessionId", "invalid.must_be_nonempty_string")
     return session_id
 
 
 def _no_additional_directories(params: dict[str, Any]) -> None:
     if params.get("additionalDirectories"):
-        raise invalid_params(
-            "additionalDirectories", "is not supported: a ZCode session has exactly one workspace root (cwd)")
+        raise invalid_params("additionalDirectories", "invalid.one_workspace_root")
 
 
 def _mcp_servers(params: dict[str, Any]) -> list[Any]:
@@ -103,14 +109,14 @@ def _absolute_cwd(params: dict[str, Any], must_exist: bool = False) -> str:
     """The workspace root, normalised (``/a/../b/`` → ``/b``); a new session's must exist."""
     cwd = params.get("cwd")
     if not isinstance(cwd, str) or not os.path.isabs(cwd):
-        raise invalid_params("cwd", "must be an absolute path")
+        raise invalid_params("cwd", "invalid.must_be_absolute")
     try:
         cwd.encode("utf-8")
     except UnicodeEncodeError:
-        raise invalid_params("cwd", "is not valid Unicode (a lone surrogate)") from None
+        raise invalid_params("cwd", "invalid.lone_surrogate") from None
     cwd = os.path.normpath(cwd)
     if must_exist and not os.path.isdir(cwd):
-        raise invalid_params("cwd", f"is not an existing directory: {cwd}")
+        raise invalid_params("cwd", "invalid.not_a_directory", path=cwd)
     return cwd
 
 _DEFERRED = object()  # the handler passed the request on; someone else answers it
@@ -134,6 +140,9 @@ class Supervisor(SessionRegistry, AirSessionIndex):
             "session/set_mode": self._session_set_mode,
             "session/set_config_option": self._session_set_config_option,
             "session/set_model": self._session_set_model,
+            "quota/read": self._quota_read,
+            # The phone's file browser, read-only (actors/project_files.py, docs/web-client.md).
+            **{f"_{name}": functools.partial(self._project_files, name) for name in project_files.METHODS},
             **self.air_methods(),  # the AIR session index (air_index.py)
         }
 
@@ -159,7 +168,7 @@ class Supervisor(SessionRegistry, AirSessionIndex):
                 message.conn.tell(Reply(handle, result, error.to_dict() if error else None))
 
         if self.shutting_down:
-            answer(error=errors.internal("the bridge is shutting down"))
+            answer(error=errors.worded(errors.INTERNAL_ERROR, "error.shutting_down"))
             return
         try:
             if handle is None:
@@ -218,7 +227,7 @@ class Supervisor(SessionRegistry, AirSessionIndex):
 
     def _pinned(self, cwd: str) -> str:
         if self.root is not None and cwd != self.root:
-            raise invalid_params("cwd", f"must be this bridge's project directory {self.root} (it serves no other)")
+            raise invalid_params("cwd", "invalid.not_this_root", root=self.root)
         return cwd
 
     def _session_new(self, conn: Any, request_id: Any, params: dict[str, Any]) -> Any:
@@ -233,6 +242,8 @@ class Supervisor(SessionRegistry, AirSessionIndex):
         return self._new_session(cwd, servers)
 
     def _new_session(self, cwd: str, servers: list[Any]) -> dict[str, Any]:
+        if not self.sessions and not self.dormant:
+            safe_tell(self.quota, RefreshQuota())  # the first session: learn the quota before its first prompt
         session_id = str(uuid.uuid4())
         self.store.record(session_id, cwd)  # first: a session the store refuses is never made
         settings = self._new_settings()
@@ -244,9 +255,18 @@ class Supervisor(SessionRegistry, AirSessionIndex):
 
     def _announce(self, conn: Any, session_id: str) -> None:
         """The commands a session offers, after its new/fork answer (never before it)."""
+        learn = self.catalog is None and not self.catalog_asked and session_id in self.dormant
+        if learn:
+            # A fresh install knows no models: this session is made in the engine now, in the
+            # background (its answer did not wait), and its create's listing reaches the picker
+            # as a config_option_update (docs/sessions.md, "The model list from the start").
+            self.catalog_asked = True
+            self._revive(session_id)
         session = self.sessions.get(session_id)
         if session is not None:
             session.tell(Announce(conn))
+            if learn:
+                session.tell(LearnCatalog())
             return
         # A record (never used): no engine has named its own commands yet, so the bridge's alone,
         # what the Session would announce before its create.
@@ -267,6 +287,9 @@ class Supervisor(SessionRegistry, AirSessionIndex):
         return self._spawn(session_id, cwd, mcp_servers, backend_session_id=session_id, root_known=False)[0]
 
     def _attach(self, conn: Any, request_id: Any, params: dict[str, Any], replay: bool) -> Any:
+        if not self.catalog_loaded:  # as session/new: a session it brings back offers the remembered models
+            self.waiting_attach.append((conn, request_id, params, replay))
+            return _DEFERRED
         session_id = _session_id(params)
         cwd = self._pinned(_absolute_cwd(params))
         _no_additional_directories(params)
@@ -289,7 +312,7 @@ class Supervisor(SessionRegistry, AirSessionIndex):
     def _session_list(self, conn: Any, request_id: Any, params: dict[str, Any]) -> Any:
         cwd = params.get("cwd")
         if cwd is not None and (not isinstance(cwd, str) or not os.path.isabs(cwd)):
-            raise invalid_params("cwd", "must be an absolute path")
+            raise invalid_params("cwd", "invalid.must_be_absolute")
         self.air_list_request(conn, request_id, params)
         if cwd and self.config.engine_api == "v4":  # the workspace's sessions-index topic (docs/v4.md)
             from zcode_acp.actors.session.v4index import ListIndex  # v4 only: a legacy bridge never imports it
@@ -410,8 +433,50 @@ class Supervisor(SessionRegistry, AirSessionIndex):
         session = self.sessions.pop(message.session_id, None)
         self.dormant.pop(message.session_id, None)
         self.backend_ids.pop(message.session_id, None)
+        self.quota_told.pop(message.session_id, None)
+        self.quota_document_told.pop(message.session_id, None)
         if session is not None:
             session.stop(block=False)
+
+    # -- the Coding Plan's quota (actors/quota.py, docs/quota.md) --------------------------------
+
+    def _quota_read(self, conn: Any, request_id: Any, params: dict[str, Any]) -> Any:
+        if "sessionId" in params and not isinstance(params["sessionId"], str):
+            raise invalid_params("sessionId", "invalid.must_be_string")
+        self.quota.tell(ReadQuota(conn, request_id, self.config.lang))  # quota is the account's: any session's
+        return _DEFERRED
+
+    @handles(QuotaChanged)
+    def on_quota_changed(self, message: QuotaChanged) -> None:
+        lang, snapshot = self.config.lang, message.snapshot
+        now = datetime.now(UTC)
+        shares = {meter.id: meter.used_percent or 0.0 for meter in snapshot.meters}
+        # An alert lasts while its window stays past its level: a window that reset drops it.
+        self.quota_alerts = {key: text for key, text in self.quota_alerts.items() if shares.get(key[0], 0.0) >= key[1]}
+        for meter, level in message.crossings:
+            reset = meter.resets_at.isoformat() if meter.resets_at else ""
+            self.quota_alerts[(meter.id, level, reset)] = quota_alert(meter, level, snapshot, now, lang)
+        self.quota_document = snapshot_json(snapshot, lang)
+        for session_id in self.sessions:
+            # A running turn's alerts wait for its end; so do those of a session with no turn yet (it
+            # came to memory for a prompt whose turn has not started).
+            running = self.activity.get(session_id, {}).get("status", "running") == "running"
+            self._tell_quota(session_id, alerts_too=not running)
+
+    # -- the project's files, read-only (actors/project_files.py) ---------------------------------
+
+    def _project_files(self, method: str, conn: Any, request_id: Any, params: dict[str, Any]) -> Any:
+        session_id = _session_id(params)
+        entry = self.store.get(session_id)
+        record = self.dormant.get(session_id)
+        folder = (entry or {}).get("cwd") or (record.cwd if record is not None else None)
+        if not isinstance(folder, str):
+            raise errors.session_not_found(session_id)
+
+        def answer(result: Any, error: RpcError | None) -> None:
+            conn.tell(Reply(request_id, result, error.to_dict() if error else None))
+        project_files.serve(method, params, folder, answer)
+        return _DEFERRED
 
     def _session_set_mode(self, conn: Any, request_id: Any, params: dict[str, Any]) -> Any:
         session = self._session(params)
@@ -471,3 +536,12 @@ class Supervisor(SessionRegistry, AirSessionIndex):
                 continue
             conn.tell(Reply(handle, result, None))
             self._announce(conn, result["sessionId"])  # after the answer, never before it
+        attaching, self.waiting_attach = self.waiting_attach, []
+        for conn, handle, params, replay in attaching:
+            try:
+                self._attach(conn, handle, params, replay)
+            except RpcError as exc:
+                conn.tell(Reply(handle, None, exc.to_dict()))
+            except Exception as exc:  # answered, as _client_frame would have
+                log.exception("handling a session load/resume failed")
+                conn.tell(Reply(handle, None, errors.internal(f"internal error: {exc}").to_dict()))

@@ -21,6 +21,7 @@ from zcode_acp.protocol.handshake import (
 )
 from zcode_acp.protocol import model_catalog
 from zcode_acp.protocol.display_text import shown_title
+from zcode_acp.protocol.quota import wants_quota_updates
 from zcode_acp.protocol.session_config import SessionSettings
 
 from zcode_acp import version
@@ -48,6 +49,8 @@ from zcode_acp.actors.messages import (
     Materialized,
     Occupancy,
     HubPageKnown,
+    QuotaNews,
+    RefreshQuota,
     SessionActivity,
     SessionTitled,
     SessionOpened,
@@ -58,6 +61,7 @@ from zcode_acp.actors.messages import (
     TurnFinished,
 )
 from zcode_acp.actors.notifier import start_notifier
+from zcode_acp.actors.quota import start_quota_watch
 from zcode_acp.actors.session import Session
 
 log = logging.getLogger(__name__)
@@ -75,6 +79,13 @@ class SessionRegistry(BridgeActor):
         self.backend: Any = None
         self.router: Any = None
         self.notifier: Any = None  # actors/notifier.py, when a webhook is configured
+        self.quota: Any = None  # actors/quota.py: the Coding Plan's quota (reads nothing without a key)
+        # The alerts of the last snapshot (a window past 80/95 % or used up), by (meter, level, reset), and
+        # which of them each session was told: each used session hears each once, after a turn's end.
+        self.quota_alerts: dict[tuple[str, float, str], str] = {}
+        self.quota_told: dict[str, set[tuple[str, float, str]]] = {}
+        self.quota_document: dict[str, Any] = {}  # the last snapshot, as quota_update/quota/read carry it
+        self.quota_document_told: dict[str, str] = {}  # session id → the updatedAt it last got
         self.clients: list[Any] = []
         self.primary: Any = None
         self.capabilities: dict[str, Any] = {}  # merged over the clients attached now
@@ -93,8 +104,10 @@ class SessionRegistry(BridgeActor):
         self.catalog_file = CatalogFile(config.zcode_home)
         self.catalog: dict[str, Any] | None = None  # the engine's model catalog, remembered between runs
         self.catalog_loaded = False  # the file was read (or given up on): session/new answers from then on
+        self.catalog_asked = False  # a session was made in the engine at once to learn the catalog (once a run)
         self.index_watches: dict[str, Any] = {}  # cwd → its sessions-index watch (the v4 path's session/list)
         self.waiting_new: list[tuple[Any, Any, tuple[str, list[Any]]]] = []  # session/new that came before it
+        self.waiting_attach: list[tuple[Any, Any, dict[str, Any], bool]] = []  # load/resume that came before it
 
     def on_stop(self) -> None:
         self.quiet_release.stop()
@@ -109,13 +122,15 @@ class SessionRegistry(BridgeActor):
         self.backend = Backend.start(self.config, self.notifier)
         self.router = InteractionRouter.start(self.backend, self.config.interaction_timeout, self.notifier,
                                               self.config.lang, self.config.dialog_grace)
+        self.quota = start_quota_watch(self.actor_ref, self.config)
         self.quiet_release.start()
 
     # -- clients ---------------------------------------------------------------------------
 
     @handles(AttachClient)
     def on_attach_client(self, message: AttachClient) -> Any:
-        conn = ClientConnection.start(self.actor_ref, message.transport, every_session=message.primary)
+        conn = ClientConnection.start(self.actor_ref, message.transport, every_session=message.primary,
+                                      lang=self.config.lang)
         self.clients.append(conn)
         if message.primary:
             self.primary = conn
@@ -198,8 +213,11 @@ class SessionRegistry(BridgeActor):
                 entry.setdefault("updatedAt", record.updated_at)
                 if record.title:
                     entry.setdefault("title", record.title)
+            settings = record.settings
+            if not model_catalog.known(settings):  # made before the catalog was known: offer it now
+                settings = model_catalog.seeded(settings, self.catalog)
             session, _ = self._spawn(session_id, record.cwd, list(record.mcp_servers), record.backend_session_id,
-                                     root_known=record.root_known, settings=record.settings)
+                                     root_known=record.root_known, settings=settings)
         return session
 
     @handles(SessionIdle)
@@ -237,14 +255,40 @@ class SessionRegistry(BridgeActor):
         now = int(time.time() * 1000)
         if message.running and entry.get("status", "idle") != "running":
             entry["startedAt"] = now
-        elif not message.running and entry.get("status") == "running" and self.notifier is not None:
-            self.notifier.tell(TurnFinished(message.session_id, (now - entry.get("startedAt", now)) / 1000,
-                                            message.outcome, entry.get("prompt", ""), message.answer))
+        elif not message.running and entry.get("status") == "running":
+            self._turn_ended(message, entry, now)
         entry["updatedAt"] = now
         entry["status"] = "running" if message.running else "idle"
         if message.title:
             entry["title"] = message.title
             safe_tell(self.notifier, SessionTitled(message.session_id, message.title))
+
+    def _turn_ended(self, message: SessionActivity, entry: dict[str, Any], now: int) -> None:
+        if self.notifier is not None:
+            self.notifier.tell(TurnFinished(message.session_id, (now - entry.get("startedAt", now)) / 1000,
+                                            message.outcome, entry.get("prompt", ""), message.answer))
+        safe_tell(self.quota, RefreshQuota())  # the turn spent some of the plan
+        self._tell_quota(message.session_id, alerts_too=True)
+
+    def _tell_quota(self, session_id: str, alerts_too: bool) -> None:
+        """What ``session_id`` was not told yet: the last snapshot (for clients reading quota_update),
+        and, when its turn is over (never glued to an answer), the alerts."""
+        session = self.sessions.get(session_id)
+        if session is None:
+            return
+        document = self.quota_document
+        if document and self.quota_document_told.get(session_id) == document.get("updatedAt"):
+            document = {}
+        told = self.quota_told.setdefault(session_id, set())
+        untold = [key for key in self.quota_alerts if key not in told] if alerts_too else []
+        if not (document or untold):
+            return
+        told.update(untold)
+        if document:
+            self.quota_document_told[session_id] = document["updatedAt"]
+        quota_clients = frozenset(urn for urn, declared in self.client_capabilities.items()
+                                  if wants_quota_updates(declared))
+        session.tell(QuotaNews(document, quota_clients, tuple(self.quota_alerts[key] for key in untold)))
 
     @handles(HubPageKnown)
     def on_hub_page_known(self, message: HubPageKnown) -> None:
@@ -317,7 +361,8 @@ class SessionRegistry(BridgeActor):
         except Exception:
             log.exception("backend termination failed")
         self.store.flush(1.0)  # what was recorded reaches the disk (bounded)
-        for actor in [*self.sessions.values(), *self.index_watches.values(), *self.clients, self.router, self.backend]:
+        for actor in [*self.sessions.values(), *self.index_watches.values(), *self.clients, self.router, self.backend,
+                      *([self.quota] if self.quota is not None else [])]:
             actor.stop(block=False)
         if self.notifier is not None:
             self.notifier.stop(block=False)

@@ -495,6 +495,13 @@ class Turn(BridgeActor):
     def on_show_interaction(self, message: ShowInteraction) -> None:
         """Show the card a backend question is about, then let the router ask."""
         tool_call_id, name, value, tool_call = interactions.dialog_tool_call(message.frame, self.config.lang)
+        if self.settled:
+            # Answered (cancelled) already: a question the engine asks while it stops is declined, never
+            # a dialog that opens after the cancel (issue 32), nor a card after the answer.
+            self.router.tell(InteractionAsked(message.frame, message.generation, self.session_id,
+                                              self.backend_session_id, tool_call, self.session, self.backend,
+                                              declined="the turn was cancelled"))
+            return
         self._emit(self.translator.ensure_card(tool_call_id, name, value))
         self.router.tell(InteractionAsked(message.frame, message.generation, self.session_id,
                                           self.backend_session_id, tool_call, self.session, self.backend))

@@ -249,6 +249,27 @@ def serve_command(
     raise typer.Exit(run_serve(cwd, idle_exit))
 
 
+@app.command(cls=BridgeCommand, short_help=tr("help.setup.short"), help=tr("help.setup"))
+def setup(
+    provider: str | None = typer.Option(None, "--provider", metavar="zai|bigmodel", help=tr("help.setup.provider")),
+) -> None:
+    """Keep the GLM Coding Plan key for the engine's provider headers and the quota (docs/quota.md)."""
+    from zcode_acp.cli.quota import run_setup
+
+    raise typer.Exit(run_setup(provider))
+
+
+@app.command(cls=BridgeCommand, short_help=tr("help.quota.short"), help=tr("help.quota"))
+def quota(
+    url: str | None = typer.Option(None, hidden=True),  # the tests' local endpoint instead of the provider's
+) -> None:
+    """Show the GLM Coding Plan's windows: use and reset time, one line each (docs/quota.md)."""
+    from zcode_acp.cli import runtime  # noqa: F401  (patches for gevent first: the read is a gevent socket)
+    from zcode_acp.cli.quota import run_quota
+
+    raise typer.Exit(run_quota(url=url))
+
+
 @app.command(cls=BridgeCommand, short_help=tr("help.replay.short"), help=tr("help.replay"))
 def replay(
     file: str = typer.Argument(..., metavar="FILE", help=tr("help.replay.file")),

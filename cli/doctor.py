@@ -391,6 +391,20 @@ def check_python(lang: str = EN) -> list[Check]:
 # -- the report ------------------------------------------------------------------------
 
 
+def check_plan_key(config: Config, lang: str = EN) -> list[Check]:
+    """Which Coding Plan key the bridge uses (provider headers, quota), never the key itself."""
+    from zcode_acp.config.coding_plan import find_plan_key
+
+    found = find_plan_key(os.environ, Path.home(), config.zcode_home)
+    checks = [Check(WARN, warning) for warning in found.warnings]
+    if found.key is None:
+        checks.append(Check(OK, t(lang, "doctor.plan_key_none"), lang=lang))
+    else:
+        source = t(lang, "quota.source.setup" if found.key.source == "setup" else "quota.source.engine")
+        checks.append(Check(OK, t(lang, "doctor.plan_key", provider=found.key.provider, source=source), lang=lang))
+    return checks
+
+
 def run_doctor(out: TextIO | None = None) -> int:
     out = out or sys.stdout
 
@@ -421,6 +435,7 @@ def run_doctor(out: TextIO | None = None) -> int:
         report(*check_provider_files(config, argv))
         if config.default_mode == "yolo":
             report(Check(WARN, t(lang, "doctor.yolo"), lang=lang))
+        report(*check_plan_key(config, lang))
     report(*check_remote(lang))
     report(*check_python(lang))
     failed = sum(check.mark == FAIL for check in checks)

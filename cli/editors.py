@@ -148,7 +148,7 @@ def acpx_commands(launch: Launch) -> str:
         (None, f"acpx zcode {PROMPT}"),
         ("end it, and the bridge acpx kept running for it (else it stops when idle: acpx --ttl)",
          "acpx zcode sessions close"),
-        ("let the agent's tools run: with no terminal to ask on, acpx denies every permission",
+        ("let the agent's tools run: a kept session's prompts (and exec with no terminal) deny every permission",
          f"acpx --approve-all zcode exec {PROMPT}"),
         ("the same without a config entry", f"acpx --agent {agent} exec {PROMPT}"),
     ]

@@ -62,8 +62,8 @@ def patch_for_the_bridge() -> None:
     """Patch os, thread, time, socket, select, subprocess, signal and queue for gevent.
 
     What stays unpatched is not used on a bridge's path: ``ssl`` (the one
-    https client, the notification webhook, names gevent's ``SSLContext``
-    itself: actors/webhook_post.py), ``builtins`` and ``contextvars`` (no-ops on Python 3), ``sys``.
+    https client, net/outbound.py (the webhook and the quota), names gevent's ``SSLContext``
+    itself), ``builtins`` and ``contextvars`` (no-ops on Python 3), ``sys``.
     Every patch notifies gevent's subscribers (``gevent.events.subscribers``)
     and its plugins (``gevent.plugins.monkey.*`` entry points). gevent looks
     plugins up with a fresh ``importlib.metadata`` scan of every installed

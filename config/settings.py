@@ -79,6 +79,9 @@ class Config:
     notify_text: bool = False
     notify_interval: float = 60.0
     notify_page: str = ""
+    # The Coding Plan's quota (docs/quota.md): read when a key exists, unless turned off.
+    quota_enabled: bool = True
+    quota_url: str = ""  # where it is read from: the provider's own endpoint when empty
     # The language of every string the bridge writes for a person (protocol/i18n): resolved once, here.
     lang: str = "en"
     # Which engine surface a session runs on: the legacy session/* methods, or the v4 data plane
@@ -411,6 +414,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("ZCODE_ACP_NOTIFY_LINK", "notify_page", "",
             "the hub page's public address (e.g. `https://agent.example.org/`): notifications link to the "
             "session there (never with the token)", page_address),
+    # The Coding Plan's quota (docs/quota.md).
+    Setting("ZCODE_ACP_QUOTA", "quota_enabled", "1",
+            "`0`: never read the GLM Coding Plan's quota (read by default when a Coding Plan key exists: "
+            "`zcode-acp setup`)", zero_or_one),
+    Setting("ZCODE_ACP_QUOTA_URL", "quota_url", "",
+            "where the quota is read from, with the key (default: the provider's own endpoint, api.z.ai or "
+            "open.bigmodel.cn)", web_address),
     Setting("ZCODE_ACP_ENGINE_API", "engine_api", "legacy",
             "`v4` runs sessions on the engine's v4 data plane (topics and commands, docs/v4.md) instead of "
             "the legacy `session/*` methods", engine_api),

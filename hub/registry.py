@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, UTC
 from typing import Any, Literal
 
+from zcode_acp.net import registration_key
 from zcode_acp.protocol.display_text import shown_title
 
 Origin = Literal["editor", "serve"]
@@ -65,6 +66,8 @@ class Registration:
     sessions: tuple[SessionSummary, ...] = ()
     # The digest of the bridge's registration key (never listed): who may change or remove it.
     key_digest: bytes = field(default=b"", repr=False)
+    # The id is one only its key gives (net/registration_key.py) and this registration holds that key.
+    id_proved: bool = field(default=False, repr=False)
 
 
 def key_digest(key: object) -> bytes:
@@ -187,7 +190,8 @@ def parse_registration(body: object, *, now_ms: float) -> Registration:
         workspace=_text(body, "workspace"),
         started_at=_stamp(body.get("startedAt"), "startedAt", now_ms),
         version=_text(body, "version", default="0", limit=MAX_VERSION),
-        sessions=tuple(_session(s, now_ms) for s in sessions), key_digest=key_digest(key))
+        sessions=tuple(_session(s, now_ms) for s in sessions), key_digest=key_digest(key),
+        id_proved=registration_key.key_gives(instance_id, key))
 
 
 @dataclass
@@ -206,8 +210,14 @@ class Registry:
         An id belongs to the process that registered it first: its pid and port, and the
         key it registered with (which only that bridge knows: the pid and the port are in
         the listing). A registration that would take it over or rewrite it is refused
-        (``TakeOver``, answered 409).
+        (``TakeOver``, answered 409). An id derived from a key (``b-…``: today's bridges)
+        is the key's alone, even for its first registration: a table that starts empty (a
+        restarted hub) cannot be pre-claimed.
         """
+        if registration_key.is_key_bound(registration.id) and not registration.id_proved:
+            # An id that commits to a key, registered without it: the bridge's, claimed by someone
+            # else (first, after a restart of this hub, when no key is known: issue 29).
+            raise TakeOver(f"instance {registration.id} belongs to another bridge")
         existing = self.instances.get(registration.id)
         if existing is not None and (
                 (existing.registration.pid, existing.registration.port) !=

@@ -21,7 +21,6 @@ import os
 import subprocess
 import sys
 import time
-import uuid
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -33,7 +32,7 @@ import gevent.event
 import tenacity
 import ujson
 
-from zcode_acp.net import proofs
+from zcode_acp.net import proofs, registration_key
 
 log = logging.getLogger(__name__)
 
@@ -66,12 +65,15 @@ class BridgeIdentity:
     pid: int = field(default_factory=os.getpid)
     # Known only to this bridge and the hub (sent in proved requests, never listed): the
     # hub lets only the holder of the key that made a registration change or remove it.
-    key: str = field(default_factory=lambda: os.urandom(16).hex(), repr=False)
+    key: str = field(default_factory=registration_key.new_key, repr=False)
 
     @classmethod
     def new(cls, port: int, origin: Origin, workspace: str, version: str) -> BridgeIdentity:
-        return cls(instance_id=uuid.uuid4().hex, port=port, origin=origin,
-                   workspace=workspace, version=version)
+        # The id commits to the key (net/registration_key.py): a hub that restarted, and so knows
+        # no key, still lets no one but this bridge register it.
+        key = registration_key.new_key()
+        return cls(instance_id=registration_key.instance_id_for(key), port=port, origin=origin,
+                   workspace=workspace, version=version, key=key)
 
 
 class Outcome(Enum):

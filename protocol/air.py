@@ -109,7 +109,8 @@ def archived_filter(params: dict[str, Any]) -> str:
     value = _record((air_meta(params.get("_meta")) or {}).get("list")).get("archived")
     value = "unarchived" if value is None else value
     if value not in ARCHIVED_FILTERS:
-        raise invalid_params("_meta.jetbrains.air.list.archived", 'must be "unarchived", "archived" or "all"')
+        raise invalid_params("_meta.jetbrains.air.list.archived", "invalid.must_be_one_of",
+                             choices=", ".join(ARCHIVED_FILTERS))
     return str(value)
 
 
@@ -127,7 +128,7 @@ def session_ids(params: dict[str, Any]) -> list[str]:
     ids = params.get("sessionIds")
     if (not isinstance(ids, list) or any(not isinstance(i, str) or not i.strip() for i in ids)
             or len(set(ids)) != len(ids)):
-        raise invalid_params("sessionIds", "must be distinct, non-blank strings")
+        raise invalid_params("sessionIds", "invalid.must_be_distinct_ids")
     return list(ids)
 
 
@@ -135,7 +136,7 @@ def steering_idle_behaviour(params: dict[str, Any]) -> str | None:
     """``_meta.steering.idleBehavior`` of a ``_session/steering`` request (only ``promptRequired``)."""
     behaviour = _record(_record(params.get("_meta")).get("steering")).get("idleBehavior")
     if behaviour is not None and behaviour != PROMPT_REQUIRED_BEHAVIOUR:
-        raise invalid_params("_meta.steering.idleBehavior", 'must be "promptRequired" when given')
+        raise invalid_params("_meta.steering.idleBehavior", "invalid.must_be_one_of", choices=PROMPT_REQUIRED_BEHAVIOUR)
     return behaviour
 
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from . import air
 from .errors import invalid_params
 from .i18n import EN, t
-from .session_config import MODE_IDS, validate_mode
+from .session_config import DEFAULT_MODEL, MODE_IDS, SessionSettings, offered_modes, validate_mode
 
 # (name, catalog key of its description, catalog key of its input hint); the texts are in protocol/i18n.
 COMMANDS = (
@@ -68,7 +68,7 @@ def _passed_through(params: dict[str, Any], method: str) -> dict[str, Any]:
 def _required_string(params: dict[str, Any], name: str) -> str:
     value = params.get(name)
     if not isinstance(value, str):
-        raise invalid_params(name, "must be a string")
+        raise invalid_params(name, "invalid.must_be_string")
     return value
 
 
@@ -90,7 +90,7 @@ def _steering(params: dict[str, Any]) -> ExtensionCall:
         texts = [block.get("text") for block in prompt if isinstance(block, dict) and block.get("type") == "text"]
         prompt = "\n".join(text for text in texts if isinstance(text, str))
     if not isinstance(prompt, str) or not prompt.strip():
-        raise invalid_params("prompt", "must be text (a string or text content blocks)")
+        raise invalid_params("prompt", "invalid.must_be_text")
     idle = air.steering_idle_behaviour(params)
     return ExtensionCall("session/steer", {"content": prompt}, steer=prompt, air_answer="steering",
                          prompt_required_when_idle=idle == air.PROMPT_REQUIRED_BEHAVIOUR)
@@ -101,7 +101,7 @@ def _async_task_stop(params: dict[str, Any]) -> ExtensionCall:
     stopped as ``session/cancelBackgroundTask`` stops it, answered ``{stopped}``."""
     task_id = _required_string(params, "asyncTaskId").strip()
     if not task_id:
-        raise invalid_params("asyncTaskId", "must be a non-empty string")
+        raise invalid_params("asyncTaskId", "invalid.must_be_nonempty_string")
     return ExtensionCall("session/cancelBackgroundTask", {"taskId": task_id}, cancels_task=task_id,
                          air_answer="async_task_stop")
 
@@ -115,10 +115,10 @@ def _cancel_task(params: dict[str, Any]) -> ExtensionCall:
 def session_title(value: Any) -> str:
     """A title the user gave: text, trimmed, one line, at most ``TITLE_LIMIT`` characters."""
     if not isinstance(value, str) or not value.strip():
-        raise invalid_params("title", "must be a non-empty string")
+        raise invalid_params("title", "invalid.must_be_nonempty_string")
     title = " ".join(value.split())
     if len(title) > TITLE_LIMIT:
-        raise invalid_params("title", f"must be at most {TITLE_LIMIT} characters")
+        raise invalid_params("title", "invalid.too_long", limit=TITLE_LIMIT)
     return title
 
 
@@ -135,7 +135,7 @@ def _v4(command: str, *required: str) -> Callable[[dict[str, Any]], ExtensionCal
         row_id = params.get("rowId")
         if row_id is not None:
             if not isinstance(row_id, int) or isinstance(row_id, bool):
-                raise invalid_params("rowId", "must be an integer (a row of the conversation)")
+                raise invalid_params("rowId", "invalid.row_id")
             out["rowId"] = row_id
         return ExtensionCall(command, out, v4_only=True)
     return build
@@ -208,6 +208,22 @@ def available_commands_update(engine: tuple[tuple[str, str, str], ...] = (), lan
     return {"sessionUpdate": "available_commands_update", "availableCommands": commands}
 
 
+def current_setting(settings: SessionSettings, config_id: str, lang: str = EN) -> str:
+    """What ``/mode``, ``/model`` or ``/thought`` alone answers: the current value, then every value
+    the selector offers (issue 32: ``/model`` named the current model only, so none could be picked)."""
+    if config_id == "mode":
+        current, offered = settings.mode, [mode_id for mode_id, _, _ in offered_modes(settings)]
+    elif config_id == "model":
+        current, offered = settings.model, [value for value, _ in settings.models if value != DEFAULT_MODEL]
+    else:
+        current, offered = settings.thought, [value for value, _ in settings.thought_levels]
+    name = "thought" if config_id == "thought" else config_id
+    text = t(lang, f"command.current.{name}", value=current)
+    if offered:
+        text += "\n" + t(lang, "command.available", values=", ".join(offered))
+    return text
+
+
 def parse(text: str) -> Command | None:
     """The command a prompt consists of, or None."""
     stripped = text.strip()
@@ -231,12 +247,12 @@ def extension_name(method: str) -> str | None:
 def goal_params(params: dict[str, Any]) -> dict[str, Any]:
     action = params.get("action", "show")
     if action not in GOAL_ACTIONS:
-        raise invalid_params("action", f"must be one of {', '.join(GOAL_ACTIONS)}")
+        raise invalid_params("action", "invalid.must_be_one_of", choices=", ".join(GOAL_ACTIONS))
     out = {"action": action}
     if action in ("set", "replace"):
         objective = params.get("objective")
         if not isinstance(objective, str) or not objective.strip():
-            raise invalid_params("objective", f"is required to {action} a goal")
+            raise invalid_params("objective", "invalid.objective_required", action=action)
         out["objective"] = objective
     return out
 

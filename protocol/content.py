@@ -53,7 +53,7 @@ def uri_to_path(uri: str) -> str:
 def _require_str(block: dict[str, Any], key: str, where: str) -> str:
     value = block.get(key)
     if not isinstance(value, str):
-        raise invalid_params(f"{where}.{key}", "must be a string")
+        raise invalid_params(f"{where}.{key}", "invalid.must_be_string")
     return value
 
 
@@ -64,7 +64,7 @@ IMAGE_SUFFIXES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpe
 def _image_mime(block: dict[str, Any], where: str, key: str = "mimeType") -> str:
     mime = _require_str(block, key, where)
     if not mime.lower().startswith("image/"):
-        raise invalid_params(f"{where}.{key}", f"{mime!r} is not an image type (image/png, image/jpeg, …)")
+        raise invalid_params(f"{where}.{key}", "invalid.not_an_image_type", mime=repr(mime))
     return mime
 
 
@@ -75,7 +75,7 @@ def _filename(uri: Any, fallback: str) -> str:
 
 def _inline_image(data: str, mime: str, uri: Any, index: int) -> dict[str, Any]:
     if not data:
-        raise invalid_params(f"prompt[{index}]", "the image has no data")
+        raise invalid_params(f"prompt[{index}]", "invalid.image_no_data")
     return {"kind": "image", "dataBase64": data, "mimeType": mime, "filename": _filename(uri, f"image-{index + 1}")}
 
 
@@ -94,13 +94,13 @@ def local_image(uri: str, mime: Any = None) -> dict[str, Any] | None:
 def convert_prompt(blocks: Any) -> BackendPrompt:
     """Convert the ``prompt`` array of ``session/prompt``; RpcError(-32602) if wrong."""
     if not isinstance(blocks, list):
-        raise invalid_params("prompt", "must be an array of content blocks")
+        raise invalid_params("prompt", "invalid.must_be_content_blocks")
     texts: list[str] = []
     attachments: list[dict[str, Any]] = []
     for index, block in enumerate(blocks):
         where = f"prompt[{index}]"
         if not isinstance(block, dict):
-            raise invalid_params(where, "must be a content block object")
+            raise invalid_params(where, "invalid.must_be_content_block")
         kind = block.get("type")
         if kind == "text":
             texts.append(_require_str(block, "text", where))
@@ -118,7 +118,7 @@ def convert_prompt(blocks: Any) -> BackendPrompt:
         elif kind == "resource":
             resource = block.get("resource")
             if not isinstance(resource, dict):
-                raise invalid_params(f"{where}.resource", "must be an object")
+                raise invalid_params(f"{where}.resource", "invalid.must_be_object")
             uri = _require_str(resource, "uri", f"{where}.resource")
             if isinstance(resource.get("text"), str):
                 texts.append(f"[Context from {uri}]\n{resource['text']}\n[End of {uri}]")
@@ -127,18 +127,16 @@ def convert_prompt(blocks: Any) -> BackendPrompt:
             ).lower().startswith("image/"):
                 attachments.append(_inline_image(resource["blob"], resource["mimeType"], uri, index))
             else:
-                raise invalid_params(
-                    f"{where}.resource", "must carry text (binary resources other than images are not supported)"
-                )
+                raise invalid_params(f"{where}.resource", "invalid.resource_needs_text")
         elif kind == "image":
             data = _require_str(block, "data", where)
             mime = _image_mime(block, where)
             attachments.append(_inline_image(data, mime, block.get("uri"), index))
         elif kind == "audio":
-            raise invalid_params(f"{where}.type", "audio is not supported (promptCapabilities.audio is false)")
+            raise invalid_params(f"{where}.type", "invalid.no_audio")
         else:
-            raise invalid_params(f"{where}.type", f"unknown content type {kind!r}")
+            raise invalid_params(f"{where}.type", "invalid.unknown_content_type", kind=repr(kind))
     text = "\n".join(texts)
     if not text.strip() and not attachments:
-        raise invalid_params("prompt", "is empty: a prompt needs text or an image")
+        raise invalid_params("prompt", "invalid.empty_prompt")
     return BackendPrompt(text=text, attachments=attachments)

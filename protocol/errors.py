@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .i18n import EN, t
+
+# The words of an error in a language: the connection that writes the answer knows which (the
+# session's, which is the bridge's Config.lang), the code that found the mistake does not.
+Wording = Callable[[str], str]
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -19,40 +24,94 @@ BACKEND_BUSY_CODES = frozenset({1308, -32010})
 BACKEND_SESSION_NOT_ACTIVE = -32004
 
 
+class ErrorObject(dict[str, Any]):
+    """A JSON-RPC ``error`` object (English ``message``) that can still be worded in another language.
+
+    What ``RpcError.to_dict`` gives: it travels in ``Reply`` like any error dict, and the
+    ClientConnection writes it in its language (``jsonrpc.acp_error(..., lang)``). A copy made
+    with ``dict(...)`` is a plain dict and stays English.
+    """
+
+    __slots__ = ("wording",)
+
+    def __init__(self, body: dict[str, Any], wording: Wording | None = None) -> None:
+        super().__init__(body)
+        self.wording = wording
+
+    def in_language(self, lang: str) -> dict[str, Any]:
+        if self.wording is None or lang == EN:
+            return dict(self)
+        return {**self, "message": self.wording(lang)}
+
+
 class RpcError(Exception):
     """An error that becomes a JSON-RPC ``error`` object.
 
     Raised by pure code when input is wrong; the runtime turns it into the
-    response for the request being served.
+    response for the request being served. ``message`` is English; an error the bridge
+    words itself also carries its ``wording`` (the catalog, any language: ``words``).
     """
 
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
+    def __init__(self, code: int, message: str, data: Any = None, wording: Wording | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.data = data
+        self.wording = wording
 
-    def to_dict(self) -> dict[str, Any]:
-        error: dict[str, Any] = {"code": self.code, "message": self.message}
+    def words(self, lang: str) -> str:
+        """The message in ``lang`` (the English one when the words are not the bridge's own)."""
+        return self.wording(lang) if self.wording is not None and lang != EN else self.message
+
+    def to_dict(self, lang: str | None = None) -> ErrorObject:
+        """The error object; in ``lang`` when given, else English and still translatable."""
+        error: dict[str, Any] = {"code": self.code, "message": self.message if lang is None else self.words(lang)}
         if self.data is not None:
             error["data"] = self.data
-        return error
+        return ErrorObject(error, self.wording if lang is None else None)
 
     def __repr__(self) -> str:
         return f"RpcError({self.code}, {self.message!r})"
 
 
-def invalid_params(field: str, problem: str) -> RpcError:
-    """A ``-32602`` that names the offending field, as clients need to fix it."""
-    return RpcError(INVALID_PARAMS, f"Invalid params: {field} {problem}")
+def worded(code: int, key: str, data: Any = None, /, **params: Any) -> RpcError:
+    """An error in the bridge's own words: the catalog's ``key``, in English until a language is asked."""
+
+    def wording(lang: str) -> str:
+        return t(lang, key, **params)
+
+    return RpcError(code, wording(EN), data, wording)
+
+
+def invalid_params(field: str, problem: str, /, **params: Any) -> RpcError:
+    """A ``-32602`` that names the offending field, as clients need to fix it.
+
+    ``problem`` is a catalog key (``invalid.*``, with ``params``): the client's user reads the
+    answer in the session's language; ``field`` is the protocol's name, never translated.
+    """
+
+    def wording(lang: str) -> str:
+        return t(lang, "error.invalid_params", field=field, problem=t(lang, problem, **params))
+
+    return RpcError(INVALID_PARAMS, wording(EN), None, wording)
+
+
+def invalid_request_value(where: str, problem: str, /, **params: Any) -> RpcError:
+    """A ``-32600`` for a value of the envelope (``where`` its path, empty: the frame itself)."""
+
+    def wording(lang: str) -> str:
+        return t(lang, "error.request.value", where=where or t(lang, "error.request.the_frame"),
+                 problem=t(lang, problem, **params))
+
+    return RpcError(INVALID_REQUEST, wording(EN), None, wording)
 
 
 def method_not_found(method: str) -> RpcError:
-    return RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
+    return worded(METHOD_NOT_FOUND, "error.method_not_found", method=method)
 
 
 def session_not_found(session_id: Any) -> RpcError:
-    return RpcError(SESSION_NOT_FOUND, f"Session not found: {session_id}")
+    return worded(SESSION_NOT_FOUND, "error.session_not_found", session_id=session_id)
 
 
 def internal(message: str) -> RpcError:
@@ -60,7 +119,7 @@ def internal(message: str) -> RpcError:
 
 
 def cancelled() -> RpcError:
-    return RpcError(REQUEST_CANCELLED, "Request cancelled")
+    return worded(REQUEST_CANCELLED, "error.request_cancelled")
 
 
 def from_backend_error(error: Any, method: str, lang: str = EN) -> RpcError:

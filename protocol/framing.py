@@ -13,6 +13,7 @@ from typing import Any
 import ujson
 
 from .errors import INVALID_REQUEST, PARSE_ERROR, RpcError
+from .i18n import EN, t
 from .jsonrpc import is_response, request_id_or_none
 
 # 50 MiB: an image prompt is base64 inside one line; anything bigger is an
@@ -42,8 +43,13 @@ class FrameError(RpcError):
     request_id: Any = None
 
 
-def _frame_error(code: int, message: str, request_id: Any = None) -> FrameError:
-    error = FrameError(code, message)
+def _frame_error(code: int, key: str, request_id: Any = None, /, **params: Any) -> FrameError:
+    """The error for a line, in the bridge's words (the catalog's ``key``: the connection words it)."""
+
+    def wording(lang: str) -> str:
+        return t(lang, key, **params)
+
+    error = FrameError(code, wording(EN), None, wording)
     error.request_id = request_id
     return error
 
@@ -94,16 +100,15 @@ def decode(line: bytes | str, strict: bool = True) -> Any:
     if strict and len(raw) > _COUNT_FROM:
         values = raw.count(b",") + raw.count(b"{") + raw.count(b"[")
         if values > MAX_FRAME_VALUES:
-            raise _frame_error(INVALID_REQUEST, f"Invalid Request: the frame holds too many JSON values (about "
-                                                f"{values:,}; the limit is {MAX_FRAME_VALUES:,})", readable_id(raw))
+            raise _frame_error(INVALID_REQUEST, "error.frame.too_many_values", readable_id(raw),
+                               values=f"{values:,}", limit=f"{MAX_FRAME_VALUES:,}")
     try:
         value = ujson.loads(line)
     except (ValueError, TypeError) as exc:
-        raise _frame_error(PARSE_ERROR, f"Parse error: {exc}", readable_id(raw)) from None
+        raise _frame_error(PARSE_ERROR, "error.frame.parse", readable_id(raw), detail=str(exc)) from None
     suspect = b"NaN" in raw or b"Infinity" in raw or (strict and _OUT_OF_RANGE.search(raw) is not None)
     if suspect and _has_non_finite(value):
-        raise _frame_error(PARSE_ERROR, "Parse error: NaN, Infinity and numbers out of double range are not JSON "
-                                        "the bridge can carry", request_id_or_none(value))
+        raise _frame_error(PARSE_ERROR, "error.frame.non_finite", request_id_or_none(value))
     return value
 
 
@@ -120,11 +125,11 @@ def decode_object(line: bytes | str, strict: bool = True) -> dict[str, Any]:
             # Neither a request, a notification nor an answerable response
             # (``{}``, ``{"jsonrpc":"2.0"}``, an id that is not a valid id):
             # the only answer left is -32600 with a null id, which is this one.
-            raise FrameError(INVALID_REQUEST, "Invalid Request: not a JSON-RPC request, notification or response")
+            raise _frame_error(INVALID_REQUEST, "error.request.kind")
         return value
     if isinstance(value, list):
-        raise FrameError(INVALID_REQUEST, "Invalid Request: batch requests are not supported")
-    raise FrameError(INVALID_REQUEST, "Invalid Request: a frame must be a JSON object")
+        raise _frame_error(INVALID_REQUEST, "error.frame.batch")
+    raise _frame_error(INVALID_REQUEST, "error.frame.not_an_object")
 
 
 def decode_backend_lines(lines: list[bytes]) -> tuple[list[dict[str, Any]], int, bytes | None]:

@@ -16,7 +16,7 @@ AUTH_METHOD_ID = "zcode-credentials"
 def initialize_result(requested_version: Any, version: str, lang: str = EN,
                       client_capabilities: Any = None) -> dict[str, Any]:
     if not isinstance(requested_version, int) or isinstance(requested_version, bool):
-        raise invalid_params("protocolVersion", "must be an integer")
+        raise invalid_params("protocolVersion", "invalid.must_be_integer")
     return {
         # Answer the client's version when it is lower (and still one we speak).
         "protocolVersion": min(PROTOCOL_VERSION, max(requested_version, 1)),
@@ -29,6 +29,9 @@ def initialize_result(requested_version: Any, version: str, lang: str = EN,
             "sessionCapabilities": {"list": {}, "resume": {}, "close": {}, "delete": {}, "fork": {}},
             # No "logout": the CLI keeps its own account; the bridge holds no credentials to drop.
             "auth": {},
+            # The Coding Plan's quota (the ACP "Quotas and Limits" RFD): quota/read, and quota_update
+            # to clients declaring session.quota; {pools: []} without a key (docs/quota.md).
+            "quota": {},
         },
         "authMethods": [
             {
@@ -76,7 +79,7 @@ def early_initialize_answer(first_bytes: bytes, version: str, lang: str = EN,
 
 def authenticate_result(method_id: Any) -> dict[str, Any]:
     if method_id != AUTH_METHOD_ID:
-        raise invalid_params("methodId", f"is unknown (supported: {AUTH_METHOD_ID})")
+        raise invalid_params("methodId", "invalid.unknown_auth_method", supported=AUTH_METHOD_ID)
     return {}
 
 

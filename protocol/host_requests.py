@@ -17,8 +17,8 @@ Requests nobody else handles are answered here, at arrival:
   the user's own ``zcode login`` and never asks. The bridge holds no ZCode
   account; what it can give is the Coding Plan API key the user keeps in their
   personal provider configuration (a provider rule whose ``access.type`` is
-  ``zhipu-coding-plan-api-key``), as ``{headersApplied: true, requestAuth:
-  {apiKey}}``. Without one it answers "nothing applied" with the text the
+  ``zhipu-coding-plan-api-key``), else the one ``zcode-acp setup`` kept, as
+  ``{headersApplied: true, requestAuth: {apiKey}}``. Without one it answers "nothing applied" with the text the
   engine shows the user when it fails that request (-32031): why, and what to
   do. Never an error answer: that makes the engine retry, then fail;
 * ``interaction/requestOfficialMcpAuthHeaders`` — the engine's strict union:
@@ -43,7 +43,8 @@ NO_PROVIDER_HEADERS_REASON = (
     "This model signs in through a ZCode account, and the engine was started in host auth mode "
     "(ZCODE_APP_SERVER_AUTH_MODE=host), which makes zcode-acp supply the account's credentials; "
     "zcode-acp holds no ZCode account and found no Coding Plan API key in your provider configuration "
-    "(ZCODE_PERSONAL_PROVIDER_CONFIG_FILE, or <ZCODE_HOME>/v2/provider_config.json). Either unset "
+    "(ZCODE_PERSONAL_PROVIDER_CONFIG_FILE, or <ZCODE_HOME>/v2/provider_config.json) nor one kept by "
+    "`zcode-acp setup`. Either run `zcode-acp setup`, or unset "
     "ZCODE_APP_SERVER_AUTH_MODE (or set it to standalone) where zcode-acp starts and run `zcode login`, "
     "or add a provider with access type zhipu-coding-plan-api-key and its apiKey to that file."
 )
@@ -70,24 +71,28 @@ def coding_plan_key(config: Any, provider_id: Any = None) -> str | None:
     return max(found, key=lambda item: item[:2])[2] if found else None
 
 
-def provider_headers_answer(params: Any, provider_config: Any) -> dict[str, Any]:
+def provider_headers_answer(params: Any, provider_config: Any, own_key: str | None = None) -> dict[str, Any]:
+    """The engine's own configured key for the provider it asks for; else the one ``zcode-acp setup`` kept."""
     provider_id = params.get("providerId") if isinstance(params, dict) else None
-    key = coding_plan_key(provider_config, provider_id)
+    key = coding_plan_key(provider_config, provider_id) or own_key
     if key:
         return {"headersApplied": True, "requestAuth": {"apiKey": key}}
     return {"headersApplied": False, "errorMessage": NO_PROVIDER_HEADERS_REASON}
 
 
-def host_answer(method: str, params: Any, provider_config: Callable[[], Any] | None = None) -> dict[str, Any] | None:
+def host_answer(method: str, params: Any, provider_config: Callable[[], Any] | None = None,
+                own_key: Callable[[], str | None] | None = None) -> dict[str, Any] | None:
     """The result the bridge gives ``method``, or None when it is not one the bridge answers here.
 
-    ``provider_config`` reads the user's personal provider configuration (only
-    called for a provider-headers request, so an edit applies to the next one).
+    ``provider_config`` reads the user's personal provider configuration and ``own_key`` the key
+    ``zcode-acp setup`` kept (both only called for a provider-headers request, so an edit applies
+    to the next one).
     """
     if method == RUNTIME_PREFERENCES:
         return dict(NO_RUNTIME_FEATURES)
     if method == PROVIDER_HEADERS:
-        return provider_headers_answer(params, provider_config() if provider_config else None)
+        return provider_headers_answer(params, provider_config() if provider_config else None,
+                                       own_key() if own_key else None)
     if method == MCP_AUTH_HEADERS:
         return dict(MCP_AUTH_UNAVAILABLE)
     return None

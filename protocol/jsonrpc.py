@@ -13,7 +13,8 @@ from enum import Enum
 from typing import Any
 from collections.abc import Callable
 
-from .errors import INVALID_PARAMS, INVALID_REQUEST, RpcError
+from .errors import INVALID_REQUEST, ErrorObject, RpcError, invalid_params, invalid_request_value, worded
+from .i18n import EN
 
 
 class Kind(Enum):
@@ -98,28 +99,28 @@ def classify_acp(frame: dict[str, Any]) -> Kind:
     A notification is never answered, so only its envelope is checked.
     """
     if frame.get("jsonrpc") != "2.0":
-        raise RpcError(INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"')
+        raise worded(INVALID_REQUEST, "error.request.jsonrpc")
     method = frame.get("method")
     if "method" in frame:
         if not isinstance(method, str):
-            raise RpcError(INVALID_REQUEST, "Invalid Request: method must be a string")
+            raise worded(INVALID_REQUEST, "error.request.method_type")
         if not encodable(method):
-            raise RpcError(INVALID_REQUEST, "Invalid Request: method contains a lone surrogate")
+            raise worded(INVALID_REQUEST, "error.request.method_surrogate")
         if "params" in frame and not isinstance(frame["params"], (dict, list)):
-            raise RpcError(INVALID_REQUEST, "Invalid Request: params must be an object")
+            raise worded(INVALID_REQUEST, "error.request.params_type")
         if "id" not in frame:
             # Never answered, so never checked further: its handlers read typed fields only.
             return Kind.NOTIFICATION
         if not _valid_id(frame["id"]) or frame["id"] is None:
-            raise RpcError(INVALID_REQUEST, "Invalid Request: id must be a string or a number")
+            raise worded(INVALID_REQUEST, "error.request.id_type")
         if method == CANCEL_REQUEST:
-            raise RpcError(INVALID_REQUEST, f"Invalid Request: {CANCEL_REQUEST} is a notification; send it without an id")
+            raise worded(INVALID_REQUEST, "error.request.cancel_with_id", method=CANCEL_REQUEST)
         check_values(frame)
         return Kind.REQUEST
     if "id" in frame and (("result" in frame) != ("error" in frame)):
         check_values(frame)
         return Kind.RESPONSE
-    raise RpcError(INVALID_REQUEST, "Invalid Request: not a request, notification or response")
+    raise worded(INVALID_REQUEST, "error.request.kind")
 
 
 def check_values(frame: dict[str, Any]) -> None:
@@ -133,29 +134,29 @@ def check_values(frame: dict[str, Any]) -> None:
         value, depth, path = stack.pop()
         if isinstance(value, str):
             if not encodable(value):
-                raise _value_error(path, "contains a lone surrogate, which is not valid Unicode")
+                raise _value_error(path, "invalid.value.lone_surrogate")
         elif isinstance(value, dict):
             if depth >= MAX_DEPTH:
-                raise _value_error(path, f"is nested more than {MAX_DEPTH} levels deep")
+                raise _value_error(path, "invalid.value.too_deep", depth=MAX_DEPTH)
             for key, item in value.items():
                 if not encodable(key):
-                    raise _value_error(path, "has a key with a lone surrogate, which is not valid Unicode")
+                    raise _value_error(path, "invalid.value.key_surrogate")
                 stack.append((item, depth + 1, (key, path)))
         elif isinstance(value, list):
             if depth >= MAX_DEPTH:
-                raise _value_error(path, f"is nested more than {MAX_DEPTH} levels deep")
+                raise _value_error(path, "invalid.value.too_deep", depth=MAX_DEPTH)
             stack.extend((item, depth + 1, (index, path)) for index, item in enumerate(value))
 
 
-def _value_error(path: Any, problem: str) -> RpcError:
+def _value_error(path: Any, problem: str, **params: Any) -> RpcError:
     keys: list[Any] = []
     while path is not None:
         key, path = path
         keys.append(key)
     keys.reverse()
     if keys and keys[0] == "params":
-        return RpcError(INVALID_PARAMS, f"Invalid params: {_path_text(keys[1:]) or 'params'} {problem}")
-    return RpcError(INVALID_REQUEST, f"Invalid Request: {_path_text(keys) or 'the frame'} {problem}")
+        return invalid_params(_path_text(keys[1:]) or "params", problem, **params)
+    return invalid_request_value(_path_text(keys), problem, **params)
 
 
 def _path_text(keys: list[Any], limit: int = 6) -> str:
@@ -202,8 +203,15 @@ def acp_result(id_: Any, result: Any) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": id_, "result": result}
 
 
-def acp_error(id_: Any, error: RpcError | dict[str, Any]) -> dict[str, Any]:
-    body = error.to_dict() if isinstance(error, RpcError) else error
+def acp_error(id_: Any, error: RpcError | dict[str, Any], lang: str = EN) -> dict[str, Any]:
+    """The error answer; the bridge's own words in ``lang`` (the session's), the engine's as they are."""
+    body: dict[str, Any]
+    if isinstance(error, RpcError):
+        body = error.to_dict(lang)
+    elif isinstance(error, ErrorObject):
+        body = error.in_language(lang)
+    else:
+        body = error
     return {"jsonrpc": "2.0", "id": id_, "error": body}
 
 

@@ -23,6 +23,15 @@ from .errors import invalid_params
 REMOTE_TYPES = ("http", "sse")
 
 
+class Unfit(ValueError):
+    """Why an entry cannot be passed to ZCode: a catalog key (``invalid.mcp.*``) and its fields."""
+
+    def __init__(self, key: str, **params: Any) -> None:
+        super().__init__(key)
+        self.key = key
+        self.params = params
+
+
 def _describe(index: int, entry: Any) -> str:
     name = entry.get("name") if isinstance(entry, dict) else None
     return f"mcpServers[{index}]" + (f" ({name!r})" if isinstance(name, str) and name else "")
@@ -38,7 +47,7 @@ def _text(value: Any) -> str | None:
 
 
 def _pairs(value: Any, field: str) -> list[dict[str, str]]:
-    """``[{name, value}]`` from a list of pairs or a ``{name: value}`` map; ValueError naming the field."""
+    """``[{name, value}]`` from a list of pairs or a ``{name: value}`` map; ``Unfit`` naming the field."""
     if value is None:
         return []
     items: list[tuple[Any, Any]]
@@ -48,41 +57,41 @@ def _pairs(value: Any, field: str) -> list[dict[str, str]]:
         items = []
         for pair in value:
             if not isinstance(pair, dict):
-                raise ValueError(f"{field} must hold {{name, value}} pairs")
+                raise Unfit("invalid.mcp.pairs", field=field)
             items.append((pair.get("name"), pair.get("value")))
     else:
-        raise ValueError(f"{field} must be a list of {{name, value}} pairs or an object")
+        raise Unfit("invalid.mcp.pairs_or_object", field=field)
     pairs = []
     for name, raw in items:
         text = _text(raw)
         if not isinstance(name, str) or not name or text is None:
-            raise ValueError(f"{field} entry {name!r} needs a name and a text value")
+            raise Unfit("invalid.mcp.pair", field=field, name=repr(name))
         pairs.append({"name": name, "value": text})
     return pairs
 
 
 def _entry(entry: Any) -> dict[str, Any]:
     if not isinstance(entry, dict):
-        raise ValueError("must be an object")
+        raise Unfit("invalid.mcp.not_an_object")
     name = entry.get("name")
     if not isinstance(name, str) or not name:
-        raise ValueError("has no name")
+        raise Unfit("invalid.mcp.no_name")
     kind = entry.get("type")
     if kind in REMOTE_TYPES:
         url = entry.get("url")
         if not isinstance(url, str) or not url:
-            raise ValueError(f"is a {kind} server without a url")
+            raise Unfit("invalid.mcp.no_url", kind=kind)
         return {"name": name, "type": kind, "url": url, "headers": _pairs(entry.get("headers"), "headers")}
     if kind not in (None, "stdio"):
-        raise ValueError(f"uses the transport {kind!r}; ZCode takes stdio, http and sse")
+        raise Unfit("invalid.mcp.transport", kind=repr(kind))
     command = entry.get("command")
     if not isinstance(command, str) or not command:
-        raise ValueError("is a stdio server without a command")
+        raise Unfit("invalid.mcp.no_command")
     args = entry.get("args")
     if args is None:
         args = []
     if not isinstance(args, list) or any(_text(arg) is None for arg in args):
-        raise ValueError("args must be a list of strings")
+        raise Unfit("invalid.mcp.args")
     return {"name": name, "command": command, "args": [_text(arg) for arg in args],
             "env": _pairs(entry.get("env"), "env")}
 
@@ -92,11 +101,11 @@ def normalize_mcp_servers(servers: Any) -> list[dict[str, Any]]:
     if servers is None:
         return []
     if not isinstance(servers, list):
-        raise invalid_params("mcpServers", "must be an array")
+        raise invalid_params("mcpServers", "invalid.must_be_array")
     out = []
     for index, entry in enumerate(servers):
         try:
             out.append(_entry(entry))
-        except ValueError as exc:
-            raise invalid_params(_describe(index, entry), f"cannot be passed to ZCode: {exc}") from None
+        except Unfit as exc:
+            raise invalid_params(_describe(index, entry), exc.key, **exc.params) from None
     return out

@@ -79,8 +79,12 @@ class RetryCard:
     def close(self, status: str = "completed") -> list[dict[str, Any]]:
         if self.card_id is None:
             return []
-        card_id, self.card_id, self.streaming = self.card_id, None, False
-        return [{"sessionUpdate": "tool_call_update", "toolCallId": card_id, "status": status}]
+        update: dict[str, Any] = {"sessionUpdate": "tool_call_update", "toolCallId": self.card_id, "status": status}
+        if status == "completed":
+            # A finished card must not keep an interim title ("… (2/10) in 3s"): it says how it ended.
+            update["title"] = t(self.lang, "recovery.stream_done" if self.streaming else "recovery.done")
+        self.card_id, self.streaming = None, False
+        return [update]
 
     def session_updated(self, body: dict[str, Any]) -> list[dict[str, Any]]:
         status = api_retry(body)

@@ -317,7 +317,7 @@ def validate_mode(mode: Any) -> str:
     """A mode id, whatever its case (``/mode Build`` is ``build``, as ZCODE_ACP_MODE is)."""
     folded = mode.strip().lower() if isinstance(mode, str) else None
     if folded is None or folded not in MODE_IDS:
-        raise invalid_params("modeId", f"must be one of {', '.join(MODE_IDS)}")
+        raise invalid_params("modeId", "invalid.must_be_one_of", choices=", ".join(MODE_IDS))
     return folded
 
 
@@ -330,28 +330,28 @@ def validate_config_value(settings: SessionSettings | None, config_id: Any, valu
     """
     if config_id == PLAN_FIRST:
         if not isinstance(value, bool):
-            raise invalid_params("value", f"must be a boolean for {PLAN_FIRST}")
+            raise invalid_params("value", "invalid.must_be_boolean_for", name=PLAN_FIRST)
         if settings is None:
             return PLAN_FIRST, value
         if not settings.plan_toggle:
-            raise invalid_params("configId", f"is not offered: {PLAN_FIRST} needs the client capability "
-                                             "session.configOptions.boolean")
+            raise invalid_params("configId", "invalid.needs_boolean_options", name=PLAN_FIRST)
         if value and not settings.plan_works:
-            raise invalid_params("value", "plan is not offered: this ZCode engine accepts plan mode and ignores it")
+            raise invalid_params("value", "invalid.plan_ignored")
         return "mode", "plan" if value else (settings.mode_before_plan if settings.mode == "plan" else settings.mode)
     if config_id == "mode":
         mode = validate_mode(value)
         if settings is not None and mode not in {mode_id for mode_id, _, _ in offered_modes(settings)}:
-            raise invalid_params("value", "plan is not offered: this ZCode engine accepts plan mode and ignores "
-                                          "it (plan mode works from ZCode CLI 0.16.9, desktop 3.14)")
+            raise invalid_params("value", "invalid.plan_ignored_versions")
         return "mode", mode
     if config_id not in ("model", "thought"):
-        raise invalid_params("configId", f"is unknown: {config_id!r} (mode, model, thought, {PLAN_FIRST})")
+        raise invalid_params("configId", "invalid.unknown_config", config_id=repr(config_id), plan_first=PLAN_FIRST)
     if not isinstance(value, str):
-        raise invalid_params("value", "must be a string")
+        raise invalid_params("value", "invalid.must_be_string")
     if settings is not None:
         offered = settings.models if config_id == "model" else settings.thought_levels
         if value not in {v for v, _ in offered}:
-            what = "model" if config_id == "model" else "thought level"
-            raise invalid_params("value", f"is not an available {what}: {value!r}")
+            # the list, so that a choice made before the catalog was known can be made again
+            raise invalid_params("value", "invalid.not_an_available_model" if config_id == "model"
+                                 else "invalid.not_an_available_thought", value=repr(value),
+                                 available=", ".join(v for v, _ in offered))
     return config_id, value

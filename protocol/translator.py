@@ -68,6 +68,21 @@ def agent_text(text: str, message_id: str) -> dict[str, Any]:
     return {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}, "messageId": message_id}
 
 
+PARAGRAPH = "\n\n"
+
+
+def notice_text(text: str, after_text: bool = True) -> str:
+    """A notice sent as agent message text, set off as its own paragraph: many clients ignore
+    ``messageId`` and join every chunk, so the answer must never glue to it ("alphaZCode stopped")
+    nor it to the next text. ``after_text`` False: nothing was shown before it, no break first."""
+    return (PARAGRAPH if after_text else "") + text.strip() + PARAGRAPH
+
+
+def notice_chunk(text: str, message_id: str) -> dict[str, Any]:
+    """A notice the Session sends between or around turns (text may precede it)."""
+    return agent_text(notice_text(text), message_id)
+
+
 _MARK = "\u2063delta\u2063"  # never escaped, so it can be found in the encoded line
 
 
@@ -106,6 +121,7 @@ class TurnTranslator:
     last_usage: dict[str, Any] | None = None  # the last context meter this turn showed
     _declared: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
     _segment: int = 0
+    _text_shown: bool = False  # text since the last notice: the next notice starts a paragraph
     lang: str = EN  # the language of the cards the bridge titles itself (protocol/i18n)
     notices: bool = False  # a client declared session.notices: the bridge's notices as ``notice``
     retry: RetryCard = field(init=False)  # the engine's own retries, while they last (protocol/recovery.py)
@@ -121,9 +137,12 @@ class TurnTranslator:
     def notice(self, text: str, severity: str = session_notices.INFO) -> dict[str, Any]:
         """What the bridge says itself, not the model (protocol/session_notices.py)."""
         self._segment += 1
-        update = session_notices.notice_update(text, f"{self.message_id}-notice-{self._segment}", self.notices,
-                                               severity)
+        if self.notices:
+            update = session_notices.notice(text, severity)
+        else:
+            update = agent_text(notice_text(text, self._text_shown), f"{self.message_id}-notice-{self._segment}")
         self._segment += 1
+        self._text_shown = False
         return update
 
     # -- entry point -----------------------------------------------------------
@@ -138,6 +157,7 @@ class TurnTranslator:
         delta = body.get("delta")
         if type(delta) is not str or not delta:
             return None
+        self._text_shown = True
         return self._message_id(), delta
 
     def feed(self, event: dict[str, Any]) -> list[dict[str, Any]]:
@@ -169,6 +189,7 @@ class TurnTranslator:
         if kind == "text_delta":
             delta = body.get("delta")
             if isinstance(delta, str) and delta:
+                self._text_shown = True
                 return [agent_text(delta, self._message_id())]
         elif kind == "reasoning_delta":
             delta = body.get("delta")

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from gevent import monkey
 
-monkey.patch_all()
+# Everything but ssl, which the simulator never uses: its tests import it into the pytest process,
+# which patches what the bridge patches (cli/runtime.py, tests/conftest.py), ssl left as it is.
+monkey.patch_all(ssl=False)
 
 import itertools  # noqa: E402
 import os  # noqa: E402

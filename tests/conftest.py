@@ -1,10 +1,12 @@
 """Test-wide setup: gevent patching first, exactly as the entry points do."""
 
-from gevent import monkey
+# What every entry point of the bridge imports first (cli/main.py, and cli/app.py's hub, serve and
+# replay): the standard library patched as the bridge patches it, so the suite runs the ssl users
+# run (unpatched: actors/webhook_post.py names gevent's SSLContext itself). Not ``patch_all()``,
+# which patches ssl too and would hide that path (tests/cli/test_startup.py checks they agree).
+from zcode_acp.cli import runtime  # noqa: F401
 
-monkey.patch_all()
-
-import os  # noqa: E402
+import os
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
     # An xdist worker takes its next test from a queue that execnet's receiver, a native thread
@@ -19,7 +21,7 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 
     gevent.spawn(_keep_hub_waiting)
 
-from hypothesis import HealthCheck, settings  # noqa: E402  (after patching, like everything else)
+from hypothesis import HealthCheck, settings  # after patching, like everything else
 
 # The bridge speaks the locale's language (protocol/i18n): the suite expects English unless a
 # test asks for Chinese itself, so a developer's zh_CN locale does not turn every test red.

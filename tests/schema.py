@@ -7,6 +7,8 @@ every field we sent (a salvaged field would silently disappear).
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from acp import schema
@@ -44,11 +46,29 @@ _RESULT_MODELS = {
 }
 
 
+# Fields of ACP drafts the SDK's models do not know yet, each checked against its own schema instead
+# (schemas/acp-drafts/): the "Quotas and Limits" RFD's agent capability.
+DRAFT_FIELDS = {".agentCapabilities.quota": "Marker",
+                "initialize.clientCapabilities.session.quota": "Marker"}  # the web page declares it
+_DRAFTS = Path(__file__).parent.parent / "schemas" / "acp-drafts" / "quota.json"
+
+
+def assert_valid_draft(definition: str, value: Any) -> None:
+    """``value`` against ``definition`` of the quota RFD's schema (schemas/acp-drafts/quota.json)."""
+    import jsonschema
+
+    document = json.loads(_DRAFTS.read_text())
+    jsonschema.validate(value, {**document, "$ref": f"#/$defs/{definition}"})
+
+
 def _kept_everything(sent: Any, dumped: Any, path: str = "") -> None:
     if isinstance(sent, dict):
         assert isinstance(dumped, dict), f"{path}: became {dumped!r}"
         for key, value in sent.items():
             if value is None:
+                continue
+            if f"{path}.{key}" in DRAFT_FIELDS:
+                assert_valid_draft(DRAFT_FIELDS[f"{path}.{key}"], value)
                 continue
             assert key in dumped, f"{path}.{key} was dropped by schema validation (malformed?)"
             if key != "_meta":
@@ -76,6 +96,9 @@ NEWER_THAN_THE_PYTHON_SDK = frozenset({"notice", "compaction_update", "compactio
 def assert_valid_update(update: dict[str, Any]) -> None:
     if update.get("sessionUpdate") in ("tool_call", "tool_call_update"):
         assert_renderable_tool_card(update)
+    if update.get("sessionUpdate") == "quota_update":  # the RFD's, sent only to clients declaring session.quota
+        assert_valid_draft("QuotaUpdate", update)
+        return
     if update.get("sessionUpdate") in NEWER_THAN_THE_PYTHON_SDK:
         assert_valid_acp_update(update)
         return
@@ -86,6 +109,10 @@ def assert_valid_update(update: dict[str, Any]) -> None:
 
 
 def assert_valid_notification(params: dict[str, Any]) -> None:
+    if (params.get("update") or {}).get("sessionUpdate") == "quota_update":  # a draft the SDK's union lacks
+        assert set(params) <= {"sessionId", "update", "_meta"} and isinstance(params.get("sessionId"), str), params
+        assert_valid_update(params["update"])
+        return
     schema.SessionNotification.model_validate(params)
     assert_valid_update(params["update"])
 

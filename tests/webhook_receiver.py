@@ -121,7 +121,12 @@ class Receiver:
         self.cert: Path | None = None
         if tls is not None:
             self.cert, key = make_certificate(tls)
-            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            # The suite patches socket but not ssl, as the bridge does (tests/conftest.py): the stdlib's
+            # ssl cannot wrap a gevent socket, so the receiver's own TLS is gevent's. The client side
+            # stays the bridge's code under test (actors/webhook_post.py).
+            from gevent import ssl as cooperative
+
+            context = cooperative.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             context.load_cert_chain(self.cert, key)
             # The handshake happens in each request's own thread, on its first read.
             self.server.socket = context.wrap_socket(self.server.socket, server_side=True,

@@ -30,3 +30,4 @@ from zcode_acp.actors.messages.router import *  # noqa: F403
 from zcode_acp.actors.messages.tasks import *  # noqa: F403
 from zcode_acp.actors.messages.turn import *  # noqa: F403
 from zcode_acp.actors.messages.idle import *  # noqa: F403
+from zcode_acp.actors.messages.quota import *  # noqa: F403

@@ -29,6 +29,8 @@ class InteractionAsked(Owed):
     backend: Ref = None
     answer_via: Ref = None
     """A v4 Session: the answer goes to it as a ``V4Resolve`` (``resolveInteraction``), not to the backend."""
+    declined: str | None = None
+    """Why it is declined at once, shown to nobody: asked by a turn already answered (a cancel's late dialog)."""
 
     def fail(self, error: RpcError) -> None:
         if self.backend is not None:

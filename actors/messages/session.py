@@ -95,6 +95,12 @@ class Announce:
 
 
 @message
+class LearnCatalog:
+    """No model catalog is known yet: make the session in the engine now, in the background, so
+    that its create lists the models (docs/sessions.md, "The model list from the start")."""
+
+
+@message
 class TurnSettled:
     key: int
     plan: list[dict[str, str]] | None  # the plan as the turn left it

@@ -5,6 +5,7 @@ teardown, stop)."""
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 from collections.abc import Callable
 
@@ -15,14 +16,18 @@ from zcode_acp.protocol.errors import (
     RpcError,
 )
 from zcode_acp.protocol.i18n import t
+from zcode_acp.protocol.quota import quota_update
+from zcode_acp.protocol.translator import agent_text
 
 from zcode_acp.actors.base import handles
+from zcode_acp.actors.delivery import deliver
 from zcode_acp.actors.messages import (
     BackendLost,
     CancelInteractions,
     CancelTurn,
     CloseTasks,
     Extension,
+    QuotaNews,
     Reply,
     SetSetting,
     Teardown,
@@ -66,6 +71,17 @@ class Session(SessionLoading):
                 self.when_live(lambda: v4.extra(call.method, call.params, reply, fail), fail)
             return
         self.controls.extension(message.name, call, message.conn, message.request_id, reply, fail)
+
+    @handles(QuotaNews)
+    def on_quota_news(self, message: QuotaNews) -> None:
+        """The plan's quota changed (actors/quota.py): the snapshot to the clients that read
+        ``quota_update``, the alerts as a notice to the others (docs/quota.md)."""
+        readers = [c for c in self.clients if c.actor_urn in message.quota_clients] if message.document else []
+        others = [c for c in self.clients if c not in readers]
+        deliver(readers, self.session_id, [quota_update(message.document)])
+        if message.alerts:  # its own message, ending in a paragraph break: the next text never glues to it
+            deliver(others, self.session_id,
+                    [agent_text("\n\n".join(message.alerts) + "\n\n", f"quota-{uuid.uuid4().hex[:12]}")])
 
     # -- the end -----------------------------------------------------------------------------------------
 

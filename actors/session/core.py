@@ -29,6 +29,7 @@ engine's events and v4 frames), ``loading.py`` (``session/load``), and ``actor.p
 from __future__ import annotations
 
 import functools
+import logging
 import time
 from typing import TYPE_CHECKING, Any
 from collections.abc import Callable
@@ -70,6 +71,7 @@ from zcode_acp.actors.messages import (
     ErrorDict,
     Forget,
     Forked,
+    LearnCatalog,
     Materialized,
     RegisterRoute,
     Resumed,
@@ -91,6 +93,7 @@ from zcode_acp.actors.session.settings import Settings
 if TYPE_CHECKING:  # the v4 path is imported only by a session that uses it (see __init__)
     from zcode_acp.actors.session.v4path import V4Path
 
+log = logging.getLogger(__name__)
 _NOT_ACTIVITY = (IdleCheck, GoDormant)  # the idle machinery's own messages
 
 
@@ -321,6 +324,13 @@ class SessionCore(BridgeActor):
             turn.tell(message)
 
     # -- becoming live -------------------------------------------------------------------------
+
+    @handles(LearnCatalog)
+    def on_learn_catalog(self, message: LearnCatalog) -> None:
+        """Made in the engine now rather than at its first use: the create lists the models. A
+        failure here is the first prompt's to report (it tries again, with the same words)."""
+        self.when_live(lambda: None, lambda error: log.info("session %s: no model catalog yet: %s",
+                                                            self.session_id, error.message))
 
     @handles(Created)
     def on_created(self, message: Created) -> None:

@@ -26,11 +26,11 @@ from collections.abc import Callable
 
 import gevent
 
-from zcode_acp.protocol import commands, compaction_updates, session_notices
+from zcode_acp.protocol import commands, compaction_updates, model_catalog, session_notices
 from zcode_acp.protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RpcError, from_backend_error, is_busy
 from zcode_acp.protocol.i18n import EN, t
 from zcode_acp.protocol.session_config import config_options, validate_config_value
-from zcode_acp.protocol.translator import agent_text
+from zcode_acp.protocol.translator import agent_text, notice_chunk
 
 from zcode_acp.actors.session.compaction import Compaction
 from zcode_acp.actors.session.settings import Settings
@@ -111,13 +111,22 @@ class Controls:
 
     def _notice(self, text: str) -> dict[str, Any]:
         """The bridge's own word: a ``notice`` for a client that declared ``session.notices``, else an
-        agent message set apart by blank lines (protocol/session_notices.py)."""
-        supported = session_notices.supports_notices(getattr(self.port, "capabilities", None))
-        return session_notices.notice_update(text, uuid.uuid4().hex, supported)
+        agent message set off as its own paragraph (protocol/session_notices.py)."""
+        if session_notices.supports_notices(getattr(self.port, "capabilities", None)):
+            return session_notices.notice(text)
+        return notice_chunk(text, uuid.uuid4().hex)
 
     # -- settings -----------------------------------------------------------------------------
 
     def set_setting(self, config_id: str, value: Any, on_done: OnResult, on_error: OnError) -> None:
+        if config_id == "model" and not model_catalog.known(self.port.settings.current):
+            # The engine lists its models when the session is made: the choice is checked then.
+            self.port.when_live(lambda: self._set_setting(config_id, value, on_done, on_error),
+                                lambda error: on_error(as_rpc_error(error, "session/setModel")))
+            return
+        self._set_setting(config_id, value, on_done, on_error)
+
+    def _set_setting(self, config_id: str, value: Any, on_done: OnResult, on_error: OnError) -> None:
         settings = self.port.settings
         try:
             config_id, value = validate_config_value(settings.current, config_id, value)
@@ -483,9 +492,13 @@ class Controls:
         else:
             config_id = "thought" if name == "thought" else name
             if not argument:
-                current = self.port.settings.current
-                values = {"mode": current.mode, "model": current.model, "thought": current.thought}
-                say(t(lang, f"command.current.{name}", value=values[config_id]))
+                def show() -> None:
+                    say(commands.current_setting(self.port.settings.current, config_id, lang))
+
+                if config_id == "model" and not model_catalog.known(self.port.settings.current):
+                    self.port.when_live(show, failed)  # the engine lists its models when the session is made
+                else:
+                    show()
                 return
             self.set_setting(config_id, argument, lambda result: say(t(lang, f"command.set.{name}", value=argument)),
                              failed)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable
 
-from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError
+from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError, worded
 
 
 class Phase(enum.Enum):
@@ -62,7 +62,7 @@ class Lifecycle:
         return self.phase is Phase.CLOSED
 
     def closed_error(self) -> RpcError:
-        return RpcError(INTERNAL_ERROR, f"Session {self.session_id} is closed")
+        return worded(INTERNAL_ERROR, "error.session_closed", None, session_id=self.session_id)
 
     def when_live(self, action: Action, on_error: OnError) -> Step | None:
         """Run ``action`` once live (now, if it is); returns the step to start, if any."""

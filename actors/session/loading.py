@@ -7,7 +7,7 @@ from typing import Any
 
 import gevent
 
-from zcode_acp.protocol import commands, updates
+from zcode_acp.protocol import commands, model_catalog, updates
 from zcode_acp.protocol.errors import (
     RpcError,
     from_backend_error,
@@ -44,12 +44,15 @@ class SessionLoading(SessionStream):
     @handles(Attach)
     def on_attach(self, message: Attach) -> None:
         if self.root_known and message.cwd != self.cwd:
-            message.fail(invalid_params("cwd", f"does not match the session's workspace root {self.cwd}"))
+            message.fail(invalid_params("cwd", "invalid.not_the_workspace", root=self.cwd))
             return
         if message.replay:
             message.conn.tell(HoldSession(self.session_id))
-        if self.backend_session_id is None:
-            self._attached(message, [])  # never used: nothing to resume, nothing to replay
+        if self.backend_session_id is None:  # never used: nothing to resume, nothing to replay
+            if model_catalog.known(self.settings.current):
+                self._attached(message, [])
+            else:  # made in the engine first: a client checks a model choice against this answer's list
+                self.when_live(lambda: self._attached(message, []), lambda error: self._attached(message, []))
             return
 
         def fail(error: RpcError) -> None:
@@ -59,7 +62,7 @@ class SessionLoading(SessionStream):
 
         def live() -> None:
             if self.root_known and message.cwd != self.cwd:
-                fail(invalid_params("cwd", f"does not match the session's workspace root {self.cwd}"))
+                fail(invalid_params("cwd", "invalid.not_the_workspace", root=self.cwd))
             elif not message.replay:
                 self._attached(message, None)
             elif self.v4 is not None:

@@ -18,7 +18,7 @@ from zcode_acp.protocol.errors import (
 from zcode_acp.protocol.events import payload
 from zcode_acp.protocol.handshake import supports_terminal_output
 from zcode_acp.protocol.session_notices import supports_notices
-from zcode_acp.protocol.translator import agent_text
+from zcode_acp.protocol.translator import notice_chunk
 
 from zcode_acp.actors.base import handles
 from zcode_acp.actors.delivery import deliver
@@ -145,6 +145,11 @@ class SessionPrompts(SessionCore):
         if self.current is not None:
             self.turns[self.current].tell(ShowInteraction(message.frame, message.generation))
             return
+        if self.turns and self.v4 is None:
+            # A cancelled turn still stopping (answered, not done): its late question is its own, and
+            # it declines it rather than open a dialog after the cancel (issue 32).
+            self.turns[max(self.turns)].tell(ShowInteraction(message.frame, message.generation))
+            return
         tool_call_id, name, value, tool_call = interactions.dialog_tool_call(message.frame, self.config.lang)
         if self.v4 is None or not self.v4.owns_card(tool_call_id):  # on v4 the tool's row already made its card
             self.deliver(self.between_turns().ensure_card(tool_call_id, name, value))
@@ -253,7 +258,7 @@ class SessionPrompts(SessionCore):
                             backend_id, error.get("message"))
                 notice = self.held.close_failed(message.turn_id)
                 if notice:
-                    self.deliver_in_order([agent_text(notice, uuid.uuid4().hex)])
+                    self.deliver_in_order([notice_chunk(notice, uuid.uuid4().hex)])
             else:
                 self.held.freed()  # a close ends whatever ran in the session
             self.lifecycle.detached()

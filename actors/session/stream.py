@@ -14,7 +14,7 @@ from zcode_acp.protocol import updates
 from zcode_acp.protocol.events import STATE_UPDATED, TITLE_UPDATED, TURN_STEER_QUEUED, payload
 from zcode_acp.protocol.handshake import supports_terminal_output
 from zcode_acp.protocol.sessions import iso_time
-from zcode_acp.protocol.translator import agent_text
+from zcode_acp.protocol.translator import notice_chunk
 
 from zcode_acp.actors.base import handles, safe_tell
 from zcode_acp.actors.messages import (
@@ -75,7 +75,7 @@ class SessionStream(SessionPrompts):
             for event in ready.events:
                 freed = self.held.event(event)
                 if freed:
-                    routed.session.append(agent_text(freed, uuid.uuid4().hex))
+                    routed.session.append(notice_chunk(freed, uuid.uuid4().hex))
                 claim = self.attribution.event(event)
                 if claim is not None:
                     self._adopt(claim)

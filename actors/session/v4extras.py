@@ -82,7 +82,7 @@ class V4Extras:
         """The turn's ``turnHeader`` row (the latest, or ``rowId``'s) names the turn the engine reports on."""
         row = target_row(rows, params.get("rowId"), "turnHeader")
         if row is None or not isinstance(row.get("rowId"), int) or not isinstance(row.get("entityId"), str):
-            on_error(invalid_params("rowId", "names no turn of this conversation the engine still shows"))
+            on_error(invalid_params("rowId", "invalid.no_such_turn"))
             return
         port = self.commands.port
         try:
@@ -115,7 +115,7 @@ class V4Extras:
         kind = "userInput"  # a turn is named by its prompt's row (any row of the turn would do)
         row = target_row(rows, params.get("rowId"), kind)
         if row is None or not isinstance(row.get("rowId"), int) or not isinstance(row.get("entityId"), str):
-            raise invalid_params("rowId", "names no prompt of this conversation the engine still shows")
+            raise invalid_params("rowId", "invalid.no_such_prompt")
         target = v4.RowTarget(row["rowId"], row["entityId"])
         if method == "retryTurn":
             return v4.retry_turn(sid, target)

@@ -29,7 +29,7 @@ import gevent
 from zcode_acp.protocol.errors import RpcError
 from zcode_acp.protocol.handshake import supports_terminal_output
 from zcode_acp.protocol.tools import text_content
-from zcode_acp.protocol.translator import agent_text
+from zcode_acp.protocol.translator import notice_chunk
 from zcode_acp.protocol.v4 import commands as v4
 from zcode_acp.protocol.v4.conversation import ConversationTranslator, TurnEnded
 from zcode_acp.protocol.v4.conversation_view import pending_interactions
@@ -72,7 +72,7 @@ class V4Path(V4Subscription):
         if self.muted:  # a stopped turn runs on: the prompt waits for its end or the fallback's close
             self.held.append((owed, text, attachments))
             if self.fallback.notice_due():
-                self.session.deliver([agent_text(t(self.session.config.lang, "notice.stopping"), uuid.uuid4().hex)])
+                self.session.deliver([notice_chunk(t(self.session.config.lang, "notice.stopping"), uuid.uuid4().hex)])
             return
         if not self.prompts.release(owed):
             return  # answered while it waited (cancelled, or its session lost)
@@ -119,7 +119,7 @@ class V4Path(V4Subscription):
             self._cancel_queued(owed)
             return
         if notice:
-            self.session.deliver([agent_text(notice, uuid.uuid4().hex)])
+            self.session.deliver([notice_chunk(notice, uuid.uuid4().hex)])
 
     def release_held(self) -> None:
         """Our compaction is over: the prompts it held go to the engine, in the order they came

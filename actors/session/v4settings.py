@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from zcode_acp.protocol.errors import INVALID_PARAMS, RpcError, invalid_params
+from zcode_acp.protocol.errors import invalid_params
 from zcode_acp.protocol.session_config import SessionSettings
 from zcode_acp.protocol.v4 import commands as v4
 
@@ -24,13 +24,13 @@ def settings_command(session_id: str, current: SessionSettings, engine_config: d
     """The command for a validated change; RpcError(-32602) for a mode the engine has no name for."""
     if config_id == "mode":
         if value not in v4.COLLABORATION_MODES:
-            raise invalid_params("value", f"mode {value!r} is not one the engine's v4 commands take")
+            raise invalid_params("value", "invalid.v4_mode", mode=repr(value))
         return v4.switch_collaboration_mode(session_id, value)
     model = value if config_id == "model" else current.model
     ref = current.model_ref(model)
     provider = ref.get("providerId") or (engine_config or {}).get("provider")
     if not isinstance(provider, str) or not provider:
-        raise RpcError(INVALID_PARAMS, f"Invalid params: no provider is known for model {model!r}")
+        raise invalid_params("value", "invalid.no_provider", model=repr(model))
     if config_id == "model":
         thought = (ref.get("options") or {}).get("reasoningLevel") or ""
     else:

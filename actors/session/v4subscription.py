@@ -20,7 +20,7 @@ import gevent
 from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError
 from zcode_acp.protocol.handshake import supports_terminal_output
 from zcode_acp.protocol.sessions import ZCODE_PROTOCOL, iso_time
-from zcode_acp.protocol.translator import agent_text
+from zcode_acp.protocol.translator import notice_chunk
 from zcode_acp.protocol.v4 import commands as v4
 from zcode_acp.protocol.v4.conversation import InteractionOpened, TurnEnded
 from zcode_acp.protocol.v4.conversation_view import PendingInteraction
@@ -85,7 +85,7 @@ class V4Subscription:
         self.feed: V4Feed | None = None
         self.workspace: V4WorkspaceConfig | None = None  # the catalog and slash commands (v4workspace.py)
         self.commands = V4Commands(self, self.connection_id)
-        self.uploads = V4Uploads(self, self.connection_id)
+        self.uploads = V4Uploads(self, self.connection_id, lambda: str(self.session.cwd or ""))
         self.prompts = V4Prompts(session.config.lang)
         self.extras = V4Extras(self.commands, lambda: self.feed.state if self.feed is not None else None,
                                lambda: str(self.session.backend_session_id))
@@ -272,7 +272,7 @@ class V4Subscription:
                     self.release_held()  # after this end is answered: it is not theirs
             elif isinstance(signal, InteractionOpened) and signal.interaction.countdown_deadline_at is not None:
                 notice = countdown_notice(signal.interaction, self.session.config.lang)
-                self.session.deliver([agent_text(notice, uuid.uuid4().hex)])
+                self.session.deliver([notice_chunk(notice, uuid.uuid4().hex)])
         if self.until_ready is not None and self.feed is not None and self.feed.subscription.ready and (
                 self.workspace is None or self.workspace.settled):
             ready, self.until_ready = self.until_ready, None

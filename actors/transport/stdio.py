@@ -14,7 +14,6 @@ from typing import Any
 import gevent
 
 from zcode_acp.protocol import errors, framing
-from zcode_acp.protocol.errors import RpcError
 
 from zcode_acp.actors.base import safe_tell
 from zcode_acp.actors.messages import InboundClosed, InboundError, InboundFrames
@@ -66,8 +65,7 @@ class StdioTransport:
                 return
             if splitter.oversized:
                 splitter.oversized = 0
-                if not safe_tell(owner, InboundError(RpcError(errors.INVALID_REQUEST,
-                                                              "Invalid Request: line too long"))):
+                if not safe_tell(owner, InboundError(errors.worded(errors.INVALID_REQUEST, "error.frame.too_long"))):
                     return
         safe_tell(owner, InboundClosed("end of input"))
 

@@ -46,6 +46,7 @@ class ApiRetryCard(RetryCard):
         reason = retry.get("reasonCode")
         code = reason if isinstance(reason, str) else ""
         stream = code.startswith(STREAM_CODES)
+        self.streaming = stream  # how the card's episode is retitled when it closes
         title = count_title(t(self.lang, "recovery.recovering" if stream else "recovery.retrying"),
                             retry.get("attempt"), retry.get("maxAttempts"), self.lang)
         return self._show(f"{title}: {code}" if code and not stream else title)

@@ -109,7 +109,9 @@ def boom(*args: Any, **kwargs: Any) -> None:
 def session_world():
     backend, conn, supervisor, router = Probe(), Probe(), Probe(), Probe()
     session = Session.start(
-        session_id="acp-1", cwd="/w", mcp_servers=[], settings=SessionSettings(), backend=backend.ref,
+        # a model catalog known (a never-used session without one is made in the engine before a load's answer)
+        session_id="acp-1", cwd="/w", mcp_servers=[], settings=SessionSettings(models=(("glm-5", "GLM-5"),)),
+        backend=backend.ref,
         router=router.ref, supervisor=supervisor.ref, clients=[conn.ref], capabilities={}, config=Config())
     yield session, conn
     session.stop()

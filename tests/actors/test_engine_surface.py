@@ -80,4 +80,6 @@ def test_the_seeds_engine_is_not_todays() -> None:
     seed = {"session": {"sessionId": "s1"}, "settings": {"model": {"available": [
         {"providerId": "zhipu", "modelId": "glm-5", "name": "GLM-5"}]}}}
     assert EngineSurface(port).materialized(True, seed, has_mcp_servers=True) is False
-    assert port.calls == [] and port.remembered == []
+    assert port.calls == []
+    # Its catalog is remembered too (issue 32: the seed's dialect offered "Default model" every run).
+    assert port.remembered == [{"available": [{"providerId": "zhipu", "modelId": "glm-5", "name": "GLM-5"}]}]

@@ -282,11 +282,11 @@ def test_cancelling_a_background_task_marks_its_card_on_success():
     assert port.cancelled == ["t9"]
 
 
-def test_slash_mode_without_argument_says_the_current_one():
+def test_slash_mode_without_argument_says_the_current_one_and_the_others():
     port = FakePort()
     answered: list[Any] = []
     Controls(port).command(commands.Command("mode", ""), None, None, answered.append)
-    assert port.delivered[0]["content"]["text"] == "Current mode: yolo"
+    assert port.delivered[0]["content"]["text"] == "Current mode: yolo\nAvailable: plan, build, edit, yolo, auto"
     assert answered == [{"stopReason": "end_turn"}]
 
 

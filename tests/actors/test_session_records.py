@@ -18,6 +18,11 @@ from zcode_acp.actors.supervisor import Supervisor
 
 
 def test_a_new_session_is_no_actor_until_its_first_use(tmp_path):
+    # A catalog remembered from an earlier run: with none, the first session/new is made in the
+    # engine at once to learn the models (tests/process/test_model_catalog_first_run.py).
+    (tmp_path / "v2").mkdir()
+    (tmp_path / "v2" / "acp-model-catalog.json").write_text(
+        '{"version": 1, "available": [{"providerId": "zhipu", "modelId": "glm-5", "name": "GLM-5"}]}')
     conn = Probe()
     supervisor = Supervisor.start(replace(Config(), zcode_home=tmp_path), lambda: None)
     try:

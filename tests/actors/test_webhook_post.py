@@ -23,6 +23,23 @@ def test_https_reaches_a_webhook_whose_certificate_ssl_cert_file_trusts(receiver
     assert received.path == "/hook?key=webhook-key" and received.json() == {"event": "turn_ended"}
 
 
+def test_the_https_test_runs_the_users_ssl_where_the_stdlib_client_fails(receiver, tmp_path, monkeypatch):
+    """The suite patches socket but not ssl, as the bridge's entry points do (tests/conftest.py), so the
+    test above proves webhook_post's own TLS: urllib's default, the code before the fix, fails here as
+    it failed for users (issue 29), before any byte reaches the receiver."""
+    import urllib.request
+
+    from gevent import monkey
+
+    assert monkey.is_module_patched("socket") and not monkey.is_module_patched("ssl")
+    hook = receiver(tls=tmp_path / "tls")
+    monkeypatch.setenv("SSL_CERT_FILE", str(hook.cert))
+    request = urllib.request.Request(hook.url, data=BODY.body, headers=BODY.headers, method="POST")
+    with pytest.raises(TypeError, match="_wrap_socket"):
+        urllib.request.urlopen(request, timeout=5, context=ssl.create_default_context())
+    assert hook.posts == []
+
+
 def test_an_untrusted_certificate_is_refused_before_anything_is_sent(receiver, tmp_path, monkeypatch):
     hook = receiver(tls=tmp_path / "tls")
     monkeypatch.delenv("SSL_CERT_FILE", raising=False)

@@ -208,3 +208,35 @@ def test_a_zcode_home_that_cannot_be_made_is_one_line_and_exit_2(tmp_path):
     assert done.stderr.splitlines() == [f"zcode-acp: ZCODE_HOME={str(home)!r} cannot be created "
                                         f"({tmp_path / 'a-file'} is not a folder): set ZCODE_HOME to a folder "
                                         "you can write"]
+
+
+def test_the_suite_patches_what_the_entry_points_patch(tmp_path):
+    """tests/conftest.py imports cli/runtime.py as every entry point does, so the suite runs the ssl users
+    run: unpatched (issue 29). The simulator, imported into the suite by its tests, patches no more."""
+    from gevent import monkey
+
+    import zcode_acp.sim.today  # noqa: F401  (sim/server.py patches at import: it must not add ssl)
+
+    bridge = run([sys.executable, "-c", "from zcode_acp.cli import runtime; " + PATCHED], clean_env(tmp_path))
+    assert bridge.returncode == 0, bridge.stderr
+    patched = set(monkey.saved) - {"_gevent_saved_patch_all_module_settings"}  # patch_all's note of its arguments
+    assert patched == set(bridge.stdout.split())
+    assert not monkey.is_module_patched("ssl") and "ssl" not in monkey.saved
+
+
+def test_every_entry_point_patches_through_the_runtime_and_nothing_else_patches():
+    """The commands that run the actor tree or the hub (the stdio path; hub, serve, replay) import
+    cli/runtime.py before they start; no other module of the bridge calls ``patch_all``."""
+    from pathlib import Path
+
+    root = Path(zcode_acp.__file__).resolve().parent.parent
+    main = (root / "cli" / "main.py").read_text()
+    assert "from zcode_acp.cli import runtime" in main
+    app = (root / "cli" / "app.py").read_text()
+    for command in ("def hub(", "def serve_command(", "def replay("):
+        body = app.split(command, 1)[1].split("\n@app.", 1)[0]
+        assert "from zcode_acp.cli import runtime" in body, command
+    assert "from zcode_acp.cli import runtime" in (root / "cli" / "serve.py").read_text()
+    patching = [str(path.relative_to(root)) for folder in ("actors", "cli", "config", "hub", "net", "protocol")
+                for path in (root / folder).rglob("*.py") if "monkey.patch_all(" in path.read_text()]
+    assert patching == [], patching

@@ -110,3 +110,75 @@ def test_what_the_docs_say_fails_does_fail(acpx):
 def test_the_config_entry_is_the_one_doctor_prints(acpx):
     entry = json.loads((acpx.home / ".acpx" / "config.json").read_text())
     assert entry == {"agents": {"zcode": {"command": f"env ZCODE_BIN=zcode-sim {' '.join(acpx.launch.argv())}"}}}
+
+
+def engine_models(acpx) -> list[str]:
+    """The model of each session the simulated engine keeps (its files under ZCODE_SIM_DATA)."""
+    return [json.loads(path.read_text())["model"] for path in Path(acpx.marker).glob("sess_*.json")]
+
+
+@pytest.mark.parametrize("dialect", ["classic", "today"])
+def test_a_model_is_chosen_on_a_first_run(acpx, dialect):
+    """Issue 32: on a fresh install (no catalog remembered), and always on the seed's engine, the
+    list was "Default model" until a prompt, and `acpx set model` refused every model (exit 1)."""
+    acpx.env["ZCODE_SIM_DIALECT"] = dialect
+    _, new, prompt, close, *_ = documented(acpx.launch)
+    done = acpx.run(new)
+    assert done.returncode == 0, said(done)
+    done = acpx.run(["acpx", "zcode", "set", "model", "glm-5-air"])
+    assert done.returncode == 0 and "model set: glm-5-air" in done.stdout, said(done)
+    done = acpx.run(prompt, HELLO)
+    assert done.returncode == 0 and "[done] end_turn" in done.stdout, said(done)
+    assert engine_models(acpx) == ["glm-5-air"]
+    done = acpx.run(["acpx", "zcode", "set", "model", "no-such-model"])
+    assert done.returncode != 0 and "glm-5-air" in done.stdout + done.stderr, said(done)  # refused with the list
+    done = acpx.run(close)
+    assert done.returncode == 0, said(done)
+    assert acpx.bridges_gone()
+
+
+def run_on_a_terminal(acpx, argv: list[str]) -> tuple[int, str]:
+    """``argv`` with a pseudo-terminal as its stdin and stdout (what a person at a shell gives acpx),
+    answering "y" to anything it asks; its exit code and what it wrote."""
+    import pty
+    import select
+
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen(argv, cwd=acpx.project, env=acpx.env, stdin=terminal, stdout=terminal,
+                               stderr=terminal, close_fds=True)
+    os.close(terminal)
+    output = b""
+    deadline = time.monotonic() + 120
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([controller], [], [], 1.0)
+            if ready:
+                try:
+                    chunk = os.read(controller, 65536)
+                except OSError:  # the terminal closed: acpx has exited
+                    break
+                if not chunk:
+                    break
+                output += chunk
+                if b"(y/N)" in chunk:
+                    os.write(controller, b"y\n")
+            elif process.poll() is not None:
+                break
+        return process.wait(timeout=30), output.decode(errors="replace")
+    finally:
+        os.close(controller)
+        if process.poll() is None:
+            process.kill()
+
+
+def test_a_kept_sessions_prompt_denies_permissions_without_asking_even_on_a_terminal(acpx):
+    """What docs/editors.md says (issue 32: it said acpx asks on its terminal): `exec` asks there; a
+    prompt in a kept session runs in acpx's background queue owner and denies without asking (exit 5)."""
+    exec_once, new, prompt, close, *_ = documented(acpx.launch)
+    code, said_exec = run_on_a_terminal(acpx, [w if w != "your prompt" else PERMISSION for w in exec_once])
+    assert code == 0 and "(y/N)" in said_exec and "Permission granted" in said_exec, said_exec
+    assert acpx.run(new).returncode == 0
+    code, said_kept = run_on_a_terminal(acpx, [w if w != "your prompt" else PERMISSION for w in prompt])
+    assert code == 5 and "(y/N)" not in said_kept and "Permission denied" in said_kept, said_kept
+    assert acpx.run(close).returncode == 0
+    assert acpx.bridges_gone()

@@ -405,6 +405,25 @@ def test_one_clients_flood_through_the_hub_never_stalls_another(
         flooder.close()
 
 
+def test_a_restarted_hub_cannot_be_pre_claimed_with_a_bridges_public_id_pid_and_port(
+        hub: HubProcess) -> None:
+    """Issue 29: a hub that restarts knows no registration key. A token holder who read a bridge's
+    id, pid and port from the listing before could register them first (with a key of its own, or
+    none); the bridge's next heartbeat was then 409 for good. The id now commits to the key."""
+    victim = BridgeIdentity.new(port=9001, origin="editor", workspace="/victim", version="1.0")
+    public = {"id": victim.instance_id, "pid": victim.pid, "port": victim.port, "workspace": "/forged"}
+    # This hub is fresh, as after a restart: the first to register wins, were the id not bound.
+    for key in (None, "f" * 32, victim.instance_id[2:]):
+        body = public if key is None else {**public, "key": key}
+        assert http("POST", f"{hub.url}/api/register", body)[0] == 409
+    assert get_json(f"{hub.url}/api/instances") == []
+    heartbeat = {"id": victim.instance_id, "pid": victim.pid, "port": victim.port, "workspace": "/victim",
+                 "key": victim.key}
+    assert http("POST", f"{hub.url}/api/register", heartbeat)[0] == 200
+    (listed,) = get_json(f"{hub.url}/api/instances")
+    assert listed["id"] == victim.instance_id and listed["workspace"] == "/victim"
+
+
 def test_a_token_holder_cannot_rewrite_or_remove_another_bridges_registration(
         hub: HubProcess) -> None:
     # The victim registered with its key; the pid and port are public (the listing shows them).

@@ -91,3 +91,21 @@ def test_instants_and_versions() -> None:
     assert is_newer("0.10.0", "0.9.3") and not is_newer("0.9.3", "0.10.0")
     assert not is_newer("0.1.0", "0.1") and not is_newer("0.0.0+source", "0.1.0")
     assert not is_newer("banana", "0.1.0") and not is_newer("1.0.0", "banana")
+
+
+def test_an_id_that_commits_to_a_key_is_that_keys_alone_from_its_first_registration() -> None:
+    """A restarted hub's table is empty: a key-bound id (net/registration_key.py) cannot be taken first."""
+    from zcode_acp.hub.registry import TakeOver
+    from zcode_acp.net import registration_key
+
+    key = registration_key.new_key()
+    bridge_id = registration_key.instance_id_for(key)
+    assert registration_key.is_key_bound(bridge_id) and not registration_key.is_key_bound("fake-1")
+    registry = Registry()
+    for forged in ({}, {"key": "f" * 32}, {"key": key + "x"}):
+        with pytest.raises(TakeOver):
+            register(registry, body(bridge_id, **forged))
+    assert len(registry) == 0
+    register(registry, body(bridge_id, key=key))
+    register(registry, body("an-old-bridge"))  # ids of any other form: first come, as before
+    assert {i["id"] for i in registry.listing()} == {bridge_id, "an-old-bridge"}

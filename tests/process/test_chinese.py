@@ -58,3 +58,53 @@ async def test_zcode_acp_lang_en_keeps_english_whatever_the_locale(tmp_path):
     async with bridge(tmp_path, NO_FORMS, env={**CHINESE, "ZCODE_ACP_LANG": "en"}) as b:
         created = await b.conn.new_session(cwd="/tmp", mcp_servers=[])
         assert {mode.id: mode.name for mode in created.modes.available_modes}["build"] == "Build"
+
+
+@pytest.mark.dialects("classic")
+def test_the_bridges_own_errors_follow_the_sessions_language(tmp_path):
+    """Issue 29: every client shows the bridge's -32602 (and its other errors) to the user, so in a
+    Chinese session they are Chinese, from each layer that finds a mistake; the engine's words are not ours."""
+    from tests.process.raw import RawBridge
+
+    raw = RawBridge(tmp_path, env=CHINESE)
+    try:
+        ids = iter(range(1, 100))
+
+        def ask(method, params):
+            request_id = next(ids)
+            raw.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+            return raw.until(lambda frame: frame.get("id") == request_id)
+
+        assert ask("initialize", {"protocolVersion": "1"})["error"]["message"] == \
+            "参数无效：protocolVersion 必须是整数"  # protocol/handshake.py
+        assert "result" in ask("initialize", {"protocolVersion": 1})
+        answers = {
+            "relative cwd": ask("session/new", {"cwd": "relative/dir", "mcpServers": []}),  # the Supervisor
+            "missing cwd": ask("session/new", {"cwd": str(tmp_path / "gone"), "mcpServers": []}),
+            "mcp": ask("session/new", {"cwd": str(tmp_path), "mcpServers": [{"name": "m", "type": "ws"}]}),
+            "auth": ask("authenticate", {"methodId": "password"}),
+            "method": ask("session/nonsense", {}),
+        }
+        sid = ask("session/new", {"cwd": str(tmp_path), "mcpServers": []})["result"]["sessionId"]
+        answers["prompt"] = ask("session/prompt", {"sessionId": sid, "prompt": [{"type": "audio", "data": "",
+                                                                                 "mimeType": "audio/wav"}]})
+        answers["config"] = ask("session/set_config_option", {"sessionId": sid, "configId": "colour", "value": "red"})
+        answers["load"] = ask("session/load", {"sessionId": sid, "cwd": "/", "mcpServers": []})  # the Session
+        messages = {name: answer["error"]["message"] for name, answer in answers.items()}
+        assert messages["relative cwd"] == "参数无效：cwd 必须是绝对路径"
+        assert messages["missing cwd"] == f"参数无效：cwd 不是已存在的目录：{tmp_path / 'gone'}"
+        assert messages["mcp"] == ("参数无效：mcpServers[0] ('m') 无法传给 ZCode：使用的传输方式 'ws' 不受支持，"
+                                   "ZCode 只接受 stdio、http 和 sse")
+        assert messages["auth"].startswith("参数无效：methodId 未知")
+        assert messages["method"] == "没有这个方法：session/nonsense"
+        assert messages["prompt"] == "参数无效：prompt[0].type 不支持音频（promptCapabilities.audio 为 false）"
+        assert messages["config"].startswith("参数无效：configId 未知：'colour'")
+        assert messages["load"] == f"参数无效：cwd 与会话的工作区根目录 {tmp_path} 不一致"
+        assert {answer["error"]["code"] for name, answer in answers.items() if name != "method"} == {-32602}
+        raw.write(b'{"jsonrpc": "2.0", "id": 90, "method": \n[{"jsonrpc": "2.0", "id": 91, "method": "initialize"}]\n')
+        parse = raw.until(lambda frame: "error" in frame and frame["error"]["code"] == -32700)
+        assert parse["id"] == 90 and parse["error"]["message"].startswith("解析错误：")  # protocol/framing.py
+        batch = raw.until(lambda frame: "error" in frame and frame["error"]["code"] == -32600)
+        assert batch["error"]["message"] == "无效请求：不支持批量请求"
+    finally:
+        raw.close()

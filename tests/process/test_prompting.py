@@ -164,6 +164,10 @@ async def test_a_retry_the_engine_makes_itself_is_shown_while_it_lasts_and_not_r
         for card in cards:  # each closes once the engine got through, before the answer
             assert [u["status"] for u in updates if u["toolCallId"] == card["toolCallId"] and "status" in u] \
                 == ["completed"]
+        # Issue 32: no finished card keeps an interim title ("… (2/10)"); it says how it ended.
+        finals = [[u.get("title") for u in updates if u["toolCallId"] == card["toolCallId"]][-1] for card in cards]
+        assert finals == ["The model request went through after retrying",
+                          "The interrupted model stream was recovered"][:len(cards)]
         assert b.client.texts(sid).endswith("Recovered and done.")
 
 

@@ -45,6 +45,12 @@ async def test_a_session_survives_a_bridge_restart_with_its_whole_history(tmp_pa
 
 @run
 async def test_a_never_used_placeholder_gets_a_fresh_session_after_a_restart(tmp_path):
+    # A catalog remembered from an earlier run: with none, the first session/new and a load of a
+    # never-used session make it in the engine at once, to learn the models (test_model_catalog_first_run.py).
+    folder = tmp_path / "zcode-home" / "v2"
+    folder.mkdir(parents=True)
+    (folder / "acp-model-catalog.json").write_text(
+        '{"version": 1, "available": [{"providerId": "zhipu", "modelId": "glm-5", "name": "GLM-5"}]}')
     async with bridge(tmp_path) as first:
         sid = await first.new_session()
     assert first.backend_calls() == []

@@ -5,14 +5,15 @@ literal that is prose — two words of two or more letters, separated by a space
 is a violation unless it is
 
 * a docstring, or inside a logging call (``log.info(...)``: logs are for developers, in English),
-  or inside ``invalid_params(...)`` (a JSON-RPC ``-32602`` names a client developer's mistake),
   or inside ``Setting(...)`` (a setting's English meaning: the README's table, compared with the
   catalog's ``setting.NAME`` by tests/cli/test_chinese.py);
 * listed in ``EXEMPT`` below with why: the words go to the engine (a decline's ``reason``), not to
   a person; or they are the English source the catalog is compared with.
 
 Every other literal a person reads is a catalog key passed to ``t``/``Translator``; and every key a
-call names exists in the catalog.
+call names exists in the catalog. The bridge's own errors too (issue 29): ``invalid_params(field,
+"invalid.…")``, ``worded(code, "error.…")`` and ``Unfit("invalid.mcp.…")`` name a key that both
+languages hold, never English words.
 """
 
 from __future__ import annotations
@@ -39,13 +40,12 @@ USER_FACING = (
     "protocol/v4/file_changes.py",
 )
 PROSE = re.compile(r"[A-Za-z]{2,}[ ,;:]+[A-Za-z]{2,}")
-EXEMPT_CALLS = {"debug", "info", "warning", "error", "exception", "critical", "invalid_params", "Setting"}
+EXEMPT_CALLS = {"debug", "info", "warning", "error", "exception", "critical", "Setting"}
 TO_THE_ENGINE = "a reason or error sent to the engine, not shown to a person"
 FOR_THE_BUG_REPORT = "an internal error's detail, for the bug report"
 EXEMPT: dict[str, dict[str, str]] = {
     "protocol/session_config.py": {
         "Default model": "the placeholder model's name in the settings; the selector shows the catalog's",
-        "thought level": "inside an invalid_params detail (a client developer's mistake)",
     },
     "protocol/interactions.py": {"cancelled by user": TO_THE_ENGINE},
     "protocol/handshake.py": {
@@ -75,8 +75,6 @@ EXEMPT: dict[str, dict[str, str]] = {
     },
     "cli/demo.py": {"not supported by the demo": TO_THE_ENGINE},
     "cli/app.py": {"serve the page from this folder": "the help of a hidden option (developers only)"},
-    "actors/session/v4settings.py": {
-        "Invalid params: no provider is known for model ": "a -32602 for a client developer (the engine's own words)"},
     "actors/session/v4attachments.py": {"the engine's upload answer: ": FOR_THE_BUG_REPORT,
                                         "the engine's commit named no ref": FOR_THE_BUG_REPORT},
     "actors/session/v4extras.py": {"the session's conversation is not subscribed yet": FOR_THE_BUG_REPORT},
@@ -167,3 +165,55 @@ def test_every_key_the_code_names_is_in_the_catalog():
     missing = sorted(key for key in exact if "." in key and key not in CATALOG[EN])
     assert not missing, missing
     assert all(any(key.startswith(prefix) for key in CATALOG[EN]) for prefix in prefixes), sorted(prefixes)
+
+
+# The calls that word an error the bridge writes itself, and which argument is the catalog key.
+ERROR_WORDING = {"invalid_params": 1, "invalid_request_value": 1, "_value_error": 1, "_frame_error": 1, "worded": 1, "Unfit": 0}
+ERROR_FOLDERS = ("actors", "protocol", "cli", "config", "net", "hub")
+
+
+def _error_keys(tree: ast.AST) -> tuple[list[str], list[int]]:
+    """The keys the error-wording calls name, and the lines of any that names no literal key."""
+    keys, unnamed = [], []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        index = ERROR_WORDING.get(name)
+        if index is None or len(node.args) <= index:
+            continue
+        arg = node.args[index]
+        choices = [arg.body, arg.orelse] if isinstance(arg, ast.IfExp) else [arg]
+        for choice in choices:
+            if isinstance(choice, ast.Constant) and isinstance(choice.value, str):
+                keys.append(choice.value)
+            elif not ((isinstance(choice, ast.Attribute) and choice.attr == "key")  # Unfit's key, passed on
+                      or (isinstance(choice, ast.Name) and choice.id == "problem")):  # a helper's, whose calls are scanned
+                unnamed.append(node.lineno)
+    return keys, unnamed
+
+
+def test_every_error_the_bridge_words_has_its_key_in_both_languages():
+    keys: list[str] = []
+    unnamed: list[str] = []
+    for folder in ERROR_FOLDERS:
+        for path in (ROOT / folder).rglob("*.py"):
+            found, lines = _error_keys(ast.parse(path.read_text()))
+            keys += found
+            unnamed += [f"{path.relative_to(ROOT)}:{line}" for line in lines]
+    assert len(keys) > 40, "the scan found too few error sites: it is broken"
+    assert not unnamed, f"an error worded without a catalog key: {unnamed}"
+    for lang in CATALOG:
+        missing = sorted({key for key in keys if key not in CATALOG[lang]})
+        assert not missing, f"{lang} lacks {missing}"
+
+
+def test_the_error_scan_catches_english_words_and_a_missing_key():
+    keys, unnamed = _error_keys(ast.parse('''
+raise invalid_params("cwd", "must be an absolute path")
+raise invalid_params("cwd", f"is not a directory: {cwd}")
+raise invalid_params("value", "invalid.a" if model else "invalid.b", value=v)
+'''))
+    assert keys == ["must be an absolute path", "invalid.a", "invalid.b"] and unnamed == [3]
+    assert "must be an absolute path" not in CATALOG[EN]

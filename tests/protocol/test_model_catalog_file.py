@@ -10,9 +10,15 @@ ENTRY = {"ref": {"providerId": "zhipu", "modelId": "glm-5"}, "label": "GLM-5", "
          "properties": {"inputFormat": {"supportsText": True}, "outputFormat": {"supportsText": True}}}
 
 
-def test_only_a_ref_keyed_catalog_is_remembered() -> None:
-    seed = {"model": {"available": [{"providerId": "zhipu", "modelId": "glm-5", "name": "GLM-5"}]}}
-    assert model_catalog.catalog_of(seed) is None
+def test_both_catalog_shapes_are_remembered() -> None:
+    # The seed's engine (classic) lists {providerId, modelId, name}: remembered too (issue 32).
+    entry = {"providerId": "zhipu", "modelId": "glm-5", "name": "GLM-5"}
+    seed = model_catalog.catalog_of({"model": {"available": [entry, {"name": "no ids"}]}})
+    assert seed == {"available": [entry]}
+    assert model_catalog.decode(model_catalog.encode(seed)) == seed
+    settings = model_catalog.seeded(SessionSettings(), seed)
+    assert settings.models == (("glm-5", "GLM-5"),) and settings.model == "glm-5"
+    assert model_catalog.known(settings) and not model_catalog.known(SessionSettings())
     listed = model_catalog.catalog_of({"model": {"available": [ENTRY], "current": {"providerId": "zhipu",
                                                                                   "modelId": "glm-5"}}})
     assert listed == {"available": [ENTRY], "current": {"providerId": "zhipu", "modelId": "glm-5"}}

@@ -62,7 +62,8 @@ def test_an_api_retry_opens_one_card_retitles_it_and_closes_it_when_cleared():
     assert again["toolCallId"] == opened["toolCallId"] and "(2/10)" in again["title"]
     assert card.session_updated({"usage": {"inputTokens": 5}}) == []  # no retry field: nothing to say
     assert card.session_updated({"_meta": {"zcode": {"apiRetry": None}}}) == [
-        {"sessionUpdate": "tool_call_update", "toolCallId": opened["toolCallId"], "status": "completed"}]
+        {"sessionUpdate": "tool_call_update", "toolCallId": opened["toolCallId"], "status": "completed",
+         "title": "The model request went through after retrying"}]  # not the interim "(2/10)" (issue 32)
     assert not card.open
 
 
@@ -75,7 +76,7 @@ def test_stream_recovery_lasts_until_the_model_makes_progress():
     assert translator.feed({"type": "session.updated", "payload": {"_meta": {"zcode": {"apiRetry": None}}}}) == []
     back = translator.feed({"type": "model.streaming", "payload": {"kind": "text_delta", "delta": "again"}})
     assert back[0] == {"sessionUpdate": "tool_call_update", "toolCallId": started[0]["toolCallId"],
-                       "status": "completed"}
+                       "status": "completed", "title": "The interrupted model stream was recovered"}
     assert back[1]["sessionUpdate"] == "agent_message_chunk"
 
 

@@ -64,7 +64,7 @@ def test_the_engines_retries_are_one_card_per_episode_closed_when_it_gets_throug
     assert [(u["sessionUpdate"], u["toolCallId"], u.get("title"), u.get("status")) for u in cards] == [
         ("tool_call", "zcode-retry-t-1", "Retrying the model request (1/10): fault.provider.rateLimited", "in_progress"),
         ("tool_call_update", "zcode-retry-t-1", "Retrying the model request (2/10): fault.provider.rateLimited", None),
-        ("tool_call_update", "zcode-retry-t-1", None, "completed"),
+        ("tool_call_update", "zcode-retry-t-1", "The model request went through after retrying", "completed"),
         ("tool_call", "zcode-retry-t-2", "Recovering the interrupted model stream (1/4)", "in_progress"),
         ("tool_call_update", "zcode-retry-t-2", None, "failed"),  # the turn failed with it open
     ]

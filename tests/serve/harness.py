@@ -43,7 +43,7 @@ class ServeProcess(Process):
         self.port = int(self.wait_line(r"serving \S+ on ws://127\.0\.0\.1:(\d+)/acp").group(1))
         self.instance_id = ""
         if registered:
-            self.instance_id = self.wait_line(r"registered with the hub at \S+ as (\w+)").group(1)
+            self.instance_id = self.wait_line(r"registered with the hub at \S+ as ([\w.-]+)").group(1)
 
 
     def _tail(self, path: Path) -> None:

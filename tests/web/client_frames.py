@@ -25,6 +25,8 @@ _REQUESTS: dict[str, TypeAdapter[Any]] = {
     "session/set_config_option": TypeAdapter(
         schema.SetSessionConfigOptionBooleanRequest | schema.SetSessionConfigOptionSelectRequest),
 }
+# The bridge's own read-only file browser (actors/project_files.py): {sessionId, path?} and nothing else.
+_FILE_REQUESTS = {"_zcode/files/list": {"path"}, "_zcode/files/read": {"path"}, "_zcode/files/changes": set()}
 _NOTIFICATIONS: dict[str, TypeAdapter[Any]] = {
     "session/cancel": TypeAdapter(schema.CancelNotification),
 }
@@ -45,6 +47,11 @@ def assert_valid_page_frame(frame: dict[str, Any], agent_requests: dict[Any, str
     assert frame.get("jsonrpc") == "2.0", frame
     method = frame.get("method")
     if method is not None:
+        if "id" in frame and method in _FILE_REQUESTS:
+            params = frame.get("params") or {}
+            assert isinstance(params.get("sessionId"), str) and set(params) <= {"sessionId", *_FILE_REQUESTS[method]}, frame
+            assert all(isinstance(params[key], str) for key in params), frame
+            return
         if "id" in frame:
             assert method in _REQUESTS, f"the page sent a request ACP does not define for clients: {frame}"
             assert isinstance(frame["id"], (int, str)) and not isinstance(frame["id"], bool), frame

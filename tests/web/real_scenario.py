@@ -187,7 +187,7 @@ async def through_the_real_hub(artifacts: Path, name: str, steps: Steps, dialect
             env["ZCODE_ACP_HUB_PORT"] = str(port)
             bridge = Child([sys.executable, "-m", "zcode_acp", "serve", "--cwd", str(project)], env,
                            artifacts / "serve.log")
-            instance_id = (await bridge.wait_line(r"registered with the hub at \S+ as (\w+)")).group(1)
+            instance_id = (await bridge.wait_line(r"registered with the hub at \S+ as ([\w.-]+)")).group(1)
             assert [i["origin"] for i in instances(port) if i["id"] == instance_id] == ["serve"]
             async with async_playwright() as playwright:
                 console: list[str] = []

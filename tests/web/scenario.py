@@ -123,6 +123,17 @@ def turn_updates() -> list[dict[str, Any]]:
     ]
 
 
+def quota_update(updated_at: str, five_hour: float) -> dict[str, Any]:
+    """What the bridge sends a client declaring session.quota (protocol/quota.py's snapshot)."""
+    return {"sessionUpdate": "quota_update", "updatedAt": updated_at, "pools": [{
+        "id": "plan", "label": "GLM Coding Plan", "state": "exhausted" if five_hour >= 100 else "available",
+        "meters": [
+            {"id": "five_hour", "label": "5-hour window", "usedPercent": five_hour, "window": "PT5H",
+             "resetsAt": "2026-12-02T12:00:00.000Z", "status": "exceeded" if five_hour >= 100 else "warning"},
+            {"id": "weekly", "label": "Weekly window", "usedPercent": 12.0, "window": "P7D",
+             "resetsAt": "2026-12-06T09:00:00.000Z", "status": "ok"}]}]}
+
+
 def permission(tool_call_id: str, title: str, command: str) -> dict[str, Any]:
     return {"sessionId": SESSION,
             "toolCall": {"toolCallId": tool_call_id, "title": title, "kind": "execute", "status": "pending",
@@ -240,6 +251,58 @@ class Steps:
         await expect(edit.locator(".diff-line.add")).to_have_text(["+     return user.is_valid()"])
         await expect(page.locator(".plan summary")).to_have_text("Plan 1/3 · Fix the login check")
         await expect(page.locator(".usage")).to_have_text("26%")
+
+        await self.step("the plan's quota: one bar per window, the newest snapshot wins (docs/quota.md)")
+        assert (await page.locator(".quota").count()) == 1 and not await page.locator(".quota").is_visible()
+        await conn.update(SESSION, quota_update("2026-12-02T09:00:00.000Z", 86.0))
+        quota = page.locator(".quota")
+        await expect(quota.locator("summary")).to_have_text("GLM Coding Plan · 5-hour window: 86%")
+        await expect(quota).to_have_class(re.compile(r"\bwarning\b"))
+        await quota.locator("summary").click()
+        await expect(quota.locator(".quota-label")).to_have_text(["5-hour window", "Weekly window"])
+        await expect(quota.locator(".quota-figure")).to_have_text(["86% used", "12% used"])
+        assert await quota.locator('.quota-meter[data-meter-id="five_hour"] meter').get_attribute("value") == "86"
+        await expect(quota.locator(".quota-reset")).to_have_count(2)
+        await page.screenshot(path=str(self.artifacts / "phone-quota.png"))
+        await conn.update(SESSION, quota_update("2026-12-02T08:00:00.000Z", 10.0))  # older: ignored
+        await conn.update(SESSION, quota_update("2026-12-02T09:05:00.000Z", 100.0))
+        await expect(quota.locator("summary")).to_have_text("GLM Coding Plan · 5-hour window: 100%")
+        await expect(quota).to_have_class(re.compile(r"\bexceeded\b"))
+        await quota.locator("summary").click()
+
+        await self.step("the project's files, read-only: a folder, a highlighted file, the changes (docs/web-client.md)")
+        await page.click("button.files-button")
+        listed = await conn.expect("_zcode/files/list")
+        assert listed["params"] == {"sessionId": SESSION}, listed
+        await conn.respond(listed, {"roots": [WORKSPACE], "path": WORKSPACE, "truncated": False, "entries": [
+            {"name": "src", "kind": "dir"}, {"name": "app.py", "kind": "file", "size": 61},
+            {"name": "escape", "kind": "other"}]})
+        panel = page.locator(".files-panel")
+        await expect(panel.locator(".files-name")).to_have_text(["src", "app.py", "escape"])
+        assert await panel.locator('.files-entry[data-name="escape"] button').count() == 0  # shown, not opened
+        await panel.locator('.files-entry[data-name="app.py"] button').click()
+        read = await conn.expect("_zcode/files/read")
+        assert read["params"] == {"sessionId": SESSION, "path": f"{WORKSPACE}/app.py"}, read
+        await conn.respond(read, {"path": f"{WORKSPACE}/app.py", "size": 61,
+                                  "text": "def login(user):\n    return '<script>window.__pwned = 3</script>'\n"})
+        code = panel.locator("pre.files-code")
+        await expect(code).to_have_attribute("data-language", "python")
+        await expect(code.locator(".token.keyword").first).to_have_text("def")
+        await expect(code).to_contain_text("<script>window.__pwned = 3</script>")
+        assert await panel.locator("script").count() == 0 and await page.evaluate("window.__pwned") is None
+        await page.screenshot(path=str(self.artifacts / "phone-files.png"))
+        await panel.locator("button.files-tab").nth(1).click()
+        diff = await conn.expect("_zcode/files/changes")
+        assert diff["params"] == {"sessionId": SESSION}, diff
+        await conn.respond(diff, {"git": True, "truncated": False, "untracked": ["notes.txt"], "diff": (
+            "diff --git a/app.py b/app.py\n--- a/app.py\n+++ b/app.py\n@@ -1,2 +1,2 @@\n def login(user):\n"
+            "-    return False\n+    return user.is_valid()\n")})
+        await expect(panel.locator(".diff-line.add")).to_have_text(["+    return user.is_valid()"])
+        await expect(panel.locator(".diff-line.del")).to_have_text(["-    return False"])
+        await expect(panel.locator(".files-untracked li")).to_have_text(["notes.txt"])
+        await page.screenshot(path=str(self.artifacts / "phone-changes.png"))
+        await panel.locator("button.files-close").click()
+        await expect(panel).to_be_hidden()
 
         await self.step("a permission dialog: Allow once")
         asked = await conn.request("session/request_permission", permission("t3", "Bash: rm -rf build/", "rm -rf build/"))

@@ -35,7 +35,8 @@ def run() -> dict[str, Any]:
 def test_the_page_does_everything_the_scenario_checks(run: dict[str, Any]) -> None:
     assert run["returncode"] == 0, run["output"]
     assert "scenario passed" in run["output"]
-    for name in ("phone-session.png", "phone-permission.png", "phone-list.png"):
+    for name in ("phone-session.png", "phone-permission.png", "phone-list.png", "phone-quota.png", "phone-files.png",
+                 "phone-changes.png"):
         assert (ARTIFACTS / name).stat().st_size > 10_000, f"{name} missing or empty"
 
 
@@ -58,4 +59,5 @@ def test_every_frame_is_valid_acp(run: dict[str, Any]) -> None:
                     page_requests.setdefault(connection, {})[frame["id"]] = frame["method"]
             assert_valid_page_frame(frame, agent_requests.get(connection, {}))
     assert page_methods == {"initialize", "session/load", "session/new", "session/prompt", "session/cancel",
+                            "_zcode/files/list", "_zcode/files/read", "_zcode/files/changes",
                             "session/set_config_option", "session/set_mode"}, page_methods

@@ -11,6 +11,8 @@ export const CLIENT_CAPABILITIES = Object.freeze({
   fs: { readTextFile: false, writeTextFile: false },
   terminal: false,
   elicitation: { form: {} },
+  // The plan's quota as `quota_update` (the ACP "Quotas and Limits" RFD; docs/quota.md).
+  session: { quota: {} },
   _meta: { terminal_output: true },
 });
 
@@ -125,6 +127,29 @@ export class AcpClient extends EventTarget {
 
   setMode(sessionId, modeId) {
     return this.rpc.request("session/set_mode", { sessionId, modeId });
+  }
+
+  /** The agent advertised the quota RFD's `quota/read` (its `agentCapabilities.quota`). */
+  get hasQuota() {
+    const capabilities = this.agent && this.agent.agentCapabilities;
+    return !!capabilities && typeof capabilities.quota === "object" && capabilities.quota !== null;
+  }
+
+  readQuota(sessionId) {
+    return this.rpc.request("quota/read", { sessionId });
+  }
+
+  /** The project's files, read-only (the bridge's `_zcode/files/*`, docs/web-client.md "Files"). */
+  listFiles(sessionId, path) {
+    return this.rpc.request("_zcode/files/list", path ? { sessionId, path } : { sessionId });
+  }
+
+  readFile(sessionId, path) {
+    return this.rpc.request("_zcode/files/read", { sessionId, path });
+  }
+
+  fileChanges(sessionId) {
+    return this.rpc.request("_zcode/files/changes", { sessionId });
   }
 
   // ACP has no rename: the bridge's extension method (docs/protocol-mapping.md), answered {title}.

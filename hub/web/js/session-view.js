@@ -9,6 +9,8 @@ import { AcpClient } from "./acp-client.js";
 import { ConnectionLost, RpcError } from "./rpc.js";
 import { Transcript } from "./transcript.js";
 import { ConfigBar } from "./config-bar.js";
+import { QuotaBar } from "./quota-bar.js";
+import { FileBrowser } from "./file-view.js";
 import { permissionDialog, elicitationDialog } from "./dialogs.js";
 import { acpUrl, Unauthorized } from "./hub-api.js";
 
@@ -53,6 +55,14 @@ export class SessionView {
     this.workspaceEl = h("div", { class: "session-workspace" });
     this.stateEl = h("span", { class: "conn-state", role: "status" });
     this.usageEl = h("span", { class: "usage", hidden: true });
+    this.quotaBar = new QuotaBar();
+    this.files = new FileBrowser({
+      list: (path) => this.client.listFiles(this.sessionId, path),
+      read: (path) => this.client.readFile(this.sessionId, path),
+      changes: () => this.client.fileChanges(this.sessionId),
+    }, () => this.files.hide());
+    this.filesButton = h("button", { type: "button", class: "files-button", "aria-label": t("files.open"), title: t("files.open"),
+      onclick: () => { if (this.loaded) this.files.show(); } }, "📁");
     this.configBar = new ConfigBar((change) => this.changeConfig(change));
     this.planSummary = h("summary");
     this.planList = h("ol", { class: "plan-entries" });
@@ -82,11 +92,12 @@ export class SessionView {
       h("header", { class: "topbar" },
         h("button", { type: "button", class: "back", "aria-label": t("session.back"), onclick: () => this.options.onBack() }, "‹"),
         h("div", { class: "session-heading" }, h("div", { class: "session-title-row" }, this.titleEl, this.renameButton), this.renameForm, this.workspaceEl),
-        this.usageEl, this.stateEl),
-      h("div", { class: "session-tools" }, this.configBar.el, this.planEl),
-      this.scroller, this.dialogsEl, composer);
+        this.usageEl, this.filesButton, this.stateEl),
+      h("div", { class: "session-tools" }, this.configBar.el, this.planEl, this.quotaBar.el),
+      this.scroller, this.dialogsEl, composer, this.files.el);
     this.transcript.addEventListener("plan", (event) => this.showPlan(event.detail));
     this.transcript.addEventListener("usage", (event) => this.showUsage(event.detail));
+    this.transcript.addEventListener("quota", (event) => this.quotaBar.show(event.detail));
     this.transcript.addEventListener("title", (event) => this.setTitle(event.detail));
     this.transcript.addEventListener("mode", (event) => this.configBar.setCurrentMode(event.detail));
     this.transcript.addEventListener("config", (event) => this.configBar.setOptions(event.detail));
@@ -194,6 +205,7 @@ export class SessionView {
       this.el.dataset.loaded = "true";
       this.showState({ state: "open" });
       if (reconnect) this.transcript.addNotice(t("session.reconnected"), "info");
+      if (this.client.hasQuota) this.readQuota();
       this.transcript.scrollToEnd();
     } catch (error) {
       if (error instanceof ConnectionLost) return; // the next connection loads again
@@ -308,6 +320,14 @@ export class SessionView {
         h("span", null, entry.content)));
     }
     this.planEl.hidden = !entries.length;
+  }
+
+  async readQuota() {
+    try {
+      this.quotaBar.show(await this.client.readQuota(this.sessionId));
+    } catch (error) {
+      // Quota unknown (the RFD: only the quota block is affected): the bar stays as it was.
+    }
   }
 
   showUsage(update) {

@@ -51,6 +51,7 @@ export class Transcript extends EventTarget {
       case "tool_call_update": this.toolCall(update); break;
       case "plan": this.emit("plan", Array.isArray(update.entries) ? update.entries : []); break;
       case "usage_update": this.emit("usage", update); break;
+      case "quota_update": this.emit("quota", update); break;
       case "session_info_update": if (update.title !== undefined) this.emit("title", update.title); break;
       case "current_mode_update": this.emit("mode", update.currentModeId); break;
       case "config_option_update": this.emit("config", update.configOptions || []); break;

@@ -1,0 +1,58 @@
+"""Messages of the Coding Plan's quota (actors/quota.py): the QuotaWatch's, and the news it sends."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zcode_acp.actors.message_class import message
+from zcode_acp.actors.messages.base import Json, Ref
+
+
+@message
+class RefreshQuota:
+    """Read the quota again if the last read is old enough (a turn ended, a session opened)."""
+
+
+@message
+class ReadQuota:
+    """A client's ``quota/read``: answered with a ``Reply`` on ``conn`` (the snapshot, or an error)."""
+
+    conn: Ref
+    request_id: Json
+    lang: str
+
+
+@message
+class QuotaKeyFound:
+    """The key lookup (file reads, off the actor's mail loop) is done: ``key`` is a PlanKey or None."""
+
+    key: Any
+    warnings: tuple[str, ...] = ()
+
+
+@message
+class QuotaFetched:
+    """A read ended: ``snapshot`` (a QuotaSnapshot) or ``reason``/``detail`` (a ``quota.error.*`` key)."""
+
+    snapshot: Any = None
+    reason: str = ""
+    detail: str = ""
+
+
+@message
+class QuotaChanged:
+    """The QuotaWatch tells the Supervisor: a snapshot that differs from the last one, and the meters
+    that reached an alert level (``(Meter, level)`` pairs, protocol/quota.crossed)."""
+
+    snapshot: Any
+    crossings: tuple[Any, ...] = ()
+
+
+@message
+class QuotaNews:
+    """The Supervisor tells each live Session: the RFD snapshot for the clients that declared
+    ``session.quota`` (their urns), and the alert lines for the others (empty: nothing to say)."""
+
+    document: dict[str, Any]
+    quota_clients: frozenset[str]
+    alerts: tuple[str, ...] = ()
