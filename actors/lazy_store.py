@@ -254,13 +254,18 @@ class LazySessionStore:
     def keep_title(self, session_id: str, title: str) -> bool:
         """A title the engine cannot keep (no rename there): stored on the session's entry, persisted
         like ``record``. False when the session has no entry here (not made through a bridge)."""
+        return self.amend(session_id, {"title": title})
+
+    def amend(self, session_id: str, fields: dict[str, Any]) -> bool:
+        """Fields set on a session's entry (a None value removes the field), persisted like
+        ``record``. False when the session has no entry here (not made through a bridge)."""
         entry = self.ours.get(session_id)
         if entry is None:
             entries, _ = self._in_pool(self._read)
             entry = entries.get(session_id)
         if entry is None or lazy_sessions.is_deleted(entry):
             return False
-        entry = {**entry, "title": title}
+        entry = {key: value for key, value in {**entry, **fields}.items() if value is not None}
         lazy_sessions.dumps({session_id: entry})
         self.ours[session_id] = entry
         self.unsaved[session_id] = entry

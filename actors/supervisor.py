@@ -72,6 +72,7 @@ from zcode_acp.actors.messages import (
 from zcode_acp.actors import project_files
 from zcode_acp.actors.transport import flow
 
+from zcode_acp.actors.air_index import AirSessionIndex
 from zcode_acp.actors.supervisor_registry import SessionRegistry
 
 log = logging.getLogger(__name__)
@@ -121,9 +122,10 @@ def _absolute_cwd(params: dict[str, Any], must_exist: bool = False) -> str:
 _DEFERRED = object()  # the handler passed the request on; someone else answers it
 
 
-class Supervisor(SessionRegistry):
+class Supervisor(SessionRegistry, AirSessionIndex):
     def __init__(self, config: Config, on_exit: Callable[[], None], root: str | None = None) -> None:
         super().__init__(config, on_exit, root)
+        self.air_index_init()
         self.methods: dict[str, Callable[[Any, Any, dict[str, Any]], Any]] = {
             "initialize": self._initialize,
             "authenticate": self._authenticate,
@@ -141,6 +143,7 @@ class Supervisor(SessionRegistry):
             "quota/read": self._quota_read,
             # The phone's file browser, read-only (actors/project_files.py, docs/web-client.md).
             **{f"_{name}": functools.partial(self._project_files, name) for name in project_files.METHODS},
+            **self.air_methods(),  # the AIR session index (air_index.py)
         }
 
         self.notifications: dict[str, Callable[[Any, dict[str, Any]], None]] = {
@@ -191,6 +194,7 @@ class Supervisor(SessionRegistry):
             answer(result)
             if method == "session/new":  # after the answer, never before it
                 self._announce(message.conn, result["sessionId"])
+                self.air_list_changed(result["sessionId"])
 
     @handles(ClientRequestCancelled)
     def on_client_request_cancelled(self, message: ClientRequestCancelled) -> None:
@@ -201,7 +205,8 @@ class Supervisor(SessionRegistry):
             message.conn.tell(Reply(message.request_id, None, errors.cancelled().to_dict()))
 
     def _initialize(self, conn: Any, request_id: Any, params: dict[str, Any]) -> dict[str, Any]:
-        result = initialize_result(params.get("protocolVersion"), self.version, self.config.lang)
+        result = initialize_result(params.get("protocolVersion"), self.version, self.config.lang,
+                                   params.get("clientCapabilities"))
         declared = merge_capabilities({}, params.get("clientCapabilities"))
         info = params.get("clientInfo")
         if isinstance(info, dict):
@@ -308,6 +313,7 @@ class Supervisor(SessionRegistry):
         cwd = params.get("cwd")
         if cwd is not None and (not isinstance(cwd, str) or not os.path.isabs(cwd)):
             raise invalid_params("cwd", "invalid.must_be_absolute")
+        self.air_list_request(conn, request_id, params)
         if cwd and self.config.engine_api == "v4":  # the workspace's sessions-index topic (docs/v4.md)
             from zcode_acp.actors.session.v4index import ListIndex  # v4 only: a legacy bridge never imports it
 
@@ -333,6 +339,7 @@ class Supervisor(SessionRegistry):
     @handles(Listed)
     def on_listed(self, message: Listed) -> None:
         if message.error is not None:
+            self.air_list_rows(message.conn, message.request_id, [], {})  # its filter is spent
             message.fail(errors.from_backend_error(message.error, "session/list"))
             return
         # Sessions made through this bridge are listed under the id the editor knows.
@@ -341,12 +348,15 @@ class Supervisor(SessionRegistry):
         known.update({entry["zcodeSid"]: acp_id for acp_id, entry in stored.items() if entry.get("zcodeSid")})
         result = without_deleted(message.result, lazy_sessions.deleted_backend_ids(stored))
         titles = lazy_sessions.kept_titles(stored)
-        message.conn.tell(Reply(message.request_id, {"sessions": list_sessions(result, known, titles)}, None))
+        rows = self.air_list_rows(message.conn, message.request_id, list_sessions(result, known, titles), stored)
+        message.conn.tell(Reply(message.request_id, {"sessions": rows}, None))
 
     @handles(TitleKept)
     def on_title_kept(self, message: TitleKept) -> None:
         if not self.store.keep_title(message.session_id, message.title):
             log.warning("session=%s: no record to keep its title in", message.session_id)
+        else:
+            self.air_list_changed(message.session_id)
 
     def _session_close(self, conn: Any, request_id: Any, params: dict[str, Any]) -> dict[str, Any]:
         session_id = _session_id(params)
@@ -383,8 +393,11 @@ class Supervisor(SessionRegistry):
 
             self.backend.tell(BackendCall("v4/command", delete_params(str(backend_id)), self.actor_ref,
                                           functools.partial(Answered, functools.partial(delete_acked, session_id))))
+        known = self.store.get(session_id)
         self.store.delete(session_id, backend_id)
         self.activity.pop(session_id, None)
+        if known is not None:
+            self.air_list_changed(session_id, removed_from=known["cwd"])
         return {}
 
     def _extension(self, name: str, conn: Any, request_id: Any, params: dict[str, Any]) -> Any:
@@ -404,6 +417,7 @@ class Supervisor(SessionRegistry):
         session, settings = self._spawn(session_id, message.cwd, message.mcp_servers, message.backend_session_id,
                                         settings=message.settings)
         self.store.record(session_id, message.cwd, message.backend_session_id)
+        self.air_list_changed(session_id)
         if message.as_command:
             text = t(self.config.lang, "command.forked", session_id=session_id)
             update = agent_text(text, uuid.uuid4().hex)

@@ -37,7 +37,7 @@ import gevent
 import tenacity
 
 from zcode_acp.protocol import events as ev
-from zcode_acp.protocol import interactions, turn_end
+from zcode_acp.protocol import air, interactions, session_notices, turn_end
 from zcode_acp.protocol.content import BackendPrompt
 from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError, from_backend_error, is_busy, is_not_active
 from zcode_acp.protocol.i18n import t
@@ -120,6 +120,8 @@ class Turn(BridgeActor):
         message_id: str,
         config: Config,
         plan: list[dict[str, str]] | None = None,
+        typed_failures: bool = False,
+        notices: bool = False,
     ) -> None:
         super().__init__()
         self.key = key
@@ -132,8 +134,11 @@ class Turn(BridgeActor):
         self.prompt = prompt
         self.clients = clients
         self.config = config
+        # A client that declared the AIR sessionFailure extension: a failed turn is a typed
+        # failure and an end_turn, not an error (protocol/air.py).
+        self.typed_failures = typed_failures
         self.translator = TurnTranslator(message_id=message_id, terminal_output=terminal_output, plan=plan,
-                                         lang=config.lang)
+                                         lang=config.lang, notices=notices)
         self.text_lines = TextChunkLines(session_id)
         self.finishing: dict[str, Any] | None = None  # the answer, held while the final plan is read
         self.state = "created"
@@ -195,6 +200,15 @@ class Turn(BridgeActor):
         outcome = error.message if error is not None else str((result or {}).get("stopReason") or "")
         self.session.tell(TurnSettled(self.key, self.translator.plan, outcome, self.answer))
         self._maybe_done()
+
+    def _settle_typed_failure(self, error: RpcError) -> None:
+        """The AIR answer to a failed turn, as the reference adapters give it: the failure as a
+        ``session_info_update`` carrying ``_meta.jetbrains.air.sessionFailure``, then ``end_turn``
+        with the same ``_meta``."""
+        failure_id, kind = f"{self.session_id}:turn-{self.key}:error", air.failure_kind(error.data)
+        self._close_open_cards()
+        self._emit([air.failure_update(failure_id, 1, kind, error.message)])
+        self._settle({"stopReason": "end_turn", "_meta": air.failure_meta(failure_id, 1, kind, error.message)})
 
     def _maybe_done(self) -> None:
         if self.settled and not self.send_in_flight and not self.stopping and not self.done_told:
@@ -434,12 +448,16 @@ class Turn(BridgeActor):
                 elif self.streamed:
                     self.answer = "".join(self.streamed)[:STREAMED_TEXT_KEPT]
                 if kind == ev.TURN_FAILED:
-                    self._settle(error=turn_end.failed(body, self.config.lang))  # final: the engine already retried
+                    error = turn_end.failed(body, self.config.lang)  # final: the engine already retried
+                    if self.typed_failures:
+                        self._settle_typed_failure(error)
+                    else:
+                        self._settle(error=error)
                     return
                 self._emit(self.translator.retry.close())
                 ending = turn_end.completed(body, self.config.lang)
                 if ending.notice:
-                    self._emit([self.translator.notice(ending.notice)])
+                    self._emit([self.translator.notice(ending.notice, session_notices.WARNING)])
                 if ending.error is not None:
                     self._settle(error=ending.error)
                     return
@@ -470,6 +488,8 @@ class Turn(BridgeActor):
     @handles(ClientsChanged)
     def on_clients_changed(self, message: ClientsChanged) -> None:
         self.clients = list(message.clients)  # a client that attaches mid-turn sees the rest of it
+        self.typed_failures = air.client_declares(message.capabilities, air.SESSION_FAILURE)
+        self.translator.notices = session_notices.supports_notices(message.capabilities)
 
     @handles(ShowInteraction)
     def on_show_interaction(self, message: ShowInteraction) -> None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Callable
 
+from . import air
 from .errors import invalid_params
 from .i18n import EN, t
 from .session_config import DEFAULT_MODEL, MODE_IDS, SessionSettings, offered_modes, validate_mode
@@ -43,6 +44,9 @@ class ExtensionCall:
     steer: str | None = None  # text for the running turn (session/steer or v4 sendText, whichever the engine has)
     rename: str | None = None  # the session's new title (the engine's v4 renameSession command)
     v4_only: bool = False  # what only the v4 data plane offers: ``method`` is the v4 command (docs/v4.md)
+    # The AIR set's answer shape (actors/session/air_answers.py): "steering" or "async_task_stop".
+    air_answer: str | None = None
+    prompt_required_when_idle: bool = False  # _session/steering's _meta.steering.idleBehavior opt-in
 
 
 # What each backend method takes besides ``sessionId``: today's engine checks its params with
@@ -87,7 +91,19 @@ def _steering(params: dict[str, Any]) -> ExtensionCall:
         prompt = "\n".join(text for text in texts if isinstance(text, str))
     if not isinstance(prompt, str) or not prompt.strip():
         raise invalid_params("prompt", "invalid.must_be_text")
-    return ExtensionCall("session/steer", {"content": prompt}, steer=prompt)
+    idle = air.steering_idle_behaviour(params)
+    return ExtensionCall("session/steer", {"content": prompt}, steer=prompt, air_answer="steering",
+                         prompt_required_when_idle=idle == air.PROMPT_REQUIRED_BEHAVIOUR)
+
+
+def _async_task_stop(params: dict[str, Any]) -> ExtensionCall:
+    """``_session/async_task/stop {sessionId, asyncTaskId}`` (the AIR set): a background task
+    stopped as ``session/cancelBackgroundTask`` stops it, answered ``{stopped}``."""
+    task_id = _required_string(params, "asyncTaskId").strip()
+    if not task_id:
+        raise invalid_params("asyncTaskId", "invalid.must_be_nonempty_string")
+    return ExtensionCall("session/cancelBackgroundTask", {"taskId": task_id}, cancels_task=task_id,
+                         air_answer="async_task_stop")
 
 
 def _cancel_task(params: dict[str, Any]) -> ExtensionCall:
@@ -139,6 +155,7 @@ EXTENSIONS: dict[str, Callable[[dict[str, Any]], ExtensionCall]] = {
     "session/setThoughtLevel": lambda params: ExtensionCall(
         "session/setThoughtLevel", setting=("thought", params.get("thoughtLevel"))),
     "session/cancelBackgroundTask": _cancel_task,
+    "session/async_task/stop": _async_task_stop,  # the AIR name of the same stop
     # Only on the v4 data plane (ZCODE_ACP_ENGINE_API=v4); the legacy path answers -32601.
     "session/queue": _v4("listQueue"),  # the engine's queue: {items: [{queueItemId, text, …}]}
     "session/queueEdit": _v4("editQueueItem", "queueItemId", "text"),

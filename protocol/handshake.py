@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import framing, jsonrpc
+from . import air, framing, jsonrpc
 from .errors import METHOD_NOT_FOUND, RpcError, invalid_params
 from .i18n import EN, t
 from .shapes import obj
@@ -13,7 +13,8 @@ PROTOCOL_VERSION = 1
 AUTH_METHOD_ID = "zcode-credentials"
 
 
-def initialize_result(requested_version: Any, version: str, lang: str = EN) -> dict[str, Any]:
+def initialize_result(requested_version: Any, version: str, lang: str = EN,
+                      client_capabilities: Any = None) -> dict[str, Any]:
     if not isinstance(requested_version, int) or isinstance(requested_version, bool):
         raise invalid_params("protocolVersion", "invalid.must_be_integer")
     return {
@@ -39,6 +40,8 @@ def initialize_result(requested_version: Any, version: str, lang: str = EN) -> d
                 "description": t(lang, "auth.description"),
             }
         ],
+        # Steering for every client, the AIR extension set for a client that declares it (air.py).
+        "_meta": air.initialize_meta(client_capabilities),
     }
 
 
@@ -68,7 +71,7 @@ def early_initialize_answer(first_bytes: bytes, version: str, lang: str = EN,
             params = {}
         if not isinstance(params, dict):
             return None
-        result = initialize_result(params.get("protocolVersion"), version, lang)
+        result = initialize_result(params.get("protocolVersion"), version, lang, params.get("clientCapabilities"))
     except RpcError:
         return None
     return framing.encode(jsonrpc.acp_result(frame["id"], result))

@@ -1,8 +1,9 @@
 """The lazy-session file: ACP placeholder id → backend session (docs/sessions.md, "What is stored where").
 
 ``<ZCODE_HOME>/v2/acp-lazy-sessions.json`` holds
-``{"<placeholder>": {"cwd": str, "zcodeSid"?: str, "createdAt": ms, "title"?: str, "deleted"?: true}}``
-(``title``: a rename the engine could not do, kept here and shown by ``session/list``).
+``{"<placeholder>": {"cwd": str, "zcodeSid"?: str, "createdAt": ms, "title"?: str, "archived"?: true,
+"deleted"?: true}}`` (``title``: a rename the engine could not do, kept here and shown by
+``session/list``; ``archived``: ``_session/archive``, which hides it from the default list).
 A ``session/delete`` leaves a tombstone (``deleted: true``, keyed by the editor's
 id, keeping the backend id) so that every bridge sharing the file stops
 listing, loading and resuming it. These are the pure rules: parsing (a corrupt file is an error the caller turns into
@@ -61,6 +62,11 @@ def kept_titles(entries: dict[str, dict[str, Any]]) -> dict[str, str]:
     """The titles the bridge keeps itself (a rename the engine cannot do), by the editor's id."""
     return {key: entry["title"] for key, entry in entries.items()
             if isinstance(entry.get("title"), str) and entry["title"] and not is_deleted(entry)}
+
+
+def archived_ids(entries: dict[str, dict[str, Any]]) -> set[str]:
+    """The sessions ``_session/archive`` archived (and no unarchive brought back), by the editor's id."""
+    return {key for key, entry in entries.items() if entry.get("archived") is True and not is_deleted(entry)}
 
 
 def is_deleted(entry: dict[str, Any]) -> bool:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from json.encoder import encode_basestring
 from typing import Any
 
-from . import framing, jsonrpc, tools, updates
+from . import framing, jsonrpc, session_notices, tools, updates
 from .events import MODEL_STREAMING, SESSION_UPDATED, STREAM_RECOVERY_UPDATED, TOOL_UPDATED, payload
 from .i18n import EN
 from .recovery import RetryCard
@@ -123,6 +123,7 @@ class TurnTranslator:
     _segment: int = 0
     _text_shown: bool = False  # text since the last notice: the next notice starts a paragraph
     lang: str = EN  # the language of the cards the bridge titles itself (protocol/i18n)
+    notices: bool = False  # a client declared session.notices: the bridge's notices as ``notice``
     retry: RetryCard = field(init=False)  # the engine's own retries, while they last (protocol/recovery.py)
 
     def __post_init__(self) -> None:
@@ -133,10 +134,13 @@ class TurnTranslator:
     def _message_id(self) -> str:
         return f"{self.message_id}-{self._segment}" if self._segment else self.message_id
 
-    def notice(self, text: str) -> dict[str, Any]:
-        """A short visible agent message that is not model output."""
+    def notice(self, text: str, severity: str = session_notices.INFO) -> dict[str, Any]:
+        """What the bridge says itself, not the model (protocol/session_notices.py)."""
         self._segment += 1
-        update = agent_text(notice_text(text, self._text_shown), f"{self.message_id}-notice-{self._segment}")
+        if self.notices:
+            update = session_notices.notice(text, severity)
+        else:
+            update = agent_text(notice_text(text, self._text_shown), f"{self.message_id}-notice-{self._segment}")
         self._segment += 1
         self._text_shown = False
         return update

@@ -13,6 +13,8 @@ from typing import Any
 
 from acp import schema
 
+from tests.acp_schema import assert_valid_acp_frame, assert_valid_acp_update
+
 _UPDATE_MODELS = {
     "user_message_chunk": schema.UserMessageChunk,
     "agent_message_chunk": schema.AgentMessageChunk,
@@ -86,11 +88,19 @@ def assert_renderable_tool_card(update: dict[str, Any]) -> None:
             f"rawOutput must be a JSON object or absent, got {update['rawOutput']!r}")
 
 
+# Stable since schema 1.19, so the Python SDK 0.12 has no model for them: the vendored
+# ACP v1 schemas (tests/acp_schema.py) hold them instead.
+NEWER_THAN_THE_PYTHON_SDK = frozenset({"notice", "compaction_update", "compaction_summary_chunk"})
+
+
 def assert_valid_update(update: dict[str, Any]) -> None:
     if update.get("sessionUpdate") in ("tool_call", "tool_call_update"):
         assert_renderable_tool_card(update)
     if update.get("sessionUpdate") == "quota_update":  # the RFD's, sent only to clients declaring session.quota
         assert_valid_draft("QuotaUpdate", update)
+        return
+    if update.get("sessionUpdate") in NEWER_THAN_THE_PYTHON_SDK:
+        assert_valid_acp_update(update)
         return
     model = _UPDATE_MODELS.get(update.get("sessionUpdate"))
     assert model is not None, f"unknown sessionUpdate {update.get('sessionUpdate')!r}"
@@ -130,8 +140,11 @@ def assert_valid_result(method: str, result: Any) -> None:
 
 
 def assert_valid_frame(frame: dict[str, Any], methods_by_id: dict[Any, str] | None = None) -> None:
-    """One frame the bridge wrote: envelope shape, then the payload's schema."""
+    """One frame the bridge wrote: envelope shape, the payload against the Python SDK's
+    models, and the whole frame against the ACP v1 schemas of the TypeScript SDK 2.4.0
+    (``tests/acp_schema.py``)."""
     assert frame.get("jsonrpc") == "2.0", frame
+    assert_valid_acp_frame(frame, methods_by_id)
     if "method" in frame:
         assert isinstance(frame["method"], str)
         if frame["method"] == "session/update":

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import uuid
 from typing import Any
+from collections.abc import Callable
 
 from zcode_acp.protocol import commands
 from zcode_acp.protocol.errors import (
@@ -32,7 +33,7 @@ from zcode_acp.actors.messages import (
     Teardown,
     UnregisterRoute,
 )
-from zcode_acp.actors.session import v4tasks
+from zcode_acp.actors.session import air_answers, v4tasks
 
 from zcode_acp.actors.session.loading import SessionLoading
 
@@ -52,20 +53,24 @@ class Session(SessionLoading):
 
     @handles(Extension)
     def on_extension(self, message: Extension) -> None:
-        def reply(result: Any) -> None:
+        def answer(result: Any) -> None:
             message.conn.tell(Reply(message.request_id, result if isinstance(result, dict) else {}, None))
 
         call = commands.extension_call(message.name, message.params)
+        reply: Callable[[Any], None] = answer
+        fail: Callable[[Any], None] = message.fail
+        if call.air_answer is not None:  # the AIR names answer in the reference adapters' shapes
+            reply, fail = air_answers.shaped(call, reply, fail)
         if call.cancels_task is not None and self.v4 is not None:  # on the v4 path: cancelBackgroundWork
             call = commands.ExtensionCall(v4tasks.METHOD, v4tasks.cancel_call_params(call.cancels_task), v4_only=True)
         if call.v4_only:
             v4 = self.v4
             if v4 is None:
-                message.fail(RpcError(METHOD_NOT_FOUND, t(self.config.lang, "error.needs_v4", method=message.name)))
+                fail(RpcError(METHOD_NOT_FOUND, t(self.config.lang, "error.needs_v4", method=message.name)))
             else:
-                self.when_live(lambda: v4.extra(call.method, call.params, reply, message.fail), message.fail)
+                self.when_live(lambda: v4.extra(call.method, call.params, reply, fail), fail)
             return
-        self.controls.extension(message.name, call, message.conn, message.request_id, reply, message.fail)
+        self.controls.extension(message.name, call, message.conn, message.request_id, reply, fail)
 
     @handles(QuotaNews)
     def on_quota_news(self, message: QuotaNews) -> None:

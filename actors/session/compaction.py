@@ -15,6 +15,7 @@ A plain object: the Session's ``Controls`` owns it (docs/decisions.md, "Compacti
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 # state.updated reasons that end a compaction → the outcome they mean.
@@ -28,6 +29,7 @@ class Compaction:
         self.answer: dict[str, Any] | None = None
         self.outcome: str | None = None  # completed | cancelled | failed, once known
         self.waits_for_end = False
+        self.compaction_id = uuid.uuid4().hex  # its compactionId, for a client shown compaction updates
 
     @staticmethod
     def ending(reason: Any) -> str | None:

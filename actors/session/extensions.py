@@ -26,7 +26,7 @@ from collections.abc import Callable
 
 import gevent
 
-from zcode_acp.protocol import commands, model_catalog
+from zcode_acp.protocol import commands, compaction_updates, model_catalog, session_notices
 from zcode_acp.protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RpcError, from_backend_error, is_busy
 from zcode_acp.protocol.i18n import EN, t
 from zcode_acp.protocol.session_config import config_options, validate_config_value
@@ -100,16 +100,21 @@ class Controls:
         """True if a compaction is running: the turn starts after it (and the user reads why it waits)."""
         if self.compacting:
             self.deferred.append(key)
-            self.port.deliver([notice_chunk(t(self.port.settings.current.lang, "notice.compact_waiting"),
-                                          uuid.uuid4().hex)])
+            self.port.deliver([self._notice(t(self.port.settings.current.lang, "notice.compact_waiting"))])
         return self.compacting
 
     def hold_prompt(self) -> bool:
         """The v4 path's ``hold_turn``: True if a compaction runs (the V4Path keeps the prompt meanwhile)."""
         if self.compacting:
-            self.port.deliver([notice_chunk(t(self.port.settings.current.lang, "notice.compact_waiting"),
-                                          uuid.uuid4().hex)])
+            self.port.deliver([self._notice(t(self.port.settings.current.lang, "notice.compact_waiting"))])
         return self.compacting
+
+    def _notice(self, text: str) -> dict[str, Any]:
+        """The bridge's own word: a ``notice`` for a client that declared ``session.notices``, else an
+        agent message set off as its own paragraph (protocol/session_notices.py)."""
+        if session_notices.supports_notices(getattr(self.port, "capabilities", None)):
+            return session_notices.notice(text)
+        return notice_chunk(text, uuid.uuid4().hex)
 
     # -- settings -----------------------------------------------------------------------------
 
@@ -334,6 +339,7 @@ class Controls:
             return
         operation = Compaction()
         self.compacting, self.compaction = True, operation
+        self._show_compaction(operation, None)
 
         def answered(result: Any) -> None:
             if self.compaction is operation and operation.answered(result):
@@ -341,6 +347,7 @@ class Controls:
 
         def failed(error: Any) -> None:
             if self.compaction is operation:  # (a lost backend answered the callers already)
+                self._show_compaction(operation, "failed", error)
                 for _, caller_failed in self._release_held():
                     caller_failed(error)
 
@@ -379,10 +386,25 @@ class Controls:
     def compaction_lost(self, error: Any) -> None:
         """The backend went away mid-compaction: its end will never come."""
         if self.compaction is not None:
+            self._show_compaction(self.compaction, "failed", error)
             for _, caller_failed in self._release_held():
                 caller_failed(error)
 
+    def _show_compaction(self, operation: Compaction, status: str | None, error: Any = None) -> None:
+        """The compaction as ``compaction_update`` (and its summary), for a client that declared
+        ``session.compaction``; ``status`` None: it starts (protocol/compaction_updates.py)."""
+        if not compaction_updates.supports_compaction(getattr(self.port, "capabilities", None)):
+            return
+        if status is None:
+            self.port.deliver(compaction_updates.started(operation.compaction_id))
+            return
+        message = error.get("message") if isinstance(error, dict) else getattr(error, "message", None)
+        self.port.deliver(compaction_updates.ended(operation.compaction_id, status,
+                                                   compaction_updates.summary_of(operation.answer),
+                                                   message if isinstance(message, str) else None))
+
     def _compaction_over(self, operation: Compaction) -> None:
+        self._show_compaction(operation, operation.outcome or "completed")
         for caller_done, caller_failed in self._release_held():
             if operation.outcome == "failed":
                 caller_failed({"message": t(self.port.settings.current.lang, "error.compact_failed")})

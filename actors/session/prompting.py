@@ -8,7 +8,7 @@ import logging
 import uuid
 from typing import Any
 
-from zcode_acp.protocol import commands, interactions, updates
+from zcode_acp.protocol import air, commands, interactions, updates
 from zcode_acp.protocol.content import BackendPrompt
 from zcode_acp.protocol.errors import (
     RpcError,
@@ -17,6 +17,7 @@ from zcode_acp.protocol.errors import (
 )
 from zcode_acp.protocol.events import payload
 from zcode_acp.protocol.handshake import supports_terminal_output
+from zcode_acp.protocol.session_notices import supports_notices
 from zcode_acp.protocol.translator import notice_chunk
 
 from zcode_acp.actors.base import handles
@@ -101,6 +102,8 @@ class SessionPrompts(SessionCore):
             message_id=uuid.uuid4().hex,
             config=self.config,
             plan=self.plan,
+            typed_failures=air.client_declares(self.capabilities, air.SESSION_FAILURE),
+            notices=supports_notices(self.capabilities),
         )
         self.turns[key] = turn
         self.turn_requests[key] = (conn.actor_urn, request_id)

@@ -201,6 +201,7 @@ MESSAGES: dict[str, str] = {
     "invalid.no_audio": "audio is not supported (promptCapabilities.audio is false)",
     "invalid.unknown_content_type": "unknown content type {kind}",
     "invalid.empty_prompt": "is empty: a prompt needs text or an image",
+    "invalid.must_be_distinct_ids": "must be distinct, non-blank session ids",
     "invalid.must_be_text": "must be text (a string or text content blocks)",
     "invalid.unknown_auth_method": "is unknown (supported: {supported})",
     "invalid.objective_required": "is required to {action} a goal",

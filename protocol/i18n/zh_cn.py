@@ -189,6 +189,7 @@ MESSAGES: dict[str, str] = {
     "invalid.no_audio": "不支持音频（promptCapabilities.audio 为 false）",
     "invalid.unknown_content_type": "未知的内容类型 {kind}",
     "invalid.empty_prompt": "为空：提问需要文字或图片",
+    "invalid.must_be_distinct_ids": "必须是互不相同、非空的会话 ID",
     "invalid.must_be_text": "必须是文字（字符串或文本内容块）",
     "invalid.unknown_auth_method": "未知（支持的是：{supported}）",
     "invalid.objective_required": "执行目标的 {action} 操作时必须提供",

@@ -7,6 +7,9 @@ import json
 import re
 import subprocess
 import sys
+from xml.etree import ElementTree
+
+from jsonschema import Draft7Validator
 
 import zcode_acp
 from zcode_acp.cli import editors
@@ -32,6 +35,41 @@ def test_the_manifest_has_the_registry_shape():
     assert all(isinstance(MANIFEST[key], str) and MANIFEST[key] for key in ("name", "description"))
     assert set(MANIFEST["distribution"]) == {"uvx"}
     assert set(MANIFEST["distribution"]["uvx"]) <= PACKAGE_KEYS
+
+
+REGISTRY_SCHEMA = json.loads((ROOT / "schemas" / "registry" / "agent.schema.json").read_text())
+# Ids the registry already holds for other projects: "zcode-acp" is another ZCode adapter's.
+TAKEN_IDS = {"zcode-acp"}
+
+
+def registry_findings(manifest: dict) -> list[str]:
+    validator = Draft7Validator(REGISTRY_SCHEMA, format_checker=Draft7Validator.FORMAT_CHECKER)
+    return [error.message for error in validator.iter_errors(manifest)]
+
+
+def test_the_manifest_passes_the_registry_schema():
+    assert registry_findings(MANIFEST) == []
+    assert MANIFEST["id"] not in TAKEN_IDS
+    assert MANIFEST["id"] == zcode_acp.DIST_NAME  # the entry's folder, named like what it installs
+
+
+def test_the_registry_schema_refuses_what_the_registry_refuses():
+    uvx = MANIFEST["distribution"]["uvx"]
+    for broken in ({**MANIFEST, "id": "ZCode"}, {**MANIFEST, "version": "one"},
+                   {**MANIFEST, "distribution": {"uvx": {**uvx, "cmd": "zcode-acp"}}},
+                   {**MANIFEST, "distribution": {"pip": uvx}},
+                   {key: value for key, value in MANIFEST.items() if key != "description"}):
+        assert registry_findings(broken), broken
+
+
+def test_the_icon_is_what_the_registry_accepts():
+    """CONTRIBUTING.md's icon check: 16x16, square, monochrome (currentColor, none or inherit)."""
+    svg = ElementTree.fromstring((ROOT / "icon.svg").read_text())
+    assert svg.tag.endswith("svg")
+    assert (svg.get("width"), svg.get("height"), svg.get("viewBox")) == ("16", "16", "0 0 16 16")
+    for element in svg.iter():
+        for attribute in ("fill", "stroke"):
+            assert element.get(attribute) in (None, "currentColor", "none", "inherit"), element.attrib
 
 
 def test_the_manifest_installs_this_version_of_this_distribution_and_its_command_exists():
