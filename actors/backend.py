@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import logging
 from collections import deque
+from types import ModuleType
 from typing import Any
 
 import gevent
 import gevent.event
-import tenacity
 
 from zcode_acp.protocol import framing, jsonrpc
 from zcode_acp.protocol.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, RpcError
@@ -61,7 +61,7 @@ from zcode_acp.actors.messages import (
     V4Frames,
     WriteFailed,
 )
-from zcode_acp.actors.transport import backend_process, fdio, flow, trace
+from zcode_acp.actors.transport import fdio, flow, trace
 from zcode_acp.actors.transport.flow import Flow
 from zcode_acp.actors.transport.writer import Writer
 
@@ -80,7 +80,7 @@ WRITE_FAILURE_GRACE = 3.0  # a refused write waits this long for the exit (a loa
 # A backend that keeps dying before it answers anything (a crash loop: not logged in, a bad
 # install) is restarted after 0.5 s, then 1, 2, 4 … up to 30 s; one that worked and then
 # died (killed, crashed mid-turn) is restarted at once.
-RESTART_BACKOFF = tenacity.wait_exponential(multiplier=0.5, min=0.5, max=30)
+RESTART_BACKOFF = {"multiplier": 0.5, "min": 0.5, "max": 30}  # tenacity.wait_exponential's, made at a death
 
 
 class _Attempt:
@@ -88,6 +88,25 @@ class _Attempt:
 
     def __init__(self, attempt_number: int) -> None:
         self.attempt_number = attempt_number
+
+
+def restart_backoff(early_deaths: int) -> float:
+    """Seconds before the next process, after ``early_deaths`` deaths in a row before an answer."""
+    import tenacity  # only after a death (process_plumbing's reason)
+
+    return float(tenacity.wait_exponential(**RESTART_BACKOFF)(_Attempt(early_deaths)))  # type: ignore[arg-type]
+
+
+def process_plumbing() -> ModuleType:
+    """``transport/backend_process``, imported when a process is first started or stopped.
+
+    The Backend actor starts with the runtime, but the first ``session/new`` spawns nothing
+    (its session is made on first use): importing the plumbing (the provider files, the process group guard) and
+    tenacity with the runtime cost that answer ~8 ms (docs/performance.md, "Time to a first session").
+    """
+    from zcode_acp.actors.transport import backend_process
+
+    return backend_process
 
 
 def backend_failure(message: str, **extra: Any) -> dict[str, Any]:
@@ -136,6 +155,9 @@ class Backend(BridgeActor):
         if now < self.restart_at:
             raise RpcError(INTERNAL_ERROR, f"{self.last_death}; it is restarted in {self.restart_at - now:.1f}s "
                                            f"(it died {self.early_deaths} time(s) in a row right after starting)")
+        import tenacity  # at the first spawn, not with the runtime (process_plumbing's reason)
+
+        backend_process = process_plumbing()
         argv = backend_process.resolve_command(self.config.zcode_bin, self.config.extra_args, self.config.lang)
         retrying = tenacity.Retrying(
             # A missing or forbidden binary is final; EAGAIN and friends are worth a retry.
@@ -443,7 +465,7 @@ class Backend(BridgeActor):
     def _backend_request(self, frame: dict[str, Any]) -> None:
         method = frame["method"]
         answer = host_answer(method, frame.get("params"),
-                             lambda: backend_process.personal_provider_config(self.child_env))
+                             lambda: process_plumbing().personal_provider_config(self.child_env))
         if answer is not None:
             log.debug("answering the engine's %s (id %r)", method, frame["id"])
             self._write(jsonrpc.backend_result(frame["id"], answer))
@@ -504,7 +526,7 @@ class Backend(BridgeActor):
         now = gevent.get_hub().loop.now()
         self.early_deaths = 0 if self.answered else self.early_deaths + 1
         if self.early_deaths:
-            self.restart_at = now + RESTART_BACKOFF(_Attempt(self.early_deaths))  # type: ignore[arg-type]
+            self.restart_at = now + restart_backoff(self.early_deaths)
         self.last_death = reason
         safe_tell(self.notifier, BackendFailed(reason))
         # Everything it started goes too (a tool's child may hold its pipes open).
@@ -514,6 +536,7 @@ class Backend(BridgeActor):
 
     @staticmethod
     def _bury(proc: Any, watchdog: Any) -> None:
+        backend_process = process_plumbing()
         backend_process.terminate_group(proc, 0.2, 0.0)
         backend_process.release_guard(watchdog)
 
@@ -534,6 +557,7 @@ class Backend(BridgeActor):
             if writer is not None:
                 writer.drain(0.2)  # the last session/stop reaches it before stdin closes
                 writer.stop()
+            backend_process = process_plumbing()
             backend_process.terminate_group(proc, message.grace)
             backend_process.release_guard(self.watchdog)
             self.watchdog = None

@@ -57,7 +57,6 @@ from zcode_acp.actors.messages import (
     Throttle,
     TurnFinished,
 )
-from zcode_acp.actors.notifier import start_notifier
 from zcode_acp.actors.session import Session
 
 log = logging.getLogger(__name__)
@@ -105,7 +104,10 @@ class SessionRegistry(BridgeActor):
         self.catalog_file.load(lambda catalog: self.actor_ref.tell(CatalogLoaded(catalog)))
         # A disk that does not answer must not hold session/new: past this, it answers without the catalog.
         gevent.spawn_later(CATALOG_READ_WAIT, lambda: safe_tell(self.actor_ref, CatalogLoaded(None)))
-        self.notifier = start_notifier(self.config)
+        if self.config.notify_url:  # the webhook's actor, its formats and tenacity: imported only when one is set
+            from zcode_acp.actors.notifier import start_notifier
+
+            self.notifier = start_notifier(self.config)
         self.backend = Backend.start(self.config, self.notifier)
         self.router = InteractionRouter.start(self.backend, self.config.interaction_timeout, self.notifier,
                                               self.config.lang, self.config.dialog_grace)
