@@ -37,7 +37,6 @@ from zcode_acp.protocol.mcp_servers import normalize_mcp_servers
 from zcode_acp.protocol.session_config import session_state, validate_config_value, validate_mode
 from zcode_acp.protocol import lazy_sessions
 from zcode_acp.protocol.sessions import list_sessions, without_deleted
-from zcode_acp.protocol.translator import agent_text
 
 from zcode_acp.actors.base import handles
 from zcode_acp.config.settings import Config
@@ -65,7 +64,7 @@ from zcode_acp.actors.messages import (
 )
 from zcode_acp.actors.transport import flow
 
-from zcode_acp.actors.supervisor_registry import SessionRegistry
+from zcode_acp.actors.supervisor_registry import SessionRegistry, warm_session_actor
 
 log = logging.getLogger(__name__)
 # How long the first session/new waits for the remembered model catalog (a small local file).
@@ -235,6 +234,7 @@ class Supervisor(SessionRegistry):
         # record is ~0.3 KiB where a Session is ~8 (docs/performance.md, "Idle sessions").
         self.dormant[session_id] = Dormant(cwd, servers, None, settings, True)
         log.info("session=%s new in %s", session_id, cwd)
+        warm_session_actor()  # the first prompt's Session, imported now that this answer is on its way
         return {"sessionId": session_id, **session_state(settings)}
 
     def _announce(self, conn: Any, session_id: str) -> None:
@@ -382,6 +382,8 @@ class Supervisor(SessionRegistry):
                                         settings=message.settings)
         self.store.record(session_id, message.cwd, message.backend_session_id)
         if message.as_command:
+            from zcode_acp.protocol.translator import agent_text  # loaded with the Session's code by now
+
             text = t(self.config.lang, "command.forked", session_id=session_id)
             update = agent_text(text, uuid.uuid4().hex)
             message.conn.tell(Deliver(message.source_session_id, updates.encode(message.source_session_id, [update])))

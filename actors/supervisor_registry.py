@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import time
 from typing import Any
 from collections.abc import Callable
@@ -57,9 +58,28 @@ from zcode_acp.actors.messages import (
     Throttle,
     TurnFinished,
 )
-from zcode_acp.actors.session import Session
 
 log = logging.getLogger(__name__)
+
+
+def session_actor() -> Any:
+    """The Session actor class, imported when the first Session starts (its first use, a load, a resume).
+
+    A ``session/new`` makes a record, not an actor (``Supervisor._new_session``), so the first one
+    needs none of the Session's layers, its Turn, translator and parts: importing them with the
+    runtime cost that answer ~15 % of its CPU (docs/performance.md, "Time to a first session").
+    ``warm_session_actor`` imports them right after that answer, before the first prompt needs them.
+    """
+    from zcode_acp.actors.session import Session
+
+    return Session
+
+
+def warm_session_actor() -> None:
+    """Import the Session's code off the answer's path: at the loop's next turn (a timer), after
+    the greenlets this turn wakes, among them the client connection that writes the answer."""
+    if "zcode_acp.actors.session.actor" not in sys.modules:
+        gevent.spawn_later(0, session_actor)
 # How long the first session/new waits for the remembered model catalog (a small local file).
 CATALOG_READ_WAIT = 1.0
 
@@ -168,7 +188,7 @@ class SessionRegistry(BridgeActor):
     def _spawn(self, session_id: str, cwd: str, mcp_servers: list[Any], backend_session_id: str | None = None,
                root_known: bool = True, settings: SessionSettings | None = None) -> tuple[Any, SessionSettings]:
         settings = settings or self._new_settings()
-        ref = Session.start(
+        ref = session_actor().start(
             session_id=session_id,
             cwd=cwd,
             mcp_servers=mcp_servers,
