@@ -64,7 +64,7 @@ def encode(session_id: str, updates: list[Update]) -> bytes:
 
     The bytes ``framing.encode(jsonrpc.session_update(session_id, update))`` gives for each, made
     from the envelope's text around each update's (a dict and an encode fewer per update, and one
-    UTF-8 encode for the batch): a 10,000-update history replay ~35 % cheaper (docs/performance.md,
+    UTF-8 encode for the batch): a 10,000-update history replay a third cheaper (docs/performance.md,
     "The cold load"). ujson writes a dict's keys in order with no spaces, so the envelope's text
     is fixed; ``tests/protocol/test_updates_encoding.py`` checks the equality.
     """
