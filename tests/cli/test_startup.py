@@ -83,10 +83,13 @@ def imported_before_answers(argv: list[str], env: dict[str, str], requests: list
 
 def test_the_first_session_imports_nothing_a_later_request_or_an_option_needs(tmp_path):
     env = clean_env(tmp_path, ZCODE_BIN="zcode-sim")
-    _, first_session = imported_before_answers(["-m", "zcode_acp"], env, [
-        ("initialize", INITIALIZE), ("session/new", {"cwd": str(tmp_path), "mcpServers": []})])
+    _, first_session, next_request = imported_before_answers(["-m", "zcode_acp"], env, [
+        ("initialize", INITIALIZE), ("session/new", {"cwd": str(tmp_path), "mcpServers": []}),
+        ("initialize", INITIALIZE)])  # any request after it: a cheap one that needs no Session
     assert "zcode_acp.actors.supervisor" in first_session  # the measurement saw the runtime
     assert [name for name in NOT_ON_THE_FIRST_SESSION_PATH if name in first_session] == []
+    # The Session's code was imported right after that answer, not left to the first prompt.
+    assert "zcode_acp.actors.session.actor" in next_request
 
 
 def test_the_serve_options_take_the_same_path_and_do_their_job(tmp_path):
