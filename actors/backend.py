@@ -26,18 +26,17 @@ from __future__ import annotations
 
 import logging
 from collections import deque
+from types import ModuleType
 from typing import Any
 
 import gevent
 import gevent.event
-import tenacity
 
 from zcode_acp.protocol import framing, jsonrpc
 from zcode_acp.protocol.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, RpcError, worded
 from zcode_acp.protocol.host_requests import host_answer
 
 from zcode_acp.actors.base import BridgeActor, handles, safe_tell
-from zcode_acp.config.coding_plan import own_plan_key
 from zcode_acp.config.settings import Config
 from zcode_acp.actors.correlation import Correlation
 from zcode_acp.actors.messages import (
@@ -62,7 +61,7 @@ from zcode_acp.actors.messages import (
     V4Frames,
     WriteFailed,
 )
-from zcode_acp.actors.transport import backend_process, fdio, flow, trace
+from zcode_acp.actors.transport import fdio, flow, trace
 from zcode_acp.actors.transport.flow import Flow
 from zcode_acp.actors.transport.writer import Writer
 
@@ -81,7 +80,7 @@ WRITE_FAILURE_GRACE = 3.0  # a refused write waits this long for the exit (a loa
 # A backend that keeps dying before it answers anything (a crash loop: not logged in, a bad
 # install) is restarted after 0.5 s, then 1, 2, 4 … up to 30 s; one that worked and then
 # died (killed, crashed mid-turn) is restarted at once.
-RESTART_BACKOFF = tenacity.wait_exponential(multiplier=0.5, min=0.5, max=30)
+RESTART_BACKOFF = {"multiplier": 0.5, "min": 0.5, "max": 30}  # tenacity.wait_exponential's, made at a death
 
 
 class _Attempt:
@@ -91,10 +90,36 @@ class _Attempt:
         self.attempt_number = attempt_number
 
 
+def restart_backoff(early_deaths: int) -> float:
+    """Seconds before the next process, after ``early_deaths`` deaths in a row before an answer."""
+    import tenacity  # only after a death (process_plumbing's reason)
+
+    return float(tenacity.wait_exponential(**RESTART_BACKOFF)(_Attempt(early_deaths)))  # type: ignore[arg-type]
+
+
+def process_plumbing() -> ModuleType:
+    """``transport/backend_process``, imported when a process is first started or stopped.
+
+    The Backend actor starts with the runtime, but the first ``session/new`` spawns nothing
+    (its session is made on first use): importing the plumbing (the provider files, the process group guard) and
+    tenacity with the runtime cost that answer ~8 ms (docs/performance.md, "Time to a first session").
+    """
+    from zcode_acp.actors.transport import backend_process
+
+    return backend_process
+
+
 def backend_failure(message: str, **extra: Any) -> dict[str, Any]:
     error: dict[str, Any] = {"code": INTERNAL_ERROR, "message": message}
     error.update(extra)
     return error
+
+
+def own_plan_key() -> str | None:
+    """The Coding Plan key ``zcode-acp setup`` kept (config/coding_plan.py), read only when the engine asks."""
+    from zcode_acp.config.coding_plan import own_plan_key as kept
+
+    return kept()
 
 
 class Backend(BridgeActor):
@@ -137,6 +162,9 @@ class Backend(BridgeActor):
         if now < self.restart_at:
             raise worded(INTERNAL_ERROR, "error.backend_restarting", None, death=self.last_death,
                          seconds=f"{self.restart_at - now:.1f}", deaths=self.early_deaths)
+        import tenacity  # at the first spawn, not with the runtime (process_plumbing's reason)
+
+        backend_process = process_plumbing()
         argv = backend_process.resolve_command(self.config.zcode_bin, self.config.extra_args, self.config.lang)
         retrying = tenacity.Retrying(
             # A missing or forbidden binary is final; EAGAIN and friends are worth a retry.
@@ -444,7 +472,7 @@ class Backend(BridgeActor):
     def _backend_request(self, frame: dict[str, Any]) -> None:
         method = frame["method"]
         answer = host_answer(method, frame.get("params"),
-                             lambda: backend_process.personal_provider_config(self.child_env), own_plan_key)
+                             lambda: process_plumbing().personal_provider_config(self.child_env), own_plan_key)
         if answer is not None:
             log.debug("answering the engine's %s (id %r)", method, frame["id"])
             self._write(jsonrpc.backend_result(frame["id"], answer))
@@ -505,7 +533,7 @@ class Backend(BridgeActor):
         now = gevent.get_hub().loop.now()
         self.early_deaths = 0 if self.answered else self.early_deaths + 1
         if self.early_deaths:
-            self.restart_at = now + RESTART_BACKOFF(_Attempt(self.early_deaths))  # type: ignore[arg-type]
+            self.restart_at = now + restart_backoff(self.early_deaths)
         self.last_death = reason
         safe_tell(self.notifier, BackendFailed(reason))
         # Everything it started goes too (a tool's child may hold its pipes open).
@@ -515,6 +543,7 @@ class Backend(BridgeActor):
 
     @staticmethod
     def _bury(proc: Any, watchdog: Any) -> None:
+        backend_process = process_plumbing()
         backend_process.terminate_group(proc, 0.2, 0.0)
         backend_process.release_guard(watchdog)
 
@@ -535,6 +564,7 @@ class Backend(BridgeActor):
             if writer is not None:
                 writer.drain(0.2)  # the last session/stop reaches it before stdin closes
                 writer.stop()
+            backend_process = process_plumbing()
             backend_process.terminate_group(proc, message.grace)
             backend_process.release_guard(self.watchdog)
             self.watchdog = None

@@ -25,6 +25,8 @@ ReplyFactory = Callable[[Json, "ErrorDict | None"], Any]
 
 @dataclass(slots=True)
 class Pending:
+    """One request awaiting its answer: whom to tell, how, and until when."""
+
     request_id: Json
     method: str
     reply_to: Any

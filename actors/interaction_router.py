@@ -54,6 +54,8 @@ DEFAULT_GRACE = 600.0  # seconds a dialog no client can see waits for one (confi
 
 @dataclass
 class Open:
+    """One dialog open for the engine's question, until it is answered or withdrawn."""
+
     key: str
     kind: str
     params: dict[str, Any]

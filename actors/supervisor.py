@@ -38,10 +38,8 @@ from zcode_acp.protocol.mcp_servers import normalize_mcp_servers
 from zcode_acp.protocol.session_config import session_state, validate_config_value, validate_mode
 from zcode_acp.protocol import lazy_sessions
 from zcode_acp.protocol.sessions import list_sessions, without_deleted
-from zcode_acp.protocol.translator import agent_text
-from zcode_acp.protocol.quota import quota_alert, snapshot_json
 
-from zcode_acp.actors.base import handles, safe_tell
+from zcode_acp.actors.base import handles
 from zcode_acp.config.settings import Config
 from zcode_acp.actors.messages import (
     Answered,
@@ -73,7 +71,7 @@ from zcode_acp.actors import project_files
 from zcode_acp.actors.transport import flow
 
 from zcode_acp.actors.air_index import AirSessionIndex
-from zcode_acp.actors.supervisor_registry import SessionRegistry
+from zcode_acp.actors.supervisor_registry import SessionRegistry, warm_session_actor
 
 log = logging.getLogger(__name__)
 # How long the first session/new waits for the remembered model catalog (a small local file).
@@ -243,7 +241,7 @@ class Supervisor(SessionRegistry, AirSessionIndex):
 
     def _new_session(self, cwd: str, servers: list[Any]) -> dict[str, Any]:
         if not self.sessions and not self.dormant:
-            safe_tell(self.quota, RefreshQuota())  # the first session: learn the quota before its first prompt
+            self._quota_watch().tell(RefreshQuota())  # the first session: learn the quota before its first prompt
         session_id = str(uuid.uuid4())
         self.store.record(session_id, cwd)  # first: a session the store refuses is never made
         settings = self._new_settings()
@@ -251,6 +249,7 @@ class Supervisor(SessionRegistry, AirSessionIndex):
         # record is ~0.3 KiB where a Session is ~8 (docs/performance.md, "Idle sessions").
         self.dormant[session_id] = Dormant(cwd, servers, None, settings, True)
         log.info("session=%s new in %s", session_id, cwd)
+        warm_session_actor()  # the first prompt's Session, imported now that this answer is on its way
         return {"sessionId": session_id, **session_state(settings)}
 
     def _announce(self, conn: Any, session_id: str) -> None:
@@ -419,6 +418,8 @@ class Supervisor(SessionRegistry, AirSessionIndex):
         self.store.record(session_id, message.cwd, message.backend_session_id)
         self.air_list_changed(session_id)
         if message.as_command:
+            from zcode_acp.protocol.translator import agent_text  # loaded with the Session's code by now
+
             text = t(self.config.lang, "command.forked", session_id=session_id)
             update = agent_text(text, uuid.uuid4().hex)
             message.conn.tell(Deliver(message.source_session_id, updates.encode(message.source_session_id, [update])))
@@ -443,11 +444,13 @@ class Supervisor(SessionRegistry, AirSessionIndex):
     def _quota_read(self, conn: Any, request_id: Any, params: dict[str, Any]) -> Any:
         if "sessionId" in params and not isinstance(params["sessionId"], str):
             raise invalid_params("sessionId", "invalid.must_be_string")
-        self.quota.tell(ReadQuota(conn, request_id, self.config.lang))  # quota is the account's: any session's
+        self._quota_watch().tell(ReadQuota(conn, request_id, self.config.lang))  # quota is the account's: any session's
         return _DEFERRED
 
     @handles(QuotaChanged)
     def on_quota_changed(self, message: QuotaChanged) -> None:
+        from zcode_acp.protocol.quota import quota_alert, snapshot_json  # only a bridge with a key reads quota
+
         lang, snapshot = self.config.lang, message.snapshot
         now = datetime.now(UTC)
         shares = {meter.id: meter.used_percent or 0.0 for meter in snapshot.meters}

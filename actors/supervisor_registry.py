@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import time
 from typing import Any
 from collections.abc import Callable
@@ -21,7 +22,6 @@ from zcode_acp.protocol.handshake import (
 )
 from zcode_acp.protocol import model_catalog
 from zcode_acp.protocol.display_text import shown_title
-from zcode_acp.protocol.quota import wants_quota_updates
 from zcode_acp.protocol.session_config import SessionSettings
 
 from zcode_acp import version
@@ -60,11 +60,28 @@ from zcode_acp.actors.messages import (
     Throttle,
     TurnFinished,
 )
-from zcode_acp.actors.notifier import start_notifier
-from zcode_acp.actors.quota import start_quota_watch
-from zcode_acp.actors.session import Session
 
 log = logging.getLogger(__name__)
+
+
+def session_actor() -> Any:
+    """The Session actor class, imported when the first Session starts (its first use, a load, a resume).
+
+    A ``session/new`` makes a record, not an actor (``Supervisor._new_session``), so the first one
+    needs none of the Session's layers, its Turn, translator and parts: importing them with the
+    runtime cost that answer ~15 % of its CPU (docs/performance.md, "Time to a first session").
+    ``warm_session_actor`` imports them right after that answer, before the first prompt needs them.
+    """
+    from zcode_acp.actors.session import Session
+
+    return Session
+
+
+def warm_session_actor() -> None:
+    """Import the Session's code off the answer's path: at the loop's next turn (a timer), after
+    the greenlets this turn wakes, among them the client connection that writes the answer."""
+    if "zcode_acp.actors.session.actor" not in sys.modules:
+        gevent.spawn_later(0, session_actor)
 # How long the first session/new waits for the remembered model catalog (a small local file).
 CATALOG_READ_WAIT = 1.0
 
@@ -118,11 +135,13 @@ class SessionRegistry(BridgeActor):
         self.catalog_file.load(lambda catalog: self.actor_ref.tell(CatalogLoaded(catalog)))
         # A disk that does not answer must not hold session/new: past this, it answers without the catalog.
         gevent.spawn_later(CATALOG_READ_WAIT, lambda: safe_tell(self.actor_ref, CatalogLoaded(None)))
-        self.notifier = start_notifier(self.config)
+        if self.config.notify_url:  # the webhook's actor, its formats and tenacity: imported only when one is set
+            from zcode_acp.actors.notifier import start_notifier
+
+            self.notifier = start_notifier(self.config)
         self.backend = Backend.start(self.config, self.notifier)
         self.router = InteractionRouter.start(self.backend, self.config.interaction_timeout, self.notifier,
                                               self.config.lang, self.config.dialog_grace)
-        self.quota = start_quota_watch(self.actor_ref, self.config)
         self.quiet_release.start()
 
     # -- clients ---------------------------------------------------------------------------
@@ -181,7 +200,7 @@ class SessionRegistry(BridgeActor):
     def _spawn(self, session_id: str, cwd: str, mcp_servers: list[Any], backend_session_id: str | None = None,
                root_known: bool = True, settings: SessionSettings | None = None) -> tuple[Any, SessionSettings]:
         settings = settings or self._new_settings()
-        ref = Session.start(
+        ref = session_actor().start(
             session_id=session_id,
             cwd=cwd,
             mcp_servers=mcp_servers,
@@ -267,8 +286,17 @@ class SessionRegistry(BridgeActor):
         if self.notifier is not None:
             self.notifier.tell(TurnFinished(message.session_id, (now - entry.get("startedAt", now)) / 1000,
                                             message.outcome, entry.get("prompt", ""), message.answer))
-        safe_tell(self.quota, RefreshQuota())  # the turn spent some of the plan
+        self._quota_watch().tell(RefreshQuota())  # the turn spent some of the plan
         self._tell_quota(message.session_id, alerts_too=True)
+
+    def _quota_watch(self) -> Any:
+        """The QuotaWatch, started at its first use (a session/new, a quota/read): not on the path to
+        the first session's answer (docs/performance.md)."""
+        if self.quota is None:
+            from zcode_acp.actors.quota import start_quota_watch
+
+            self.quota = start_quota_watch(self.actor_ref, self.config)
+        return self.quota
 
     def _tell_quota(self, session_id: str, alerts_too: bool) -> None:
         """What ``session_id`` was not told yet: the last snapshot (for clients reading quota_update),
@@ -286,6 +314,8 @@ class SessionRegistry(BridgeActor):
         told.update(untold)
         if document:
             self.quota_document_told[session_id] = document["updatedAt"]
+        from zcode_acp.protocol.quota import wants_quota_updates
+
         quota_clients = frozenset(urn for urn, declared in self.client_capabilities.items()
                                   if wants_quota_updates(declared))
         session.tell(QuotaNews(document, quota_clients, tuple(self.quota_alerts[key] for key in untold)))

@@ -34,7 +34,6 @@ import uuid
 from typing import Any
 
 import gevent
-import tenacity
 
 from zcode_acp.protocol import events as ev
 from zcode_acp.protocol import air, interactions, session_notices, turn_end
@@ -299,6 +298,8 @@ class Turn(BridgeActor):
 
     def _busy_wait(self) -> float:
         """20 ms, doubling, capped at ``config.busy_retry_interval``."""
+        import tenacity  # only when the backend is busy: not with the runtime (docs/performance.md)
+
         wait = tenacity.wait_exponential(multiplier=BUSY_FIRST_WAIT, max=self.config.busy_retry_interval)
         return float(wait(_Attempt(self.busy_attempts)))  # type: ignore[arg-type]
 

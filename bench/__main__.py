@@ -94,9 +94,9 @@ def row_startup(s: Sizes) -> list[Line]:
              " alternating; CPU: the process's own, what a busy machine does not inflate)",
              f"wheel {wheel[0]:.0f} ms ({wheel[1]:.0f} ms CPU) · editable {editable[0]:.0f} ms ({editable[1]:.0f} ms CPU)"
              f" · floor {floor[0]:.0f} ms ({floor[1]:.0f} ms CPU)", "≤ 80 ms wheel, ≤ 100 ms editable"),
-            ("… a `session/new` sent right after it answered (the runtime up)",
+            ("time to a first session: spawn → `session/new` answered (sent when `initialize`'s answer is read)",
              f"wheel {wheel[2]:.0f} ms ({wheel[3]:.0f} ms CPU) · editable {editable[2]:.0f} ms ({editable[3]:.0f} ms CPU)",
-             "–")]
+             "≤ 100 ms wheel, quiet machine")]
 
 
 def row_first_update(s: Sizes) -> list[Line]:
@@ -125,6 +125,13 @@ def row_load(s: Sizes) -> list[Line]:
     return [(f"`session/load` of a {s.messages:,}-message history ({size / 1e6:.2f} MB `session/messages` answer)",
              f"{cold:.0f} ms on a new bridge (backend spawn and resume included), {warm:.0f} ms again once warm; "
              f"{replayed:,} updates replayed", "≤ 500 ms")]
+
+
+def row_load_fake(s: Sizes) -> list[Line]:
+    wall, cpu, best, replayed = lifecycle.fake_history_load(s.messages, s.startups)
+    return [(f"cold `session/load` of a {s.messages:,}-message history, the fake backend as the engine "
+             f"(median of {s.startups}; the bridge's CPU in that time)",
+             f"{wall:.0f} ms ({cpu:.0f} ms CPU; best {best:.0f} ms); {replayed:,} updates replayed", "≤ 500 ms")]
 
 
 def row_store(s: Sizes) -> list[Line]:
@@ -196,6 +203,7 @@ ROWS: dict[str, Callable[[Sizes], list[Line]]] = {
     "first-update": row_first_update,
     "busy": row_busy,
     "load": row_load,
+    "load-fake": row_load_fake,
     "v4": row_v4,
     "store": row_store,
     "latency": row_latency,

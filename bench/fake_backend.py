@@ -20,6 +20,11 @@ A prompt's first line picks what the turn does (``docs/performance.md``):
 * ``linger MS``: one delta and ``turn.completed``, then the session's lock is
   held MS milliseconds longer (``session/send`` answers busy, ``1308``): the
   backend "still reports busy for a moment" after a turn.
+
+``session/messages`` answers every session with the same history of
+``FAKE_BACKEND_HISTORY`` messages (default 0), the shape of ``zcode-sim``'s
+``#sim history`` (alternating user and assistant text), encoded once: the
+``load-fake`` row's engine, which costs the bridge's load nothing of its own.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ import time
 from collections import deque
 from typing import Any
 
+HISTORY = int(os.environ.get("FAKE_BACKEND_HISTORY", "0") or 0)
 SLICE = 256  # events of one stream per turn of the loop (so streams interleave)
 BUSY = {"code": 1308, "message": "prompt is running"}
 
@@ -85,6 +91,7 @@ class FakeBackend:
         self.active: deque[Stream] = deque()
         self.ids = itertools.count(1)
         self.out: list[bytes] = []
+        self.history_bytes: bytes | None = None
 
     # -- requests ----------------------------------------------------------------------
 
@@ -103,6 +110,9 @@ class FakeBackend:
         if method != "session/create" and session is None:
             self.out.append(dumps({"id": frame["id"], "error": {"code": -32002, "message": "session not found"}}))
             return
+        if method == "session/messages":  # the pre-built answer: no per-call encoding
+            self.out.append(b'{"id":%s,"result":{"messages":%s}}\n' % (dumps(frame["id"]).strip(), self.history()))
+            return
         result, error = handler(session, params)
         self.out.append(dumps({"id": frame["id"], "error": error} if error else {"id": frame["id"], "result": result}))
         if method == "session/send" and error is None:
@@ -118,6 +128,17 @@ class FakeBackend:
         """Any id resumes (made on the spot if unknown): sessions opened in bulk without ``session/create``."""
         return {"session": {"sessionId": session.session_id, "workspace": {"workspacePath": "/tmp"}},
                 "settings": {"mode": {"current": "yolo"}}}, None
+
+    def m_session_messages(self, session: Session, params: dict[str, Any]) -> tuple[Any, Any]:
+        raise AssertionError("answered from the pre-built history in handle()")
+
+    def history(self) -> bytes:
+        if self.history_bytes is None:
+            roles = ("user", "assistant")
+            self.history_bytes = dumps([{"info": {"id": f"msg_h{index}_{index:06x}", "role": roles[index % 2]},
+                                         "parts": [{"type": "text", "text": f"{roles[index % 2]} message {index}"}]}
+                                        for index in range(HISTORY)]).strip()
+        return self.history_bytes
 
     def m_session_subscribe(self, session: Session, params: dict[str, Any]) -> tuple[Any, Any]:
         return {"eventSeq": session.seq}, None

@@ -155,6 +155,31 @@ def history_load(messages: int, fill: float = 0.0) -> tuple[float, float, int, i
     return cold * 1000, statistics.median(warm) * 1000, replayed, answer_size
 
 
+def fake_history_load(messages: int, runs: int) -> tuple[float, float, float, int]:
+    """(median ms from ``session/load`` to its answer on a new bridge, the bridge's median CPU ms in
+    that time, the best ms, updates replayed) with the fake backend as the engine: it answers
+    ``session/messages`` from a history encoded once, so the figure is the bridge's (its runtime's
+    import, which the first request after ``initialize`` pays, the backend's spawn, resume, the two
+    reads after it, the replay) and not a simulator's."""
+    walls, cpus, replayed = [], [], 0
+
+    def count(line: bytes) -> None:
+        nonlocal replayed
+        replayed += b"message_chunk" in line
+
+    load = {"sessionId": "sess_bench_load", "cwd": "/tmp", "mcpServers": []}  # any id resumes there
+    for _ in range(runs):
+        replayed = 0
+        with Peer({"FAKE_BACKEND_HISTORY": str(messages)}, backend=fake_backend()) as peer:
+            peer.initialize()
+            before = cpu_ms(peer.proc.pid)
+            started = time.perf_counter()
+            peer.call("session/load", load, count)
+            walls.append((time.perf_counter() - started) * 1000)
+            cpus.append(cpu_ms(peer.proc.pid) - before)
+    return statistics.median(walls), statistics.median(cpus), min(walls), replayed
+
+
 def write_store(home: str, entries: int) -> None:
     """A lazy-session file with ``entries`` sessions, half of them used (they never expire)."""
     folder = Path(home, "v2")

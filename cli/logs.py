@@ -7,9 +7,7 @@ importing gevent or pykka.
 
 from __future__ import annotations
 
-import io
 import logging
-import logging.handlers
 import os
 import sys
 from typing import NoReturn
@@ -19,14 +17,6 @@ from zcode_acp.cli.serve_options import LOG_LEVELS  # the options' one table
 
 class UsageError(ValueError):
     """A command-line value the bridge cannot use: one line for the user, exit 2."""
-
-
-class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
-    """A RotatingFileHandler whose files (the first and every one a rollover makes) are 0600."""
-
-    def _open(self) -> io.TextIOWrapper:
-        fd = os.open(self.baseFilename, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        return open(fd, "a", encoding=self.encoding or "utf-8")
 
 
 def setup_logging(level: str = "info", log_file: str | None = None, rotate_bytes: int = 0,
@@ -39,6 +29,8 @@ def setup_logging(level: str = "info", log_file: str | None = None, rotate_bytes
     if level.lower() not in LOG_LEVELS:
         raise UsageError(f"--log-level {level!r} is not one of {', '.join(LOG_LEVELS)}")
     if log_file and rotate_bytes > 0:
+        from zcode_acp.cli.log_rotation import PrivateRotatingFileHandler
+
         try:
             handler: logging.Handler = PrivateRotatingFileHandler(log_file, maxBytes=rotate_bytes,
                                                                   backupCount=backups, encoding="utf-8")

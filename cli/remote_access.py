@@ -30,6 +30,8 @@ SESSIONS_CHECK = 1.0  # seconds between looks at the session list (for the hub's
 
 @dataclass
 class RemoteAccess:
+    """The remote endpoint, its hub registration and the greenlet that watches it."""
+
     endpoint: RemoteEndpoint
     hub: HubClient | None
     watcher: gevent.Greenlet | None = None

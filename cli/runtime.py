@@ -124,7 +124,6 @@ from zcode_acp.actors.messages import AttachClient, Shutdown  # noqa: E402
 from zcode_acp import version  # noqa: E402
 from zcode_acp.actors.supervisor import Supervisor  # noqa: E402
 from zcode_acp.actors.transport import memory, trace  # noqa: E402
-from zcode_acp.protocol import trace_compare as compare  # noqa: E402
 
 log = logging.getLogger("zcode_acp")
 
@@ -169,6 +168,8 @@ def start_trace(path: str | None, redact_content: bool) -> None:
     """``--trace FILE`` / ``ZCODE_ACP_TRACE``: record every frame (docs/traces.md)."""
     if not path:
         return
+    from zcode_acp.protocol import trace_compare as compare  # difflib and its patterns: only when tracing
+
     environ = dict(os.environ)
     try:
         trace.start(path, redact_content, literals=compare.literals_from_env(environ), bridge_version=version(),

@@ -40,6 +40,8 @@ MIN_TOKEN_LENGTH = 16
 
 @dataclass(frozen=True)
 class RemoteConfig:
+    """Remote access and the hub, from the config file and the environment (docs/remote.md)."""
+
     enabled: bool = False
     token: str | None = None
     hub_host: str = DEFAULT_HUB_HOST

@@ -44,6 +44,8 @@ class Expected(ValueError):
 
 @dataclass(frozen=True)
 class Config:
+    """What the bridge is told, from the environment (``from_env``, through ``SETTINGS``)."""
+
     zcode_bin: str = "zcode"
     extra_args: tuple[str, ...] = ()
     default_mode: str = "yolo"
@@ -356,6 +358,8 @@ def zero_or_one(raw: str) -> bool:
 
 @dataclass(frozen=True)
 class Setting:
+    """One environment variable: its name, the Config field it sets, its default, meaning and parser."""
+
     name: str  # the environment variable
     attr: str | None  # the Config attribute it sets (None: read by remote_config.py, with the config file)
     default: str  # as documented (README, --help)

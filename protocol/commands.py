@@ -175,6 +175,8 @@ def extension_call(name: str, params: dict[str, Any]) -> ExtensionCall:
 
 @dataclass(frozen=True)
 class Command:
+    """A slash command the user typed: its name and the rest of the line."""
+
     name: str
     argument: str
 

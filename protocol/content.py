@@ -24,6 +24,8 @@ from .errors import invalid_params
 
 @dataclass(frozen=True)
 class BackendPrompt:
+    """A prompt as the engine takes it: its text and its attachments."""
+
     text: str
     attachments: list[dict[str, Any]] = field(default_factory=list)
 

@@ -111,6 +111,8 @@ def looks_like_object(line: bytes) -> bool:
 
 @dataclass
 class Trace:
+    """A trace file read back: its header, its records, the lines that were not JSON."""
+
     header: dict[str, Any]
     records: list[dict[str, Any]] = field(default_factory=list)
     corrupt: list[int] = field(default_factory=list)  # line numbers that were not JSON

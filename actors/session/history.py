@@ -9,6 +9,7 @@ docs/performance.md). One read serves every load that waits for it. Bookkeeping 
 from __future__ import annotations
 
 from typing import Any
+from collections.abc import Callable
 
 from zcode_acp.protocol.history import message_count, replay_updates
 
@@ -18,7 +19,7 @@ POLL_LIMIT = 20  # reads
 
 class HistoryRead:
     # Every live Session has one: slots, not a __dict__ (docs/performance.md, "Idle sessions").
-    __slots__ = ("_count", "_reads", "filling", "in_flight", "messages", "waiting")
+    __slots__ = ("_count", "_reads", "filling", "in_flight", "messages", "prepared", "waiting")
 
     def __init__(self) -> None:
         self.waiting: list[Any] = []  # Attach messages that want the replay
@@ -27,6 +28,9 @@ class HistoryRead:
         self._reads = 0
         self.messages: Any = None
         self.filling = False  # resumed, and the history not yet seen to stop growing
+        # While the history is read again (after a resume), the replay of the read before, encoded:
+        # (its messages, the bytes). The next read's replay when that read brings the same messages.
+        self.prepared: tuple[Any, bytes] | None = None
 
     def resumed(self) -> None:
         self.filling = True
@@ -37,7 +41,7 @@ class HistoryRead:
         if self.in_flight:
             return False
         self.in_flight = True
-        self._count, self._reads, self.messages = -1, 0, None
+        self._count, self._reads, self.messages, self.prepared = -1, 0, None, None
         return True
 
     def read_sent(self) -> None:
@@ -53,11 +57,25 @@ class HistoryRead:
         self.filling = False
         return False
 
+    def prepare(self, encode: Callable[[list[dict[str, Any]]], bytes]) -> None:
+        """Build the replay of this read while the next one is awaited: after a resume a cold load
+        reads at least twice, ``POLL_INTERVAL`` apart, and the second read of a history that stopped
+        growing brings the same messages. Building and encoding 10,000 messages' replay then costs
+        the load's answer nothing (docs/performance.md, "The cold load")."""
+        self.prepared = (self.messages, encode(replay_updates(self.messages)))
+
+    def encoded_replay(self, encode: Callable[[list[dict[str, Any]]], bytes]) -> bytes:
+        """The replay of the last read, encoded: the prepared one when the read brought the same messages."""
+        if self.prepared is not None and self.prepared[0] == self.messages:
+            return self.prepared[1]
+        return encode(replay_updates(self.messages))
+
     def finish(self) -> list[Any]:
         """The loads that waited; the read is over."""
         waiting, self.waiting = self.waiting, []
         self.in_flight = False
         self.messages = None  # the replay is built: a long history is not kept until the next load
+        self.prepared = None
         return waiting
 
 

@@ -13,7 +13,6 @@ from zcode_acp.protocol.errors import (
     from_backend_error,
     invalid_params,
 )
-from zcode_acp.protocol.history import replay_updates
 from zcode_acp.protocol.session_config import session_state
 from zcode_acp.protocol.usage import read_usage_update
 
@@ -72,9 +71,14 @@ class SessionLoading(SessionStream):
 
         self.when_live(live, fail)
 
-    def _attached(self, message: Attach, replay: list[dict[str, Any]] | None) -> None:
+    def _encode_replay(self, replay: list[dict[str, Any]]) -> bytes:
+        return encode_cooperatively(self.session_id, replay)
+
+    def _attached(self, message: Attach, replay: list[dict[str, Any]] | bytes | None) -> None:
+        """Answer a load or resume; ``replay``: its updates (or already encoded), None for none."""
         if replay is not None:
-            message.conn.tell(ReleaseSession(self.session_id, encode_cooperatively(self.session_id, replay)))
+            encoded = replay if isinstance(replay, bytes) else encode_cooperatively(self.session_id, replay)
+            message.conn.tell(ReleaseSession(self.session_id, encoded))
         message.conn.tell(Reply(message.request_id, session_state(self.settings.current), None))
         self.on_announce(Announce(message.conn))
         self.router.tell(ClientAttached(self.session_id, message.conn))  # open dialogs join it too
@@ -88,6 +92,7 @@ class SessionLoading(SessionStream):
         messages = result.get("messages") if isinstance(result, dict) else None
         if self.history.read(messages):  # still filling in after a resume: read again
             gevent.spawn_later(POLL_INTERVAL, safe_tell, self.actor_ref, HistoryPoll())
+            self.history.prepare(self._encode_replay)  # meanwhile: the replay, if the next read is the same
             return
         self.request("session/read", {}, self._history_state, lambda error: self._history_state({}),
                      timeout=self.config.read_timeout)
@@ -120,9 +125,9 @@ class SessionLoading(SessionStream):
                 reply = Reply(message.request_id, session_state(self.settings.current), None)
                 self.turns[key].tell(ReplayTurn(message.conn, head + last, head + tail, reply, message))
             return
-        replay = replay_updates(self.history.messages) + extras
+        encoded = self.history.encoded_replay(self._encode_replay) + self._encode_replay(extras)
         for message in self.history.finish():
-            self._attached(message, replay)
+            self._attached(message, encoded)
 
     @handles(TurnReplayed)
     def on_turn_replayed(self, message: TurnReplayed) -> None:

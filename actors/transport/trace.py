@@ -22,23 +22,25 @@ from __future__ import annotations
 
 import logging
 import os
-import secrets
 import time
 from collections import deque
-from datetime import datetime, UTC
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from collections.abc import Iterable
 
 import gevent
 import gevent.event
 
 from zcode_acp.protocol import trace as fmt
-
-from zcode_acp.protocol import trace_redaction as redaction
 from zcode_acp.protocol.trace import BACKEND_IN as BACKEND_IN  # re-exported for the hooks
 from zcode_acp.protocol.trace import BACKEND_OUT as BACKEND_OUT
 from zcode_acp.protocol.trace import CLIENT_IN as CLIENT_IN
 from zcode_acp.protocol.trace import CLIENT_OUT as CLIENT_OUT
+
+if TYPE_CHECKING:
+    from zcode_acp.protocol import trace_redaction as redaction
+
+# With tracing off (every start but --trace's) the hooks only meet NullTracer: the redaction
+# (hashlib, hmac, its patterns), secrets and datetime are imported when a trace starts.
 
 log = logging.getLogger(__name__)
 
@@ -143,6 +145,9 @@ class TraceWriter:
         self.dropped_bytes = 0
         self.streams: dict[tuple[str, str], _Stream] = {}
         self.screen_all = redactor.content  # bridge>client lines screened for secret keys too
+        from zcode_acp.protocol.trace_redaction import MAX_LEARNED
+
+        self.max_learned = MAX_LEARNED  # past this many values learned, every line is screened in full
         self.part = 0
         self.size = 0
         self.fd = -1
@@ -289,7 +294,7 @@ class TraceWriter:
                 out.append(fmt.raw_record(t, direction, conn, redactor.raw(line)))
             else:
                 out.append(prefix + redacted + b"}\n")
-            if (redactor.redactions != before and direction == BACKEND_IN) or redactor.learned >= redaction.MAX_LEARNED:
+            if (redactor.redactions != before and direction == BACKEND_IN) or redactor.learned >= self.max_learned:
                 self.screen_all = True
 
     # -- the file ----------------------------------------------------------------------------
@@ -306,6 +311,8 @@ class TraceWriter:
         os.fchmod(self.fd, 0o600)  # even if the file existed with a wider mode
         self.part += 1
         self.size = 0
+        from datetime import UTC, datetime
+
         started = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
         self._write_raw(fmt.header(self.bridge_version, started, self.redactor.content, self.env, self.part))
 
@@ -396,6 +403,10 @@ def start(path: str, redact_content: bool = False, literals: Iterable[str] = (),
           env: dict[str, str] | None = None, **limits: int) -> TraceWriter:
     """Start tracing to ``path``: the hooks see it through ``TRACER`` from now on."""
     global TRACER
+    import secrets
+
+    from zcode_acp.protocol import trace_redaction as redaction
+
     redactor = redaction.Redactor(literals, content=redact_content, salt=secrets.token_bytes(16))
     writer = TraceWriter(path, redactor, bridge_version, env or {}, **limits)
     TRACER = writer

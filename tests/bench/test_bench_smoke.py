@@ -25,7 +25,16 @@ def test_quick_startup_row_prints_a_table_line() -> None:
         assert float(wall) > 0 and float(cpu.split(" ms CPU")[0]) > 0
     assert cells[2] == "≤ 80 ms wheel, ≤ 100 ms editable"
     assert cells[3] == "`python -m bench --quick --only startup`"
-    assert after.startswith("| … a `session/new` sent right after it answered")
+    assert after.startswith("| time to a first session: spawn → `session/new` answered")
+
+
+def test_quick_load_fake_row_replays_the_fake_engines_history() -> None:
+    run = subprocess.run([sys.executable, "-m", "bench", "--quick", "--only", "load-fake"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    (line,) = run.stdout.splitlines()[2:]
+    assert line.startswith("| cold `session/load` of a 2,000-message history, the fake backend as the engine")
+    assert "; 2,000 updates replayed |" in line  # every message of the fake engine's history came back
 
 
 def test_unknown_row_is_refused() -> None:

@@ -38,6 +38,60 @@ def test_the_bare_stdio_path_imports_no_command_framework(tmp_path):
     assert not [name for name in NOT_ON_THE_STDIO_PATH if name in modules]
 
 
+# What only a later request, an option or a setting needs: the first session/new (which spawns no
+# backend: its session is made on first use) must not import it (docs/performance.md, "Time to a
+# first session"). The backend's plumbing and retries (a spawn), a Turn's busy retry (a prompt),
+# the webhook's actor and formats (ZCODE_ACP_NOTIFY_URL), the trace's redaction and comparison
+# (--trace), the rotating log file (`zcode-acp serve`), the Session actor's code (session/new makes
+# a record: the first Session starts at the first use, and its code is imported after this answer).
+NOT_ON_THE_FIRST_SESSION_PATH = ("tenacity", "secrets", "hmac", "difflib", "logging.handlers",
+                                 "zcode_acp.actors.transport.backend_process", "zcode_acp.actors.notifier",
+                                 "zcode_acp.protocol.notifications", "zcode_acp.protocol.trace_redaction",
+                                 "zcode_acp.protocol.trace_compare", "zcode_acp.actors.session.actor",
+                                 "zcode_acp.actors.turn", "zcode_acp.protocol.translator")
+
+
+def imported_before_answers(argv: list[str], env: dict[str, str], requests: list[tuple[str, dict]]) -> list[set[str]]:
+    """What the bridge had imported (``-X importtime``) when it wrote each answer, in order.
+
+    stderr is the same pipe as stdout, so the two interleave as they were written; a module is
+    on a request's path if its line comes before that request's answer.
+    """
+    proc = subprocess.Popen([sys.executable, "-X", "importtime", *argv], env=env, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    seen: set[str] = set()
+    found = []
+    try:
+        for request_id, (method, params) in enumerate(requests, 1):
+            frame = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+            proc.stdin.write((json.dumps(frame) + "\n").encode())
+            proc.stdin.flush()
+            while True:  # every read is bounded by the timeout of communicate() below if the bridge hangs
+                line = proc.stdout.readline().decode()
+                assert line, "the bridge closed its output"
+                if line.startswith("import time:"):
+                    seen |= imported(line)
+                elif line.startswith("{") and json.loads(line).get("id") == request_id:
+                    assert "result" in json.loads(line), line
+                    found.append(set(seen))
+                    break
+    finally:
+        proc.stdin.close()
+        proc.communicate(timeout=30)
+    return found
+
+
+def test_the_first_session_imports_nothing_a_later_request_or_an_option_needs(tmp_path):
+    env = clean_env(tmp_path, ZCODE_BIN="zcode-sim")
+    _, first_session, next_request = imported_before_answers(["-m", "zcode_acp"], env, [
+        ("initialize", INITIALIZE), ("session/new", {"cwd": str(tmp_path), "mcpServers": []}),
+        ("initialize", INITIALIZE)])  # any request after it: a cheap one that needs no Session
+    assert "zcode_acp.actors.supervisor" in first_session  # the measurement saw the runtime
+    assert [name for name in NOT_ON_THE_FIRST_SESSION_PATH if name in first_session] == []
+    # The Session's code was imported right after that answer, not left to the first prompt.
+    assert "zcode_acp.actors.session.actor" in next_request
+
+
 def test_the_serve_options_take_the_same_path_and_do_their_job(tmp_path):
     """``--log-level/--log-file/--trace`` as an editor's configuration passes them: still no typer."""
     log, trace = tmp_path / "bridge.log", tmp_path / "trace.jsonl"
