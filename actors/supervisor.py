@@ -24,6 +24,8 @@ from typing import Any
 from collections.abc import Callable
 
 
+import gevent
+
 from zcode_acp.protocol import commands, errors, updates
 from zcode_acp.protocol.content import convert_prompt, echo_text
 from zcode_acp.protocol.errors import RpcError, invalid_params
@@ -39,10 +41,11 @@ from zcode_acp.protocol.session_config import session_state, validate_config_val
 from zcode_acp.protocol import lazy_sessions
 from zcode_acp.protocol.sessions import list_sessions, without_deleted
 
-from zcode_acp.actors.base import handles
+from zcode_acp.actors.base import handles, safe_tell
 from zcode_acp.config.settings import Config
 from zcode_acp.actors.messages import (
     Answered,
+    AnnounceLater,
     Dormant,
     Announce,
     LearnCatalog,
@@ -252,9 +255,14 @@ class Supervisor(SessionRegistry, AirSessionIndex):
         warm_session_actor()  # the first prompt's Session, imported now that this answer is on its way
         return {"sessionId": session_id, **session_state(settings)}
 
-    def _announce(self, conn: Any, session_id: str) -> None:
+    def _announce(self, conn: Any, session_id: str, later: bool = True) -> None:
         """The commands a session offers, after its new/fork answer (never before it)."""
         learn = self.catalog is None and not self.catalog_asked and session_id in self.dormant
+        if learn and later:
+            # Making it imports the Session's code: not before the answer is on the wire (timers run
+            # after the greenlets this turn woke, the client connection's among them).
+            gevent.spawn_later(0, safe_tell, self.actor_ref, AnnounceLater(conn, session_id))
+            return
         if learn:
             # A fresh install knows no models: this session is made in the engine now, in the
             # background (its answer did not wait), and its create's listing reaches the picker
@@ -271,6 +279,10 @@ class Supervisor(SessionRegistry, AirSessionIndex):
         # what the Session would announce before its create.
         conn.tell(Deliver(session_id, updates.encode(
             session_id, [commands.available_commands_update((), self.config.lang)])))
+
+    @handles(AnnounceLater)
+    def on_announce_later(self, message: AnnounceLater) -> None:
+        self._announce(message.conn, message.session_id, later=False)
 
     def _resolve(self, session_id: str, cwd: str, mcp_servers: list[Any]) -> Any:
         """live mapping → persisted placeholder → raw backend id (docs/sessions.md, "`session/load` and `session/resume`")."""

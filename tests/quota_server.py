@@ -3,7 +3,7 @@
 It answers ``GET /api/monitor/usage/quota/limit`` with ``body`` (a dict is sent as JSON) and
 ``status``; ``hang`` holds every request unanswered until closed; ``answer_size`` streams that many
 bytes instead; ``location`` goes with a 3xx. ``tls`` (a folder) serves https with a self-signed
-certificate (tests/webhook_receiver.make_certificate). ``requests`` records each request's path
+certificate (tests/webhook_receiver.serve_tls). ``requests`` records each request's path
 and headers. The shapes tests feed it are the provider's real answers as public monitors of the
 endpoint recorded them (tests/fixtures/quota/).
 """
@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import http.server
 import json
-import ssl
 import threading
 from pathlib import Path
 from typing import Any
 
-from tests.webhook_receiver import _Server, make_certificate
+from tests.webhook_receiver import _Server, serve_tls
 
 
 class QuotaServer:
@@ -54,11 +53,7 @@ class QuotaServer:
         self.server = _Server(("127.0.0.1", 0), Handler)
         self.cert: Path | None = None
         if tls is not None:
-            self.cert, key = make_certificate(tls)
-            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-            context.load_cert_chain(self.cert, key)
-            self.server.socket = context.wrap_socket(self.server.socket, server_side=True,
-                                                     do_handshake_on_connect=False)
+            self.cert = serve_tls(self.server, tls)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         scheme = "https" if tls is not None else "http"
         self.url = f"{scheme}://127.0.0.1:{self.server.server_address[1]}/api/monitor/usage/quota/limit"

@@ -37,6 +37,23 @@ def make_certificate(folder: Path) -> tuple[Path, Path]:
     return cert, key
 
 
+def serve_tls(server: socketserver.TCPServer, folder: Path) -> Path:
+    """Make ``server`` speak TLS with a fresh self-signed certificate (made in ``folder``); its file.
+
+    The suite patches socket but not ssl, as the bridge does (tests/conftest.py): the stdlib's ssl
+    cannot wrap a gevent socket, so the server's own TLS is gevent's. The client side stays the
+    bridge's code under test (net/outbound.py).
+    """
+    from gevent import ssl as cooperative
+
+    cert, key = make_certificate(folder)
+    context = cooperative.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    # The handshake happens in each request's own thread, on its first read.
+    server.socket = context.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)
+    return cert
+
+
 @dataclass
 class Received:
     path: str
@@ -120,17 +137,7 @@ class Receiver:
         self.server = _Server(("127.0.0.1", 0), Handler)
         self.cert: Path | None = None
         if tls is not None:
-            self.cert, key = make_certificate(tls)
-            # The suite patches socket but not ssl, as the bridge does (tests/conftest.py): the stdlib's
-            # ssl cannot wrap a gevent socket, so the receiver's own TLS is gevent's. The client side
-            # stays the bridge's code under test (actors/webhook_post.py).
-            from gevent import ssl as cooperative
-
-            context = cooperative.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-            context.load_cert_chain(self.cert, key)
-            # The handshake happens in each request's own thread, on its first read.
-            self.server.socket = context.wrap_socket(self.server.socket, server_side=True,
-                                                     do_handshake_on_connect=False)
+            self.cert = serve_tls(self.server, tls)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
         scheme = "https" if tls is not None else "http"

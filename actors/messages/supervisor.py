@@ -141,3 +141,12 @@ class Forked(ClientRequest):
     mcp_servers: list[Any]
     settings: SessionSettings
     as_command: bool
+
+
+@message
+class AnnounceLater:
+    """A new session's announcement held to the loop's next turn (a timer): its answer is written
+    first, then the Session's code is imported to make it in the engine (a fresh install's catalog)."""
+
+    conn: Ref
+    session_id: str
