@@ -262,8 +262,12 @@ class Controls:
             result = result if isinstance(result, dict) else {}
             status = result.get("status")
             if status == "accepted":
-                # What was admitted: the steerQueued event names it, else the ack does.
-                delivery = self.port.steer_delivery(command_id) or (result.get("result") or {}).get("delivery")
+                # What was admitted: the steerQueued event names it. The ack cannot: the engine acks
+                # only queue|startNow, and a guided input is acked "queue" (kept in its queue as
+                # admitted "guide" and drained into the running turn), so a queue ack of this guided
+                # request is the steer; startNow means no turn ran any more and it started one.
+                acked = (result.get("result") or {}).get("delivery")
+                delivery = self.port.steer_delivery(command_id) or ("guide" if acked == "queue" else acked)
                 applied = delivery == "guide"
                 on_result({"applied": applied, "queued": not applied, "delivery": delivery})
             elif status == "failed" and retries and "FOREIGN KEY" in str(result.get("message")):

@@ -139,11 +139,23 @@ class V4Subscription:
                 return
             # An engine that takes v4 commands speaks the ZCode Protocol (0.16+): the marker its
             # legacy create answer carries, so the Session never calls a method 0.16 removed.
-            done({"protocol": {"name": ZCODE_PROTOCOL},
-                  "session": {"sessionId": session_id,
-                              "workspace": {"workspacePath": workspace_path, "workspaceKey": workspace_path}}}, None)
+            made = {"protocol": {"name": ZCODE_PROTOCOL},
+                    "session": {"sessionId": session_id,
+                                "workspace": {"workspacePath": workspace_path, "workspaceKey": workspace_path}}}
+            # The catalog: the engine's workspace-config topic carries only the mode option and the
+            # slash commands (the desktop's host supplies its model picker), and a createSession ack
+            # none; the legacy resume's snapshot lists every model, as a legacy create's does.
+            self.v4_call("session/resume", {"sessionId": session_id, "workspace": made["session"]["workspace"]},
+                         functools.partial(self._catalog_read, made, done))
 
         self.commands.send(command, acked)
+
+    @staticmethod
+    def _catalog_read(made: dict[str, Any], done: Callable[[Any, Any], None], result: Any, error: Any) -> None:
+        """The resume's settings (the whole catalog) in the made answer; without them the session still opens."""
+        if error is None and isinstance(result, dict) and isinstance(result.get("settings"), dict):
+            made["settings"] = result["settings"]
+        done(made, None)
 
     # -- the subscription ----------------------------------------------------------------------
 
