@@ -144,7 +144,10 @@ class V4Subscription:
                                 "workspace": {"workspacePath": workspace_path, "workspaceKey": workspace_path}}}
             # The catalog: the engine's workspace-config topic carries only the mode option and the
             # slash commands (the desktop's host supplies its model picker), and a createSession ack
-            # none; the legacy resume's snapshot lists every model, as a legacy create's does.
+            # none; the legacy resume's snapshot lists every model, as a legacy create's does. Of a
+            # session the engine holds in memory (this one, just made) a resume is a read: it finds
+            # the record and answers its snapshot, changing nothing (server-operations.ts,
+            # activateSessionForResume) — docs/decisions.md, "The v4 catalog".
             self.v4_call("session/resume", {"sessionId": session_id, "workspace": made["session"]["workspace"]},
                          functools.partial(self._catalog_read, made, done))
 
@@ -152,9 +155,13 @@ class V4Subscription:
 
     @staticmethod
     def _catalog_read(made: dict[str, Any], done: Callable[[Any, Any], None], result: Any, error: Any) -> None:
-        """The resume's settings (the whole catalog) in the made answer; without them the session still opens."""
+        """The resume's settings (the whole catalog) in the made answer; without them the session still opens.
+
+        Not its mode: that is the engine's default for a draft, which the opening switch replaces with
+        the Session's own (v4opening.py); taken here, it would become the Session's mode and no switch
+        would be sent."""
         if error is None and isinstance(result, dict) and isinstance(result.get("settings"), dict):
-            made["settings"] = result["settings"]
+            made["settings"] = {key: value for key, value in result["settings"].items() if key != "mode"}
         done(made, None)
 
     # -- the subscription ----------------------------------------------------------------------
