@@ -473,3 +473,41 @@ def test_a_prompt_sent_while_the_queue_is_held_says_what_becomes_of_the_queue(wo
     send = [c for c in backend.calls("v4/command") if c.params["type"] == "sendText"][-1]
     assert send.params["payload"]["heldQueueDisposition"] == "keepQueueAndSend"
     assert send.params["payload"]["expectedHeldQueueItemIds"] == held
+
+
+def one_running_patch(frames: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The frames as one whose ``state.updated`` patches are merged into its last (later keys win):
+    what the engine's flush window sends when a turn's end and the next turn's start fall in it
+    (coalesce.ts) — ``control`` goes from running to running, never showing the end."""
+    first, last = frames[0], frames[-1]
+    ops = [op for frame in frames for op in frame["frame"]["payload"]["deltas"]]
+    patch: dict[str, Any] = {}
+    for op in ops:
+        if op["op"] == "state.updated":
+            patch.update(op["patch"])
+    merged = [op for op in ops if op["op"] != "state.updated"] + [{"op": "state.updated", "patch": patch}]
+    frame = {**last["frame"], "fromSeq": first["frame"]["fromSeq"],
+             "payload": {**last["frame"]["payload"], "deltas": merged}}
+    return [{**last, "frame": frame}]
+
+
+def test_a_turn_that_ends_inside_the_frame_that_starts_the_next_answers_its_own_prompt(world):
+    session, backend, conn = world
+    plane = PlaneBackend(session, backend)
+    prompt(session, conn, 1, "first")
+    engine = plane.live()
+    plane.serve("v4/command")
+    plane.play(lambda: engine.start("first"), lambda: engine.text("one"))
+    prompt(session, conn, 2, "second")
+    plane.serve("v4/command")
+    conn.wait_for(lambda: "Queued" in conn.text())
+    engine.complete()  # the queue drains into the next turn at once (port.start_turn)
+    engine.start("second")
+    frames = [json.loads(json.dumps(frame["params"])) for frame in plane.written]
+    plane.written.clear()
+    assert len(frames) > 1 and all(f["kind"] == "complete" for f in frames)
+    session.tell(V4Frames(one_running_patch(frames)))
+    assert conn.wait_reply(1).result["stopReason"] == "end_turn"  # at its own turn's end
+    assert [r.request_id for r in conn.replies()] == [1]  # the second one runs on
+    plane.play(lambda: engine.text("two"), engine.complete)
+    assert conn.wait_reply(2).result["stopReason"] == "end_turn"
