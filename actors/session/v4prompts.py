@@ -49,6 +49,7 @@ class V4Prompts:
         self.admitting: list[OwedPrompt] = []  # sendText sent, ack not back yet
         self.running: list[OwedPrompt] = []  # carried by the turn that runs now
         self.queued: deque[OwedPrompt] = deque()  # in the engine's queue, in its order
+        self.unrouted: list[OwedPrompt] = []  # acked "queue": queued or guided, the next frames say
 
     @property
     def busy(self) -> bool:
@@ -80,10 +81,25 @@ class V4Prompts:
         self._forget_admitting(owed)
         owed.command_id = command_id
         if delivery == "queue":
+            # The engine acks a guided input ``queue`` too (session-flow.ts): which it is, its queue
+            # item says (``delivery.admitted``), in a frame after the ack; told then (``routed``).
             self.queued.append(owed)
+            if command_id is not None:
+                self.unrouted.append(owed)
+                return None
         else:  # startNow, guide (an unknown word: it runs with what runs)
             self.running.append(owed)
         return t(self.lang, f"v4.routing.{delivery}") if delivery in ("guide", "queue") else None
+
+    def routed(self, owed: OwedPrompt, admitted: str) -> str:
+        """The engine's queue (or the running turn) shows where this prompt went: ``guide`` — into the
+        running turn, answered at its end; ``queue`` — it waits for its own turn. The notice to tell."""
+        if owed in self.unrouted:
+            self.unrouted.remove(owed)
+        if admitted == "guide" and owed in self.queued:
+            self.queued.remove(owed)
+            self.running.append(owed)
+        return t(self.lang, f"v4.routing.{admitted}")
 
     def refused(self, owed: OwedPrompt, error: RpcError) -> Answer:
         self._forget_admitting(owed)
@@ -115,6 +131,11 @@ class V4Prompts:
         message = words or t(self.lang, "error.no_details")
         return RpcError(INTERNAL_ERROR, t(self.lang, "error.turn_unfinished", message=message),
                         {"phase": "error", "backendMessage": message})
+
+    def route_pending(self) -> list[OwedPrompt]:
+        """The prompts acked ``queue`` whose queue item has not been read yet (still owed)."""
+        self.unrouted = [one for one in self.unrouted if one in self.queued or one in self.running]
+        return list(self.unrouted)
 
     def started(self, command_id: str) -> bool:
         """A turn the engine started names this queued prompt's ``sendText`` (its ``turnHeader``'s

@@ -33,6 +33,7 @@ from zcode_acp.actors.session.v4attachments import V4Uploads
 from zcode_acp.actors.session.v4commands import V4Commands
 from zcode_acp.actors.session.v4extras import V4Extras
 from zcode_acp.actors.session.v4feed import Step, V4Feed
+from zcode_acp.actors.session.v4extras import queue_items
 from zcode_acp.actors.session.v4heldqueue import V4HeldQueue, queue_held
 from zcode_acp.actors.session.v4mode import adopt_modes
 from zcode_acp.actors.session.v4stopfallback import StopFallback
@@ -320,6 +321,7 @@ class V4Subscription:
             self.announce_settings = True
             self._live_in_mode(ready)
         self._mode_reached()
+        self._route()
         self._unqueue()
         self._follow_queue()
         if step.resync is not None:
@@ -327,6 +329,36 @@ class V4Subscription:
             self.v4_call("v4/conversation/resync", step.resync, self._resynced,
                          timeout=self.session.config.subscribe_timeout)
         self._arm_expiry()
+
+    def _route(self) -> None:
+        """Where each prompt acked ``queue`` went, by its ``sendText`` id: a queue item admitted
+        ``guide``, or its text already taken into the running turn (a ``userInput`` row naming it),
+        is guided — answered when the running turn ends, never called queued; a queue item admitted
+        ``queue``, or a turn it opened, is queued (docs/v4.md, "Guide mode")."""
+        pending = self.prompts.route_pending()
+        if self.feed is None or not pending:
+            return
+        items = {item.get("sourceCommandId"): item for item in queue_items(self.feed.state.state)}
+        rows = {row.get("sourceCommandId"): row.get("kind") for row in self.feed.state.rows
+                if row.get("kind") in ("userInput", "turnHeader")}
+        notices = []
+        for owed in pending:
+            item, kind = items.get(owed.command_id), rows.get(owed.command_id)
+            delivery = item.get("delivery") if isinstance(item, dict) else None
+            admitted = delivery.get("admitted") if isinstance(delivery, dict) else None
+            if admitted in ("guide", "queue"):
+                notices.append(self.prompts.routed(owed, str(admitted)))
+            elif kind == "userInput" and owed not in self.prompts.running and not self._opened_by(owed):
+                notices.append(self.prompts.routed(owed, "guide"))  # drained into the running turn already
+            elif kind is not None:
+                notices.append(self.prompts.routed(owed, "queue"))  # its own turn opened: it was queued
+        if notices:
+            self.session.deliver([agent_text(notice, uuid.uuid4().hex) for notice in notices])
+
+    def _opened_by(self, owed: OwedPrompt) -> bool:
+        """A turn this prompt's ``sendText`` started (its ``turnHeader`` names it)."""
+        rows = self.feed.state.rows if self.feed is not None else []
+        return any(row.get("kind") == "turnHeader" and row.get("sourceCommandId") == owed.command_id for row in rows)
 
     def _turn_opened(self, opened: TurnOpened) -> None:
         """The engine started a turn. Prompts still carried by the turn before it end now, as that

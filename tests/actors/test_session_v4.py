@@ -511,3 +511,30 @@ def test_a_turn_that_ends_inside_the_frame_that_starts_the_next_answers_its_own_
     assert [r.request_id for r in conn.replies()] == [1]  # the second one runs on
     plane.play(lambda: engine.text("two"), engine.complete)
     assert conn.wait_reply(2).result["stopReason"] == "end_turn"
+
+
+def test_a_guided_prompt_is_answered_when_the_running_turn_ends_and_never_called_queued(world):
+    session, backend, conn = world
+    plane = PlaneBackend(session, backend)
+    prompt(session, conn, 1, "first")
+    engine = plane.live()
+    plane.serve("v4/command")
+    plane.play(lambda: engine.start("first"))
+    # Another client (the desktop) set follow-ups to guide the running turn.
+    plane.plane.dispatch("v4/command", {"commandId": "desk-1", "clientId": "desktop", "sessionId": engine.session_id,
+                                        "type": "setFollowupMode", "payload": {"mode": "guide"}, "issuedAt": 1,
+                                        "baseRevision": plane.plane.sessions.get(engine.session_id).state["revision"]},
+                         lambda result, error: None)
+    prompt(session, conn, 2, "use tabs")
+    send = plane.serve("v4/command")
+    assert send.params["type"] == "sendText"
+    queue = plane.plane.sessions.get(engine.session_id).state["queue"]
+    assert [item["delivery"]["admitted"] for item in queue["items"]] == ["guide"]  # acked "queue" all the same
+    conn.wait_for(lambda: "running turn" in conn.text())
+    [(_, _, text, input_id)] = plane.port.named("guide")
+    plane.play(lambda: engine.event("turn.steerDrained", {"drainedInputs": [{"pendingInputId": input_id}]}),
+               lambda: engine.text("tabs it is"), engine.complete)
+    assert conn.wait_reply(1).result["stopReason"] == "end_turn"
+    assert conn.wait_reply(2).result["stopReason"] == "end_turn"  # with the turn it went into
+    assert "Queued" not in conn.text()
+    assert len(plane.port.named("start_turn")) == 1  # no turn of its own
