@@ -182,12 +182,19 @@ class V4Subscription:
 
     # -- the subscription ----------------------------------------------------------------------
 
-    def subscribe(self, done: Callable[[Any, Any], None]) -> None:
-        """Subscribe the conversation topic of the Session's backend session; ``done(result, error)``."""
+    def subscribe(self, done: Callable[[Any, Any], None], resumed: bool = True) -> None:
+        """Subscribe the conversation topic of the Session's backend session; ``done(result, error)``.
+
+        ``resumed``: the Session resumed the engine session before this (its ``_subscribe``): the
+        snapshot behind the ack is taken as known, never replayed as new output (the stop
+        fallback's close and resume, a cold session, a new engine process). A resync the engine
+        refused subscribes again without one, and its snapshot is diffed (the text the gap lost)."""
         backend_id = self.session.backend_session_id
         if self.feed is None or self.feed.topic != f"conversation/{backend_id}":
             self.feed = V4Feed(backend_id, self.connection_id, self.session.config.lang,
                                supports_terminal_output(self.session.capabilities), own_command=self.commands.issued)
+        elif resumed:
+            self.feed.translator.rebaseline()
         feed = self.feed
 
         def answered(result: Any, error: Any) -> None:
@@ -452,7 +459,7 @@ class V4Subscription:
         if error is not None:  # the subscription is gone: subscribe again, from a snapshot
             log.warning("session %s: resync refused (%s); subscribing again", self.session.session_id,
                         error.get("message") if isinstance(error, dict) else error)
-            self.subscribe(lambda result, error: None)
+            self.subscribe(lambda result, error: None, resumed=False)
             return
         self._do(self.feed.subscribed(result, now_ms()))
 

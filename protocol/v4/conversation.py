@@ -132,6 +132,13 @@ class ConversationTranslator(ToolCards):
         self._last_text: dict[str, Any] | None = None  # the current turn's newest assistantText row
         self._retry = ApiRetryCard(retry_prefix, lang)  # the engine's own retries (control.apiRetry)
 
+    def rebaseline(self) -> None:
+        """The next snapshot is taken as known, not diffed against what was announced: it comes on a
+        subscription made after a resume, whose rows the engine read back from its store under ids
+        of its own, so a diff would announce earlier turns' text again as new output."""
+        self._baselined = False
+        self._sent = {}
+
     def translate(self, changes: list[Change]) -> Translation:
         out = Translation()
         for change in changes:
