@@ -27,5 +27,6 @@ async def test_after_the_stop_fallback_no_earlier_text_comes_back_as_new_output(
         assert (await b.prompt(sid, "#sim stream count=3 text=late")).stop_reason == "end_turn"
         assert b.backend_calls("session/close") and len(b.engine_acts("session/resume")) == 1
         new = b.client.texts(sid)[before:]
-        assert "early" not in new and "will not stop" not in new and "Let me look" not in new  # a resumed snapshot is never new output
+        # a resumed snapshot is never new output
+        assert "early" not in new and "will not stop" not in new and "Let me look" not in new
         assert new.endswith("late" * 3)
