@@ -30,3 +30,13 @@ async def test_after_the_stop_fallback_no_earlier_text_comes_back_as_new_output(
         # a resumed snapshot is never new output
         assert "early" not in new and "will not stop" not in new and "Let me look" not in new
         assert new.endswith("late" * 3)
+
+
+@run
+async def test_only_the_modes_the_v4_path_can_set_are_offered(tmp_path):
+    async with bridge(tmp_path, env=V4) as b:
+        response = await b.conn.new_session(cwd="/tmp", mcp_servers=[])
+        offered = [mode.id for mode in response.modes.available_modes]
+        assert "auto" not in offered and "yolo" in offered  # Toad: "Failed to set mode" on auto
+        for mode_id in offered:  # each one offered can be chosen
+            await b.conn.set_session_mode(session_id=response.session_id, mode_id=mode_id)
