@@ -22,7 +22,7 @@ from zcode_acp.protocol.handshake import (
 )
 from zcode_acp.protocol import model_catalog
 from zcode_acp.protocol.display_text import shown_title
-from zcode_acp.protocol.session_config import SessionSettings
+from zcode_acp.protocol.session_config import V4_SETTABLE_MODES, SessionSettings
 
 from zcode_acp import version
 from zcode_acp.actors.backend import Backend
@@ -194,7 +194,9 @@ class SessionRegistry(BridgeActor):
     def _new_settings(self) -> SessionSettings:
         return model_catalog.seeded(
             SessionSettings(mode=self.config.default_mode, plan_toggle=supports_boolean_options(self.capabilities),
-                            lang=self.config.lang),
+                            lang=self.config.lang,
+                            # v4 sets a mode with switchCollaborationMode: only the modes it names
+                            settable_modes=V4_SETTABLE_MODES if self.config.engine_api == "v4" else None),
             self.catalog)
 
     def _spawn(self, session_id: str, cwd: str, mcp_servers: list[Any], backend_session_id: str | None = None,

@@ -17,6 +17,9 @@ from .errors import invalid_params
 from .i18n import EN, t
 
 MODE_IDS = ("plan", "build", "edit", "yolo", "auto")
+# The bridge's modes the v4 path can set: those switchCollaborationMode names (protocol/v4/commands.py
+# COLLABORATION_MODES; not imported here, so the legacy runtime never loads the v4 package).
+V4_SETTABLE_MODES = ("plan", "build", "edit", "yolo")
 # (id, name, description) in English; the session's language is looked up where they are offered.
 MODES = tuple((mode_id, t(EN, f"mode.{mode_id}.name"), t(EN, f"mode.{mode_id}.description")) for mode_id in MODE_IDS)
 THOUGHT_LEVELS = (("low", "Low"), ("high", "High"), ("max", "Max"))
@@ -52,6 +55,9 @@ class SessionSettings:
     # independentPlanState: CLI before 0.16.9): plan is then not offered.
     plan_works: bool = True
     mode_before_plan: str = "build"  # where turning the toggle off goes back to
+    # The modes the engine path can set, when it cannot set them all (None: every mode): the v4
+    # path's switchCollaborationMode has no name for "auto", so it is not offered there.
+    settable_modes: tuple[str, ...] | None = None
     lang: str = EN  # the language of the names and descriptions the bridge gives (protocol/i18n)
 
     def _with_mode(self, mode: str) -> SessionSettings:
@@ -220,8 +226,12 @@ def _describe_model(item: dict[str, Any], lang: str = EN) -> str:
 
 
 def offered_modes(settings: SessionSettings) -> tuple[tuple[str, str, str], ...]:
-    """The modes the session offers: plan only where the engine's plan mode works."""
-    return tuple(mode for mode in MODES if settings.plan_works or mode[0] != "plan" or settings.mode == "plan")
+    """The modes the session offers: plan only where the engine's plan mode works; only what the
+    engine path can set (``settable_modes``); the current mode always."""
+    return tuple(mode for mode in MODES
+                 if (settings.plan_works or mode[0] != "plan" or settings.mode == "plan")
+                 and (settings.settable_modes is None or mode[0] in settings.settable_modes
+                      or settings.mode == mode[0]))
 
 
 def modes_state(settings: SessionSettings) -> dict[str, Any]:

@@ -25,6 +25,9 @@ EXTENSION_FLOOR = (0, 15, 0)
 # The v4 data plane (``v4/*``) belongs to the 0.16 engines, which speak the ZCode Protocol; the
 # oldest CLI the evidence saw take v4 commands is 0.16.x, and 0.15 has no ``v4/`` dispatch.
 V4_FLOOR = (0, 16, 0)
+# Installed 3.14.4 answers as CLI 0.16.9 and lacks what the newer public source (jimpablo/ZCode @aac4755)
+# adds to v4 (the ``guarded`` mode, ``setHighspeedMetrics``); a claimed version above it plays that source.
+NEWER_V4_SOURCE = (0, 16, 10)
 # 0.16 app-servers dropped these from their dispatch.
 REMOVED_IN_0_16 = frozenset({"session/steer", "session/rewind"})
 
@@ -56,6 +59,11 @@ class Dialect:
     @property
     def today(self) -> bool:
         return self.name == "today"
+
+    @property
+    def newer_v4_source(self) -> bool:
+        """Whether v4 commands follow the source newer than installed 3.14.4 (CLI 0.16.9)."""
+        return (parse_version(self.version) or ()) >= NEWER_V4_SOURCE
 
     def too_old_for(self, method: str) -> bool:
         """True when the claimed version lacks ``method`` (it then answers -32601)."""

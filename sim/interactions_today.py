@@ -203,8 +203,11 @@ class TodayInteractions:
         self.preferences[session.session_id] = result if readable else {}
 
     def questions_resolve_themselves(self, session: SimSession) -> bool:
-        """Omitted, ``askUserQuestionAutoResolutionEnabled`` means true (the engine's default)."""
-        return self.preferences.get(session.session_id, {}).get("askUserQuestionAutoResolutionEnabled", True) is not False
+        """The session's runtime preference when it states one, else the server's own setting: true
+        until ``workspace/updateInteractionPreferences`` changes it (server.ts)."""
+        default = bool(getattr(self, "auto_resolution_enabled", True))
+        stated = self.preferences.get(session.session_id, {}).get("askUserQuestionAutoResolutionEnabled")
+        return stated if isinstance(stated, bool) else default
 
     def ask_questions(self, runner: TurnRunner, tool_id: str,
                       questions: list[dict[str, Any]]) -> tuple[bool, Any] | None:

@@ -45,7 +45,7 @@ from .dialect import Dialect
 from .history import present_all
 from .interactions_today import TodayInteractions
 from .mcp_schema import check_mcp_servers
-from .model import SimError, SimSession, SimTurn, hex_id, required
+from .model import SimError, SimSession, SimTurn, hex_id
 from .scenarios import ScenarioBook
 from .server import PERSISTED, TRACE_PATH, SimServer
 from .today_session_methods import USAGE_KEYS, TodaySessionMethods
@@ -385,12 +385,6 @@ class TodaySimServer(TodaySessionMethods, TodayV4, TodayInteractions, WorkspaceM
                 "drainedInputs": [{"pendingInputId": guide["inputId"], "messageId": message_id, "text": guide["text"],
                                    "delivery": "guide", "intent": guide["intent"]}]}, turn.turn_id)
             runner.step_text({"text": f"[steered: {guide['text']}] "})
-
-    # -- v4 flow control (the data plane serves the topics and commands) -----------------------
-
-    def m_v4_connection_flow(self, params: dict[str, Any]) -> dict[str, Any]:
-        required(params.get("connectionId"), "connectionId")
-        return {}
 
     def workspace_path(self, key: str) -> str:
         for session in self.sessions.values():

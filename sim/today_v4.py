@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 import gevent
 import gevent.event
 
-from . import catalog
 from .model import SimError, SimSession, SimTurn
 from .today_port import TodayPort, seed_of
 from .today_workspace import BUILTIN_COMMANDS, user_commands
@@ -43,6 +42,7 @@ if TYPE_CHECKING:
 FOREIGN_KEY = {"status": "failed", "reasonCode": "fault.command.executionFailed",
                "message": "SqliteError: FOREIGN KEY constraint failed"}
 TICK_SECONDS = 0.25
+COALESCE_TICK_SECONDS = 0.01
 """How often the plane's interaction countdowns are looked at."""
 # A v4 permission option → the official option of the legacy request (interactions_today.py).
 LEGACY_OPTION = {"allow_once": "allow_once", "allow_always": "allow_project", "deny": "deny"}
@@ -79,13 +79,6 @@ def legacy_answer(asked: Asked, answer: dict[str, Any]) -> dict[str, Any]:
     return reply
 
 
-def workspace_models() -> list[dict[str, Any]]:
-    """Today's catalog (sim/catalog.py) as the workspace config's ``model`` option lists it."""
-    return [{"provider": m["ref"]["providerId"], "model": m["ref"]["modelId"], "name": m["label"],
-             "providerName": m.get("providerLabel"), "levels": catalog.levels(m),
-             "defaultLevel": catalog.default_level(m)} for m in catalog.MODELS]
-
-
 class TodayV4:
     """Mixed into ``TodaySimServer`` (before ``SimServer`` in its bases)."""
 
@@ -104,7 +97,7 @@ class TodayV4:
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.plane = DataPlane(TodayPort(self), self.send_v4, slash_commands=list(BUILTIN_COMMANDS),  # type: ignore[arg-type]
-                               models=workspace_models())
+                               newer_source=self.dialect.newer_v4_source)
         self.asked: dict[str, Asked] = {}
         self.turn_marks: dict[str, dict[str, int]] = {}  # session → turn id → index of its user message
         self.v4_made: set[str] = set()  # sessions made by v4 createSession, a fork or resumed (their rows exist)
@@ -218,7 +211,9 @@ class TodayV4:
                     session.session_id in index.sessions:
                 continue
             index.upsert({"sessionId": session.session_id, "workspaceId": key, "title": session.title,
-                          "titleSource": "generated", "phase": "idle", "sessionEnded": False,
+                          "titleSource": "generated", "sessionEnded": False,
+                          # a stored summary's phase is one of snapshot.ts's phases ("idle" is none of them)
+                          "phase": "completedSuccess" if session.turns else "draft",
                           "hasBackgroundWork": False, "createdAt": int(session.created_at or session.updated_at),
                           "lastActivityAt": int(session.updated_at)})
 
@@ -339,8 +334,10 @@ class TodayV4:
             self.ticker = gevent.spawn(self._tick_forever)
 
     def _tick_forever(self) -> None:
+        # Coalescing: the clock also closes flush windows (30 ms), so it ticks a third of one.
+        period = COALESCE_TICK_SECONDS if self.plane.coalescing else TICK_SECONDS
         while True:
-            gevent.sleep(TICK_SECONDS)  # a periodic clock for the engine's countdowns, not a wait for an event
+            gevent.sleep(period)  # a periodic clock for the engine's countdowns, not a wait for an event
             self.plane.tick(wall_clock_ms())
 
 

@@ -17,7 +17,7 @@ from datetime import datetime, UTC
 from typing import Any
 
 from .dialect import parse_version
-from .model import SimSession
+from .model import SimError, SimSession
 
 INDEPENDENT_PLAN_FROM = (0, 16, 9)
 BUILTIN_COMMANDS = [
@@ -54,6 +54,8 @@ class WorkspaceMethods:
     dialect: Any
     sessions: dict[str, SimSession]
     mcp_connected: dict[str, dict[str, Any]]
+    auto_resolution_enabled: bool = True
+    """The server's default for questions that answer themselves (server.ts constructor: true)."""
 
     def plan_works(self) -> bool:
         return (parse_version(self.dialect.version) or ()) >= INDEPENDENT_PLAN_FROM
@@ -65,6 +67,18 @@ class WorkspaceMethods:
         workspace = params["workspace"]
         return {"workspace": dict(workspace), "mode": "build",
                 "slashCommands": slash_commands(str(workspace.get("workspacePath") or ""))}
+
+    def m_workspace_updateInteractionPreferences(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The server-wide ``askUserQuestionAutoResolutionEnabled`` (server.ts: true until this sets it)."""
+        workspace, preferences = params.get("workspace"), params.get("preferences")
+        enabled = preferences.get("askUserQuestionAutoResolutionEnabled") if isinstance(preferences, dict) else None
+        if not isinstance(workspace, dict) or not isinstance(enabled, bool) or set(preferences) != {
+                "askUserQuestionAutoResolutionEnabled"}:
+            raise SimError(-32602, "Invalid params: preferences.askUserQuestionAutoResolutionEnabled: "
+                                   "expected a boolean, and nothing else")
+        self.auto_resolution_enabled = enabled
+        return {"workspace": dict(workspace), "askUserQuestionAutoResolutionEnabled": enabled,
+                "snoozedInteractionCount": 0}
 
     def m_mcp_list(self, params: dict[str, Any]) -> dict[str, Any]:
         key = params["workspace"]["workspaceKey"]

@@ -15,6 +15,8 @@ JSON path. Schemas are loaded once per process.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import functools
 import json
 import os
@@ -40,6 +42,9 @@ REQUEST_FOLDERS = {HOST_TO_ENGINE: ("methods", "v4"), ENGINE_TO_HOST: ("host-req
 NOTIFICATION_FOLDERS = {HOST_TO_ENGINE: (), ENGINE_TO_HOST: ("notifications", "v4")}
 DIALECT_SETS = {"today": "engine", "engine": "engine", "classic": "classic"}
 MAX_ERRORS_PER_FRAME = 3
+CHUNK_LIMIT = 512 * 1024
+"""Decoded bytes of one ``v4/attachment/chunk`` (``core.ts`` PROTOCOL_V4_LIMITS): a length bound in the
+schema cannot say it exactly, so the check decodes."""
 
 
 @dataclass(frozen=True)
@@ -210,6 +215,8 @@ class Conversation:
                           f"no schema for {method!r} sent {direction} in the {self.schemas.name} set")
             return
         self._check(index, direction, what, uri + "#/$defs/params", frame.get("params", {}), "$.params")
+        if method == "v4/attachment/chunk":
+            self._refine_chunk(index, direction, what, frame.get("params"))
 
     def _notification(self, index: int, direction: str, frame: dict[str, Any], method: str, envelope: str) -> None:
         what = f"notification {method}"
@@ -229,9 +236,37 @@ class Conversation:
         if self.ordered and isinstance(params, dict):
             self._order(index, direction, what, method, params)
         if method == "v4/conversation/frame" and isinstance(params, dict):
+            self._refine_frame(index, direction, what, params)
             subscription = params.get("subscriptionId")
             if isinstance(subscription, str) and subscription not in self.acked:
                 self.early_frames.setdefault(subscription, index)
+
+    def _refine_frame(self, index: int, direction: str, what: str, params: dict[str, Any]) -> None:
+        """What the wire schema (``wire.ts`` superRefine) says beyond JSON Schema: a complete frame names the
+        same topic and subscription outside and inside, and a fragment's index is below its count."""
+        inner = params.get("frame")
+        if params.get("kind") == "complete" and isinstance(inner, dict):
+            for key in ("topic", "subscriptionId"):
+                if key in inner and key in params and inner[key] != params[key]:
+                    self._finding(index, direction, what, "", f"$.params.frame.{key}",
+                                  f"{key} {inner[key]!r} inside the frame, {params[key]!r} outside it")
+        if params.get("kind") == "fragment":
+            position, count = params.get("fragmentIndex"), params.get("fragmentCount")
+            if isinstance(position, int) and isinstance(count, int) and position >= count:
+                self._finding(index, direction, what, "", "$.params.fragmentIndex",
+                              f"fragmentIndex {position} is not below fragmentCount {count}")
+
+    def _refine_chunk(self, index: int, direction: str, what: str, params: Any) -> None:
+        data = params.get("dataBase64") if isinstance(params, dict) else None
+        if not isinstance(data, str):
+            return
+        try:
+            size = len(base64.b64decode(data, validate=True))
+        except (binascii.Error, ValueError):
+            return  # the schema's pattern already reports it
+        if size > CHUNK_LIMIT:
+            self._finding(index, direction, what, "", "$.params.dataBase64",
+                          f"the chunk decodes to {size} bytes, over the {CHUNK_LIMIT}-byte limit")
 
     def _order(self, index: int, direction: str, what: str, method: str, params: dict[str, Any]) -> None:
         session = params.get("sessionId")

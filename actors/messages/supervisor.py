@@ -136,7 +136,7 @@ class Forked(ClientRequest):
     """A fork made a new backend session: the Supervisor gives it an ACP id."""
 
     source_session_id: str
-    backend_session_id: str
+    backend_session_id: str | None  # None: the source had nothing in it (v4), the first prompt makes one
     cwd: str
     mcp_servers: list[Any]
     settings: SessionSettings

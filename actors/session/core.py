@@ -283,7 +283,7 @@ class SessionCore(BridgeActor):
             params["mcpServers"] = self.mcp_servers
         self._call("session/resume", params, Resumed)
 
-    def fork_made(self, backend_session_id: str, reply_to: Any, request_id: Any, as_command: bool) -> None:
+    def fork_made(self, backend_session_id: str | None, reply_to: Any, request_id: Any, as_command: bool) -> None:
         self.supervisor.tell(Forked(reply_to, request_id, self.session_id, backend_session_id, self.cwd,
                                     self.mcp_servers, self.settings.current, as_command))
 

@@ -58,7 +58,7 @@ class SessionPort(Protocol):
 
     def deliver(self, updates: list[dict[str, Any]]) -> None: ...
 
-    def fork_made(self, backend_session_id: str, reply_to: Any, request_id: Any, as_command: bool) -> None: ...
+    def fork_made(self, backend_session_id: str | None, reply_to: Any, request_id: Any, as_command: bool) -> None: ...
 
     def task_cancelled(self, task_id: str) -> None: ...
 
@@ -275,8 +275,12 @@ class Controls:
             result = result if isinstance(result, dict) else {}
             status = result.get("status")
             if status == "accepted":
-                # What was admitted: the steerQueued event names it, else the ack does.
-                delivery = self.port.steer_delivery(command_id) or (result.get("result") or {}).get("delivery")
+                # What was admitted: the steerQueued event names it. The ack cannot: the engine acks
+                # only queue|startNow, and a guided input is acked "queue" (kept in its queue as
+                # admitted "guide" and drained into the running turn), so a queue ack of this guided
+                # request is the steer; startNow means no turn ran any more and it started one.
+                acked = (result.get("result") or {}).get("delivery")
+                delivery = self.port.steer_delivery(command_id) or ("guide" if acked == "queue" else acked)
                 applied = delivery == "guide"
                 on_result({"applied": applied, "queued": not applied, "delivery": delivery})
             elif status == "failed" and retries and "FOREIGN KEY" in str(result.get("message")):
@@ -432,15 +436,23 @@ class Controls:
 
         v4_path = getattr(self.port, "v4", None)
         if v4_path is not None:  # the engine's forkAssistant, from the newest settled assistant row
-            self.port.when_live(lambda: self._fork_v4(v4_path, forked, on_error), on_error)
+            self.port.when_live(lambda: self._fork_v4(
+                v4_path, forked, on_error, lambda: self.port.fork_made(None, reply_to, request_id, as_command)), on_error)
             return
         self.port.when_live(lambda: self.port.request(call.method, call.params, forked, on_error), on_error)
 
-    def _fork_v4(self, v4_path: Any, forked: OnResult, on_error: OnError) -> None:
+    def _fork_v4(self, v4_path: Any, forked: OnResult, on_error: OnError,
+                 forked_unused: Callable[[], None]) -> None:
         from zcode_acp.actors.session.v4settings import fork_target  # v4 only: a legacy session never imports it
         from zcode_acp.protocol.v4.commands import fork_assistant as v4_fork
 
-        target = fork_target(v4_path.feed.state.rows if v4_path.feed is not None else ())
+        rows = v4_path.feed.state.rows if v4_path.feed is not None else ()
+        target = fork_target(rows)
+        if target is None and not any(row.get("kind") == "userInput" for row in rows):
+            # Nothing said yet: a fork of it is a new session with its settings, whose engine session
+            # its first prompt makes (as session/new's), as the legacy session/fork forks an unused one.
+            forked_unused()
+            return
         if target is None:
             on_error(RpcError(INVALID_PARAMS, t(self.port.settings.current.lang, "error.nothing_to_fork")))
             return

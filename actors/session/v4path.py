@@ -41,6 +41,7 @@ from zcode_acp.actors.base import safe_tell
 from zcode_acp.actors.messages import AnswerBackend, V4Expire, V4Resolve
 from zcode_acp.actors.session import v4tasks
 from zcode_acp.actors.session.v4extras import queue_items
+from zcode_acp.actors.session.v4heldqueue import held_disposition
 from zcode_acp.actors.session.v4prompts import Answer, OwedPrompt
 from zcode_acp.protocol.i18n import t
 
@@ -92,7 +93,10 @@ class V4Path(V4Subscription):
         self._send_text(owed, text, refs or None, resumed=False)
 
     def _send_text(self, owed: OwedPrompt, text: str, refs: list[dict[str, Any]] | None, resumed: bool) -> None:
-        command = v4.send_text(self.session.backend_session_id, text, attachments=refs)
+        # A queue the engine holds (routing ``choice``) needs a word on it, or the engine refuses the
+        # prompt: it goes past the queue, which the bridge resumes (v4heldqueue.py).
+        held = held_disposition(self.feed.state.state) if self.feed is not None else {}
+        command = v4.send_text(self.session.backend_session_id, text, attachments=refs, **held)
 
         def admitted(ack: v4.CommandAck | None, error: RpcError | None) -> None:
             if error is not None and not resumed and cold(error):

@@ -49,6 +49,7 @@ class V4Prompts:
         self.admitting: list[OwedPrompt] = []  # sendText sent, ack not back yet
         self.running: list[OwedPrompt] = []  # carried by the turn that runs now
         self.queued: deque[OwedPrompt] = deque()  # in the engine's queue, in its order
+        self.unrouted: list[OwedPrompt] = []  # acked "queue": queued or guided, the next frames say
 
     @property
     def busy(self) -> bool:
@@ -80,19 +81,36 @@ class V4Prompts:
         self._forget_admitting(owed)
         owed.command_id = command_id
         if delivery == "queue":
+            # The engine acks a guided input ``queue`` too (session-flow.ts): which it is, its queue
+            # item says (``delivery.admitted``), in a frame after the ack; told then (``routed``).
             self.queued.append(owed)
+            if command_id is not None:
+                self.unrouted.append(owed)
+                return None
         else:  # startNow, guide (an unknown word: it runs with what runs)
             self.running.append(owed)
         return t(self.lang, f"v4.routing.{delivery}") if delivery in ("guide", "queue") else None
+
+    def routed(self, owed: OwedPrompt, admitted: str) -> str:
+        """The engine's queue (or the running turn) shows where this prompt went: ``guide`` — into the
+        running turn, answered at its end; ``queue`` — it waits for its own turn. The notice to tell."""
+        if owed in self.unrouted:
+            self.unrouted.remove(owed)
+        if admitted == "guide" and owed in self.queued:
+            self.queued.remove(owed)
+            self.running.append(owed)
+        return t(self.lang, f"v4.routing.{admitted}")
 
     def refused(self, owed: OwedPrompt, error: RpcError) -> Answer:
         self._forget_admitting(owed)
         return Answer(owed, None, error)
 
-    def turn_ended(self, ended: TurnEnded, usage: dict[str, Any] | None = None) -> list[Answer]:
-        """The running turn ended: its prompts are answered (``usage``: the tokens it spent)."""
+    def turn_ended(self, ended: TurnEnded, usage: dict[str, Any] | None = None, drains: bool = True) -> list[Answer]:
+        """The running turn ended: its prompts are answered (``usage``: the tokens it spent). ``drains``:
+        the engine's queue starts its next input now; a queue it holds (v4heldqueue.py) starts none,
+        and the next one runs when its turn shows (``started``)."""
         owed, self.running = self.running, []
-        if self.queued:
+        if self.queued and drains:
             self.running.append(self.queued.popleft())  # the queue's next input starts now
         answers = []
         for one in owed:
@@ -113,6 +131,24 @@ class V4Prompts:
         message = words or t(self.lang, "error.no_details")
         return RpcError(INTERNAL_ERROR, t(self.lang, "error.turn_unfinished", message=message),
                         {"phase": "error", "backendMessage": message})
+
+    def route_pending(self) -> list[OwedPrompt]:
+        """The prompts acked ``queue`` whose queue item has not been read yet (still owed)."""
+        self.unrouted = [one for one in self.unrouted if one in self.queued or one in self.running]
+        return list(self.unrouted)
+
+    def started(self, command_id: str) -> bool:
+        """A turn the engine started names this queued prompt's ``sendText`` (its ``turnHeader``'s
+        ``sourceCommandId``): the prompt is carried by the running turn from now on."""
+        for one in self.queued:
+            if one.command_id == command_id:
+                self.queued.remove(one)
+                self.running.append(one)
+                return True
+        return False
+
+    def queued_ids(self) -> set[str]:
+        return {one.command_id for one in self.queued if one.command_id}
 
     def unqueued(self, command_id: str) -> Answer | None:
         """The queue item of this prompt was removed: it will never run, so it is answered cancelled now."""
@@ -135,6 +171,11 @@ class V4Prompts:
         self.queued = deque(one for one in self.queued if one not in taken)
         return [Answer(one, None, one.error) if one.error else Answer(one, {"stopReason": "cancelled"}, None)
                 for one in taken]
+
+    def unqueue_failed(self, error: RpcError) -> list[Answer]:
+        """The engine's queue cannot be resumed: every prompt waiting in it fails with ``error``."""
+        taken, self.queued = list(self.queued), deque()
+        return [Answer(one, None, one.error or error) for one in taken]
 
     def cancel_requested(self) -> None:
         """``session/cancel``: what runs now (or is being admitted to run) was cancelled by the client."""

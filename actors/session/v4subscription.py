@@ -22,7 +22,7 @@ from zcode_acp.protocol.handshake import supports_terminal_output
 from zcode_acp.protocol.sessions import ZCODE_PROTOCOL, iso_time
 from zcode_acp.protocol.translator import notice_chunk
 from zcode_acp.protocol.v4 import commands as v4
-from zcode_acp.protocol.v4.conversation import InteractionOpened, TurnEnded
+from zcode_acp.protocol.v4.conversation import InteractionOpened, TurnEnded, TurnOpened, TurnSettled
 from zcode_acp.protocol.v4.conversation_view import PendingInteraction
 from zcode_acp.protocol.v4.conversation_view import collaboration_mode
 from zcode_acp.protocol.v4.conversation_view import control as control_of
@@ -33,6 +33,8 @@ from zcode_acp.actors.session.v4attachments import V4Uploads
 from zcode_acp.actors.session.v4commands import V4Commands
 from zcode_acp.actors.session.v4extras import V4Extras
 from zcode_acp.actors.session.v4feed import Step, V4Feed
+from zcode_acp.actors.session.v4extras import queue_items
+from zcode_acp.actors.session.v4heldqueue import V4HeldQueue, queue_held
 from zcode_acp.actors.session.v4mode import adopt_modes
 from zcode_acp.actors.session.v4stopfallback import StopFallback
 from zcode_acp.actors.session.v4opening import opening_mode
@@ -72,6 +74,18 @@ def compaction_reason(ended: TurnEnded) -> str:
     return "session_compact_cancelled" if ended.stop_reason == "cancelled" else "session_compact_failed"
 
 
+def settled_end(settled: TurnSettled, rows: list[dict[str, Any]]) -> TurnEnded:
+    """A turn's end as its ``turnHeader`` says it (rows.ts states), for a turn whose ``control`` end
+    never came: a failure has only the turn's last words (the patch that would carry ``lastError``
+    was merged into the next turn's)."""
+    if settled.state == "completedSuccess":
+        return TurnEnded("end_turn", None)
+    if settled.state == "completedInterrupted":
+        return TurnEnded("cancelled", None)
+    text = next((row.get("text") for row in reversed(rows) if row.get("kind") == "assistantText"), None)
+    return TurnEnded(None, None, text.strip() if isinstance(text, str) else "")
+
+
 def cold(error: RpcError) -> bool:
     """The engine refused a command because the session is not in its memory (``proto.sessionNotFound``):
     a session it keeps in its store but let go of (docs/v4.md, "Lifecycle")."""
@@ -98,10 +112,12 @@ class V4Subscription:
         self.muted = False  # a cancelled turn answered before its end: its late updates are not sent
         self.fallback = StopFallback(session.config.stop_fallback)  # such a turn, running on, is closed
         self.unqueue = V4Unqueue()  # the queued prompts a session/cancel cancelled, to delete from the engine's queue
+        self.held_queue = V4HeldQueue()  # a queue the engine held after a failure, resumed (v4heldqueue.py)
         self.fresh = False  # made by createSession and not live yet: its mode is the engine's default (v4opening.py)
         self.announce_settings = False  # settings changes go to clients (not while a resume is still answering)
         # live once the feed shows this mode (or at the deadline): (mode, ready, deadline in ms)
         self.mode_wait: tuple[str, Callable[[], None], float] | None = None
+        self.settled: TurnSettled | None = None  # the last turn's header left running; control has not ended it yet
 
     @property
     def busy(self) -> bool:
@@ -139,20 +155,46 @@ class V4Subscription:
                 return
             # An engine that takes v4 commands speaks the ZCode Protocol (0.16+): the marker its
             # legacy create answer carries, so the Session never calls a method 0.16 removed.
-            done({"protocol": {"name": ZCODE_PROTOCOL},
-                  "session": {"sessionId": session_id,
-                              "workspace": {"workspacePath": workspace_path, "workspaceKey": workspace_path}}}, None)
+            made: dict[str, Any] = {"protocol": {"name": ZCODE_PROTOCOL},
+                    "session": {"sessionId": session_id,
+                                "workspace": {"workspacePath": workspace_path, "workspaceKey": workspace_path}}}
+            # The catalog: the engine's workspace-config topic carries only the mode option and the
+            # slash commands (the desktop's host supplies its model picker), and a createSession ack
+            # none; the legacy resume's snapshot lists every model, as a legacy create's does. Of a
+            # session the engine holds in memory (this one, just made) a resume is a read: it finds
+            # the record and answers its snapshot, changing nothing (server-operations.ts,
+            # activateSessionForResume) — docs/decisions.md, "The v4 catalog".
+            self.v4_call("session/resume", {"sessionId": session_id, "workspace": made["session"]["workspace"]},
+                         functools.partial(self._catalog_read, made, done))
 
         self.commands.send(command, acked)
 
+    @staticmethod
+    def _catalog_read(made: dict[str, Any], done: Callable[[Any, Any], None], result: Any, error: Any) -> None:
+        """The resume's settings (the whole catalog) in the made answer; without them the session still opens.
+
+        Not its mode: that is the engine's default for a draft, which the opening switch replaces with
+        the Session's own (v4opening.py); taken here, it would become the Session's mode and no switch
+        would be sent."""
+        if error is None and isinstance(result, dict) and isinstance(result.get("settings"), dict):
+            made["settings"] = {key: value for key, value in result["settings"].items() if key != "mode"}
+        done(made, None)
+
     # -- the subscription ----------------------------------------------------------------------
 
-    def subscribe(self, done: Callable[[Any, Any], None]) -> None:
-        """Subscribe the conversation topic of the Session's backend session; ``done(result, error)``."""
+    def subscribe(self, done: Callable[[Any, Any], None], resumed: bool = True) -> None:
+        """Subscribe the conversation topic of the Session's backend session; ``done(result, error)``.
+
+        ``resumed``: the Session resumed the engine session before this (its ``_subscribe``): the
+        snapshot behind the ack is taken as known, never replayed as new output (the stop
+        fallback's close and resume, a cold session, a new engine process). A resync the engine
+        refused subscribes again without one, and its snapshot is diffed (the text the gap lost)."""
         backend_id = self.session.backend_session_id
         if self.feed is None or self.feed.topic != f"conversation/{backend_id}":
             self.feed = V4Feed(backend_id, self.connection_id, self.session.config.lang,
                                supports_terminal_output(self.session.capabilities), own_command=self.commands.issued)
+        elif resumed:
+            self.feed.translator.rebaseline()
         feed = self.feed
 
         def answered(result: Any, error: Any) -> None:
@@ -267,9 +309,15 @@ class V4Subscription:
                 self.fallback.over()  # a turn ended: no stopped one left to close
                 stopped_turn_over, self.muted = self.muted, False  # what follows is the next turn's
                 ended = turn_notice(signal, self.feed.state.rows) if self.feed is not None else None
-                self._answer(self.prompts.turn_ended(signal, self._turn_usage()), ended)
+                self.settled = None
+                drains = self.feed is None or not queue_held(self.feed.state.state)
+                self._answer(self.prompts.turn_ended(signal, self._turn_usage(), drains), ended)
                 if stopped_turn_over:  # the prompts that waited for it go now (v4stopfallback.py),
                     self.release_held()  # after this end is answered: it is not theirs
+            elif isinstance(signal, TurnSettled):
+                self.settled = signal  # the turn is over: its prompts end with it if control never says so
+            elif isinstance(signal, TurnOpened):
+                self._turn_opened(signal)
             elif isinstance(signal, InteractionOpened) and signal.interaction.countdown_deadline_at is not None:
                 notice = countdown_notice(signal.interaction, self.session.config.lang)
                 self.session.deliver([notice_chunk(notice, uuid.uuid4().hex)])
@@ -280,12 +328,76 @@ class V4Subscription:
             self.announce_settings = True
             self._live_in_mode(ready)
         self._mode_reached()
+        self._route()
         self._unqueue()
+        self._follow_queue()
         if step.resync is not None:
             log.info("session %s: resyncing %s", self.session.session_id, step.resync["topic"])
             self.v4_call("v4/conversation/resync", step.resync, self._resynced,
                          timeout=self.session.config.subscribe_timeout)
         self._arm_expiry()
+
+    def _route(self) -> None:
+        """Where each prompt acked ``queue`` went, by its ``sendText`` id: a queue item admitted
+        ``guide``, or its text already taken into the running turn (a ``userInput`` row naming it),
+        is guided — answered when the running turn ends, never called queued; a queue item admitted
+        ``queue``, or a turn it opened, is queued (docs/v4.md, "Guide mode")."""
+        pending = self.prompts.route_pending()
+        if self.feed is None or not pending:
+            return
+        items = {item.get("sourceCommandId"): item for item in queue_items(self.feed.state.state)}
+        rows = {row.get("sourceCommandId"): row.get("kind") for row in self.feed.state.rows
+                if row.get("kind") in ("userInput", "turnHeader")}
+        notices = []
+        for owed in pending:
+            item, kind = items.get(owed.command_id), rows.get(owed.command_id)
+            delivery = item.get("delivery") if isinstance(item, dict) else None
+            admitted = delivery.get("admitted") if isinstance(delivery, dict) else None
+            if admitted in ("guide", "queue"):
+                notices.append(self.prompts.routed(owed, str(admitted)))
+            elif kind == "userInput" and owed not in self.prompts.running and not self._opened_by(owed):
+                notices.append(self.prompts.routed(owed, "guide"))  # drained into the running turn already
+            elif kind is not None:
+                notices.append(self.prompts.routed(owed, "queue"))  # its own turn opened: it was queued
+        if notices:
+            self.session.deliver([agent_text(notice, uuid.uuid4().hex) for notice in notices])
+
+    def _opened_by(self, owed: OwedPrompt) -> bool:
+        """A turn this prompt's ``sendText`` started (its ``turnHeader`` names it)."""
+        rows = self.feed.state.rows if self.feed is not None else []
+        return any(row.get("kind") == "turnHeader" and row.get("sourceCommandId") == owed.command_id for row in rows)
+
+    def _turn_opened(self, opened: TurnOpened) -> None:
+        """The engine started a turn. Prompts still carried by the turn before it end now, as that
+        turn's header said (its end and this start came in one patch: ``control`` never left its
+        running phase, coalesce.ts); a queued prompt this turn names runs from now on."""
+        earlier = [one for one in self.prompts.running if one.command_id != opened.source_command_id]
+        if earlier and self.settled is not None:
+            ended = settled_end(self.settled, self.feed.state.rows if self.feed is not None else [])
+            notice = turn_notice(ended, self.feed.state.rows) if self.feed is not None else None
+            self._answer(self.prompts.turn_ended(ended, self._turn_usage(), drains=False), notice)
+        self.settled = None
+        if opened.source_command_id is not None:
+            self.prompts.started(opened.source_command_id)
+
+    def _follow_queue(self) -> None:
+        """A queue the engine held after a failure is resumed (v4heldqueue.py); not while a cancel
+        empties the queue (it sends its own ``setAutoDrain``)."""
+        if self.feed is None or self.unqueue.pending:
+            return
+        command = self.held_queue.resume(str(self.session.backend_session_id), self.feed.state.state,
+                                         self.prompts.queued_ids())
+        if command is None:
+            return
+
+        def resumed(ack: v4.CommandAck | None, error: RpcError | None) -> None:
+            if error is not None:  # the queued prompts would wait for ever: answered with why
+                self.held_queue.refused()
+                log.warning("session %s: the held queue was not resumed: %s", self.session.session_id, error.message)
+                self._answer(self.prompts.unqueue_failed(error))
+
+        log.info("session %s: the engine held its queue after a failure; resuming it", self.session.session_id)
+        self.commands.send(command, resumed)
 
     def _live_in_mode(self, ready: Callable[[], None]) -> None:
         """A session createSession just made runs in the engine's default mode: switched to the
@@ -347,7 +459,7 @@ class V4Subscription:
         if error is not None:  # the subscription is gone: subscribe again, from a snapshot
             log.warning("session %s: resync refused (%s); subscribing again", self.session.session_id,
                         error.get("message") if isinstance(error, dict) else error)
-            self.subscribe(lambda result, error: None)
+            self.subscribe(lambda result, error: None, resumed=False)
             return
         self._do(self.feed.subscribed(result, now_ms()))
 

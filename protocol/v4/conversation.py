@@ -49,6 +49,8 @@ from .conversation_signals import RoutingChanged as RoutingChanged
 from .conversation_signals import Signal as Signal
 from .conversation_signals import Translation as Translation
 from .conversation_signals import TurnEnded as TurnEnded
+from .conversation_signals import TurnOpened as TurnOpened
+from .conversation_signals import TurnSettled as TurnSettled
 from .conversation_signals import Update
 from .conversation_apply import (
     Change,
@@ -130,6 +132,13 @@ class ConversationTranslator(ToolCards):
         self._last_text: dict[str, Any] | None = None  # the current turn's newest assistantText row
         self._retry = ApiRetryCard(retry_prefix, lang)  # the engine's own retries (control.apiRetry)
 
+    def rebaseline(self) -> None:
+        """The next snapshot is taken as known, not diffed against what was announced: it comes on a
+        subscription made after a resume, whose rows the engine read back from its store under ids
+        of its own, so a diff would announce earlier turns' text again as new output."""
+        self._baselined = False
+        self._sent = {}
+
     def translate(self, changes: list[Change]) -> Translation:
         out = Translation()
         for change in changes:
@@ -195,6 +204,8 @@ class ConversationTranslator(ToolCards):
 
     def _row(self, row: dict[str, Any], previous: dict[str, Any] | None, out: Translation) -> None:
         kind, row_id = row.get("kind"), row["rowId"]
+        if kind == "turnHeader":
+            self._header(row, previous, out)
         if kind == "turnHeader" and previous is None:
             self._last_text = None  # a new turn: its words are yet to come
         if kind in ("assistantText", "reasoning"):
@@ -224,6 +235,16 @@ class ConversationTranslator(ToolCards):
             if isinstance(text, str) and text:
                 out.updates.append(updates.user_text(text, message_id(row_id)))
                 self._sent[row_id] = len(text)
+
+    @staticmethod
+    def _header(row: dict[str, Any], previous: dict[str, Any] | None, out: Translation) -> None:
+        """A turn opened or settled, as its ``turnHeader`` row says (signals the Session answers by)."""
+        source = row.get("sourceCommandId") if isinstance(row.get("sourceCommandId"), str) else None
+        state, before = row.get("state"), previous.get("state") if previous is not None else None
+        if state == "running" and before != "running":
+            out.signals.append(TurnOpened(source))
+        elif isinstance(state, str) and state != "running" and before == "running":
+            out.signals.append(TurnSettled(source, state))
 
     def _answered_by_the_bridge(self, row: dict[str, Any]) -> bool:
         marker = row.get("marker")

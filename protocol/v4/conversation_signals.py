@@ -23,6 +23,22 @@ class TurnEnded:
 
 
 @dataclass(frozen=True, slots=True)
+class TurnOpened:
+    """A ``turnHeader`` row appeared running: the engine started a turn, for the ``sendText`` it
+    names (``sourceCommandId``, rows.ts; None for a turn no command asked for)."""
+    source_command_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class TurnSettled:
+    """A ``turnHeader`` row left ``running`` (``completedSuccess``, ``completedInterrupted`` or
+    ``failed``): that turn is over even when ``control`` never left its running phase (the
+    engine merged its end and the next turn's start into one patch, coalesce.ts)."""
+    source_command_id: str | None
+    state: str
+
+
+@dataclass(frozen=True, slots=True)
 class InteractionOpened:
     interaction: view.PendingInteraction
 
@@ -37,7 +53,7 @@ class RoutingChanged:
     routing: view.InputRouting
 
 
-Signal = TurnEnded | InteractionOpened | InteractionClosed | RoutingChanged
+Signal = TurnEnded | TurnOpened | TurnSettled | InteractionOpened | InteractionClosed | RoutingChanged
 
 
 @dataclass(slots=True)

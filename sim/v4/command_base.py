@@ -43,7 +43,9 @@ def need(payload: dict[str, Any], key: str, kind: type | tuple[type, ...], expec
 
 class CommandBase:
     def __init__(self, port: Port, sessions: Sessions, attachments: AttachmentStore, *,
-                 clock: Callable[[], float]) -> None:
+                 clock: Callable[[], float], newer_source: bool = False) -> None:
+        self.newer_source = newer_source
+        """Play the v4 source newer than installed 3.14.4 (``guarded``, ``setHighspeedMetrics``)."""
         self.port = port
         self.sessions = sessions
         self.attachments = attachments

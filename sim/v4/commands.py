@@ -37,6 +37,20 @@ from .queue_commands import QueueCommands
 
 QUERY_MAX = 64
 _UNCHANGED = "config.unchanged"
+# command.ts: the commands whose envelope must carry baseRevision, and those of them that target a row
+# (which must carry the log's epoch too). Other commands' bases are not judged (command-inbox.ts decide).
+REQUIRING_BASE_REVISION = frozenset((
+    "applyFileRewind", "forkAssistant", "editUserQuery", "retryTurn", "setAssistantFeedback", "sendQueuedNow",
+    "editQueueItem", "reorderQueueItem", "deleteQueueItem", "setAutoDrain", "switchModelConfig",
+    "switchCollaborationMode", "setFollowupMode", "pauseGoal", "resumeGoal", "setHighspeedMetrics"))
+ROW_TARGETING = frozenset(("applyFileRewind", "forkAssistant", "editUserQuery", "retryTurn", "setAssistantFeedback",
+                           "setHighspeedMetrics"))
+# What only the source newer than installed 3.14.4 accepts (command.ts, zcodeSessionModeSchema).
+NEWER_COMMANDS = frozenset(("setHighspeedMetrics",))
+NEWER_MODES = frozenset(("guarded",))
+HELD_REQUIRED = ("heldQueueDispositionRequired",
+                 "held queue requires heldQueueDisposition (clearQueueAndSend | keepQueueAndSend)")
+HELD_STALE = ("guard.heldQueueConfirmationStale", "paused queue changed after send confirmation opened")
 
 __all__ = ["Ack", "CommandHandler", "Decision"]
 
@@ -98,6 +112,11 @@ class CommandHandler(QueueCommands):
         handler = getattr(self, f"_c_{kind}", None) if isinstance(kind, str) else None
         ack: Ack = {"commandId": command_id, "status": "accepted", "revisionAtDecision": revision}
         try:
+            if not self.newer_source and (kind in NEWER_COMMANDS or (
+                    kind == "switchCollaborationMode" and payload.get("mode") in NEWER_MODES)):
+                # 3.14.4's envelope union has no such command / mode: the envelope fails to parse.
+                what = f"mode {payload.get('mode')!r}" if kind == "switchCollaborationMode" else f"type {kind!r}"
+                raise Decision("rejected", "proto.invalidPayload", f"Invalid command envelope: unknown {what}")
             if handler is None:
                 raise Decision("failed", "fault.command.notImplemented", f"command type {kind!r} is not simulated")
             if kind == "sendText":
@@ -119,12 +138,17 @@ class CommandHandler(QueueCommands):
         return ack
 
     def _check_base(self, params: dict[str, Any], payload: dict[str, Any], projection: ConversationProjection) -> None:
-        base = params.get("baseRevision")
-        if base is not None and base != projection.revision:
+        """command-inbox.ts ``decide``: only the commands that need a base are judged; the epoch of a
+        row-targeting command first (``proto.staleLogEpoch``), then the revision (``proto.staleRevision``)."""
+        kind = params.get("type")
+        if kind not in REQUIRING_BASE_REVISION:
+            return
+        if params.get("baseRevision") is None:
+            raise Decision("rejected", "proto.missingBaseRevision")
+        if kind in ROW_TARGETING and params.get("baseLogEpoch") != projection.log.log_epoch:
+            raise Decision("stale", "proto.staleLogEpoch")
+        if params.get("baseRevision") != projection.revision:
             raise Decision("stale", "proto.staleRevision")
-        epoch = params.get("baseLogEpoch")
-        if epoch is not None and epoch != projection.log.log_epoch:
-            raise Decision("stale", "proto.staleTarget")
 
     # -- the commands --------------------------------------------------------------------
 
@@ -154,18 +178,41 @@ class CommandHandler(QueueCommands):
         input_id = self._input_id()
         if projection.state["inputRouting"]["mode"] == "reject":
             raise Decision("rejected", projection.state["inputRouting"].get("reasonCode", "input.rejected"))
-        if not projection.busy and not projection.state["queue"]["items"]:
+        if projection.state["inputRouting"]["mode"] == "choice":
+            self._held_disposition(projection, payload)
+        queue = projection.state["queue"]
+        if not projection.busy and (not queue["items"] or not queue["autoDrain"]):
+            # Idle, and nothing queued ahead (or the queue is held and the user chose to send past it).
             self._start(projection, text, command_id, client_id, attachments)
-            return {"type": "inputAccepted", "delivery": "startNow", "inputId": input_id}
+            return {"type": "inputAccepted", "delivery": "startNow", "inputId": command_id}
         requested = payload.get("requestedDelivery")
         if requested not in ("guide", "queue"):
             requested = "guide" if projection.state["config"].get("followupMode") == "guide" else "queue"
-        if requested == "guide" and projection.running:
+        guided = requested == "guide" and projection.running and not attachments
+        self._enqueue(projection, text, command_id, client_id, attachments, payload.get("requestedDelivery"),
+                      admitted="guide" if guided else "queue")
+        if guided:
+            # Acked ``queue`` all the same (session-flow.ts: the ack says only startNow or queue); the item
+            # waits in ``queue.items`` admitted ``guide`` until the running turn takes it in.
             projection.guides[input_id] = ExpectedInput(text, command_id, client_id, attachments)
             self.port.guide(projection.session_id, text, input_id)
-            return {"type": "inputAccepted", "delivery": "guide", "inputId": input_id}
-        self._enqueue(projection, text, command_id, client_id, attachments, payload.get("requestedDelivery"))
-        return {"type": "inputAccepted", "delivery": "queue", "inputId": input_id}
+        # session-flow.ts: the ack's inputId is the command's own id.
+        return {"type": "inputAccepted", "delivery": "queue", "inputId": command_id}
+
+    @staticmethod
+    def _held_disposition(projection: ConversationProjection, payload: dict[str, Any]) -> None:
+        """input-admission.ts ``applyHeldQueueDisposition``: a held queue needs the user's choice; a
+        confirmation made against other items is stale; ``clearQueueAndSend`` empties the queue first."""
+        disposition = payload.get("heldQueueDisposition")
+        if disposition not in ("clearQueueAndSend", "keepQueueAndSend"):
+            raise Decision("failed", *HELD_REQUIRED)
+        expected = payload.get("expectedHeldQueueItemIds")
+        items = projection.state["queue"]["items"]
+        if isinstance(expected, list) and (len(set(expected)) != len(expected) or
+                                           {item["queueItemId"] for item in items} != set(expected)):
+            raise Decision("failed", *HELD_STALE)
+        if disposition == "clearQueueAndSend":
+            projection.set("queue", {"items": [], "autoDrain": True})
 
     def _c_stop(self, params: dict[str, Any], payload: dict[str, Any], projection: ConversationProjection) -> None:
         works = projection.state["control"]["activeWorks"] if projection.running else []
@@ -182,8 +229,20 @@ class CommandHandler(QueueCommands):
         # No result: the engine's ack result union (command.ts) has no "stop" member.
 
     def _c_compact(self, params: dict[str, Any], payload: dict[str, Any], projection: ConversationProjection) -> None:
+        """goal-compact.ts: a compaction running or queued already locks a second one (``failed
+        compactOperationLock``); while a turn runs (or the queue is held) it is queued, accepted with no
+        result, and runs when its turn in the queue comes."""
+        command_id = params["commandId"]
+        compacting = projection.running and any(w.get("kind") == "compact"
+                                                for w in projection.state["control"]["activeWorks"])
+        if compacting or any(item["kind"] == "compact" for item in projection.state["queue"]["items"]):
+            raise Decision("failed", "compactOperationLock", "a compaction is already running or queued")
         self._allowed(projection, "compact")
-        projection.compact_command = params.get("commandId") if isinstance(params.get("commandId"), str) else None
+        queue = projection.state["queue"]
+        if projection.busy or (queue["items"] and not queue["autoDrain"]):
+            self._enqueue(projection, "/compact", command_id, params.get("clientId"), [], None, kind="compact")
+            return
+        projection.compact_command = command_id
         self.port.compact(projection.session_id)
 
     def _c_resolveInteraction(self, params: dict[str, Any], payload: dict[str, Any],
@@ -274,6 +333,9 @@ class CommandHandler(QueueCommands):
                          projection: ConversationProjection) -> dict[str, Any]:
         row = self._target(payload, projection)
         self._allowed(projection, "fork")
+        if not (row.get("actions") or {}).get("canFork"):
+            raise Decision("failed", "guard.forkTargetNotStable",
+                           f"forkAssistant targetRowId {row['rowId']} is not a stable last assistant segment")
         seed = self.port.fork(projection.session_id, row["turnId"])
         workspace = self.sessions.workspace_of.get(projection.session_id, "")
         child = self.sessions.open(seed, workspace, parent_session_id=projection.session_id)
@@ -306,12 +368,17 @@ class CommandHandler(QueueCommands):
 
     def _c_retryTurn(self, params: dict[str, Any], payload: dict[str, Any],
                      projection: ConversationProjection) -> None:
-        self._rerun(projection, self._target(payload, projection), None, params["commandId"], params.get("clientId"))
+        row = self._target(payload, projection)
+        if not (row.get("actions") or {}).get("canRetry"):
+            raise Decision("failed", "guard.latestAssistantRetryOnly",
+                           f"retryTurn targetRowId {row['rowId']} is not the latest assistant reply")
+        self._rerun(projection, row, None, params["commandId"], params.get("clientId"))
 
     def _c_editUserQuery(self, params: dict[str, Any], payload: dict[str, Any],
                          projection: ConversationProjection) -> None:
         row = self._target(payload, projection)
         new_text = need(payload, "newText", str, "string")
-        if row["kind"] != "userInput":
-            raise Decision("stale", "proto.staleTarget")
+        if not (row.get("actions") or {}).get("canEdit"):
+            raise Decision("failed", "guard.latestQueryEditOnly",
+                           f"editUserQuery targetRowId {row['rowId']} is not the latest real user query")
         self._rerun(projection, row, new_text, params["commandId"], params.get("clientId"))

@@ -70,8 +70,9 @@ class ConversationState:
         self._patch["revision"] = self.state["revision"]
 
     def refresh_availability(self) -> None:
+        compacting = any(work.get("kind") == "compact" for work in self.state["control"]["activeWorks"])
         self.set("availability", availability(running=self.running, has_rows=self.rows.total_count > 0,
-                                              goal=self.state.get("goal") is not None))
+                                              goal=self.state.get("goal") is not None, compacting=compacting))
 
     def commit(self) -> Commit | None:
         """The changes made since the last commit, as one log entry (None when nothing changed)."""

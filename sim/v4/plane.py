@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .attachments import AttachmentStore
+from .coalesce import FLUSH_WINDOW_MS
 from .commands import CommandHandler
 from .errors import INVALID_PARAMS, V4Error
 from . import file_changes
@@ -36,6 +37,8 @@ from .wire import DEFAULT_FRAGMENT_BYTES
 
 Respond = Callable[[dict[str, Any] | None, V4Error | None], None]
 INTERNAL_ERROR = -32603
+COALESCE_ENV = "ZCODE_SIM_V4_COALESCE"
+"""``1``: conversation frames wait out the engine's flush window and go out merged (coalesce.py)."""
 FRAGMENT_ENV = "ZCODE_SIM_V4_FRAGMENT_BYTES"
 """Logical frames larger than this many bytes go out as fragments (default 256 KiB)."""
 _TERMINAL = frozenset(("turn.completed", "turn.failed"))
@@ -50,18 +53,25 @@ class DataPlane:
                  clock: Callable[[], float] = wall_clock_ms, faults: Faults | None = None,
                  fragment_bytes: int | None = None,
                  slash_commands: list[dict[str, Any]] | None = None,
-                 models: list[dict[str, Any]] | None = None) -> None:
+                 newer_source: bool = False, coalesce_ms: float | None = None) -> None:
+        if coalesce_ms is None:
+            coalesce_ms = FLUSH_WINDOW_MS if os.environ.get(COALESCE_ENV) == "1" else 0.0
         if fragment_bytes is None:
             fragment_bytes = int(os.environ.get(FRAGMENT_ENV) or DEFAULT_FRAGMENT_BYTES)
         self.topics = TopicServer(send, clock=clock, faults=faults if faults is not None else Faults.from_env(),
-                                  fragment_bytes=fragment_bytes)
-        self.sessions = Sessions(self.topics, clock=clock, slash_commands=slash_commands, models=models)
+                                  fragment_bytes=fragment_bytes, coalesce_ms=coalesce_ms)
+        self.sessions = Sessions(self.topics, clock=clock, slash_commands=slash_commands)
         self.attachments = AttachmentStore()
-        self.commands = CommandHandler(port, self.sessions, self.attachments, clock=clock)
+        self.unsubscribed: list[tuple[str, str]] = []
+        """(connectionId, topic) of every ``v4/conversation/unsubscribe``, in order (tests read it)."""
+        self.flows: list[tuple[str, str]] = []
+        """(connectionId, state) of every ``v4/connection/flow``, in order."""
+        self.commands = CommandHandler(port, self.sessions, self.attachments, clock=clock, newer_source=newer_source)
         self._methods: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
             "v4/conversation/subscribe": self._subscribe,
             "v4/conversation/resync": self.topics.resync,
-            "v4/conversation/unsubscribe": self.topics.unsubscribe,
+            "v4/conversation/unsubscribe": self._unsubscribe,
+            "v4/connection/flow": self._connection_flow,
             "v4/command": self._command,
             "v4/commands/query": self.commands.query,
             "v4/attachment/begin": self.attachments.begin,
@@ -126,6 +136,11 @@ class DataPlane:
         self.commands.expire_interactions(now_ms)
         for projection in list(self.sessions.conversations.values()):
             projection.commit()
+        self.topics.flush(now_ms)
+
+    @property
+    def coalescing(self) -> bool:
+        return self.topics.coalesce_ms > 0
 
     # -- inside --------------------------------------------------------------------------
 
@@ -134,6 +149,36 @@ class DataPlane:
         if isinstance(topic, str) and "/" in topic and not topic.startswith("conversation/"):
             self.sessions.workspace(topic.partition("/")[2])  # a workspace's topics exist once asked for
         return self.topics.subscribe(params)
+
+    def _unsubscribe(self, params: dict[str, Any]) -> dict[str, Any]:
+        subscription = self.topics.subscriptions.get(params.get("subscriptionId"))  # type: ignore[arg-type]
+        answer = self.topics.unsubscribe(params)
+        if subscription is not None:
+            self.unsubscribed.append((subscription.connection_id, subscription.topic))
+        return answer
+
+    def _connection_flow(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``v4/connection/flow {connectionId, state}`` (transport.ts, a strict object): ``closed`` ends every
+        subscription of the connection, so nothing more is published to it (v4-gateway.ts
+        setConnectionFlowState); ``saturated``/``drained`` are recorded and answered."""
+        connection_id, state = params.get("connectionId"), params.get("state")
+        extra = sorted(set(params) - {"connectionId", "state"})
+        if not isinstance(connection_id, str) or not connection_id or state not in ("saturated", "drained", "closed") \
+                or extra:
+            raise V4Error(INVALID_PARAMS, "Invalid params: connectionId (a non-empty string) and state "
+                          "(saturated | drained | closed), nothing else" + (f"; unrecognized: {extra}" if extra else ""))
+        self.flows.append((connection_id, str(state)))
+        if state == "closed":
+            self.topics.drop_connection(connection_id)
+        return {}
+
+    def resident(self, session_id: str) -> bool:
+        """Whether the engine keeps the session in memory: a conversation subscriber (v4-gateway.ts
+        ``hasConversationSubscribers``) or a turn holds it."""
+        projection = self.sessions.get(session_id)
+        topic = f"conversation/{session_id}"
+        return projection is not None and (projection.busy or any(
+            s.topic == topic for s in self.topics.subscriptions.values()))
 
     def _file_changes(self, params: dict[str, Any]) -> dict[str, Any]:
         projection = self.sessions.get(params.get("sessionId"))

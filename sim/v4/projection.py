@@ -80,6 +80,7 @@ class ConversationProjection(TurnParts):
             turn.compact = self._row("timelineMarker", lane="assistantWork", **source,
                                      marker={"type": "compact", "origin": "manual", "status": "running"})["rowId"]
             self._control_running("compact", {"kind": "compact", "startedAt": now})
+            self.refresh_actions()
             return
         background = source == "background_task"
         expected = self.expected.popleft() if self.expected and not background else None
@@ -103,6 +104,7 @@ class ConversationProjection(TurnParts):
         if payload.get("foregroundExecutionId"):
             work["foregroundExecutionId"] = payload["foregroundExecutionId"]
         self._control_running("assistant", work)
+        self.refresh_actions()
 
     def _on_model_streaming(self, payload: dict[str, Any], turn_id: str) -> None:
         kind = payload.get("kind")
@@ -122,6 +124,7 @@ class ConversationProjection(TurnParts):
             guide = self.guides.pop(str(drained.get("pendingInputId")), None)  # the official key (turn.steerDrained)
             if guide is None:
                 continue
+            self._drop_guided(guide.source_command_id)
             self._close_streams()
             user: dict[str, Any] = {"text": guide.text, "origin": "realUser", "guided": True}
             if guide.source_command_id:
@@ -154,6 +157,9 @@ class ConversationProjection(TurnParts):
 
     def _on_turn_failed(self, payload: dict[str, Any], turn_id: str) -> None:
         error = payload.get("error") if isinstance(payload.get("error"), dict) else {}
+        turn = self._turn
+        if turn is not None and turn.compact is not None:
+            self.rows.upsert(turn.compact, {"marker": {"type": "compact", "origin": "manual", "status": "failed"}})
         self._end_turn("failed", "error", {"code": str(error.get("code") or error.get("type") or "error"),
                                            "message": str(error.get("message") or "The turn failed")})
 
@@ -262,6 +268,7 @@ class ConversationProjection(TurnParts):
         if self.rows.remove_from(row_id):
             self.bump_revision()
             self.refresh_availability()
+            self.refresh_actions()
 
     def fork_notice(self, parent_session_id: str, parent_row_id: int) -> None:
         self._row("timelineMarker", lane="turnTailBoundary",
@@ -274,11 +281,66 @@ class ConversationProjection(TurnParts):
     def copy_rows(self, rows: list[dict[str, Any]]) -> None:
         """A fork's history: the parent's rows up to the fork point, renumbered here."""
         for row in rows:
-            fields = {k: v for k, v in row.items() if k not in ("rowId", "entityId", "kind", "createdAtSeq")}
+            fields = {k: v for k, v in row.items() if k not in ("rowId", "entityId", "kind", "createdAtSeq", "actions")}
             self.rows.append(row["kind"], {"createdAtSeq": self.log.seq + 1}, fields)
+        self.refresh_actions()
 
     def _busy_routing(self) -> dict[str, Any]:
+        if self._turn is not None and self._turn.compact is not None:
+            return {"mode": "enqueue", "reasonCode": "compactingAcceptsFutureInput"}  # product-projection.ts
         return {"mode": "guide" if self.state["config"].get("followupMode") == "guide" else "enqueue"}
+
+    def idle_routing(self) -> dict[str, Any]:
+        """Idle: a held queue (items waiting, not draining) makes the user choose (``choice``); else start now."""
+        queue = self.state["queue"]
+        return {"mode": "choice"} if queue["items"] and not queue["autoDrain"] else {"mode": "startNow"}
+
+    def hold_queue(self, reason: str) -> None:
+        """A turn failed, or a compaction failed or was stopped, with inputs queued: the engine stops draining
+        (``queue {autoDrain: false, pauseReason}``) until the user decides (input-admission.ts)."""
+        queue = self.state["queue"]
+        if queue["items"] and queue["autoDrain"]:
+            self.set("queue", {**queue, "autoDrain": False, "pauseReason": reason})
+
+    def _drop_guided(self, source_command_id: str | None) -> None:
+        """A guided input the running turn took in leaves ``queue.items`` (where it waited, admitted ``guide``)."""
+        queue = self.state["queue"]
+        items = [item for item in queue["items"]
+                 if not (item["delivery"].get("admitted") == "guide" and item["sourceCommandId"] == source_command_id)]
+        if len(items) != len(queue["items"]):
+            items = [{**item, "order": {**item["order"], "queuePosition": n}} for n, item in enumerate(items)]
+            self.set("queue", {**queue, "items": items})
+
+    def refresh_actions(self) -> None:
+        """``row.actions`` as the engine materialises them (fork-edit-retry.ts, resolveRowActionTarget): edit
+        only the latest real-user ``userInput``; retry only the latest ``assistantText`` of a turn a real user
+        asked; fork only the last, complete ``assistantText`` of a turn that ended ``completedSuccess``. Only
+        true keys are sent (rows.ts). While a turn runs nothing is editable or retryable here: the engine
+        would preempt the turn, which the simulator does not play (docs/simulator.md)."""
+        rows = self.rows.rows
+        headers = {row["turnId"]: row for row in rows if row["kind"] == "turnHeader"}
+        real_turns = {row["turnId"] for row in rows if row["kind"] == "userInput" and row.get("origin") == "realUser"}
+        wanted: dict[int, dict[str, Any]] = {}
+        if not self.running and not self.expected:
+            user = next((row for row in reversed(rows) if row["kind"] == "userInput"
+                         and row.get("origin") == "realUser" and not row.get("guided")), None)
+            if user is not None:
+                wanted[user["rowId"]] = {"canEdit": True, "editDisposition": "rewind"}
+            reply = next((row for row in reversed(rows) if row["kind"] == "assistantText"), None)
+            if reply is not None and reply["turnId"] in real_turns and reply.get("state") != "streaming":
+                wanted[reply["rowId"]] = {"canRetry": True}
+        last_reply: dict[str, dict[str, Any]] = {}
+        for row in rows:
+            if row["kind"] == "assistantText":
+                last_reply[row["turnId"]] = row
+        for turn_id, row in last_reply.items():
+            header = headers.get(turn_id)
+            if row.get("state") == "complete" and header is not None and header.get("state") == "completedSuccess":
+                wanted[row["rowId"]] = {**wanted.get(row["rowId"], {}), "canFork": True}
+        for row in list(rows):
+            actions = wanted.get(row["rowId"])
+            if row.get("actions") != actions:
+                self.rows.upsert(row["rowId"], {"actions": actions if actions else RowStore.DROP})
 
     def _control_running(self, target: str, work: dict[str, Any]) -> None:
         self.set("control", {"phase": "running", "sessionEnded": False, "canStop": True, "stopState": "stoppable",
@@ -325,7 +387,16 @@ class ConversationProjection(TurnParts):
         if error is not None:
             control["lastError"] = {**error, "recoverable": False, "at": now, "source": "runtime"}
         self.set("control", control)
-        self.set("inputRouting", {"mode": "startNow"})
+        if phase == "error" or (turn is not None and turn.compact is not None and row_state != "complete"):
+            self.hold_queue("error")
+        # Guided inputs the turn never took in leave the queue: they run as the next turn (docs/simulator.md).
+        queue = self.state["queue"]
+        if any(item["delivery"].get("admitted") == "guide" for item in queue["items"]):
+            items = [item for item in queue["items"] if item["delivery"].get("admitted") != "guide"]
+            self.set("queue", {**queue, "items": [{**item, "order": {**item["order"], "queuePosition": n}}
+                                                  for n, item in enumerate(items)]})
+        self.set("inputRouting", self.idle_routing())
         self._interactions.clear()
         self.set("pendingInteractions", [])
         self.refresh_availability()
+        self.refresh_actions()

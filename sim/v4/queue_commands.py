@@ -27,18 +27,23 @@ class QueueCommands(CommandBase):
         if not queue["items"] or not queue["autoDrain"]:
             return
         item, rest = queue["items"][0], queue["items"][1:]
-        projection.set("queue", {**queue, "items": rest})
+        self._set_items(projection, rest)
         projection.commit()
+        if item["kind"] == "compact":  # a compaction asked for while busy (goal-compact.ts): its turn came
+            projection.compact_command = item["sourceCommandId"]
+            self.port.compact(session_id)
+            return
         self._start(projection, item["text"], item["sourceCommandId"], item["clientId"], item.get("attachments") or [])
 
     def _enqueue(self, projection: ConversationProjection, text: str, command_id: str, client_id: Any,
-                 attachments: list[dict[str, Any]], requested: Any) -> None:
+                 attachments: list[dict[str, Any]], requested: Any, *, admitted: str = "queue",
+                 kind: str = "sendText") -> None:
         queue = projection.state["queue"]
-        item = {"sourceCommandId": command_id, "queueItemId": f"queue_{next(self._ids)}",
+        item = {"sourceCommandId": command_id, "queueItemId": f"queue_{command_id}",  # command-inbox.ts
                 "clientId": client_id if isinstance(client_id, str) and client_id else "unknown-client",
-                "kind": "sendText", "text": text, "attachments": attachments,
+                "kind": kind, "text": text, "attachments": attachments,
                 "delivery": {"requested": requested if requested in ("startNow", "queue", "guide") else "auto",
-                             "admitted": "queue"},
+                             "admitted": admitted},
                 "order": {"admissionSeq": projection.log.seq, "queuePosition": len(queue["items"])},
                 "steer": {"state": "notRequested"}, "dispatch": {"state": "queued"},
                 "admittedAt": int(self.clock())}
@@ -55,6 +60,8 @@ class QueueCommands(CommandBase):
     def _set_items(self, projection: ConversationProjection, items: list[dict[str, Any]]) -> None:
         items = [{**item, "order": {**item["order"], "queuePosition": position}} for position, item in enumerate(items)]
         projection.set("queue", {**projection.state["queue"], "items": items})
+        if not projection.busy:
+            projection.set("inputRouting", projection.idle_routing())  # an emptied held queue needs no choice
 
     def _c_sendQueuedNow(self, params: dict[str, Any], payload: dict[str, Any],
                          projection: ConversationProjection) -> dict[str, Any]:
@@ -103,6 +110,8 @@ class QueueCommands(CommandBase):
         if not auto:
             queue["pauseReason"] = "manual"
         projection.set("queue", {**queue, "autoDrain": auto})
+        if not projection.busy:
+            projection.set("inputRouting", projection.idle_routing())
         projection.commit()
         if auto:
             self.drain(projection.session_id)

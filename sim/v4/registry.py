@@ -22,10 +22,8 @@ PREVIEW_CHARS = 120
 
 class Sessions:
     def __init__(self, topics: TopicServer, *, clock: Callable[[], float],
-                 slash_commands: list[dict[str, Any]] | None = None,
-                 models: list[dict[str, Any]] | None = None) -> None:
+                 slash_commands: list[dict[str, Any]] | None = None) -> None:
         self.topics = topics
-        self.models = models  # the engine's model catalog, as its workspace config lists it
         self.clock = clock
         self.slash_commands = slash_commands or []
         self.conversations: dict[str, ConversationProjection] = {}
@@ -50,7 +48,7 @@ class Sessions:
         projection.log.listeners.append(lambda commit, sid=seed.session_id: self._summarise(sid, commit))
         _, workspace_config = self.workspace(workspace_key)
         if not workspace_config.config["configOptions"]:
-            workspace_config.update({**workspace_config.config, "configOptions": config_options(seed.config, models=self.models)})
+            workspace_config.update({**workspace_config.config, "configOptions": config_options(seed.config)})
         self._summarise(seed.session_id, None)
         return projection
 

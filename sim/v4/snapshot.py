@@ -18,18 +18,23 @@ def idle_control(phase: str = "draft") -> dict[str, Any]:
             "stopTargetKind": "unknown", "activeWorks": [], "lastError": None, "apiRetry": None}
 
 
-def availability(*, running: bool, has_rows: bool, goal: bool = False) -> dict[str, Any]:
-    """Which actions the engine allows now; refusals carry the engine's reason codes."""
+def availability(*, running: bool, has_rows: bool, goal: bool = False, compacting: bool = False) -> dict[str, Any]:
+    """Which actions the engine allows now (``product-projection.ts`` computeAvailability): a running
+    compaction locks compact, fork and send-now (``compactOperationLock``); a draft has nothing to fork or
+    compact; a running turn neither stops a fork (of a stable row) nor a compaction (it is queued)."""
     def allowed(ok: bool, reason: str) -> dict[str, Any]:
         return {"allowed": True} if ok else {"allowed": False, "reasonCode": reason}
 
+    def unlocked(verdict: dict[str, Any]) -> dict[str, Any]:
+        return allowed(False, "compactOperationLock") if compacting else verdict
+
     return {
-        "fork": allowed(has_rows and not running, "forkTargetNotStable"),
-        "compact": allowed(has_rows and not running, "idleCannotCompact"),
+        "fork": unlocked(allowed(has_rows, "forkTargetNotStable")),
+        "compact": unlocked(allowed(has_rows, "idleCannotCompact")),
         "switchModelConfig": {"allowed": True},
         "setFollowupMode": {"allowed": True},
         "queueEdit": {"allowed": True},
-        "sendQueuedNow": allowed(running, "sendQueuedNowRequiresRunning"),
+        "sendQueuedNow": unlocked(allowed(running, "sendQueuedNowRequiresRunning")),
         "pauseGoal": allowed(goal, "noGoalToPause"),
         "resumeGoal": allowed(False, "noGoalToResume"),
     }

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from .coalesce import coalesce
 from .errors import INVALID_PARAMS, V4Error
 from .faults import Faults
 from .log import Commit, DeltaLog
@@ -50,8 +51,13 @@ class Subscription:
 
 class TopicServer:
     def __init__(self, send: Callable[[dict[str, Any]], None], *, clock: Callable[[], float],
-                 faults: Faults | None = None, fragment_bytes: int = DEFAULT_FRAGMENT_BYTES) -> None:
+                 faults: Faults | None = None, fragment_bytes: int = DEFAULT_FRAGMENT_BYTES,
+                 coalesce_ms: float = 0.0) -> None:
         self._send = send
+        self.coalesce_ms = coalesce_ms
+        """Above 0: conversation commits wait this long and go out as one merged frame (coalesce.py)."""
+        self._pending: dict[str, tuple[float, list[Commit]]] = {}
+        """subscription id → (when its first waiting commit came, the waiting commits)."""
         """Writes one notification frame ``{method, params}``."""
         self.clock = clock
         self.faults = faults if faults is not None else Faults()
@@ -111,6 +117,7 @@ class TopicServer:
 
     def resync(self, params: dict[str, Any]) -> dict[str, Any]:
         subscription = self._owned(params)
+        self._pending.pop(subscription.subscription_id, None)  # the resync answers from the client's own base
         source = self._source(subscription.topic)
         commits = None if params.get("forceSnapshot") else self._resumable(source, params.get("base"))
         if commits is None:
@@ -124,6 +131,7 @@ class TopicServer:
     def unsubscribe(self, params: dict[str, Any]) -> dict[str, Any]:
         subscription = self._owned(params)
         del self.subscriptions[subscription.subscription_id]
+        self._pending.pop(subscription.subscription_id, None)
         self._retired.setdefault((subscription.connection_id, subscription.topic), []).append(
             subscription.subscription_id)
         return {}
@@ -132,6 +140,7 @@ class TopicServer:
         """A connection went away: its subscriptions end without an unsubscribe."""
         for key in [k for k, s in self.subscriptions.items() if s.connection_id == connection_id]:
             del self.subscriptions[key]
+            self._pending.pop(key, None)
 
     # -- frames --------------------------------------------------------------------------
 
@@ -140,7 +149,25 @@ class TopicServer:
         if source is None:
             return
         for subscription in [s for s in self.subscriptions.values() if s.topic == commit.topic]:
+            if self.coalesce_ms > 0 and commit.topic.startswith("conversation/"):
+                since, waiting = self._pending.get(subscription.subscription_id, (self.clock(), []))
+                self._pending[subscription.subscription_id] = (since, [*waiting, commit])
+                continue
             self._send_deltas(subscription, source, [commit], "online")
+
+    def flush(self, now_ms: float, *, everything: bool = False) -> None:
+        """Send the waiting commits whose flush window has passed, one merged frame per subscription."""
+        for subscription_id, (since, commits) in list(self._pending.items()):
+            if not everything and now_ms - since < self.coalesce_ms:
+                continue
+            del self._pending[subscription_id]
+            subscription = self.subscriptions.get(subscription_id)
+            source = self.sources.get(commits[0].topic)
+            if subscription is None or source is None:
+                continue
+            ops = coalesce([op for commit in commits for op in commit.ops])
+            self._send_frame(subscription, commits[0].from_seq, commits[-1].to_seq, {"kind": "deltas", "deltas": ops},
+                             "online", deltas=True)
 
     def _send_snapshot(self, subscription: Subscription, source: TopicSource, delivery_kind: str) -> None:
         payload = {"kind": "snapshot", "snapshot": source.snapshot()}

@@ -71,7 +71,9 @@ class TurnParts(ConversationState):
 
     def _row(self, kind: str, **fields: Any) -> dict[str, Any]:
         turn_id = self._turn.turn_id if self._turn else self._last_turn_id
-        base = {"turnId": turn_id, "productTurnId": turn_id, "createdAt": self.now(), "createdAtSeq": self.log.seq + 1}
+        base: dict[str, Any] = {"turnId": turn_id, "createdAt": self.now(), "createdAtSeq": self.log.seq + 1}
+        if turn_id:
+            base["productTurnId"] = turn_id  # rows.ts: non-empty when present (a row before any turn has none)
         if kind == "toolCall":
             base["entityId"] = f"tool-{fields['toolCallId']}"
         row = self.rows.append(kind, base, fields)

@@ -10,7 +10,7 @@ The sessions index is ``{protocolVersion, workspaceId, logEpoch, sessions: [summ
 ``lastAssistantPreview`` (at most 120 characters). The workspace config is
 ``{protocolVersion, workspaceId, logEpoch, config: {configOptions, slashCommands}}``
 replaced whole by ``config.updated {config}``; ``config_options`` builds the options the
-way the engine lists them (``model``, ``mode``, ``thought_level``).
+way the CLI publishes them (``v4-workspace-config.ts``): the ``mode`` option only.
 """
 
 from __future__ import annotations
@@ -60,38 +60,11 @@ class WorkspaceConfig:
         self.log.commit([{"op": "config.updated", "config": config}])
 
 
-def picker_value(provider: str, model: str) -> str:
-    """How the engine names a model in its picker: ``<providerId>/<modelId>``."""
-    return f"{provider}/{model}"
-
-
-def model_option(entry: dict[str, Any]) -> dict[str, Any]:
-    """One catalog entry (``{provider, model, name, providerName?, levels, defaultLevel?}``) as the
-    engine lists it under the ``model`` option: its levels only when it has some."""
-    option: dict[str, Any] = {"value": picker_value(entry["provider"], entry["model"]),
-                              "name": entry.get("name") or entry["model"], "origin": "native",
-                              "modelProviderId": entry["provider"]}
-    if entry.get("providerName"):
-        option["modelProviderName"] = entry["providerName"]
-    if entry.get("levels"):
-        option["modelThoughtLevels"] = list(entry["levels"])
-        if entry.get("defaultLevel"):
-            option["modelDefaultThoughtLevel"] = entry["defaultLevel"]
-    return option
-
-
-def config_options(config: dict[str, Any], modes: tuple[str, ...] = ("build", "plan"),
-                   models: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
-    """The workspace's default selections, from a session ``config``, as ``configOptions``: the
-    ``model`` option lists every model of the catalog (``models``; the current one alone without it)."""
-    levels = list(config.get("thoughtLevels") or [])
-    listed = models or [{"provider": config["provider"], "model": config["model"], "levels": levels}]
-    return [
-        {"id": "model", "name": "Model", "type": "select",
-         "currentValue": picker_value(config["provider"], config["model"]),
-         "options": [model_option(entry) for entry in listed]},
-        {"id": "mode", "name": "Mode", "type": "select", "currentValue": config["mode"],
-         "options": [{"value": mode, "name": mode.capitalize()} for mode in modes]},
-        {"id": "thought_level", "name": "Thought level", "type": "select", "currentValue": config.get("thought", ""),
-         "options": [{"value": level, "name": level.capitalize()} for level in levels]},
-    ]
+def config_options(config: dict[str, Any], modes: tuple[str, ...] = ("build", "plan")) -> list[dict[str, Any]]:
+    """The workspace's options as the CLI publishes them (``v4-workspace-config.ts``
+    ``toV4WorkspaceConfigState``): the ``mode`` option alone. No ``model`` and no ``thought_level``:
+    "the model catalog is supplied by the host's ModelSelectionView", never by this topic; a session's
+    current model is in its conversation's ``config``, the catalog in the ``session/create``/``resume``
+    snapshot."""
+    return [{"id": "mode", "name": "Mode", "category": "mode", "type": "select", "currentValue": config["mode"],
+             "options": [{"value": mode, "name": mode.capitalize()} for mode in modes]}]

@@ -66,6 +66,10 @@ class PlaneBackend:
     def live(self) -> Engine:
         create = self.serve("v4/command")
         assert create.params["type"] == "createSession" and create.params["payload"] == {"workspaceId": WORKSPACE}
+        # The catalog read (docs/decisions.md, "The v4 catalog"): a resume of the session just made.
+        read = self.probe.wait_call("session/resume")
+        assert read.params["sessionId"] == self.engine.session_id
+        read.reply_to.tell(read.reply({"settings": {"mode": {"current": "build"}}}, None))
         config = self.serve("v4/conversation/subscribe")  # the workspace's catalog and commands first
         assert config.params["topic"] == f"workspace-config/{WORKSPACE}"
         conversation = self.serve("v4/conversation/subscribe")
@@ -120,10 +124,11 @@ def test_prompt_streams_deltas_from_the_topic_and_answers_when_control_ends(worl
     engine = plane.live()
     send = plane.serve("v4/command")
     assert send.params["type"] == "sendText" and send.params["payload"] == {"text": "say hello"}
-    # createSession, the workspace config and conversation topics, sendText: never a legacy session
-    # method (runtime/capabilities is the engine's, read once: whether plan mode works)
+    # createSession, the workspace config and conversation topics, sendText: no legacy session method
+    # but the catalog read (a resume of the resident session: a read, docs/decisions.md) and
+    # runtime/capabilities (the engine's, read once: whether plan mode works)
     assert [m.method for m in backend.of("BackendCall")] == [
-        "v4/command", "runtime/capabilities", "v4/conversation/subscribe", "v4/conversation/subscribe",
+        "v4/command", "session/resume", "runtime/capabilities", "v4/conversation/subscribe", "v4/conversation/subscribe",
         "v4/command"]
     assert plane.port.named("start_turn")
     plane.play(lambda: engine.start("say hello"), lambda: engine.text("hello there world"))
@@ -429,3 +434,107 @@ def test_a_made_session_is_switched_to_the_sessions_mode_before_its_first_prompt
         session.stop()
         for probe in (backend, conn, supervisor):
             probe.stop()
+
+
+def failed_turn_with_a_prompt_queued(world: Any) -> tuple[Any, Any, Any, PlaneBackend, Engine]:
+    """Prompt 1 runs, prompt 2 waits in the engine's queue, and prompt 1's turn fails: the engine
+    holds its queue (``autoDrain: false``, ``pauseReason: error``, routing ``choice``)."""
+    session, backend, conn = world
+    plane = PlaneBackend(session, backend)
+    prompt(session, conn, 1, "first")
+    engine = plane.live()
+    plane.serve("v4/command")
+    plane.play(lambda: engine.start("first"))
+    prompt(session, conn, 2, "second")
+    plane.serve("v4/command")
+    conn.wait_for(lambda: "Queued" in conn.text())
+    plane.play(lambda: engine.event("turn.failed", {"error": {"type": "provider_error", "message": "down"}}))
+    assert conn.wait_reply(1).error is not None
+    return session, backend, conn, plane, engine
+
+
+def test_a_queue_held_after_a_failed_turn_is_resumed_and_its_prompt_answered_at_its_own_end(world):
+    session, backend, conn, plane, engine = failed_turn_with_a_prompt_queued(world)
+    resume = plane.serve("v4/command")
+    assert resume.params["type"] == "setAutoDrain" and resume.params["payload"] == {"autoDrain": True}
+    assert isinstance(resume.params["baseRevision"], int)  # decided against the queue it saw (CAS)
+    assert plane.port.named("start_turn")[-1][2] == "second"  # the queue drained into a new turn
+    plane.play(lambda: engine.start("second"), lambda: engine.text("again"))
+    assert [r.request_id for r in conn.replies()] == [1]  # not answered before its own turn's end
+    plane.play(engine.complete)
+    assert conn.wait_reply(2).result["stopReason"] == "end_turn"
+
+
+def test_a_prompt_sent_while_the_queue_is_held_says_what_becomes_of_the_queue(world):
+    session, backend, conn, plane, engine = failed_turn_with_a_prompt_queued(world)
+    held = [item["queueItemId"] for item in plane.plane.sessions.get(engine.session_id).state["queue"]["items"]]
+    prompt(session, conn, 3, "third")  # before the bridge's setAutoDrain is answered: the routing is choice
+    backend.wait_call("v4/command", plane.served["v4/command"] + 2)
+    send = [c for c in backend.calls("v4/command") if c.params["type"] == "sendText"][-1]
+    assert send.params["payload"]["heldQueueDisposition"] == "keepQueueAndSend"
+    assert send.params["payload"]["expectedHeldQueueItemIds"] == held
+
+
+def one_running_patch(frames: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The frames as one whose ``state.updated`` patches are merged into its last (later keys win):
+    what the engine's flush window sends when a turn's end and the next turn's start fall in it
+    (coalesce.ts) — ``control`` goes from running to running, never showing the end."""
+    first, last = frames[0], frames[-1]
+    ops = [op for frame in frames for op in frame["frame"]["payload"]["deltas"]]
+    patch: dict[str, Any] = {}
+    for op in ops:
+        if op["op"] == "state.updated":
+            patch.update(op["patch"])
+    merged = [op for op in ops if op["op"] != "state.updated"] + [{"op": "state.updated", "patch": patch}]
+    frame = {**last["frame"], "fromSeq": first["frame"]["fromSeq"],
+             "payload": {**last["frame"]["payload"], "deltas": merged}}
+    return [{**last, "frame": frame}]
+
+
+def test_a_turn_that_ends_inside_the_frame_that_starts_the_next_answers_its_own_prompt(world):
+    session, backend, conn = world
+    plane = PlaneBackend(session, backend)
+    prompt(session, conn, 1, "first")
+    engine = plane.live()
+    plane.serve("v4/command")
+    plane.play(lambda: engine.start("first"), lambda: engine.text("one"))
+    prompt(session, conn, 2, "second")
+    plane.serve("v4/command")
+    conn.wait_for(lambda: "Queued" in conn.text())
+    engine.complete()  # the queue drains into the next turn at once (port.start_turn)
+    engine.start("second")
+    frames = [json.loads(json.dumps(frame["params"])) for frame in plane.written]
+    plane.written.clear()
+    assert len(frames) > 1 and all(f["kind"] == "complete" for f in frames)
+    session.tell(V4Frames(one_running_patch(frames)))
+    assert conn.wait_reply(1).result["stopReason"] == "end_turn"  # at its own turn's end
+    assert [r.request_id for r in conn.replies()] == [1]  # the second one runs on
+    plane.play(lambda: engine.text("two"), engine.complete)
+    assert conn.wait_reply(2).result["stopReason"] == "end_turn"
+
+
+def test_a_guided_prompt_is_answered_when_the_running_turn_ends_and_never_called_queued(world):
+    session, backend, conn = world
+    plane = PlaneBackend(session, backend)
+    prompt(session, conn, 1, "first")
+    engine = plane.live()
+    plane.serve("v4/command")
+    plane.play(lambda: engine.start("first"))
+    # Another client (the desktop) set follow-ups to guide the running turn.
+    plane.plane.dispatch("v4/command", {"commandId": "desk-1", "clientId": "desktop", "sessionId": engine.session_id,
+                                        "type": "setFollowupMode", "payload": {"mode": "guide"}, "issuedAt": 1,
+                                        "baseRevision": plane.plane.sessions.get(engine.session_id).state["revision"]},
+                         lambda result, error: None)
+    prompt(session, conn, 2, "use tabs")
+    send = plane.serve("v4/command")
+    assert send.params["type"] == "sendText"
+    queue = plane.plane.sessions.get(engine.session_id).state["queue"]
+    assert [item["delivery"]["admitted"] for item in queue["items"]] == ["guide"]  # acked "queue" all the same
+    conn.wait_for(lambda: "running turn" in conn.text())
+    [(_, _, text, input_id)] = plane.port.named("guide")
+    plane.play(lambda: engine.event("turn.steerDrained", {"drainedInputs": [{"pendingInputId": input_id}]}),
+               lambda: engine.text("tabs it is"), engine.complete)
+    assert conn.wait_reply(1).result["stopReason"] == "end_turn"
+    assert conn.wait_reply(2).result["stopReason"] == "end_turn"  # with the turn it went into
+    assert "Queued" not in conn.text()
+    assert len(plane.port.named("start_turn")) == 1  # no turn of its own

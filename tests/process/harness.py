@@ -133,6 +133,24 @@ V4_COMMAND_OF = {
 }
 
 
+def catalog_reads(calls: list[dict[str, Any]]) -> set[int]:
+    """Indices of the ``session/resume`` calls that are part of a v4 create (docs/v4.md, "Lifecycle"):
+    the engine's only catalog source for a ``createSession`` draft is a resume's snapshot, and a resume
+    of a session it holds in memory is a read that changes nothing. Such a read is the first call that
+    names a session, after a ``createSession`` command; any other resume brings a session back."""
+    reads, named, creates = set(), set(), 0
+    for index, call in enumerate(calls):
+        params = call.get("params") if isinstance(call.get("params"), dict) else {}
+        if call.get("method") == "v4/command" and params.get("type") == "createSession":
+            creates += 1
+        session_id = params.get("sessionId")
+        if call.get("method") == "session/resume" and session_id not in named and creates > len(reads):
+            reads.add(index)
+        if isinstance(session_id, str):
+            named.add(session_id)
+    return reads
+
+
 class Bridge:
     def __init__(self, conn: Any, proc: Any, client: RecordingClient, trace: Path, log: Path) -> None:
         self.conn = conn
@@ -183,7 +201,11 @@ class Bridge:
         """
         command = V4_COMMAND_OF.get(method)
         acts = []
-        for call in self.backend_calls():
+        calls = self.backend_calls()
+        reads = catalog_reads(calls)  # a v4 create's catalog read is the create's act, not a resume
+        for index, call in enumerate(calls):
+            if index in reads:
+                continue
             if call["method"] == method:
                 acts.append(call)
             elif command is not None and call["method"] == "v4/command" and call["params"].get("type") == command:

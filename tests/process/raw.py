@@ -11,7 +11,7 @@ import queue
 from pathlib import Path
 from typing import Any
 
-from tests.process.harness import SIM, V4_COMMAND_OF, dialect, is_backend
+from tests.process.harness import SIM, V4_COMMAND_OF, catalog_reads, dialect, is_backend
 
 
 class RawBridge:
@@ -87,9 +87,12 @@ def trace_acts(trace: Path) -> list[str]:
     method as named, a v4 command as the legacy method doing the same act (``Bridge.engine_acts``),
     so a line-level test holds on either engine API (docs/v4.md)."""
     legacy_of = {command: method for method, command in reversed(V4_COMMAND_OF.items())}
+    calls = [json.loads(line) for line in trace.read_text().splitlines()]
+    reads = catalog_reads(calls)  # a v4 create's catalog read belongs to the create (harness.py)
     acts = []
-    for line in trace.read_text().splitlines():
-        call = json.loads(line)
+    for index, call in enumerate(calls):
+        if index in reads:
+            continue
         method = call.get("method")
         if method == "v4/command":
             command = (call.get("params") or {}).get("type")

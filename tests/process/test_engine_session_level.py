@@ -46,7 +46,8 @@ async def test_an_unknown_session_on_resume_is_resource_not_found(tmp_path):
         with pytest.raises(RequestError) as err:
             await second.conn.load_session(session_id=sid, cwd="/tmp", mcp_servers=[])
         assert err.value.code == -32002 and sid in str(err.value)
-        [resumed] = [c for c in second.backend_calls() if c["method"] == "session/resume"]
+        # (the trace is shared: on v4 the first bridge resumed its new session once too, for the catalog)
+        resumed = [c for c in second.backend_calls() if c["method"] == "session/resume"][-1]
         assert resumed["params"]["sessionId"] == backend_id
 
 

@@ -33,15 +33,16 @@ def test_a_forked_session_reports_its_sources_mode(tmp_path):
     with running(tmp_path) as b:
         sid = b.new_session()
         assert "result" in b.call("mode", "session/set_mode", {"sessionId": sid, "modeId": "plan"})
-        if os.environ.get("ZCODE_ACP_ENGINE_API") == "v4":
-            # By the engine's design a v4 fork (forkAssistant) continues from a finished reply of the agent:
-            # a session with none has nothing to fork (-32602, docs/v4.md "Forks"); after a turn it forks.
-            empty = b.call("empty", "_session/fork", {"sessionId": sid})
-            assert empty.get("error", {}).get("code") == -32602, empty
-            b.prompt("p", sid, "#sim stream count=1")
-            assert b.answer("p")["result"]["stopReason"] == "end_turn"
-        forked = b.call("fork", "_session/fork", {"sessionId": sid})
+        forked = b.call("fork", "_session/fork", {"sessionId": sid})  # an unused session forks (v4 too)
         assert forked["result"]["modes"]["currentModeId"] == "plan", forked
+        b.prompt("p", forked["result"]["sessionId"], "#sim stream count=1")  # and the fork takes prompts
+        assert b.answer("p")["result"]["stopReason"] == "end_turn"
+        if os.environ.get("ZCODE_ACP_ENGINE_API") == "v4":
+            # A fork with a reply to continue from is the engine's forkAssistant (docs/v4.md "Forks").
+            b.prompt("q", sid, "#sim stream count=1")
+            assert b.answer("q")["result"]["stopReason"] == "end_turn"
+            again = b.call("again", "_session/fork", {"sessionId": sid})
+            assert again["result"]["modes"]["currentModeId"] == "plan", again
 
 
 # -- item 16 ------------------------------------------------------------------------------------------

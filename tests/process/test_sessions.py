@@ -196,7 +196,7 @@ async def test_an_evicted_session_is_resumed_and_the_prompt_retried(tmp_path):
         response = await b.prompt(sid, "#sim stream count=2 text=back")
         assert response.stop_reason == "end_turn"
         assert b.client.texts(sid).endswith("backback")
-        assert len(b.backend_calls("session/resume")) == 1
+        assert len(b.engine_acts("session/resume")) == 1
 
 
 @run
@@ -268,4 +268,4 @@ async def test_a_session_continues_on_a_restarted_backend(tmp_path):
         response = await b.prompt(sid, "#sim stream count=2 text=after")
         assert response.stop_reason == "end_turn"
         assert len(b.engine_acts("session/create")) == 1
-        assert len(b.backend_calls("session/resume")) == 1
+        assert len(b.engine_acts("session/resume")) == 1

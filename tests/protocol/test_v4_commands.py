@@ -263,3 +263,8 @@ def test_a_begin_answer_says_whether_to_resume_or_that_it_is_done():
     assert at.parse_begin_result({"uploadId": "up-1", "state": "staging", "nextChunkIndex": 2}) == at.Staging(2)
     assert at.parse_begin_result({"uploadId": "up-1", "state": "committed", "nextChunkIndex": 3, "ref": "r"}) == at.Committed("r")
     assert isinstance(at.parse_begin_result({"state": "staging"}), at.UploadRefused)
+
+
+def test_the_modes_offered_on_v4_are_the_ones_its_mode_command_names():
+    from zcode_acp.protocol.session_config import MODE_IDS, V4_SETTABLE_MODES
+    assert set(V4_SETTABLE_MODES) == set(MODE_IDS) & c.COLLABORATION_MODES

@@ -401,3 +401,17 @@ def test_any_sequence_of_ops_makes_only_valid_updates_and_each_card_ends_once(fr
     # A card id can be reused after a rewind removed its row; otherwise one terminal status each.
     rewound = any(d["op"] == "row.removed" for deltas in frames for d in deltas)
     assert rewound or all(count == 1 for count in finals.values())
+
+
+def test_a_snapshot_after_a_resume_is_taken_as_known_even_under_other_row_ids():
+    # The engine read the session back from its store (the stop fallback's close and resume): its rows
+    # carry ids of its own, so a diff would send every earlier reply again as new text.
+    s = Session()
+    s.deltas({"op": "row.appended", "row": text(1, "First reply.", state="complete")},
+             {"op": "row.appended", "row": text(2, "Stuck turn's text so f")})
+    s.translator.rebaseline()
+    resumed = s.snapshot([text(5, "First reply.", state="complete"), text(6, "Stuck turn's text so far.", state="complete")],
+                         delivery="initial")
+    assert chunks(resumed.updates) == ""
+    later = s.deltas({"op": "row.appended", "row": text(7, "New answer.")})
+    assert chunks(later.updates) == "New answer."

@@ -20,10 +20,33 @@ def errors(params: dict) -> list[str]:
     return [error.message for error in schemas.errors(schemas.uri("v4/conversation.frame.json"), params)]
 
 
-@pytest.mark.parametrize("topic", ["sessions-index//w", "workspace-config//w"])
-def test_a_sessions_index_or_workspace_config_frame_is_a_frame(topic: str) -> None:
-    assert errors(complete(topic, {"kind": "snapshot", "snapshot": {"sessions": []}})) == []
-    assert errors(complete(topic, {"kind": "deltas", "deltas": [{"op": "upsert"}]})) == []
+SUMMARY = {"sessionId": "s1", "workspaceId": "/w", "title": "t", "phase": "running", "sessionEnded": False,
+           "hasBackgroundWork": False, "lastActivityAt": 2, "createdAt": 1}
+CONFIG = {"configOptions": [{"id": "mode", "name": "Mode", "type": "select", "currentValue": "build",
+                             "options": [{"value": "build", "name": "Build"}]}],
+          "slashCommands": [{"name": "compact", "description": "Compact", "source": "builtin"}]}
+
+
+def test_a_sessions_index_frame_is_checked_by_sessions_index_ts() -> None:
+    snapshot = {"protocolVersion": 1, "workspaceId": "/w", "logEpoch": "e", "sessions": [SUMMARY]}
+    assert errors(complete("sessions-index//w", {"kind": "snapshot", "snapshot": snapshot})) == []
+    assert errors(complete("sessions-index//w", {"kind": "deltas", "deltas": [
+        {"op": "session.upserted", "session": SUMMARY}, {"op": "session.removed", "sessionId": "s1"}]})) == []
+    assert errors(complete("sessions-index//w", {"kind": "snapshot", "snapshot": {"sessions": []}}))
+    assert errors(complete("sessions-index//w", {"kind": "deltas", "deltas": [{"op": "upsert"}]}))
+    assert errors(complete("sessions-index//w", {"kind": "deltas", "deltas": [
+        {"op": "session.upserted", "session": {**SUMMARY, "phase": "busy"}}]}))
+
+
+def test_a_workspace_config_frame_is_checked_by_workspace_config_ts() -> None:
+    snapshot = {"protocolVersion": 1, "workspaceId": "/w", "logEpoch": "e", "config": CONFIG}
+    assert errors(complete("workspace-config//w", {"kind": "snapshot", "snapshot": snapshot})) == []
+    assert errors(complete("workspace-config//w", {"kind": "deltas", "deltas": [
+        {"op": "config.updated", "config": CONFIG}]})) == []
+    assert errors(complete("workspace-config//w", {"kind": "deltas", "deltas": [
+        {"op": "config.updated", "config": {"configOptions": []}}]}))
+    assert errors(complete("workspace-config//w", {"kind": "deltas", "deltas": [{"op": "config.replaced",
+                                                                                  "config": CONFIG}]}))
 
 
 @pytest.mark.parametrize("topic", ["conversation/", "sessions-index/", "workspace-config/", "other/x"])

@@ -254,8 +254,8 @@ def test_row6_session_steer_is_gone_and_guided_send_text_joins_the_running_turn(
     assert today.error("session/steer", {"sessionId": sid, "content": "x"})["code"] == -32601
     start, started = running(today, sid, "#sim slow count=50 interval=0.02")
     answer = command(today, sid, "sendText", {"text": "use tabs", "requestedDelivery": "guide"}, "guide-1")
-    # The v4 plane acks what was admitted (the engine's inputAccepted union): "guide".
-    assert answer["status"] == "accepted" and answer["result"]["delivery"] == "guide"
+    # The engine acks a guided input "queue" (session-flow.ts: startNow or queue only); it steers it all the same.
+    assert answer["status"] == "accepted" and answer["result"]["delivery"] == "queue"
     queued = today.event(sid, "turn.steerQueued", start)
     assert queued["payload"]["delivery"] == "guide" and queued["turnId"] == started["turnId"]
     assert queued["payload"]["intent"]["sourceCommandId"] == "guide-1"

@@ -180,7 +180,7 @@ def test_a_guided_text_joins_the_running_turn_and_a_queued_one_runs_after_it(v4)
     conversation.until(lambda state: conversation.phase() == "running", what="the running turn")
     assert conversation.state.state["inputRouting"]["mode"] == "enqueue"
     guided = command(peer, bridge.send_text(session_id, "use tabs", requested_delivery="guide"), "guide-1")
-    assert guided["result"]["delivery"] == "guide"
+    assert guided["result"]["delivery"] == "queue"  # session-flow.ts: a guided input is acked queue
     queued = command(peer, bridge.send_text(session_id, "#sim stream count=2 text=q"), "queue-1")
     assert queued["result"]["delivery"] == "queue"
     announced = peer.event(session_id, "turn.steerQueued", where=lambda e: e["payload"]["intent"]["sourceCommandId"]
@@ -297,8 +297,9 @@ def test_retry_and_edit_rerun_the_turn_on_the_legacy_history(v4) -> None:
     session_id, conversation = created(peer)
     command(peer, bridge.send_text(session_id, "#sim stream count=2 text=a"))
     conversation.until(ended(conversation, 1), what="the first turn")
-    user = conversation.rows("userInput")[0]
-    retried = command(peer, bridge.retry_turn(session_id, RowTarget(user["rowId"], user["entityId"])),
+    reply = conversation.rows("assistantText")[0]  # retry targets the latest reply (its actions say so)
+    assert reply["actions"] == {"canRetry": True, "canFork": True}
+    retried = command(peer, bridge.retry_turn(session_id, RowTarget(reply["rowId"], reply["entityId"])),
                       base=conversation.base())
     assert retried["status"] == "accepted", retried
     rerun = ended(conversation, 1)
@@ -434,3 +435,18 @@ def test_the_sessions_index_follows_legacy_turns_titles_and_a_v4_delete(v4) -> N
     assert index.state.sessions[session_id]["title"] == "Renamed"
     assert command(peer, bridge.delete_session(session_id))["status"] == "accepted"
     index.until(lambda state: session_id not in state.sessions, what="the session's removal")
+
+
+def test_update_interaction_preferences_turns_the_engines_default_countdown_off(v4) -> None:
+    peer = v4({"ZCODE_SIM_AUTO_RESOLVE": "30"})
+    # A host whose runtime preferences say nothing about questions: the server's setting decides.
+    peer.auto["session/requestRuntimePreferences"] = lambda frame: {"result": {
+        "nativeSearchEnhancementsEnabled": False, "memoryEnabled": False}}
+    answer = peer.result("workspace/updateInteractionPreferences", {
+        "workspace": peer.workspace(), "preferences": {"askUserQuestionAutoResolutionEnabled": False}})
+    assert answer == {"workspace": peer.workspace(), "askUserQuestionAutoResolutionEnabled": False,
+                      "snoozedInteractionCount": 0}
+    session_id, conversation = created(peer)
+    command(peer, bridge.send_text(session_id, "#sim questions"))
+    conversation.until(lambda state: bool(state.state["pendingInteractions"]), what="the pending question")
+    assert "autoResolution" not in conversation.state.state["pendingInteractions"][0]

@@ -146,9 +146,9 @@ def test_send_text_starts_now_when_idle_then_queues_or_guides_as_the_routing_say
     assert item["text"] == "second" and item["sourceCommandId"] == queued["commandId"]
     check_snapshot(side.projection.snapshot())
     guided = side.send(bridge.send_text(side.session_id, "steer", requested_delivery="guide"))
-    assert guided["result"]["delivery"] == "guide"
-    input_id = guided["result"]["inputId"]
-    assert side.port.named("guide") == [("guide", side.session_id, "steer", input_id)]
+    assert guided["result"] == {"type": "inputAccepted", "delivery": "queue", "inputId": guided["commandId"]}
+    [(_, _, text, input_id)] = side.port.named("guide")
+    assert text == "steer"
     side.engine.event("turn.steerDrained", {"drainedInputs": [{"pendingInputId": input_id, "delivery": "guide"}]})
     assert side.projection.rows.rows[-1]["guided"] is True
     side.engine.complete()

@@ -25,6 +25,11 @@ ACTIONS = st.lists(st.sampled_from([
 FAULTS = frozenset(("gap", "checksum", "duplicate", "stale_subscription", "fragment"))
 
 
+GUARD_FAILURES = frozenset(("guard.latestQueryEditOnly", "guard.latestAssistantRetryOnly", "guard.forkTargetNotStable",
+                            "compactOperationLock", "heldQueueDispositionRequired",
+                            "guard.heldQueueConfirmationStale"))
+
+
 @settings(deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=300)
 @given(actions=ACTIONS, fragment_bytes=st.sampled_from([400, 256 * 1024]))
 def test_random_commands_and_events_keep_every_frame_and_ack_well_formed(actions: list[str], fragment_bytes: int) -> None:
@@ -40,7 +45,9 @@ def test_random_commands_and_events_keep_every_frame_and_ack_well_formed(actions
         params = bridge.envelope(command, command_id=f"c{len(wire.log)}", client_id="bridge", issued_at=1, base=base)
         ack = call(plane, "v4/command", params, wire)
         assert isinstance(bridge.parse_ack(ack), bridge.CommandAck), ack
-        assert ack["status"] != "failed", ack
+        # The engine's guards fail a command with their own reason (fork-edit-retry.ts, goal-compact.ts,
+        # input-admission.ts); any other failure is a simulator fault.
+        assert ack["status"] != "failed" or ack["reasonCode"] in GUARD_FAILURES, ack
         return dict(ack)
 
     def queue_item(index: int = 0) -> str | None:

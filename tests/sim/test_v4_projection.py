@@ -272,7 +272,8 @@ def test_cutting_the_branch_removes_the_rows_and_moves_the_revision() -> None:
     revision = played.projection.revision
     played.projection.cut_from(header["rowId"])
     played.projection.commit()
-    assert played.ops[-2] == {"op": "row.removed", "fromRowId": header["rowId"]}
+    # The cut, then the actions the rows left now carry (the first turn's reply is the latest again).
+    assert {"op": "row.removed", "fromRowId": header["rowId"]} in played.ops[-4:]
     assert [r["text"] for r in played.rows("userInput")] == ["one"]
     assert played.projection.revision == revision + 1
     assert played.bridge.rows == played.rows()

@@ -243,7 +243,8 @@ def test_the_workspace_topics_list_sessions_and_slash_commands() -> None:
     outcomes = config_sub.accept(parse_wire(_frames(wire)[-1]), 0.0)
     assert isinstance(outcomes[0], client_topic.Applied) and config_sub.applier.config is not None
     options = {o["id"]: o for o in config_sub.applier.config["configOptions"]}
-    assert set(options) == {"model", "mode", "thought_level"} and options["model"]["currentValue"].endswith("/glm-5")
+    # v4-workspace-config.ts: the mode option only; the model catalog is never this topic's.
+    assert set(options) == {"mode"} and options["mode"]["currentValue"] == "build"
     assert all({"id", "name", "type", "currentValue"} <= set(o) for o in options.values())
 
 
