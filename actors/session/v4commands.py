@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError, from_backend_error
+from zcode_acp.protocol.i18n import t
 from zcode_acp.protocol.v4 import commands as v4
+from zcode_acp.protocol.v4.row_actions import guard_message_key
 
 Done = Callable[[v4.CommandAck | None, RpcError | None], None]
 """The ack (accepted, duplicate or noop) or why the command failed; called exactly once."""
@@ -39,19 +41,23 @@ class _Sent:
     resent: bool = False  # a lost one was already sent again
 
 
-def refused(ack: v4.CommandAck) -> RpcError:
+def refused(ack: v4.CommandAck, lang: str = "en") -> RpcError:
+    data = {"status": ack.status, "reasonCode": ack.reason_code}
+    key = guard_message_key(ack.reason_code)
+    if key is not None:  # a row guard: say why in the user's words (the engine's own text is for logs)
+        return RpcError(INTERNAL_ERROR, t(lang, key), {**data, "engineMessage": ack.message})
     detail = f": {ack.message}" if ack.message else ""
-    return RpcError(INTERNAL_ERROR, f"the engine answered {ack.status} ({ack.reason_code}){detail}",
-                    {"status": ack.status, "reasonCode": ack.reason_code})
+    return RpcError(INTERNAL_ERROR, f"the engine answered {ack.status} ({ack.reason_code}){detail}", data)
 
 
 ISSUED_KEPT = 256
 
 
 class V4Commands:
-    def __init__(self, port: CommandPort, client_id: str) -> None:
+    def __init__(self, port: CommandPort, client_id: str, lang: str = "en") -> None:
         self.port = port
         self.client_id = client_id
+        self.lang = lang  # a refusal the user reads is in the session's language
         # The ids of the commands sent lately, so the translator knows a marker this bridge caused
         # (protocol/v4/conversation.py); bounded, as a marker follows its command closely.
         self._issued: deque[str] = deque(maxlen=ISSUED_KEPT)
@@ -98,7 +104,7 @@ class V4Commands:
         if verdict is v4.Verdict.RETRY_AFTER_REFRESH:
             self.send(sent.command, sent.done, retried=True)  # a new id, against the state as it is now
         elif verdict is v4.Verdict.REFUSED:
-            sent.done(ack, refused(ack))
+            sent.done(ack, refused(ack, self.lang))
         else:
             sent.done(ack, None)
 

@@ -84,11 +84,11 @@ class V4Subscription:
         self.connection_id = f"zcode-acp-{uuid.uuid4().hex[:12]}"
         self.feed: V4Feed | None = None
         self.workspace: V4WorkspaceConfig | None = None  # the catalog and slash commands (v4workspace.py)
-        self.commands = V4Commands(self, self.connection_id)
+        self.commands = V4Commands(self, self.connection_id, session.config.lang)
         self.uploads = V4Uploads(self, self.connection_id)
         self.prompts = V4Prompts(session.config.lang)
         self.extras = V4Extras(self.commands, lambda: self.feed.state if self.feed is not None else None,
-                               lambda: str(self.session.backend_session_id))
+                               lambda: str(self.session.backend_session_id), session.config.lang)
         self.expiry_armed: float | None = None
         self.until_ready: Callable[[], None] | None = None  # the subscribe's answer, owed once a snapshot is in
         self.usage_mark: dict[str, Any] | None = None  # the engine's cumulative usage when the last turn ended

@@ -236,9 +236,10 @@ def test_retry_reruns_the_latest_turn_and_rename_renames(world):
                               for u in conn.updates()))
 
 
-def test_edit_of_an_earlier_prompt_names_its_row_and_the_engine_reruns_from_it(world):
+def test_edit_of_the_latest_prompt_names_its_row_and_the_engine_reruns_from_it(world):
     """``session/editPrompt {rowId}``: ``editUserQuery`` on that prompt's own row (its id and entity,
-    against the revision and epoch seen), and the engine reruns the conversation from there."""
+    against the revision and epoch seen), and the engine reruns the conversation from there. Only the
+    latest prompt is granted ``canEdit`` (tests/actors/test_session_v4_guards.py: an earlier one is refused)."""
     session, backend, conn = world
     plane = PlaneBackend(session, backend)
     prompt(session, conn, 1, "first")
@@ -251,7 +252,7 @@ def test_edit_of_an_earlier_prompt_names_its_row_and_the_engine_reruns_from_it(w
     plane.play(lambda: engine.start("second"), lambda: engine.text("two"), engine.complete)
     assert conn.wait_reply(2).result["stopReason"] == "end_turn"
     rows = plane.plane.sessions.get(engine.session_id).rows.rows  # the engine's own conversation
-    first_row = next(r for r in rows if r["kind"] == "userInput" and r["text"] == "first")
+    first_row = next(r for r in rows if r["kind"] == "userInput" and r["text"] == "second")
     extension(session, conn, 3, "session/editPrompt", text="first, changed", rowId=first_row["rowId"])
     edit = plane.serve("v4/command")
     assert edit.params["type"] == "editUserQuery"

@@ -1,0 +1,104 @@
+"""Retry, edit and fork by the engine's ``row.actions`` (issue 31), on a v4 Session against the
+simulator's plane, which grants and guards them as the engine does (``sim/v4/commands.py``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zcode_acp.protocol.i18n import t
+from zcode_acp.protocol.v4 import commands as v4
+from zcode_acp.actors.session.v4commands import refused
+from zcode_acp.actors.session.v4settings import fork_target
+from tests.actors.test_session_v4 import CONFIG, ENGINE_MODE, extension, prompt, router, world  # noqa: F401
+from tests.actors.v4_world import GuardPlane
+from tests.sim.test_v4_engine_rules import rows, two_turns
+
+
+def one_turn(session: Any, backend: Any, conn: Any, *texts: str) -> tuple[GuardPlane, Any]:
+    plane = GuardPlane(session, backend)
+    engine = None
+    for number, text in enumerate(texts, start=1):
+        prompt(session, conn, number, text)
+        if engine is None:
+            engine = plane.live()
+        plane.serve("v4/command")
+        plane.play(lambda: engine.start(text), lambda: engine.text(f"reply to {text}"), engine.complete)
+        assert conn.wait_reply(number).result["stopReason"] == "end_turn"
+    return plane, engine
+
+
+def test_a_retry_names_the_latest_reply_the_engine_grants_and_reruns(world):
+    session, backend, conn = world
+    plane, engine = one_turn(session, backend, conn, "first")
+    reply = next(r for r in plane.plane.sessions.get(engine.session_id).rows.rows if r["kind"] == "assistantText")
+    extension(session, conn, 10, "session/retry")
+    retry = plane.serve("v4/command")
+    assert retry.params["type"] == "retryTurn"
+    assert retry.params["payload"]["target"] == {"rowId": reply["rowId"], "entityId": reply["entityId"]}
+    assert conn.wait_reply(10).error is None
+    assert plane.port.named("start_turn")[-1][2] == "first", "the engine reran the turn"
+
+
+def test_a_retry_named_by_its_prompts_row_targets_that_turns_reply(world):
+    session, backend, conn = world
+    plane, engine = one_turn(session, backend, conn, "first")
+    user = next(r for r in plane.plane.sessions.get(engine.session_id).rows.rows if r["kind"] == "userInput")
+    extension(session, conn, 10, "session/retry", rowId=user["rowId"])
+    retry = plane.serve("v4/command")
+    assert retry.params["payload"]["target"]["rowId"] != user["rowId"]
+    assert conn.wait_reply(10).error is None
+
+
+def test_an_edit_of_an_earlier_prompt_is_refused_in_the_users_words_and_never_sent(world):
+    session, backend, conn = world
+    plane, engine = one_turn(session, backend, conn, "first", "second")
+    conversation = plane.plane.sessions.get(engine.session_id).rows.rows
+    first, latest = [r for r in conversation if r["kind"] == "userInput"]
+    sent = len(backend.calls("v4/command"))
+    extension(session, conn, 10, "session/editPrompt", text="changed", rowId=first["rowId"])
+    error = conn.wait_reply(10).error
+    assert error["code"] == -32602 and error["message"] == t("en", "v4.guard.edit")
+    assert error["data"]["reasonCode"] == "guard.latestQueryEditOnly"
+    assert len(backend.calls("v4/command")) == sent, "nothing the engine would refuse is sent"
+    extension(session, conn, 11, "session/editPrompt", text="second, changed")  # the latest: granted
+    edit = plane.serve("v4/command")
+    assert edit.params["payload"]["target"] == {"rowId": latest["rowId"], "entityId": latest["entityId"]}
+    assert conn.wait_reply(11).error is None
+    assert plane.port.named("start_turn")[-1][2] == "second, changed"
+
+
+def test_a_retry_while_a_turn_runs_is_refused_with_why_not_a_hang(world):
+    session, backend, conn = world
+    plane, engine = one_turn(session, backend, conn, "first")
+    prompt(session, conn, 2, "second")
+    plane.serve("v4/command")
+    plane.play(lambda: engine.start("second"), lambda: engine.text("streaming"))
+    extension(session, conn, 10, "session/retry")
+    error = conn.wait_reply(10).error
+    assert error["code"] == -32602 and error["message"] == t("en", "v4.guard.retry")
+
+
+def test_the_engines_guard_refusal_reads_in_the_sessions_language():
+    ack = v4.CommandAck("c1", "failed", "guard.latestAssistantRetryOnly", "retryTurn targetRowId 3 is not ...", 7, None)
+    error = refused(ack, "zh-CN")
+    assert error.message == t("zh-CN", "v4.guard.retry")
+    assert error.data["reasonCode"] == "guard.latestAssistantRetryOnly"
+    other = refused(v4.CommandAck("c2", "rejected", "proto.invalidPayload", "bad", 7, None), "zh-CN")
+    assert "proto.invalidPayload" in other.message
+
+
+def test_a_fork_targets_only_a_row_the_engine_grants_can_fork():
+    side = two_turns()
+    replies = rows(side, "assistantText")
+    assert fork_target(side.projection.rows.rows) == v4.RowTarget(replies[1]["rowId"], replies[1]["entityId"])
+    # A turn that failed leaves a settled reply with no stable segment: nothing to fork from it.
+    failed = two_turns()
+    failed.send(v4.send_text(failed.session_id, "three"))
+    failed.engine.start("three")
+    failed.engine.text("half a reply")
+    failed.engine.event("turn.failed", {"error": {"type": "provider_error", "message": "boom"}, "turnPhase": "model"})
+    last = rows(failed, "assistantText")[-1]
+    assert last.get("state") != "streaming" and "canFork" not in (last.get("actions") or {})
+    target = fork_target(failed.projection.rows.rows)
+    assert target is not None and target.row_id != last["rowId"]
+    assert fork_target(rows(failed, "userInput")) is None
