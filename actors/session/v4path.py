@@ -249,6 +249,7 @@ class V4Path(V4Subscription):
             self.session.deliver(self.feed.translator.close_open_cards())
         self._answer(self.prompts.drop_all(None))
         self._drop_held(None)
+        self.end_subscriptions()  # before any legacy session/close: the engine may then let the session go
 
     def replay(self) -> list[dict[str, Any]]:
         """``session/load``: the conversation the snapshot holds, as updates (prompts included).

@@ -30,6 +30,7 @@ from zcode_acp.protocol.v4.conversation_view import control as control_of
 from zcode_acp.actors.base import safe_tell
 from zcode_acp.actors.messages import Answered, Reply, SessionActivity, StopFailed, V4Expire
 from zcode_acp.actors.session.v4attachments import V4Uploads
+from zcode_acp.actors.session.v4close import closing_calls
 from zcode_acp.actors.session.v4commands import V4Commands
 from zcode_acp.actors.session.v4extras import V4Extras
 from zcode_acp.actors.session.v4feed import Step, V4Feed
@@ -158,6 +159,23 @@ class V4Subscription:
         done(made, None)
 
     # -- the subscription ----------------------------------------------------------------------
+
+    def end_subscriptions(self) -> None:
+        """The engine may let the session go: each topic unsubscribed, then the connection closed
+        (``v4close.py``). Once: a later use subscribes afresh, from a snapshot."""
+        topics = [(part.topic, part.subscription.subscription_id) for part in (self.feed, self.workspace)
+                  if part is not None]
+        if self.feed is None and self.workspace is None:
+            return
+        self.feed = self.workspace = None
+        self.until_ready = None
+        for method, params in closing_calls(self.connection_id, topics):
+            self.v4_call(method, params, functools.partial(self._closed, method))
+
+    def _closed(self, method: str, result: Any, error: Any) -> None:
+        if error is not None:  # an engine without the method (or the topic already gone): nothing more to do
+            log.debug("session %s: %s refused: %s", self.session.session_id, method,
+                      error.get("message") if isinstance(error, dict) else error)
 
     def subscribe(self, done: Callable[[Any, Any], None]) -> None:
         """Subscribe the conversation topic of the Session's backend session; ``done(result, error)``."""
