@@ -121,6 +121,9 @@ class V4Subscription:
     def v4_base(self) -> v4.Base:
         return self.feed.base() if self.feed is not None else v4.Base(0)
 
+    def v4_wake(self, seconds: float) -> None:
+        gevent.spawn_later(seconds + 0.01, safe_tell, self.session.actor_ref, V4Expire())
+
     # -- the engine session --------------------------------------------------------------------
 
     def create(self, workspace_path: str, mcp_servers: list[Any], done: Callable[[Any, Any], None]) -> None:
@@ -248,6 +251,7 @@ class V4Subscription:
         if self.feed is not None:
             self._do(self.feed.expire(now_ms()))
         self._mode_reached(now_ms())
+        self.commands.caught_up(now_ms())
         if self.cancel_due is not None and now_ms() >= self.cancel_due:
             self.cancel_due = None
             overdue = self.prompts.cancel_overdue()
@@ -311,6 +315,7 @@ class V4Subscription:
             self._live_in_mode(ready)
         self._mode_reached()
         self._unqueue()
+        self.commands.caught_up(now_ms())  # a stale command goes again once the feed shows the engine's state
         if step.resync is not None:
             log.info("session %s: resyncing %s", self.session.session_id, step.resync["topic"])
             self.v4_call("v4/conversation/resync", step.resync, self._resynced,

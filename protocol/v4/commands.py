@@ -303,6 +303,17 @@ def judge(ack: CommandAck, *, retried: bool = False) -> Verdict:
     return Verdict.REFUSED
 
 
+def caught_up(ack: CommandAck, sent: Base | None, seen: Base) -> bool:
+    """Whether a ``stale`` command may be sent again: the state seen now is the one the engine decided
+    against (``revisionAtDecision``), and, when the log epoch was what it refused (``proto.staleLogEpoch``,
+    checked before the revision: command-inbox.ts), the epoch seen is no longer the one sent."""
+    if seen.revision < ack.revision_at_decision:
+        return False
+    if ack.reason_code == "proto.staleLogEpoch" and sent is not None:
+        return seen.log_epoch is not None and seen.log_epoch != sent.log_epoch
+    return True
+
+
 # -- v4/commands/query ----------------------------------------------------------------------
 
 MAX_QUERY_KEYS = 64

@@ -102,3 +102,20 @@ def test_a_fork_targets_only_a_row_the_engine_grants_can_fork():
     target = fork_target(failed.projection.rows.rows)
     assert target is not None and target.row_id != last["rowId"]
     assert fork_target(rows(failed, "userInput")) is None
+
+
+def test_a_stale_retry_goes_again_once_the_feed_shows_the_engines_state(world):
+    """The engine moved on (another client renamed the session) and its frames follow the ack: the retry
+    goes again against the revision the engine decided at, not at once with the same old base."""
+    session, backend, conn = world
+    plane, engine = one_turn(session, backend, conn, "first")
+    projection = plane.plane.sessions.get(engine.session_id)
+    projection.set("meta", {"title": "renamed elsewhere", "titleSource": "custom"})
+    projection.commit()  # its frame waits in the plane: the Session has not seen it
+    extension(session, conn, 10, "session/retry")
+    first = plane.serve("v4/command")  # stale; the frame follows the ack
+    second = plane.serve("v4/command")
+    assert second.params["type"] == "retryTurn" and second.params["commandId"] != first.params["commandId"]
+    assert second.params["baseRevision"] > first.params["baseRevision"]
+    assert conn.wait_reply(10).error is None
+    assert plane.port.named("start_turn")[-1][2] == "first"
