@@ -22,6 +22,7 @@ from zcode_acp.protocol.handshake import supports_terminal_output
 from zcode_acp.protocol.sessions import ZCODE_PROTOCOL, iso_time
 from zcode_acp.protocol.translator import agent_text
 from zcode_acp.protocol.v4 import commands as v4
+from zcode_acp.protocol.v4 import compaction_marker
 from zcode_acp.protocol.v4.conversation import InteractionOpened, TurnEnded
 from zcode_acp.protocol.v4.conversation_view import PendingInteraction
 from zcode_acp.protocol.v4.conversation_view import collaboration_mode
@@ -71,6 +72,14 @@ def compaction_reason(ended: TurnEnded) -> str:
     if ended.stop_reason == "end_turn":
         return "session_compacted"
     return "session_compact_cancelled" if ended.stop_reason == "cancelled" else "session_compact_failed"
+
+
+def compact_command(compaction: Any) -> str | None:
+    """The ``v4/command compact`` id of an accepted compaction (its marker's ``sourceCommandId``)."""
+    answer = getattr(compaction, "answer", None)
+    compact = answer.get("compact") if isinstance(answer, dict) else None
+    command_id = compact.get("operationId") if isinstance(compact, dict) else None
+    return command_id if isinstance(command_id, str) and command_id else None
 
 
 def cold(error: RpcError) -> bool:
@@ -294,7 +303,8 @@ class V4Subscription:
         for signal in step.signals:
             if isinstance(signal, TurnEnded):
                 compaction = self.session.controls.compaction
-                if compaction is not None and not self.prompts.running:  # the compaction's own turn
+                if compaction is not None and not self.prompts.running and compact_command(compaction) is None:
+                    # (no command id to find its marker by: the end of a turn nobody's prompt ran is its end)
                     self._turn_usage()
                     self.session.controls.compaction_ended(compaction_reason(signal))
                     continue
@@ -307,6 +317,7 @@ class V4Subscription:
             elif isinstance(signal, InteractionOpened) and signal.interaction.countdown_deadline_at is not None:
                 notice = countdown_notice(signal.interaction, self.session.config.lang)
                 self.session.deliver([agent_text(notice, uuid.uuid4().hex)])
+        self._compaction_reached()
         if self.until_ready is not None and self.feed is not None and self.feed.subscription.ready and (
                 self.workspace is None or self.workspace.settled):
             ready, self.until_ready = self.until_ready, None
@@ -321,6 +332,17 @@ class V4Subscription:
             self.v4_call("v4/conversation/resync", step.resync, self._resynced,
                          timeout=self.session.config.subscribe_timeout)
         self._arm_expiry()
+
+    def _compaction_reached(self) -> None:
+        """Our compaction is over when its own marker says so (``compaction_marker.py``): never at the
+        end of the turn it was queued behind, nor of a prompt's."""
+        compaction = self.session.controls.compaction
+        command_id = compact_command(compaction) if compaction is not None else None
+        if command_id is None or self.feed is None:
+            return
+        reason = compaction_marker.ended_reason(self.feed.state.rows, command_id)
+        if reason is not None:
+            self.session.controls.compaction_ended(reason)
 
     def _live_in_mode(self, ready: Callable[[], None]) -> None:
         """A session createSession just made runs in the engine's default mode: switched to the

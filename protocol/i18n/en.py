@@ -359,6 +359,7 @@ MESSAGES: dict[str, str] = {
     # -- the v4 path (actors/session/v4*.py, protocol/v4/conversation.py) --
     "v4.routing.guide": "Sent to the running turn (the engine steers it in).",
     "v4.routing.queue": "Queued: the engine runs it when the current turn ends.",
+    "v4.compact.locked": "A compaction is already running or waiting in this conversation (perhaps asked for by another client): this one was not started",
     "v4.guard.edit": "Only your latest prompt can be edited (the engine reruns from it), and not while a turn runs",
     "v4.guard.retry": "Only the agent's latest reply can be retried, and not while a turn runs",
     "v4.guard.fork": "Nothing stable to fork from yet: the engine forks only from a finished reply of the agent",

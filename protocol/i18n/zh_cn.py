@@ -346,6 +346,7 @@ MESSAGES: dict[str, str] = {
     # -- the v4 path (actors/session/v4*.py, protocol/v4/conversation.py) --
     "v4.routing.guide": "已送入正在运行的一轮（由引擎插入其中）。",
     "v4.routing.queue": "已排队：当前一轮结束后引擎会运行它。",
+    "v4.compact.locked": "这个对话里已有一次压缩正在进行或等待中（可能由另一个客户端发起），这次没有开始",
     "v4.guard.edit": "只能编辑你最近的一条消息（引擎会从那里重新运行），且不能在一轮进行中编辑",
     "v4.guard.retry": "只能重试智能体最近的一条回复，且不能在一轮进行中重试",
     "v4.guard.fork": "还没有可以分叉的稳定内容：引擎只从智能体已完成的回复处分叉",

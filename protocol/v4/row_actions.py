@@ -33,6 +33,8 @@ MESSAGE_KEYS: dict[str, str] = {
     "guard.latestAssistantRetryOnly": "v4.guard.retry",
     "guard.forkTargetNotStable": "v4.guard.fork",
 }
+# Other refusals a user may meet, said the same way (goal-compact.ts: one compaction at a time).
+OTHER_MESSAGE_KEYS: dict[str, str] = {"compactOperationLock": "v4.compact.locked"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,5 +79,7 @@ def target(rows: Iterable[Any], action: Action, row_id: int | None = None) -> Ro
 
 
 def guard_message_key(reason_code: Any) -> str | None:
-    """The catalog key for an engine's refusal by one of these guards, else None."""
-    return MESSAGE_KEYS.get(reason_code) if isinstance(reason_code, str) else None
+    """The catalog key for an engine's refusal by one of these guards (or another the user can act on), else None."""
+    if not isinstance(reason_code, str):
+        return None
+    return MESSAGE_KEYS.get(reason_code) or OTHER_MESSAGE_KEYS.get(reason_code)

@@ -119,3 +119,35 @@ def test_a_stale_retry_goes_again_once_the_feed_shows_the_engines_state(world):
     assert second.params["baseRevision"] > first.params["baseRevision"]
     assert conn.wait_reply(10).error is None
     assert plane.port.named("start_turn")[-1][2] == "first"
+
+
+def test_a_compaction_queued_behind_a_turn_is_done_at_its_own_end_not_that_turns(world):
+    """The engine queues a compaction asked for while a turn runs (``accepted``, no result): the turn it
+    waits behind ending is not its end; its own marker's is."""
+    session, backend, conn = world
+    plane, engine = one_turn(session, backend, conn, "first")
+    plane.play(lambda: engine.start("a prompt from the desktop"))  # a turn no prompt of ours runs
+    extension(session, conn, 10, "session/compact")
+    compact = plane.serve("v4/command")
+    assert compact.params["type"] == "compact" and not plane.port.named("compact"), "queued, not started"
+    plane.play(engine.complete)  # the desktop's turn ends: the engine starts the compaction it queued
+    assert plane.port.named("compact")
+    extension(session, conn, 11, "session/queue")  # answered in mailbox order: after that frame's effects
+    conn.wait_reply(11)
+    assert not [r for r in conn.replies() if r.request_id == 10], "not done at another turn's end"
+    plane.play(lambda: engine.start("/compact", source="compaction"), engine.complete)
+    reply = conn.wait_reply(10)
+    assert reply.error is None and reply.result["compact"]["state"] == "completed"
+
+
+def test_a_compaction_refused_because_one_is_queued_says_why(world):
+    session, backend, conn = world
+    plane, engine = one_turn(session, backend, conn, "first")
+    plane.play(lambda: engine.start("a prompt from the desktop"))
+    desktop = {"commandId": "desktop-compact", "clientId": "desktop", "sessionId": engine.session_id,
+               "type": "compact", "payload": {}, "issuedAt": 1}
+    plane.plane.dispatch("v4/command", desktop, lambda result, error: None)  # the desktop's, queued first
+    extension(session, conn, 10, "session/compact")
+    plane.serve("v4/command")
+    error = conn.wait_reply(10).error
+    assert error is not None and t("en", "v4.compact.locked") in error["message"]
