@@ -129,10 +129,11 @@ MESSAGES: dict[str, str] = {
     "error.cli_too_old": "The installed ZCode CLI is too old for zcode-acp: it has no session/subscribe, so it "
                          "cannot stream a turn. Install ZCode CLI {floor} or newer (the extension methods — fork, "
                          "goal, compact, steer, mode, model, thought level — need {extensions_floor} or newer).",
-    "error.cli_without_v4": "The installed ZCode CLI has no v4 data plane, which ZCODE_ACP_ENGINE_API=v4 asks for: "
-                            "install ZCode CLI {v4_floor} or newer, or unset ZCODE_ACP_ENGINE_API to use the legacy "
-                            "session/subscribe stream (ZCode CLI {floor} or newer; the extension methods need "
-                            "{extensions_floor}).",
+    "error.cli_without_v4": "The installed ZCode CLI does not answer the v4 data plane, which ZCODE_ACP_ENGINE_API=v4 "
+                            "asks for (its first v4 command was refused as an unknown method). ZCode {desktop} (CLI "
+                            "{cli}) is known to answer it; which release first did is not known. Or unset "
+                            "ZCODE_ACP_ENGINE_API to use the legacy session/subscribe stream (ZCode CLI {floor} or "
+                            "newer; the extension methods need {extensions_floor}).",
     "error.unsupported_method": "The installed ZCode CLI does not support {method} (extension methods need ZCode "
                                 "CLI >= 0.15.0; some were removed in 0.16)",
     "error.backend_error": "ZCode backend error on {method}: {message}",

@@ -118,9 +118,10 @@ MESSAGES: dict[str, str] = {
     "error.cli_too_old": "当前安装的 ZCode CLI 版本过旧，zcode-acp 无法使用：它没有 session/subscribe，无法流式输出。"
                          "请安装 ZCode CLI {floor} 或更高版本（扩展方法——分叉、目标、压缩、插话、模式、模型、"
                          "思考强度——需要 {extensions_floor} 或更高版本）。",
-    "error.cli_without_v4": "当前安装的 ZCode CLI 没有 ZCODE_ACP_ENGINE_API=v4 所需的 v4 数据通道：请安装 ZCode CLI "
-                            "{v4_floor} 或更高版本，或取消 ZCODE_ACP_ENGINE_API 以使用旧的 session/subscribe 事件流"
-                            "（需要 ZCode CLI {floor} 或更高版本；扩展方法需要 {extensions_floor}）。",
+    "error.cli_without_v4": "当前安装的 ZCode CLI 不响应 ZCODE_ACP_ENGINE_API=v4 所需的 v4 数据通道（它把第一条 v4 "
+                            "命令当作未知方法拒绝了）。已知 ZCode {desktop}（CLI {cli}）支持它，最早支持的版本未知。"
+                            "也可以取消 ZCODE_ACP_ENGINE_API 以使用旧的 session/subscribe 事件流（需要 ZCode CLI "
+                            "{floor} 或更高版本；扩展方法需要 {extensions_floor}）。",
     "error.unsupported_method": "当前安装的 ZCode CLI 不支持 {method}（扩展方法需要 ZCode CLI 0.15.0 及以上；"
                                 "其中部分已在 0.16 中移除）",
     "error.backend_error": "ZCode 后端在 {method} 上出错：{message}",

@@ -44,7 +44,9 @@ COMMANDS_REQUIRING_BASE_REVISION: frozenset[str] = frozenset(
 ROW_TARGETING_COMMANDS: frozenset[str] = frozenset(
     ("applyFileRewind", "forkAssistant", "editUserQuery", "retryTurn", "setAssistantFeedback", "setHighspeedMetrics")
 )
-COLLABORATION_MODES: frozenset[str] = frozenset(("build", "edit", "plan", "yolo", "guarded"))
+# The modes installed 3.14.4 takes (zcodeSessionModeSchema); the newer public source adds ``guarded``,
+# which 3.14.4 refuses (``proto.invalidPayload``), so it is never sent.
+COLLABORATION_MODES: frozenset[str] = frozenset(("build", "edit", "plan", "yolo"))
 Delivery = Literal["startNow", "queue", "guide"]
 
 
