@@ -2,6 +2,7 @@
 at teardown, each topic is unsubscribed and its connection closed, so the engine stops publishing
 and may let the session go (``v4-gateway.ts``; the simulator's plane records both)."""
 
+# ruff: noqa: F811  (the fixtures world and router are imported from test_session_v4)
 from __future__ import annotations
 
 from dataclasses import replace

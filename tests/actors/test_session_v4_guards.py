@@ -1,6 +1,7 @@
 """Retry, edit and fork by the engine's ``row.actions`` (issue 31), on a v4 Session against the
 simulator's plane, which grants and guards them as the engine does (``sim/v4/commands.py``)."""
 
+# ruff: noqa: F811  (the fixtures world and router are imported from test_session_v4)
 from __future__ import annotations
 
 from typing import Any
@@ -22,7 +23,8 @@ def one_turn(session: Any, backend: Any, conn: Any, *texts: str) -> tuple[GuardP
         if engine is None:
             engine = plane.live()
         plane.serve("v4/command")
-        plane.play(lambda: engine.start(text), lambda: engine.text(f"reply to {text}"), engine.complete)
+        plane.play(lambda e=engine, said=text: e.start(said), lambda e=engine, said=text: e.text(f"reply to {said}"),
+                   engine.complete)
         assert conn.wait_reply(number).result["stopReason"] == "end_turn"
     return plane, engine
 
