@@ -228,6 +228,7 @@ class V4Path(V4Subscription):
         item = matching(pending, message.frame)
         command = resolve_command(str(self.session.backend_session_id), item, message.result) if item else None
         if item is not None and command is not None:
+            self.countdowns.answered(item.interaction_id)
             self.commands.send(command, functools.partial(self._resolved, item.interaction_id))
         self.session.backend.tell(AnswerBackend(message.generation, message.request_ids, message.result))
 

@@ -23,7 +23,7 @@ from zcode_acp.protocol.sessions import ZCODE_PROTOCOL, iso_time
 from zcode_acp.protocol.translator import agent_text
 from zcode_acp.protocol.v4 import commands as v4
 from zcode_acp.protocol.v4 import compaction_marker
-from zcode_acp.protocol.v4.conversation import InteractionOpened, TurnEnded
+from zcode_acp.protocol.v4.conversation import InteractionClosed, InteractionOpened, TurnEnded
 from zcode_acp.protocol.v4.conversation_view import PendingInteraction
 from zcode_acp.protocol.v4.conversation_view import collaboration_mode
 from zcode_acp.protocol.v4.conversation_view import control as control_of
@@ -33,6 +33,7 @@ from zcode_acp.actors.messages import Answered, Reply, SessionActivity, StopFail
 from zcode_acp.actors.session.v4attachments import V4Uploads
 from zcode_acp.actors.session.v4close import closing_calls
 from zcode_acp.actors.session.v4commands import V4Commands
+from zcode_acp.actors.session.v4countdowns import Countdowns
 from zcode_acp.actors.session.v4extras import V4Extras
 from zcode_acp.actors.session.v4feed import Step, V4Feed
 from zcode_acp.actors.session.v4mode import adopt_modes
@@ -96,6 +97,7 @@ class V4Subscription:
         self.workspace: V4WorkspaceConfig | None = None  # the catalog and slash commands (v4workspace.py)
         self.commands = V4Commands(self, self.connection_id, session.config.lang)
         self.uploads = V4Uploads(self, self.connection_id)
+        self.countdowns = Countdowns()  # the engine's dialog countdowns, to say when one answered by itself
         self.prompts = V4Prompts(session.config.lang)
         self.extras = V4Extras(self.commands, lambda: self.feed.state if self.feed is not None else None,
                                lambda: str(self.session.backend_session_id), session.config.lang)
@@ -316,8 +318,13 @@ class V4Subscription:
                 if stopped_turn_over:  # the prompts that waited for it go now (v4stopfallback.py),
                     self.release_held()  # after this end is answered: it is not theirs
             elif isinstance(signal, InteractionOpened) and signal.interaction.countdown_deadline_at is not None:
+                self.countdowns.opened(signal.interaction)
                 notice = countdown_notice(signal.interaction, self.session.config.lang)
                 self.session.deliver([agent_text(notice, uuid.uuid4().hex)])
+            elif isinstance(signal, InteractionClosed):
+                key = self.countdowns.closed(signal.interaction_id, now_ms())
+                if key is not None:  # the engine answered it by itself: never a silent empty answer
+                    self.session.deliver([agent_text(t(self.session.config.lang, key), uuid.uuid4().hex)])
         self._compaction_reached()
         if self.until_ready is not None and self.feed is not None and self.feed.subscription.ready and (
                 self.workspace is None or self.workspace.settled):

@@ -364,6 +364,8 @@ MESSAGES: dict[str, str] = {
     "v4.guard.edit": "Only your latest prompt can be edited (the engine reruns from it), and not while a turn runs",
     "v4.guard.retry": "Only the agent's latest reply can be retried, and not while a turn runs",
     "v4.guard.fork": "Nothing stable to fork from yet: the engine forks only from a finished reply of the agent",
+    "v4.countdown.answered.permission": "The engine answered this permission request by itself when its countdown ran out (with its first option), without an answer from you.",
+    "v4.countdown.answered.question": "The engine answered this question by itself when its countdown ran out, with no answers from you.",
     "v4.countdown.permission": "The engine answers this permission request by itself in {seconds} s unless you answer first.",
     "v4.countdown.question": "The engine answers this question by itself in {seconds} s unless you answer first.",
     "v4.marker.compact.running": "Compacting the conversation…",

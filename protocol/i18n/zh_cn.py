@@ -351,6 +351,8 @@ MESSAGES: dict[str, str] = {
     "v4.guard.edit": "只能编辑你最近的一条消息（引擎会从那里重新运行），且不能在一轮进行中编辑",
     "v4.guard.retry": "只能重试智能体最近的一条回复，且不能在一轮进行中重试",
     "v4.guard.fork": "还没有可以分叉的稳定内容：引擎只从智能体已完成的回复处分叉",
+    "v4.countdown.answered.permission": "倒计时结束，引擎已自行处理此权限请求（选了第一个选项），没有等到你的回应。",
+    "v4.countdown.answered.question": "倒计时结束，引擎已自行回答此问题，没有你的任何回答。",
     "v4.countdown.permission": "若你未先回应，引擎将在 {seconds} 秒后自行处理此权限请求。",
     "v4.countdown.question": "若你未先回应，引擎将在 {seconds} 秒后自行回答此问题。",
     "v4.marker.compact.running": "正在压缩对话…",

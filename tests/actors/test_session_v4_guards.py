@@ -153,3 +153,30 @@ def test_a_compaction_refused_because_one_is_queued_says_why(world):
     plane.serve("v4/command")
     error = conn.wait_reply(10).error
     assert error is not None and t("en", "v4.compact.locked") in error["message"]
+
+
+def test_a_permission_the_engine_answers_by_itself_at_its_deadline_is_told_never_silent(world):
+    session, backend, conn = world
+    plane, engine = one_turn(session, backend, conn, "first")
+    prompt(session, conn, 2, "second")
+    plane.serve("v4/command")
+    plane.play(lambda: engine.start("second"), lambda: engine.event("permission.requested", {
+        "requestId": "r1", "toolCallId": "t1", "toolName": "Bash", "summary": "make", "autoResolveMs": 30_000}))
+    conn.wait_for(lambda: "by itself in" in conn.text())
+    deadline = plane.plane.sessions.get(engine.session_id).state["pendingInteractions"][0]["autoResolution"]
+    plane.play(lambda: plane.plane.tick(deadline["deadlineAt"] + 1))  # the engine's countdown runs out
+    conn.wait_for(lambda: t("en", "v4.countdown.answered.permission") in conn.text())
+
+
+def test_a_countdown_closed_by_the_users_answer_or_before_its_deadline_says_nothing():
+    from zcode_acp.actors.session.v4countdowns import Countdowns
+    from zcode_acp.protocol.v4.conversation_view import PendingInteraction
+
+    countdowns = Countdowns()
+    for name in ("mine", "early", "late"):
+        countdowns.opened(PendingInteraction(name, "userInput", None, {}, 10_000.0))
+    countdowns.answered("mine")
+    assert countdowns.closed("mine", 20_000.0) is None, "the user's own answer"
+    assert countdowns.closed("early", 5_000.0) is None, "another client answered before the deadline"
+    assert countdowns.closed("late", 10_000.0) == "v4.countdown.answered.question"
+    assert countdowns.closed("late", 10_000.0) is None, "told once"
