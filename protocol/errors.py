@@ -148,7 +148,10 @@ def from_backend_error(error: Any, method: str, lang: str = EN) -> RpcError:
 
 SUBSCRIBE_FLOOR = "0.14.8"
 EXTENSIONS_FLOOR = "0.15.0"
-V4_FLOOR = "0.16.0"
+# What is known to answer the v4 data plane: installed ZCode 3.14.4, whose CLI is 0.16.9 (captures).
+# Which release first shipped it is not known, so no floor is claimed: v4 is detected by the answer.
+V4_KNOWN_DESKTOP = "3.14.4"
+V4_KNOWN_CLI = "0.16.9"
 
 
 def cli_too_old(error: Any, lang: str = EN) -> RpcError:
@@ -163,12 +166,14 @@ def cli_too_old(error: Any, lang: str = EN) -> RpcError:
 
 
 def cli_without_v4(error: Any, lang: str = EN) -> RpcError:
-    """The v4 data plane was asked for (``ZCODE_ACP_ENGINE_API=v4``) of a CLI without it: name the floors."""
+    """The v4 data plane was asked for (``ZCODE_ACP_ENGINE_API=v4``) and the engine answered its first v4
+    command ``-32601``: say so, what is known to answer it, and the way back to the legacy stream."""
     message = error.get("message") if isinstance(error, dict) else str(error)
     return RpcError(
         INTERNAL_ERROR,
-        t(lang, "error.cli_without_v4", v4_floor=V4_FLOOR, floor=SUBSCRIBE_FLOOR, extensions_floor=EXTENSIONS_FLOOR),
-        {"backendCode": METHOD_NOT_FOUND, "backendMessage": message, "minimumVersion": V4_FLOOR},
+        t(lang, "error.cli_without_v4", desktop=V4_KNOWN_DESKTOP, cli=V4_KNOWN_CLI, floor=SUBSCRIBE_FLOOR,
+          extensions_floor=EXTENSIONS_FLOOR),
+        {"backendCode": METHOD_NOT_FOUND, "backendMessage": message, "knownToAnswer": V4_KNOWN_CLI},
     )
 
 

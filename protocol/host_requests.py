@@ -39,6 +39,17 @@ NO_RUNTIME_FEATURES: dict[str, Any] = {
     "memoryEnabled": False,
     "askUserQuestionAutoResolutionEnabled": False,
 }
+# What the bridge tells the engine for every session it opens (create, load, resume): questions wait
+# for the user. The engine's server-wide setting is true until this says otherwise (its server.ts),
+# and it asks a session's runtime preferences only as it makes the session, so a session reopened in
+# a new engine process would otherwise answer its questions by itself, empty (issue 32).
+INTERACTION_PREFERENCES = "workspace/updateInteractionPreferences"
+
+
+def interaction_preferences(workspace: dict[str, Any]) -> dict[str, Any]:
+    return {"workspace": workspace, "preferences": {"askUserQuestionAutoResolutionEnabled": False}}
+
+
 NO_PROVIDER_HEADERS_REASON = (
     "This model signs in through a ZCode account, and the engine was started in host auth mode "
     "(ZCODE_APP_SERVER_AUTH_MODE=host), which makes zcode-acp supply the account's credentials; "

@@ -22,8 +22,9 @@ EXTENSION_METHODS = frozenset({
 })
 SUBSCRIBE_FLOOR = (0, 14, 8)
 EXTENSION_FLOOR = (0, 15, 0)
-# The v4 data plane (``v4/*``) belongs to the 0.16 engines, which speak the ZCode Protocol; the
-# oldest CLI the evidence saw take v4 commands is 0.16.x, and 0.15 has no ``v4/`` dispatch.
+# Below this the simulator plays no v4 data plane (``v4/*`` answers -32601). A choice of the
+# simulator, not a known floor: the evidence has installed 3.14.4 (CLI 0.16.9) answering v4, and
+# which release first did is not known; the bridge detects v4 by the engine's answer.
 V4_FLOOR = (0, 16, 0)
 # Installed 3.14.4 answers as CLI 0.16.9 and lacks what the newer public source (jimpablo/ZCode @aac4755)
 # adds to v4 (the ``guarded`` mode, ``setHighspeedMetrics``); a claimed version above it plays that source.

@@ -199,6 +199,8 @@ class SessionCore(BridgeActor):
         """Asked by the Supervisor, in mailbox order after anything it forwarded: still idle?"""
         if not self._idle():  # something the Supervisor forwarded before this ask came first
             return None
+        if self.v4 is not None:  # leaving memory: the engine may let go of the session too (v4close.py)
+            self.v4.end_subscriptions()
         if self.backend_session_id and self.lifecycle.live:
             self.backend.tell(UnregisterRoute(self.backend_session_id, self.actor_ref))
         self.lifecycle.close()

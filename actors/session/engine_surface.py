@@ -8,6 +8,8 @@
   go through ``v4/command`` and no removed method is called;
 * the engine's own slash commands (the snapshot's ``slashCommands``);
 * ``runtime/capabilities``, once: plan mode is offered only where it works;
+* ``workspace/updateInteractionPreferences`` for every session opened (made or resumed): the
+  engine's questions wait for the user (``protocol/host_requests.py``);
 * ``mcp/list {mode: "connect"}`` for a session with MCP servers (the engine only registers them).
 
 A plain object the Session owns, working through ``SurfacePort``; tests give it a fake one.
@@ -21,6 +23,7 @@ from typing import Any, Protocol
 from collections.abc import Callable
 
 from zcode_acp.protocol import commands, model_catalog
+from zcode_acp.protocol.host_requests import INTERACTION_PREFERENCES, interaction_preferences
 from zcode_acp.protocol.sessions import speaks_the_zcode_protocol
 
 from zcode_acp.actors.session.settings import Settings
@@ -69,12 +72,19 @@ class EngineSurface:
                 self.port.deliver([commands.available_commands_update(offered, self.port.settings.current.lang)])
         today = speaks_the_zcode_protocol(result)
         if today:
+            workspace = self.port.workspace_of(result.get("session"))
+            self.port.call(INTERACTION_PREFERENCES, interaction_preferences(workspace), self._preferences_set)
             if has_mcp_servers:
                 self._connect_mcp(result.get("session"))
             if not self.capabilities_read:
                 self.capabilities_read = True
                 self.port.call("runtime/capabilities", {}, self._capabilities)
         return today
+
+    def _preferences_set(self, result: Any, error: Any) -> None:
+        if error is not None:  # an engine without the method: its runtime-preferences answer is all it reads
+            log.warning("session %s: the engine kept its question auto-answering setting: %s", self.port.session_id,
+                        error.get("message") if isinstance(error, dict) else error)
 
     def _capabilities(self, result: Any, error: Any) -> None:
         """``independentPlanState`` (CLI 0.16.9+) says plan mode works; 0.16.5 took ``setMode plan``

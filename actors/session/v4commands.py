@@ -6,6 +6,11 @@ is success, ``noop`` is success with no effect, ``stale`` is retried once agains
 state the Session holds now (its frames keep it current), and an ack lost to a timeout
 is asked for with ``v4/commands/query`` — a command the engine never received is sent
 again under the same ``commandId`` (its idempotency key), once.
+
+A ``stale`` command waits until the feed has reached the state the engine decided against
+(``revisionAtDecision``; a new log epoch when the epoch was stale) before it goes again: sent at
+once, it would carry the same old base (the frames that move the feed follow the ack). The Session
+calls ``caught_up`` after each frame; a feed that never gets there fails it at ``STALE_WAIT_MS``.
 """
 
 from __future__ import annotations
@@ -18,7 +23,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError, from_backend_error
+from zcode_acp.protocol.i18n import t
 from zcode_acp.protocol.v4 import commands as v4
+from zcode_acp.protocol.v4.row_actions import guard_message_key
 
 Done = Callable[[v4.CommandAck | None, RpcError | None], None]
 """The ack (accepted, duplicate or noop) or why the command failed; called exactly once."""
@@ -29,6 +36,9 @@ class CommandPort(Protocol):
 
     def v4_base(self) -> v4.Base: ...
 
+    def v4_wake(self, seconds: float) -> None:
+        """Have ``expire`` called after ``seconds`` (a timer message, not a wait)."""
+
 
 @dataclass(slots=True)
 class _Sent:
@@ -37,25 +47,41 @@ class _Sent:
     done: Done
     retried: bool = False  # a stale ack was already retried
     resent: bool = False  # a lost one was already sent again
+    base: v4.Base | None = None  # what the envelope carried
 
 
-def refused(ack: v4.CommandAck) -> RpcError:
+@dataclass(slots=True)
+class _Stale:
+    sent: _Sent
+    ack: v4.CommandAck
+    due_ms: float  # given up then: the feed never reached the engine's state
+
+
+def refused(ack: v4.CommandAck, lang: str = "en") -> RpcError:
+    data = {"status": ack.status, "reasonCode": ack.reason_code}
+    key = guard_message_key(ack.reason_code)
+    if key is not None:  # a row guard: say why in the user's words (the engine's own text is for logs)
+        return RpcError(INTERNAL_ERROR, t(lang, key), {**data, "engineMessage": ack.message})
     detail = f": {ack.message}" if ack.message else ""
-    return RpcError(INTERNAL_ERROR, f"the engine answered {ack.status} ({ack.reason_code}){detail}",
-                    {"status": ack.status, "reasonCode": ack.reason_code})
+    return RpcError(INTERNAL_ERROR, f"the engine answered {ack.status} ({ack.reason_code}){detail}", data)
 
 
 ISSUED_KEPT = 256
+# How long a stale command waits for the feed to reach the engine's state (its frames follow an ack
+# within the engine's 30 ms flush window; a lost one is noticed at the next frame and resynced).
+STALE_WAIT_MS = 5000.0
 
 
 class V4Commands:
-    def __init__(self, port: CommandPort, client_id: str) -> None:
+    def __init__(self, port: CommandPort, client_id: str, lang: str = "en") -> None:
         self.port = port
         self.client_id = client_id
+        self.lang = lang  # a refusal the user reads is in the session's language
         # The ids of the commands sent lately, so the translator knows a marker this bridge caused
         # (protocol/v4/conversation.py); bounded, as a marker follows its command closely.
         self._issued: deque[str] = deque(maxlen=ISSUED_KEPT)
         self._issued_set: set[str] = set()
+        self._stale: list[_Stale] = []  # stale commands waiting for the feed (caught_up)
 
     def issued(self, command_id: str) -> bool:
         """Whether ``command_id`` is a command this bridge sent (one of the last ``ISSUED_KEPT``)."""
@@ -69,14 +95,29 @@ class V4Commands:
 
     def send(self, command: v4.Command, done: Done, *, retried: bool = False) -> None:
         needs_base = command.type in v4.COMMANDS_REQUIRING_BASE_REVISION or command.type in v4.ROW_TARGETING_COMMANDS
+        base = self.port.v4_base() if needs_base else None
         try:
             params = v4.envelope(command, command_id=str(uuid.uuid4()), client_id=self.client_id,
-                                 issued_at=int(time.time() * 1000), base=self.port.v4_base() if needs_base else None)
+                                 issued_at=int(time.time() * 1000), base=base)
         except ValueError as exc:  # a row command before the state names a log epoch
             done(None, RpcError(INTERNAL_ERROR, f"cannot send {command.type} yet: {exc}"))
             return
         self._remember(params["commandId"])
-        self._send(_Sent(command, params, done, retried=retried))
+        self._send(_Sent(command, params, done, retried=retried, base=base))
+
+    def caught_up(self, now_ms: float) -> None:
+        """The feed moved (or time passed): stale commands whose state has been reached go again, once,
+        with a new id against it; those past ``STALE_WAIT_MS`` fail (answered, never left hanging)."""
+        if not self._stale:
+            return
+        seen, waiting, self._stale = self.port.v4_base(), self._stale, []
+        for stale in waiting:
+            if v4.caught_up(stale.ack, stale.sent.base, seen):
+                self.send(stale.sent.command, stale.sent.done, retried=True)
+            elif now_ms >= stale.due_ms:
+                stale.sent.done(stale.ack, refused(stale.ack, self.lang))
+            else:
+                self._stale.append(stale)
 
     def _send(self, sent: _Sent) -> None:
         self.port.v4_call("v4/command", sent.params, lambda result, error: self._acked(sent, result, error))
@@ -96,9 +137,11 @@ class V4Commands:
             return
         verdict = v4.judge(ack, retried=sent.retried)
         if verdict is v4.Verdict.RETRY_AFTER_REFRESH:
-            self.send(sent.command, sent.done, retried=True)  # a new id, against the state as it is now
+            self._stale.append(_Stale(sent, ack, time.time() * 1000 + STALE_WAIT_MS))
+            self.port.v4_wake(STALE_WAIT_MS / 1000)
+            self.caught_up(time.time() * 1000)  # already there: at once
         elif verdict is v4.Verdict.REFUSED:
-            sent.done(ack, refused(ack))
+            sent.done(ack, refused(ack, self.lang))
         else:
             sent.done(ack, None)
 

@@ -12,9 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from zcode_acp.protocol.errors import RpcError, from_backend_error, invalid_params
+from zcode_acp.protocol.errors import INVALID_PARAMS, RpcError, from_backend_error, invalid_params
+from zcode_acp.protocol.i18n import t
 from zcode_acp.protocol.v4 import commands as v4
 from zcode_acp.protocol.v4 import file_changes
+from zcode_acp.protocol.v4.row_actions import Refusal
+from zcode_acp.protocol.v4.row_actions import target as granted_target
 
 from zcode_acp.actors.session.v4commands import V4Commands
 
@@ -44,10 +47,12 @@ def target_row(rows: list[dict[str, Any]], row_id: int | None, kind: str | None)
 
 
 class V4Extras:
-    def __init__(self, commands: V4Commands, state: Callable[[], Any], session_id: Callable[[], str]) -> None:
+    def __init__(self, commands: V4Commands, state: Callable[[], Any], session_id: Callable[[], str],
+                 lang: str = "en") -> None:
         self.commands = commands
         self.state = state  # the feed's ConversationState (None before the first subscription)
         self.session_id = session_id
+        self.lang = lang
 
     def run(self, call_method: str, params: dict[str, Any], on_result: OnResult, on_error: OnError,
             on_ack: Callable[[v4.CommandAck], None] | None = None) -> None:
@@ -112,11 +117,15 @@ class V4Extras:
             return v4.rename_session(sid, params["title"])
         if method == "cancelBackgroundWork":
             return v4.cancel_background_work(sid, params["workId"])
-        kind = "userInput"  # a turn is named by its prompt's row (any row of the turn would do)
-        row = target_row(rows, params.get("rowId"), kind)
-        if row is None or not isinstance(row.get("rowId"), int) or not isinstance(row.get("entityId"), str):
-            raise invalid_params("rowId", "invalid.no_such_prompt")
-        target = v4.RowTarget(row["rowId"], row["entityId"])
+        row_id = params.get("rowId")
+        if row_id is not None and not any(row.get("rowId") == row_id for row in rows):
+            raise invalid_params("rowId", "invalid.no_such_row")
+        # Only a row whose actions grant it (the engine refuses any other: row_actions.py); a retry
+        # names the turn's reply, an edit the prompt's own row.
+        target = granted_target(rows, "canRetry" if method == "retryTurn" else "canEdit",
+                                row_id if isinstance(row_id, int) else None)
+        if isinstance(target, Refusal):
+            raise RpcError(INVALID_PARAMS, t(self.lang, target.message_key), {"reasonCode": target.reason_code})
         if method == "retryTurn":
             return v4.retry_turn(sid, target)
         return v4.edit_user_query(sid, target, params["text"])

@@ -232,6 +232,7 @@ class V4Path(V4Subscription):
         item = matching(pending, message.frame)
         command = resolve_command(str(self.session.backend_session_id), item, message.result) if item else None
         if item is not None and command is not None:
+            self.countdowns.answered(item.interaction_id)
             self.commands.send(command, functools.partial(self._resolved, item.interaction_id))
         self.session.backend.tell(AnswerBackend(message.generation, message.request_ids, message.result))
 
@@ -253,6 +254,7 @@ class V4Path(V4Subscription):
             self.session.deliver(self.feed.translator.close_open_cards())
         self._answer(self.prompts.drop_all(None))
         self._drop_held(None)
+        self.end_subscriptions()  # before any legacy session/close: the engine may then let the session go
 
     def replay(self) -> list[dict[str, Any]]:
         """``session/load``: the conversation the snapshot holds, as updates (prompts included).

@@ -17,6 +17,7 @@ from typing import Any
 from zcode_acp.protocol.errors import invalid_params
 from zcode_acp.protocol.session_config import SessionSettings
 from zcode_acp.protocol.v4 import commands as v4
+from zcode_acp.protocol.v4 import row_actions
 
 
 def settings_command(session_id: str, current: SessionSettings, engine_config: dict[str, Any] | None,
@@ -39,10 +40,7 @@ def settings_command(session_id: str, current: SessionSettings, engine_config: d
 
 
 def fork_target(rows: Any) -> v4.RowTarget | None:
-    """What a fork of "the conversation so far" continues from: the newest assistant text row that
-    is settled (the engine forks only from a stable row), or None when there is none yet."""
-    for row in reversed(list(rows)):
-        if isinstance(row, dict) and row.get("kind") == "assistantText" and row.get("state") != "streaming" and \
-                isinstance(row.get("rowId"), int) and isinstance(row.get("entityId"), str) and row["entityId"]:
-            return v4.RowTarget(row["rowId"], row["entityId"])
-    return None
+    """What a fork of "the conversation so far" continues from: the newest row the engine grants
+    ``canFork`` (a stable last assistant segment: protocol/v4/row_actions.py), or None when there is none."""
+    found = row_actions.target(list(rows), "canFork")
+    return None if isinstance(found, row_actions.Refusal) else found

@@ -22,7 +22,8 @@ from zcode_acp.protocol.handshake import supports_terminal_output
 from zcode_acp.protocol.sessions import ZCODE_PROTOCOL, iso_time
 from zcode_acp.protocol.translator import notice_chunk
 from zcode_acp.protocol.v4 import commands as v4
-from zcode_acp.protocol.v4.conversation import InteractionOpened, TurnEnded, TurnOpened, TurnSettled
+from zcode_acp.protocol.v4 import compaction_marker
+from zcode_acp.protocol.v4.conversation import InteractionClosed, InteractionOpened, TurnEnded, TurnOpened, TurnSettled
 from zcode_acp.protocol.v4.conversation_view import PendingInteraction
 from zcode_acp.protocol.v4.conversation_view import collaboration_mode
 from zcode_acp.protocol.v4.conversation_view import control as control_of
@@ -30,7 +31,9 @@ from zcode_acp.protocol.v4.conversation_view import control as control_of
 from zcode_acp.actors.base import safe_tell
 from zcode_acp.actors.messages import Answered, Reply, SessionActivity, StopFailed, V4Expire
 from zcode_acp.actors.session.v4attachments import V4Uploads
+from zcode_acp.actors.session.v4close import closing_calls
 from zcode_acp.actors.session.v4commands import V4Commands
+from zcode_acp.actors.session.v4countdowns import Countdowns
 from zcode_acp.actors.session.v4extras import V4Extras
 from zcode_acp.actors.session.v4feed import Step, V4Feed
 from zcode_acp.actors.session.v4extras import queue_items
@@ -84,6 +87,12 @@ def settled_end(settled: TurnSettled, rows: list[dict[str, Any]]) -> TurnEnded:
         return TurnEnded("cancelled", None)
     text = next((row.get("text") for row in reversed(rows) if row.get("kind") == "assistantText"), None)
     return TurnEnded(None, None, text.strip() if isinstance(text, str) else "")
+def compact_command(compaction: Any) -> str | None:
+    """The ``v4/command compact`` id of an accepted compaction (its marker's ``sourceCommandId``)."""
+    answer = getattr(compaction, "answer", None)
+    compact = answer.get("compact") if isinstance(answer, dict) else None
+    command_id = compact.get("operationId") if isinstance(compact, dict) else None
+    return command_id if isinstance(command_id, str) and command_id else None
 
 
 def cold(error: RpcError) -> bool:
@@ -98,11 +107,12 @@ class V4Subscription:
         self.connection_id = f"zcode-acp-{uuid.uuid4().hex[:12]}"
         self.feed: V4Feed | None = None
         self.workspace: V4WorkspaceConfig | None = None  # the catalog and slash commands (v4workspace.py)
-        self.commands = V4Commands(self, self.connection_id)
+        self.commands = V4Commands(self, self.connection_id, session.config.lang)
         self.uploads = V4Uploads(self, self.connection_id, lambda: str(self.session.cwd or ""))
+        self.countdowns = Countdowns()  # the engine's dialog countdowns, to say when one answered by itself
         self.prompts = V4Prompts(session.config.lang)
         self.extras = V4Extras(self.commands, lambda: self.feed.state if self.feed is not None else None,
-                               lambda: str(self.session.backend_session_id))
+                               lambda: str(self.session.backend_session_id), session.config.lang)
         self.expiry_armed: float | None = None
         self.until_ready: Callable[[], None] | None = None  # the subscribe's answer, owed once a snapshot is in
         self.usage_mark: dict[str, Any] | None = None  # the engine's cumulative usage when the last turn ended
@@ -136,6 +146,9 @@ class V4Subscription:
     def v4_base(self) -> v4.Base:
         return self.feed.base() if self.feed is not None else v4.Base(0)
 
+    def v4_wake(self, seconds: float) -> None:
+        gevent.spawn_later(seconds + 0.01, safe_tell, self.session.actor_ref, V4Expire())
+
     # -- the engine session --------------------------------------------------------------------
 
     def create(self, workspace_path: str, mcp_servers: list[Any], done: Callable[[Any, Any], None]) -> None:
@@ -155,9 +168,10 @@ class V4Subscription:
                 return
             # An engine that takes v4 commands speaks the ZCode Protocol (0.16+): the marker its
             # legacy create answer carries, so the Session never calls a method 0.16 removed.
-            made: dict[str, Any] = {"protocol": {"name": ZCODE_PROTOCOL},
-                    "session": {"sessionId": session_id,
-                                "workspace": {"workspacePath": workspace_path, "workspaceKey": workspace_path}}}
+            made: dict[str, Any] = {
+                "protocol": {"name": ZCODE_PROTOCOL},
+                "session": {"sessionId": session_id,
+                            "workspace": {"workspacePath": workspace_path, "workspaceKey": workspace_path}}}
             # The catalog: the engine's workspace-config topic carries only the mode option and the
             # slash commands (the desktop's host supplies its model picker), and a createSession ack
             # none; the legacy resume's snapshot lists every model, as a legacy create's does. Of a
@@ -189,6 +203,25 @@ class V4Subscription:
         snapshot behind the ack is taken as known, never replayed as new output (the stop
         fallback's close and resume, a cold session, a new engine process). A resync the engine
         refused subscribes again without one, and its snapshot is diffed (the text the gap lost)."""
+    def end_subscriptions(self) -> None:
+        """The engine may let the session go: each topic unsubscribed, then the connection closed
+        (``v4close.py``). Once: a later use subscribes afresh, from a snapshot."""
+        topics = [(part.topic, part.subscription.subscription_id) for part in (self.feed, self.workspace)
+                  if part is not None]
+        if self.feed is None and self.workspace is None:
+            return
+        self.feed = self.workspace = None
+        self.until_ready = None
+        for method, params in closing_calls(self.connection_id, topics):
+            self.v4_call(method, params, functools.partial(self._closed, method))
+
+    def _closed(self, method: str, result: Any, error: Any) -> None:
+        if error is not None:  # an engine without the method (or the topic already gone): nothing more to do
+            log.debug("session %s: %s refused: %s", self.session.session_id, method,
+                      error.get("message") if isinstance(error, dict) else error)
+
+    def subscribe(self, done: Callable[[Any, Any], None]) -> None:
+        """Subscribe the conversation topic of the Session's backend session; ``done(result, error)``."""
         backend_id = self.session.backend_session_id
         if self.feed is None or self.feed.topic != f"conversation/{backend_id}":
             self.feed = V4Feed(backend_id, self.connection_id, self.session.config.lang,
@@ -260,6 +293,7 @@ class V4Subscription:
         if self.feed is not None:
             self._do(self.feed.expire(now_ms()))
         self._mode_reached(now_ms())
+        self.commands.caught_up(now_ms())
         if self.cancel_due is not None and now_ms() >= self.cancel_due:
             self.cancel_due = None
             overdue = self.prompts.cancel_overdue()
@@ -302,7 +336,8 @@ class V4Subscription:
         for signal in step.signals:
             if isinstance(signal, TurnEnded):
                 compaction = self.session.controls.compaction
-                if compaction is not None and not self.prompts.running:  # the compaction's own turn
+                if compaction is not None and not self.prompts.running and compact_command(compaction) is None:
+                    # (no command id to find its marker by: the end of a turn nobody's prompt ran is its end)
                     self._turn_usage()
                     self.session.controls.compaction_ended(compaction_reason(signal))
                     continue
@@ -319,8 +354,15 @@ class V4Subscription:
             elif isinstance(signal, TurnOpened):
                 self._turn_opened(signal)
             elif isinstance(signal, InteractionOpened) and signal.interaction.countdown_deadline_at is not None:
+                self.countdowns.opened(signal.interaction)
                 notice = countdown_notice(signal.interaction, self.session.config.lang)
                 self.session.deliver([notice_chunk(notice, uuid.uuid4().hex)])
+                self.session.deliver([agent_text(notice, uuid.uuid4().hex)])
+            elif isinstance(signal, InteractionClosed):
+                key = self.countdowns.closed(signal.interaction_id, now_ms())
+                if key is not None:  # the engine answered it by itself: never a silent empty answer
+                    self.session.deliver([agent_text(t(self.session.config.lang, key), uuid.uuid4().hex)])
+        self._compaction_reached()
         if self.until_ready is not None and self.feed is not None and self.feed.subscription.ready and (
                 self.workspace is None or self.workspace.settled):
             ready, self.until_ready = self.until_ready, None
@@ -331,6 +373,7 @@ class V4Subscription:
         self._route()
         self._unqueue()
         self._follow_queue()
+        self.commands.caught_up(now_ms())  # a stale command goes again once the feed shows the engine's state
         if step.resync is not None:
             log.info("session %s: resyncing %s", self.session.session_id, step.resync["topic"])
             self.v4_call("v4/conversation/resync", step.resync, self._resynced,
@@ -398,6 +441,16 @@ class V4Subscription:
 
         log.info("session %s: the engine held its queue after a failure; resuming it", self.session.session_id)
         self.commands.send(command, resumed)
+    def _compaction_reached(self) -> None:
+        """Our compaction is over when its own marker says so (``compaction_marker.py``): never at the
+        end of the turn it was queued behind, nor of a prompt's."""
+        compaction = self.session.controls.compaction
+        command_id = compact_command(compaction) if compaction is not None else None
+        if command_id is None or self.feed is None:
+            return
+        reason = compaction_marker.ended_reason(self.feed.state.rows, command_id)
+        if reason is not None:
+            self.session.controls.compaction_ended(reason)
 
     def _live_in_mode(self, ready: Callable[[], None]) -> None:
         """A session createSession just made runs in the engine's default mode: switched to the

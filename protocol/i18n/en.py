@@ -131,10 +131,11 @@ MESSAGES: dict[str, str] = {
     "error.cli_too_old": "The installed ZCode CLI is too old for zcode-acp: it has no session/subscribe, so it "
                          "cannot stream a turn. Install ZCode CLI {floor} or newer (the extension methods — fork, "
                          "goal, compact, steer, mode, model, thought level — need {extensions_floor} or newer).",
-    "error.cli_without_v4": "The installed ZCode CLI has no v4 data plane, which ZCODE_ACP_ENGINE_API=v4 asks for: "
-                            "install ZCode CLI {v4_floor} or newer, or unset ZCODE_ACP_ENGINE_API to use the legacy "
-                            "session/subscribe stream (ZCode CLI {floor} or newer; the extension methods need "
-                            "{extensions_floor}).",
+    "error.cli_without_v4": "The installed ZCode CLI does not answer the v4 data plane, which ZCODE_ACP_ENGINE_API=v4 "
+                            "asks for (its first v4 command was refused as an unknown method). ZCode {desktop} (CLI "
+                            "{cli}) is known to answer it; which release first did is not known. Or unset "
+                            "ZCODE_ACP_ENGINE_API to use the legacy session/subscribe stream (ZCode CLI {floor} or "
+                            "newer; the extension methods need {extensions_floor}).",
     "error.unsupported_method": "The installed ZCode CLI does not support {method} (extension methods need ZCode "
                                 "CLI >= 0.15.0; some were removed in 0.16)",
     "error.backend_error": "ZCode backend error on {method}: {message}",
@@ -493,6 +494,12 @@ MESSAGES: dict[str, str] = {
     # -- the v4 path (actors/session/v4*.py, protocol/v4/conversation.py) --
     "v4.routing.guide": "Sent to the running turn (the engine steers it in).",
     "v4.routing.queue": "Queued: the engine runs it when the current turn ends.",
+    "v4.compact.locked": "A compaction is already running or waiting in this conversation (perhaps asked for by another client): this one was not started",
+    "v4.guard.edit": "Only your latest prompt can be edited (the engine reruns from it), and not while a turn runs",
+    "v4.guard.retry": "Only the agent's latest reply can be retried, and not while a turn runs",
+    "v4.guard.fork": "Nothing stable to fork from yet: the engine forks only from a finished reply of the agent",
+    "v4.countdown.answered.permission": "The engine answered this permission request by itself when its countdown ran out (with its first option), without an answer from you.",
+    "v4.countdown.answered.question": "The engine answered this question by itself when its countdown ran out, with no answers from you.",
     "v4.countdown.permission": "The engine answers this permission request by itself in {seconds} s unless you answer first.",
     "v4.countdown.question": "The engine answers this question by itself in {seconds} s unless you answer first.",
     "v4.marker.compact.running": "Compacting the conversation…",

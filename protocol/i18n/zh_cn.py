@@ -120,9 +120,10 @@ MESSAGES: dict[str, str] = {
     "error.cli_too_old": "当前安装的 ZCode CLI 版本过旧，zcode-acp 无法使用：它没有 session/subscribe，无法流式输出。"
                          "请安装 ZCode CLI {floor} 或更高版本（扩展方法——分叉、目标、压缩、插话、模式、模型、"
                          "思考强度——需要 {extensions_floor} 或更高版本）。",
-    "error.cli_without_v4": "当前安装的 ZCode CLI 没有 ZCODE_ACP_ENGINE_API=v4 所需的 v4 数据通道：请安装 ZCode CLI "
-                            "{v4_floor} 或更高版本，或取消 ZCODE_ACP_ENGINE_API 以使用旧的 session/subscribe 事件流"
-                            "（需要 ZCode CLI {floor} 或更高版本；扩展方法需要 {extensions_floor}）。",
+    "error.cli_without_v4": "当前安装的 ZCode CLI 不响应 ZCODE_ACP_ENGINE_API=v4 所需的 v4 数据通道（它把第一条 v4 "
+                            "命令当作未知方法拒绝了）。已知 ZCode {desktop}（CLI {cli}）支持它，最早支持的版本未知。"
+                            "也可以取消 ZCODE_ACP_ENGINE_API 以使用旧的 session/subscribe 事件流（需要 ZCode CLI "
+                            "{floor} 或更高版本；扩展方法需要 {extensions_floor}）。",
     "error.unsupported_method": "当前安装的 ZCode CLI 不支持 {method}（扩展方法需要 ZCode CLI 0.15.0 及以上；"
                                 "其中部分已在 0.16 中移除）",
     "error.backend_error": "ZCode 后端在 {method} 上出错：{message}",
@@ -480,6 +481,12 @@ MESSAGES: dict[str, str] = {
     # -- the v4 path (actors/session/v4*.py, protocol/v4/conversation.py) --
     "v4.routing.guide": "已送入正在运行的一轮（由引擎插入其中）。",
     "v4.routing.queue": "已排队：当前一轮结束后引擎会运行它。",
+    "v4.compact.locked": "这个对话里已有一次压缩正在进行或等待中（可能由另一个客户端发起），这次没有开始",
+    "v4.guard.edit": "只能编辑你最近的一条消息（引擎会从那里重新运行），且不能在一轮进行中编辑",
+    "v4.guard.retry": "只能重试智能体最近的一条回复，且不能在一轮进行中重试",
+    "v4.guard.fork": "还没有可以分叉的稳定内容：引擎只从智能体已完成的回复处分叉",
+    "v4.countdown.answered.permission": "倒计时结束，引擎已自行处理此权限请求（选了第一个选项），没有等到你的回应。",
+    "v4.countdown.answered.question": "倒计时结束，引擎已自行回答此问题，没有你的任何回答。",
     "v4.countdown.permission": "若你未先回应，引擎将在 {seconds} 秒后自行处理此权限请求。",
     "v4.countdown.question": "若你未先回应，引擎将在 {seconds} 秒后自行回答此问题。",
     "v4.marker.compact.running": "正在压缩对话…",

@@ -44,7 +44,9 @@ COMMANDS_REQUIRING_BASE_REVISION: frozenset[str] = frozenset(
 ROW_TARGETING_COMMANDS: frozenset[str] = frozenset(
     ("applyFileRewind", "forkAssistant", "editUserQuery", "retryTurn", "setAssistantFeedback", "setHighspeedMetrics")
 )
-COLLABORATION_MODES: frozenset[str] = frozenset(("build", "edit", "plan", "yolo", "guarded"))
+# The modes installed 3.14.4 takes (zcodeSessionModeSchema); the newer public source adds ``guarded``,
+# which 3.14.4 refuses (``proto.invalidPayload``), so it is never sent.
+COLLABORATION_MODES: frozenset[str] = frozenset(("build", "edit", "plan", "yolo"))
 Delivery = Literal["startNow", "queue", "guide"]
 
 
@@ -301,6 +303,17 @@ def judge(ack: CommandAck, *, retried: bool = False) -> Verdict:
     if ack.status == "stale" and not retried:
         return Verdict.RETRY_AFTER_REFRESH
     return Verdict.REFUSED
+
+
+def caught_up(ack: CommandAck, sent: Base | None, seen: Base) -> bool:
+    """Whether a ``stale`` command may be sent again: the state seen now is the one the engine decided
+    against (``revisionAtDecision``), and, when the log epoch was what it refused (``proto.staleLogEpoch``,
+    checked before the revision: command-inbox.ts), the epoch seen is no longer the one sent."""
+    if seen.revision < ack.revision_at_decision:
+        return False
+    if ack.reason_code == "proto.staleLogEpoch" and sent is not None:
+        return seen.log_epoch is not None and seen.log_epoch != sent.log_epoch
+    return True
 
 
 # -- v4/commands/query ----------------------------------------------------------------------

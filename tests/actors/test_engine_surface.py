@@ -17,6 +17,9 @@ TODAY = {"protocol": {"name": "ZCode Protocol", "version": 1},
                            {"name": "compact", "description": "the engine's", "inputHint": ""}]}
 
 
+PREFERENCES = "workspace/updateInteractionPreferences"
+
+
 class FakePort:
     session_id = "acp-1"
 
@@ -48,6 +51,8 @@ def test_a_create_of_todays_engine_announces_remembers_and_asks() -> None:
     assert names.count("compact") == 1 and names[-1] == "init"  # the bridge's own compact wins
     assert port.remembered == [TODAY["settings"]["model"]]
     assert [(m, p) for m, p, _ in port.calls] == [
+        ("workspace/updateInteractionPreferences", {"workspace": {"workspacePath": "/w", "workspaceKey": "k"},
+                                                    "preferences": {"askUserQuestionAutoResolutionEnabled": False}}),
         ("mcp/list", {"workspace": {"workspacePath": "/w", "workspaceKey": "k"}, "mode": "connect"}),
         ("runtime/capabilities", {})]
 
@@ -58,14 +63,14 @@ def test_a_resume_updates_silently_and_capabilities_are_asked_once() -> None:
     surface.materialized(False, TODAY, has_mcp_servers=False)
     surface.materialized(False, TODAY, has_mcp_servers=False)
     assert port.delivered == [] and port.settings.current.model == "glm-5"
-    assert [m for m, _, _ in port.calls] == ["runtime/capabilities"]
+    assert [m for m, _, _ in port.calls if m != PREFERENCES] == ["runtime/capabilities"]
 
 
 def test_plan_is_withdrawn_only_on_an_answer_without_the_capability() -> None:
     port = FakePort()
     surface = EngineSurface(port)
     surface.materialized(False, TODAY, has_mcp_servers=False)
-    [(_, _, then)] = port.calls
+    [then] = [then for method, _, then in port.calls if method == "runtime/capabilities"]
     then(None, {"code": -32601, "message": "Method not found"})  # an engine without the method
     assert port.settings.current.plan_works is True and port.delivered == []
     then({}, None)
@@ -83,3 +88,15 @@ def test_the_seeds_engine_is_not_todays() -> None:
     assert port.calls == []
     # Its catalog is remembered too (issue 32: the seed's dialect offered "Default model" every run).
     assert port.remembered == [{"available": [{"providerId": "zhipu", "modelId": "glm-5", "name": "GLM-5"}]}]
+
+
+def test_every_session_opened_tells_the_engine_its_questions_wait_for_the_user() -> None:
+    """Issue 32: the engine answers a question by itself unless told not to, and asks a session's runtime
+    preferences only as it makes it; a session resumed in a new engine process must be told too."""
+    port = FakePort()
+    surface = EngineSurface(port)
+    surface.materialized(True, TODAY, has_mcp_servers=False)
+    surface.materialized(False, TODAY, has_mcp_servers=False)  # a load or a resume of the same session
+    preferences = [params for method, params, _ in port.calls if method == PREFERENCES]
+    assert preferences == [{"workspace": {"workspacePath": "/w", "workspaceKey": "k"},
+                            "preferences": {"askUserQuestionAutoResolutionEnabled": False}}] * 2

@@ -124,12 +124,12 @@ def test_prompt_streams_deltas_from_the_topic_and_answers_when_control_ends(worl
     engine = plane.live()
     send = plane.serve("v4/command")
     assert send.params["type"] == "sendText" and send.params["payload"] == {"text": "say hello"}
-    # createSession, the workspace config and conversation topics, sendText: no legacy session method
-    # but the catalog read (a resume of the resident session: a read, docs/decisions.md) and
-    # runtime/capabilities (the engine's, read once: whether plan mode works)
+    # createSession, the workspace config and conversation topics, sendText: never a legacy session
+    # method (runtime/capabilities is the engine's, read once: whether plan mode works; the interaction
+    # preferences are the engine's workspace setting, told for every session opened: questions wait)
     assert [m.method for m in backend.of("BackendCall")] == [
-        "v4/command", "session/resume", "runtime/capabilities", "v4/conversation/subscribe", "v4/conversation/subscribe",
-        "v4/command"]
+        "v4/command", "workspace/updateInteractionPreferences", "runtime/capabilities", "v4/conversation/subscribe",
+        "v4/conversation/subscribe", "v4/command"]
     assert plane.port.named("start_turn")
     plane.play(lambda: engine.start("say hello"), lambda: engine.text("hello there world"))
     conn.wait_for(lambda: conn.text() == "hello there world ")
@@ -241,9 +241,10 @@ def test_retry_reruns_the_latest_turn_and_rename_renames(world):
                               for u in conn.updates()))
 
 
-def test_edit_of_an_earlier_prompt_names_its_row_and_the_engine_reruns_from_it(world):
+def test_edit_of_the_latest_prompt_names_its_row_and_the_engine_reruns_from_it(world):
     """``session/editPrompt {rowId}``: ``editUserQuery`` on that prompt's own row (its id and entity,
-    against the revision and epoch seen), and the engine reruns the conversation from there."""
+    against the revision and epoch seen), and the engine reruns the conversation from there. Only the
+    latest prompt is granted ``canEdit`` (tests/actors/test_session_v4_guards.py: an earlier one is refused)."""
     session, backend, conn = world
     plane = PlaneBackend(session, backend)
     prompt(session, conn, 1, "first")
@@ -256,7 +257,7 @@ def test_edit_of_an_earlier_prompt_names_its_row_and_the_engine_reruns_from_it(w
     plane.play(lambda: engine.start("second"), lambda: engine.text("two"), engine.complete)
     assert conn.wait_reply(2).result["stopReason"] == "end_turn"
     rows = plane.plane.sessions.get(engine.session_id).rows.rows  # the engine's own conversation
-    first_row = next(r for r in rows if r["kind"] == "userInput" and r["text"] == "first")
+    first_row = next(r for r in rows if r["kind"] == "userInput" and r["text"] == "second")
     extension(session, conn, 3, "session/editPrompt", text="first, changed", rowId=first_row["rowId"])
     edit = plane.serve("v4/command")
     assert edit.params["type"] == "editUserQuery"

@@ -8,9 +8,10 @@ decided the command (so the plane knows it, as the engine would).
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
-from zcode_acp.actors.session.v4commands import V4Commands
+from zcode_acp.actors.session.v4commands import STALE_WAIT_MS, V4Commands
 from zcode_acp.protocol.v4 import commands as v4
 from zcode_acp.sim.v4.faults import Faults
 from zcode_acp.sim.v4.plane import DataPlane
@@ -26,6 +27,10 @@ class PlanePort:
         self.lose: set[int] = set()  # indexes of calls whose answer is lost (decided, then a timeout)
         self.drop: set[int] = set()  # indexes of calls that never reach the engine (then a timeout)
         self.revision = 0
+        self.wakes: list[float] = []
+
+    def v4_wake(self, seconds: float) -> None:
+        self.wakes.append(seconds)
 
     def v4_call(self, method: str, params: dict[str, Any], then: Any, timeout: float | None = None) -> None:
         index = len(self.calls)
@@ -58,18 +63,59 @@ def session(port: PlanePort, commands: V4Commands) -> str:
     return str(ack.result["sessionId"])
 
 
-def test_a_stale_revision_is_retried_once_with_a_new_id_against_the_current_state():
+def moved(port: PlanePort, sid: str) -> int:
+    """The engine's state moves on (another client renamed the session); its revision now."""
+    projection = port.plane.sessions.get(sid)
+    projection.set("meta", {"title": "renamed elsewhere", "titleSource": "custom"})
+    projection.commit()
+    assert projection.revision > 0
+    return int(projection.revision)
+
+
+def test_a_stale_command_waits_for_the_feed_to_reach_the_engines_state_then_goes_again_once():
+    """Issue 31: retried at once, a stale command carries the same old base (the frames that move the
+    feed follow the ack); it goes again only once the feed shows ``revisionAtDecision``."""
     port = PlanePort()
     commands = V4Commands(port, "bridge")
     sid = session(port, commands)
-    port.revision = 999  # what the session believed: wrong
-    bases = iter([999, port.plane.sessions.get(sid).revision])
-    port.v4_base = lambda: v4.Base(next(bases))  # type: ignore[method-assign]  # refreshed for the retry
-    ack, error = outcome(commands, v4.set_followup_mode(sid, "guide"))
+    current = moved(port, sid)
+    port.revision = 0  # the feed is behind: frames not read yet
+    got: list[Any] = []
+    commands.send(v4.set_followup_mode(sid, "guide"), lambda ack, error: got.append((ack, error)))
     sent = [params for method, params in port.calls if params.get("type") == "setFollowupMode"]
-    assert [p["baseRevision"] for p in sent] == [999, sent[1]["baseRevision"]] and len(sent) == 2
-    assert sent[0]["commandId"] != sent[1]["commandId"]
+    assert len(sent) == 1 and got == [] and port.wakes, "it waits (a timer armed), not sent again behind the feed"
+    commands.caught_up(time.time() * 1000)
+    assert len([p for _, p in port.calls if p.get("type") == "setFollowupMode"]) == 1, "the feed has not moved"
+    port.revision = current  # the frames came
+    commands.caught_up(time.time() * 1000)
+    sent = [params for method, params in port.calls if params.get("type") == "setFollowupMode"]
+    assert [p["baseRevision"] for p in sent] == [0, current] and sent[0]["commandId"] != sent[1]["commandId"]
+    [(ack, error)] = got
     assert error is None and ack.status == "accepted"
+
+
+def test_a_stale_command_whose_feed_never_catches_up_fails_at_the_deadline():
+    port = PlanePort()
+    commands = V4Commands(port, "bridge")
+    sid = session(port, commands)
+    moved(port, sid)
+    port.revision = 0
+    got: list[Any] = []
+    commands.send(v4.set_followup_mode(sid, "guide"), lambda ack, error: got.append((ack, error)))
+    commands.caught_up(time.time() * 1000 + STALE_WAIT_MS + 1)
+    [(ack, error)] = got
+    assert ack.status == "stale" and "proto.staleRevision" in error.message
+    assert len([p for _, p in port.calls if p.get("type") == "setFollowupMode"]) == 1
+
+
+def test_the_epoch_is_caught_up_only_when_a_new_one_is_seen():
+    ack = v4.CommandAck("c", "stale", "proto.staleLogEpoch", None, 5, None)
+    sent = v4.Base(3, "epoch-1")
+    assert not v4.caught_up(ack, sent, v4.Base(4, "epoch-2")), "behind the engine's revision"
+    assert not v4.caught_up(ack, sent, v4.Base(5, "epoch-1")), "the epoch the engine refused"
+    assert v4.caught_up(ack, sent, v4.Base(5, "epoch-2"))
+    revision = v4.CommandAck("c", "stale", "proto.staleRevision", None, 5, None)
+    assert v4.caught_up(revision, sent, v4.Base(5, "epoch-1")) and not v4.caught_up(revision, sent, v4.Base(4, "epoch-1"))
 
 
 def test_stale_twice_is_refused_naming_the_reason():

@@ -45,11 +45,11 @@ def test_a_model_without_a_known_provider_is_refused():
     assert refused.value.code == -32602
 
 
-def test_a_fork_continues_from_the_newest_settled_assistant_row():
+def test_a_fork_continues_from_the_newest_row_the_engine_grants_can_fork():
     from zcode_acp.actors.session.v4settings import fork_target
 
     rows = [{"rowId": 1, "kind": "userInput", "entityId": "u1"},
-            {"rowId": 2, "kind": "assistantText", "entityId": "a1", "state": "complete"},
+            {"rowId": 2, "kind": "assistantText", "entityId": "a1", "state": "complete", "actions": {"canFork": True}},
             {"rowId": 3, "kind": "assistantText", "entityId": "a2", "state": "streaming"}]
     assert fork_target(rows) == v4.RowTarget(2, "a1")
     params = sent(v4.fork_assistant("s1", fork_target(rows)))

@@ -352,10 +352,10 @@ async def test_a_cli_without_session_subscribe_is_refused_naming_the_version_flo
         assert refused.value.code != -32601
         assert "0.14.8" in message and "0.15.0" in message and "session/subscribe" in message
         if on_v4():
-            # The v4 path asks the v4 data plane, which such a CLI lacks as well (the 0.16 engines
-            # have it, docs/v4.md): the refusal names that floor and the way back to the legacy
-            # stream, at the first v4 command (the engine session's create), with no retry.
-            assert "0.16.0" in message and "ZCODE_ACP_ENGINE_API" in message
+            # The v4 path asks the v4 data plane, which this simulated CLI lacks as well: the refusal
+            # says what is known to answer it (3.14.4 / CLI 0.16.9, no floor claimed: docs/v4.md) and
+            # the way back to the legacy stream, at the first v4 command (the create), with no retry.
+            assert "0.16.9" in message and "ZCODE_ACP_ENGINE_API" in message and "0.16.0" not in message
             assert len(b.engine_acts("session/create")) == 1 and not b.backend_calls("session/subscribe")
             return
         assert len(b.backend_calls("session/subscribe")) == 1  # at once: no retry

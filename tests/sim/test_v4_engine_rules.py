@@ -209,14 +209,15 @@ def test_a_compaction_during_a_turn_is_queued_and_a_second_one_locked() -> None:
 
 def test_3_14_4_refuses_what_only_the_newer_source_has() -> None:
     side = Bridge()
-    guarded = side.send(bridge.switch_collaboration_mode(side.session_id, "guarded"), base=side.base())
+    # (the bridge's builder refuses guarded: raw, as another client may send it)
+    guarded = raw(side, "switchCollaborationMode", {"mode": "guarded"}, {"baseRevision": side.projection.revision})
     assert (guarded["status"], guarded["reasonCode"]) == ("rejected", "proto.invalidPayload")
     metrics = raw(side, "setHighspeedMetrics", {"target": {"rowId": 1, "entityId": "e"}},
                   {"baseRevision": side.projection.revision, "baseLogEpoch": side.projection.log.log_epoch})
     assert (metrics["status"], metrics["reasonCode"]) == ("rejected", "proto.invalidPayload")
     newer = Bridge()
     newer.plane.commands.newer_source = True
-    ack = newer.send(bridge.switch_collaboration_mode(newer.session_id, "guarded"), base=newer.base())
+    ack = raw(newer, "switchCollaborationMode", {"mode": "guarded"}, {"baseRevision": newer.projection.revision})
     assert ack["reasonCode"] != "proto.invalidPayload"
 
 
