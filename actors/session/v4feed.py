@@ -18,7 +18,6 @@ from zcode_acp.protocol.v4 import commands as v4commands
 from zcode_acp.protocol.v4 import topic as v4topic
 from zcode_acp.protocol.v4.conversation import ConversationTranslator, Signal
 from zcode_acp.protocol.v4.conversation_apply import Change, ConversationState
-from zcode_acp.protocol.v4.wire import parse_wire
 
 
 @dataclass(slots=True)
@@ -53,7 +52,7 @@ class V4Feed:
     def frames(self, params: list[dict[str, Any]], now_ms: float) -> Step:
         outcomes: list[v4topic.Outcome[Change]] = []
         for one in params:
-            outcomes += self.subscription.accept(parse_wire(one), now_ms)
+            outcomes += self.subscription.accept_params(one, now_ms)
         return self._step(outcomes)
 
     def expire(self, now_ms: float) -> Step:

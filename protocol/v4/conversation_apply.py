@@ -33,6 +33,7 @@ added after this was written, which replace their key like any other (only ``row
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -207,7 +208,7 @@ class ConversationState:
         self._private.clear()
         return [Reset(dict(self.state), tuple(self.rows))]
 
-    def apply(self, deltas: tuple[dict[str, Any], ...]) -> list[Change] | str:
+    def apply(self, deltas: Sequence[dict[str, Any]]) -> list[Change] | str:
         for delta in deltas:
             problem = _delta_problem(delta)
             if problem:

@@ -176,7 +176,24 @@ class Assembler:
             return None
         return min(a.first_seen_ms for a in self._open.values()) + self._timeout_ms
 
+    @property
+    def max_logical_bytes(self) -> int:
+        return self._max_logical
+
     # -- feeding -------------------------------------------------------------------------
+
+    def take_whole(self, key: tuple[str, str], ordinal: int, logical_frame_id: str) -> bool:
+        """A complete wire its caller has checked whole (``streaming.text_deltas``): True when
+        ``accept`` would settle it and hand its frame on (no assembly open, on any route,
+        and an ordinal newer than the route's last), which is done; False, changing
+        nothing, when ``accept`` must decide."""
+        if self._open:
+            return False
+        settled = self._settled.get(key)
+        if settled is not None and ordinal <= settled[0]:
+            return False
+        self._settled[key] = (ordinal, logical_frame_id)
+        return True
 
     def accept(self, wire: Wire, now_ms: float, *, line_bytes: int | None = None) -> list[AssemblyEvent]:
         """What became of one physical frame (and of any assembly that timed out by ``now_ms``).
