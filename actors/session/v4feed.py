@@ -16,7 +16,7 @@ from typing import Any
 
 from zcode_acp.protocol.v4 import commands as v4commands
 from zcode_acp.protocol.v4 import topic as v4topic
-from zcode_acp.protocol.v4.conversation import ConversationTranslator, Signal
+from zcode_acp.protocol.v4.conversation import ConversationTranslator, Signal, Translation
 from zcode_acp.protocol.v4.conversation_apply import Change, ConversationState
 
 
@@ -70,11 +70,10 @@ class V4Feed:
 
     def _step(self, outcomes: list[v4topic.Outcome[Change]]) -> Step:
         step = Step()
+        translation = Translation(step.updates, step.signals)  # every frame's, in order, into the step
         for outcome in outcomes:
             if isinstance(outcome, v4topic.Applied):
-                translation = self.translator.translate(outcome.changes)
-                step.updates += translation.updates
-                step.signals += translation.signals
+                self.translator.translate(outcome.changes, translation)
             elif isinstance(outcome, v4topic.ResyncNeeded):
                 step.ignored.append(f"resync: {outcome.reason}")
                 step.resync = self.subscription.resync_params(self.connection_id,

@@ -130,16 +130,19 @@ class ConversationTranslator(ToolCards):
         self._last_text: dict[str, Any] | None = None  # the current turn's newest assistantText row
         self._retry = ApiRetryCard(retry_prefix, lang)  # the engine's own retries (control.apiRetry)
 
-    def translate(self, changes: list[Change]) -> Translation:
-        out = Translation()
+    def translate(self, changes: list[Change], out: Translation | None = None) -> Translation:
+        """The updates and signals ``changes`` make, added to ``out`` (a new ``Translation`` by default)."""
+        out = Translation() if out is None else out
         for change in changes:
-            if isinstance(change, Reset):
+            if type(change) is TextAppended:  # first: most of a streaming turn
+                self._text_appended(change, out)
+            elif isinstance(change, Reset):
                 self._reset(change, out)
             elif isinstance(change, RowAppended):
                 self._row(change.row, None, out)
             elif isinstance(change, RowReplaced):
                 self._row(change.row, change.previous, out)
-            elif isinstance(change, TextAppended):
+            elif isinstance(change, TextAppended):  # a subclass
                 self._text_appended(change, out)
             elif isinstance(change, RowsRemoved):
                 self._removed(change, out)
@@ -232,16 +235,21 @@ class ConversationTranslator(ToolCards):
                 and isinstance(source, str) and self._own_command(source))
 
     def _text_appended(self, change: TextAppended, out: Translation) -> None:
-        if change.path == "text" and change.row.get("kind") in ("assistantText", "reasoning"):
-            if change.row.get("kind") == "assistantText":
-                self._last_text = change.row  # the live row: it grows in place
-            out.updates.append(_text_chunk(str(change.row["kind"]), change.text, change.row_id))
-            self._sent[change.row_id] = self._sent.get(change.row_id, 0) + len(change.text)
-        elif change.path == "output.text" and change.row.get("kind") == "toolCall":
-            card_id = change.row.get("toolCallId")
+        row_id, path, text, row = change
+        kind = row.get("kind")
+        if path == "text" and (kind == "assistantText" or kind == "reasoning"):
+            if kind == "assistantText":
+                self._last_text = row  # the live row: it grows in place
+            # _text_chunk, inline: once per delta of a streaming turn
+            out.updates.append({"sessionUpdate": "agent_message_chunk" if kind == "assistantText" else "agent_thought_chunk",
+                                "content": {"type": "text", "text": text}, "messageId": f"row-{row_id}"})
+            sent = self._sent
+            sent[row_id] = sent.get(row_id, 0) + len(text)
+        elif path == "output.text" and kind == "toolCall":
+            card_id = row.get("toolCallId")
             card = self._cards.get(card_id) if isinstance(card_id, str) else None
             if isinstance(card_id, str) and card is not None and card.status not in FINAL:
-                self._tool_output(card_id, card, output_text(change.row), out)
+                self._tool_output(card_id, card, output_text(row), out)
         # Tool input streams in too; the card shows it when the row settles (``row.upserted``),
         # so a client is not sent the same growing arguments again and again.
 

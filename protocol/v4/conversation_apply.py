@@ -35,8 +35,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
+_new_tuple = tuple.__new__
 STREAMABLE_PATHS = frozenset(("text", "inputText", "output.text", "summaryText"))
 _PATCH_FORBIDDEN = frozenset(("rows", "seq", "logEpoch", "sessionId", "protocolVersion"))
 _LIVE_ONLY = frozenset(
@@ -69,8 +70,10 @@ class RowsRemoved:
     removed: tuple[dict[str, Any], ...]
 
 
-@dataclass(frozen=True, slots=True)
-class TextAppended:
+class TextAppended(NamedTuple):
+    """One per ``row.delta``, most of a streaming turn: a named tuple, as immutable as the
+    other records and made in a third of a frozen dataclass's time."""
+
     row_id: int
     path: str
     text: str
@@ -215,7 +218,26 @@ class ConversationState:
                 return problem
         changes: list[Change] = []
         shared: set[int] = set()  # rows a change of this frame already points to
+        private, index, rows = self._private, self._index, self.rows
         for delta in deltas:
+            if delta["op"] == "row.delta":
+                # The text of the row that streams now (already the applier's own copy, not yet
+                # pointed to by this frame): what _apply_one and _append do for it, inline, as
+                # this runs once per delta of a streaming turn.
+                row_id = delta["rowId"]
+                position = index.get(row_id)
+                if position is not None and delta["path"] == "text" and row_id in private and row_id not in shared:
+                    row = rows[position]
+                    kind = row.get("kind")
+                    if (kind == "assistantText" or kind == "reasoning") and isinstance(row.get("text"), str):
+                        text = delta["append"]
+                        grown = row.pop("text")  # _grow: the row's string has no other reference now
+                        grown += text
+                        row["text"] = grown
+                        shared.add(row_id)
+                        # TextAppended(row_id, "text", text, row), without its __new__'s Python frame
+                        changes.append(_new_tuple(TextAppended, (row_id, "text", text, row)))
+                        continue
             self._apply_one(delta, changes, shared)
         return changes
 
@@ -251,12 +273,13 @@ class ConversationState:
     def _apply_one(self, delta: dict[str, Any], changes: list[Change], shared: set[int]) -> None:
         op = delta["op"]
         if op == "row.delta":  # first: most of a streaming turn
-            position = self._index.get(delta["rowId"])
+            row_id, path, text = delta["rowId"], delta["path"], delta["append"]
+            position = self._index.get(row_id)
             if position is None:
                 return
-            updated = self._append(position, delta["path"], delta["append"], shared)
+            updated = self._append(position, path, text, shared)
             if updated is not None:
-                changes.append(TextAppended(delta["rowId"], delta["path"], delta["append"], updated))
+                changes.append(TextAppended(row_id, path, text, updated))
         elif op == "row.appended":
             row = delta["row"]
             self._index[row["rowId"]] = len(self.rows)

@@ -151,6 +151,9 @@ class Assembler:
                 raise ValueError(f"{name} must be positive")
         # Narrower than the engine's limits is allowed, wider is not.
         self._max_logical = min(max_logical_bytes, limits.MAX_LOGICAL_FRAME_BYTES)
+        self.max_logical_bytes = self._max_logical
+        """The bound of a logical frame here (read by ``streaming.text_deltas``' callers; a plain
+        attribute, read once per frame)."""
         self._max_fragments = min(max_fragments, limits.MAX_FRAGMENTS)
         self._max_concurrent = min(max_concurrent, limits.MAX_CONCURRENT_ASSEMBLIES)
         self._max_staged = min(max_staged_bytes, limits.MAX_STAGED_BYTES)
@@ -175,10 +178,6 @@ class Assembler:
         if not self._open:
             return None
         return min(a.first_seen_ms for a in self._open.values()) + self._timeout_ms
-
-    @property
-    def max_logical_bytes(self) -> int:
-        return self._max_logical
 
     # -- feeding -------------------------------------------------------------------------
 

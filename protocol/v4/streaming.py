@@ -51,45 +51,45 @@ def text_deltas(params: Any, topic: str, subscription_id: str | None, max_logica
     None says nothing about the frame: it may be fine (a snapshot, a fragment, another op,
     another subscription) or broken; the general path tells which.
     """
-    # The wire (wire.parse_wire, a complete one): its eight keys exactly, each well typed.
+    # The wire (wire.parse_wire, a complete one): eight keys, each present and well typed,
+    # so exactly its keys; then the logical frame (frames.parse_topic_frame): the six keys of
+    # a deltas frame, and its payload's two. Values are compared a tuple at a time, in C
+    # (``type(x) == int`` is False for a bool, as the general path wants), and read by
+    # subscript in a ``try``: this runs once per frame of a streaming turn.
     if type(params) is not dict or len(params) != 8 or subscription_id is None:
         return None
-    get = params.get
-    ordinal = get("logicalFrameOrdinal")
-    frame_id = get("logicalFrameId")
-    delivery = get("deliveryKind")
-    if (get("kind") != "complete" or type(get("wireVersion")) is not int or get("wireVersion") != limits.WIRE_VERSION
-            or get("topic") != topic or get("subscriptionId") != subscription_id
-            or type(frame_id) is not str or not frame_id
-            or type(ordinal) is not int or not 1 <= ordinal <= limits.MAX_SAFE_INTEGER
-            or delivery not in ("initial", "online", "recovery")):  # a tuple: == only, nothing hashed
-        return None
-    frame = get("frame")
-    # The logical frame (frames.parse_topic_frame): the six keys of a deltas frame, no more.
-    if type(frame) is not dict or len(frame) != 6:
-        return None
-    fget = frame.get
-    from_seq, to_seq, sent_at, payload = fget("fromSeq"), fget("toSeq"), fget("sentAt"), fget("payload")
-    if (fget("topic") != topic or fget("subscriptionId") != subscription_id
-            or type(from_seq) is not int or type(to_seq) is not int or not 0 <= from_seq <= to_seq < _INT_BOUND
-            or type(sent_at) is not int or not -_INT_BOUND < sent_at < _INT_BOUND
-            or type(payload) is not dict or len(payload) != 2 or payload.get("kind") != "deltas"
-            or not (topic.isascii() and subscription_id.isascii())):  # a lone surrogate cannot be encoded
-        return None
-    deltas = payload.get("deltas")
-    if type(deltas) is not list:
-        return None
-    size = _ENVELOPE_BYTES + 6 * (len(topic) + len(subscription_id))
-    for delta in deltas:
-        # conversation_apply's check of a row.delta, and the keys the size bound counts.
-        if type(delta) is not dict or len(delta) != 4 or delta.get("op") != "row.delta":
+    try:
+        frame = params["frame"]
+        ordinal = params["logicalFrameOrdinal"]
+        if ((params["kind"], params["wireVersion"], params["topic"], params["subscriptionId"],
+             type(params["logicalFrameId"]), type(ordinal), type(frame))
+                != ("complete", limits.WIRE_VERSION, topic, subscription_id, str, int, dict)
+                or params["deliveryKind"] not in ("initial", "online", "recovery")  # a tuple: ==, nothing hashed
+                or not params["logicalFrameId"] or not 1 <= ordinal <= limits.MAX_SAFE_INTEGER or len(frame) != 6):
             return None
-        row_id, path, append = delta.get("rowId"), delta.get("path"), delta.get("append")
-        if (type(row_id) is not int or not -_INT_BOUND < row_id < _INT_BOUND
-                or type(path) is not str or path not in STREAMABLE_PATHS or type(append) is not str
-                or not (append.isascii() or _encodable(append))):
+        from_seq, to_seq, sent_at, payload = frame["fromSeq"], frame["toSeq"], frame["sentAt"], frame["payload"]
+        if ((frame["topic"], frame["subscriptionId"], type(from_seq), type(to_seq), type(sent_at), type(payload))
+                != (topic, subscription_id, int, int, int, dict)
+                or not 0 <= from_seq <= to_seq < _INT_BOUND or not -_INT_BOUND < sent_at < _INT_BOUND
+                or len(payload) != 2 or payload["kind"] != "deltas"
+                or not (topic.isascii() and subscription_id.isascii())):  # a lone surrogate cannot be encoded
             return None
-        size += _DELTA_BYTES + 6 * (len(path) + len(append))
+        deltas = payload["deltas"]
+        if type(deltas) is not list:
+            return None
+        size = _ENVELOPE_BYTES + 6 * (len(topic) + len(subscription_id))
+        for delta in deltas:
+            # conversation_apply's check of a row.delta, and the four keys the size bound counts.
+            if type(delta) is not dict or len(delta) != 4:
+                return None
+            row_id, path, append = delta["rowId"], delta["path"], delta["append"]
+            if ((delta["op"], type(row_id), type(path), type(append)) != ("row.delta", int, str, str)
+                    or not -_INT_BOUND < row_id < _INT_BOUND or path not in STREAMABLE_PATHS
+                    or not (append.isascii() or _encodable(append))):
+                return None
+            size += _DELTA_BYTES + 6 * (len(path) + len(append))
+    except KeyError:  # a key missing (another of the same count in its place)
+        return None
     if size > max_logical_bytes:
         return None  # perhaps within the limit: the general path measures it
-    return delivery, frame_id, ordinal, from_seq, to_seq, deltas
+    return params["deliveryKind"], params["logicalFrameId"], ordinal, from_seq, to_seq, deltas
