@@ -18,6 +18,7 @@ from zcode_acp.protocol.v4 import commands as v4commands
 from zcode_acp.protocol.v4 import topic as v4topic
 from zcode_acp.protocol.v4.conversation import ConversationTranslator, Signal, Translation
 from zcode_acp.protocol.v4.conversation_apply import Change, ConversationState
+from zcode_acp.protocol.v4.conversation_view import control as control_of
 
 
 @dataclass(slots=True)
@@ -54,6 +55,14 @@ class V4Feed:
         for one in params:
             outcomes += self.subscription.accept_params(one, now_ms)
         return self._step(outcomes)
+
+    def rest(self) -> bool:
+        """Pack the window of rows while no turn runs (an idle session holds a few KiB, not its
+        rows as dicts); whether it rests packed. The next frame, or anything reading the rows,
+        unpacks them (``ConversationState.pack``)."""
+        if not self.subscription.ready or control_of(self.state.state).running:
+            return False
+        return self.state.pack() and self.translator.rest()
 
     def expire(self, now_ms: float) -> Step:
         return self._step(self.subscription.expire(now_ms))

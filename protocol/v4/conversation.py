@@ -60,6 +60,8 @@ from .conversation_apply import (
     RowsRemoved,
     StateReplaced,
     TextAppended,
+    pack_json,
+    unpack_json,
 )
 from ..i18n import EN, t
 
@@ -119,7 +121,8 @@ class ConversationTranslator(ToolCards):
         self._echo = echo_user_input
         self._baselined = False
         self._replaying = False
-        self._state: dict[str, Any] = {}
+        self._announced: dict[str, Any] = {}
+        self._packed: bytes | None = None  # _announced and _last_text while the conversation rests (``rest``)
         self._sent: dict[int, int] = {}  # row id → characters of its text already sent
         self._cards: dict[str, _Card] = {}
         self._row_cards: dict[int, str] = {}
@@ -130,9 +133,41 @@ class ConversationTranslator(ToolCards):
         self._last_text: dict[str, Any] | None = None  # the current turn's newest assistantText row
         self._retry = ApiRetryCard(retry_prefix, lang)  # the engine's own retries (control.apiRetry)
 
+    @property
+    def _state(self) -> dict[str, Any]:
+        """The session-wide keys as announced (unpacked first if they rest packed)."""
+        if self._packed is not None:
+            self._unpack()
+        return self._announced
+
+    @_state.setter
+    def _state(self, state: dict[str, Any]) -> None:
+        if self._packed is not None:
+            self._unpack()
+        self._announced = state
+
+    def rest(self) -> bool:
+        """Hold what it remembers of the state (and the turn's last words) as compressed JSON
+        until the next change: the owner's ``ConversationState.pack`` beside it, when no turn
+        runs. Whether it rests packed."""
+        if self._packed is None:
+            packed = pack_json([self._announced, self._last_text])
+            if packed is None:
+                return False
+            self._packed, self._announced, self._last_text = packed, {}, None
+        return True
+
+    def _unpack(self) -> None:
+        assert self._packed is not None
+        # The last words come back as a copy of their row: the row's next change names it again.
+        self._announced, self._last_text = unpack_json(self._packed)
+        self._packed = None
+
     def translate(self, changes: list[Change], out: Translation | None = None) -> Translation:
         """The updates and signals ``changes`` make, added to ``out`` (a new ``Translation`` by default)."""
         out = Translation() if out is None else out
+        if self._packed is not None:
+            self._unpack()
         for change in changes:
             if type(change) is TextAppended:  # first: most of a streaming turn
                 self._text_appended(change, out)

@@ -33,6 +33,8 @@ added after this was written, which replace their key like any other (only ``row
 
 from __future__ import annotations
 
+import json
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -174,13 +176,28 @@ def _grow(container: dict[str, Any], key: str, text: str) -> None:
     container[key] = grown
 
 
+def pack_json(value: Any) -> bytes | None:
+    """``value`` as compressed JSON, or None when it is not JSON (made by hand, not decoded)."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), check_circular=False)
+    except (TypeError, ValueError):
+        return None
+    # surrogatepass: a decoded frame may hold a lone surrogate; it comes back as it was.
+    return zlib.compress(text.encode("utf-8", "surrogatepass"))
+
+
+def unpack_json(packed: bytes) -> Any:
+    return json.loads(zlib.decompress(packed).decode("utf-8", "surrogatepass"))
+
+
 class ConversationState:
     """The conversation as the engine last described it; implements topic.Applier."""
 
     def __init__(self) -> None:
-        self.state: dict[str, Any] = {}
-        """Every snapshot key but ``rows``."""
-        self.rows: list[dict[str, Any]] = []
+        self._state: dict[str, Any] = {}
+        self._rows: list[dict[str, Any]] = []
+        self._packed: bytes | None = None
+        """The window while the conversation rests (``pack``): its rows as compressed JSON."""
         self.total_count = 0
         self.first_row_id: int | None = None
         self._index: dict[int, int] = {}
@@ -188,13 +205,67 @@ class ConversationState:
         """Rows whose dict in ``rows`` is the applier's own copy (never the caller's frame),
         so their text may grow in place. See ``_append``."""
 
+    @property
+    def state(self) -> dict[str, Any]:
+        """Every snapshot key but ``rows`` (unpacked first if it rests packed)."""
+        if self._packed is not None:
+            self._unpack()
+        return self._state
+
+    @state.setter
+    def state(self, state: dict[str, Any]) -> None:
+        if self._packed is not None:
+            self._unpack()
+        self._state = state
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """The window of rows, oldest first (unpacked first if it rests packed)."""
+        if self._packed is not None:
+            self._unpack()
+        return self._rows
+
+    @rows.setter
+    def rows(self, rows: list[dict[str, Any]]) -> None:
+        if self._packed is not None:
+            self._unpack()
+        self._rows = rows
+        self._reindex()
+
     def row(self, row_id: int) -> dict[str, Any] | None:
+        rows = self.rows
         position = self._index.get(row_id)
-        return None if position is None else self.rows[position]
+        return None if position is None else rows[position]
+
+    def pack(self) -> bool:
+        """Hold the state and the window as compressed JSON until it is next read or changed; whether it is.
+
+        A window of dicts costs ~1.5 KiB a row (a dict, its keys and values, each an object);
+        packed, a 10-turn conversation is ~2 KiB. The owner calls it when no turn runs (an
+        idle session), so the rows are unpacked at most once a turn, by the next frame (or a
+        load, a fork, a turn's notice) — whatever reads them gets the same rows, as fresh dicts.
+        """
+        if self._packed is None:
+            packed = pack_json([self._state, self._rows])
+            if packed is None:
+                return False
+            self._packed, self._state, self._rows, self._index = packed, {}, [], {}
+            self._private.clear()
+        return True
+
+    def _unpack(self) -> None:
+        assert self._packed is not None
+        state, rows = unpack_json(self._packed)
+        self._packed, self._state, self._rows = None, state, rows
+        self._reindex()
+        # Every row is now this applier's own copy, never a caller's frame: it may grow in place.
+        self._private = {row["rowId"] for row in rows}
 
     # -- topic.Applier -------------------------------------------------------------------
 
     def reset(self, snapshot: dict[str, Any]) -> list[Change] | str:
+        if self._packed is not None:
+            self._unpack()  # a refused snapshot leaves the state as it was
         rows = snapshot.get("rows")
         if not isinstance(rows, dict) or not isinstance(rows.get("window"), list):
             return "the snapshot has no rows.window"
@@ -204,10 +275,9 @@ class ConversationState:
                 return problem
         total, first = rows.get("totalCount"), rows.get("firstRowId")
         self.state = {k: v for k, v in snapshot.items() if k != "rows"}
-        self.rows = list(rows["window"])
+        self.rows = list(rows["window"])  # and indexed
         self.total_count = total if isinstance(total, int) and not isinstance(total, bool) else len(self.rows)
         self.first_row_id = first if isinstance(first, int) and not isinstance(first, bool) else None
-        self._reindex()
         self._private.clear()
         return [Reset(dict(self.state), tuple(self.rows))]
 
@@ -216,9 +286,11 @@ class ConversationState:
             problem = _delta_problem(delta)
             if problem:
                 return problem
+        if self._packed is not None:
+            self._unpack()
         changes: list[Change] = []
         shared: set[int] = set()  # rows a change of this frame already points to
-        private, index, rows = self._private, self._index, self.rows
+        private, index, rows = self._private, self._index, self._rows
         for delta in deltas:
             if delta["op"] == "row.delta":
                 # The text of the row that streams now (already the applier's own copy, not yet
@@ -244,7 +316,7 @@ class ConversationState:
     # -- inside --------------------------------------------------------------------------
 
     def _reindex(self) -> None:
-        self._index = {row["rowId"]: position for position, row in enumerate(self.rows)}
+        self._index = {row["rowId"]: position for position, row in enumerate(self._rows)}
 
     def _append(self, position: int, path: str, text: str, shared: set[int]) -> dict[str, Any] | None:
         """Append a ``row.delta`` to the row at ``position``: the row after it, or None (no such text).
