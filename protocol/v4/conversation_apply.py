@@ -121,7 +121,9 @@ def _delta_problem(delta: dict[str, Any]) -> str | None:
     op = delta["op"]
     if op == "row.delta":  # first: most of a streaming turn
         row_id, path, append = delta.get("rowId"), delta.get("path"), delta.get("append")
-        if not isinstance(row_id, int) or isinstance(row_id, bool) or path not in STREAMABLE_PATHS or not isinstance(append, str):
+        # A path that is not a string is refused before the set is asked (a list would raise).
+        if (not isinstance(row_id, int) or isinstance(row_id, bool) or not isinstance(path, str)
+                or path not in STREAMABLE_PATHS or not isinstance(append, str)):
             return "row.delta needs an integer rowId, a streamable path and a string append"
         return None
     if op in ("row.appended", "row.upserted"):
