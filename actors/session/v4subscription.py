@@ -139,7 +139,7 @@ class V4Subscription:
                 return
             # An engine that takes v4 commands speaks the ZCode Protocol (0.16+): the marker its
             # legacy create answer carries, so the Session never calls a method 0.16 removed.
-            made = {"protocol": {"name": ZCODE_PROTOCOL},
+            made: dict[str, Any] = {"protocol": {"name": ZCODE_PROTOCOL},
                     "session": {"sessionId": session_id,
                                 "workspace": {"workspacePath": workspace_path, "workspaceKey": workspace_path}}}
             # The catalog: the engine's workspace-config topic carries only the mode option and the
