@@ -166,33 +166,39 @@ def load(rows: int, runs: int) -> tuple[float, float, int, int]:
 
 
 def _traced() -> tracemalloc.Snapshot:
-    """What is allocated, but by the simulator (it makes the frames inside the measured span, and
-    what it leaves in the interpreter, such as the names its handlers were looked up by in the
-    attribute cache, 6–10 KiB, is not the session's: the feed holds decoded copies of the frames)
-    and by tracemalloc itself."""
-    return tracemalloc.take_snapshot().filter_traces(
-        (tracemalloc.Filter(False, "*/sim/*"), tracemalloc.Filter(False, tracemalloc.__file__)))
+    """What is allocated, but by tracemalloc itself (the snapshots taken so far)."""
+    gc.collect()
+    return tracemalloc.take_snapshot().filter_traces((tracemalloc.Filter(False, tracemalloc.__file__),))
+
+
+def _held(made: tracemalloc.Snapshot, parts: list[Any]) -> float:
+    """KiB freed when ``parts`` (their only reference) go: what they held when ``made`` was taken.
+
+    Measured by their going rather than by what appeared since an earlier snapshot, so that
+    nothing else made meanwhile counts: the bench's own inputs (the frames, the legacy events),
+    or what the simulator leaves in the interpreter (the names its handlers were looked up by).
+    """
+    parts.clear()
+    gone = _traced()
+    return sum(stat.size_diff for stat in made.compare_to(gone, "filename")) / 1024
 
 
 def idle_memory() -> tuple[float, float]:
     """(legacy KiB, v4 KiB) an idle session's per-session parts hold after a 10-turn conversation.
 
     The legacy parts hold no conversation (a load reads the history); the v4 feed holds the
-    topic's state (the window of rows and the session keys) and what its translator sent.
+    topic's state (the window of rows and the session keys, packed while no turn runs) and
+    what its translator sent.
     """
     tracemalloc.start()
-    _traced()  # once first: the filters' patterns are compiled (and cached) here, not counted
-    before = _traced()
-    legacy_parts = [Sequencer(), TurnTranslator(message_id="ix")]
-    between = _traced()
-    legacy = sum(stat.size_diff for stat in between.compare_to(before, "filename"))
+    _traced()  # once first: the filter's pattern is compiled (and cached) here, not counted
+    parts: list[Any] = [Sequencer(), TurnTranslator(message_id="ix")]
+    legacy = _held(_traced(), parts)
     feed, frames, legacy_events = _prepared(10, prompts=10)
     feed.frames(frames, 0.0)
     feed.rest()  # what the Session does once it has acted on the frames (actors/session/v4subscription.py)
-    del frames, legacy_events  # the bench's own inputs, not the session's (they were counted until 2026-12-02)
-    gc.collect()
-    after = _traced()
+    parts = [feed]
+    del feed, frames, legacy_events
+    v4 = _held(_traced(), parts)
     tracemalloc.stop()
-    v4 = sum(stat.size_diff for stat in after.compare_to(between, "filename"))
-    del legacy_parts, feed
-    return legacy / 1024, v4 / 1024
+    return legacy, v4
