@@ -60,6 +60,8 @@ class V4Feed:
         """Pack the window of rows while no turn runs (an idle session holds a few KiB, not its
         rows as dicts); whether it rests packed. The next frame, or anything reading the rows,
         unpacks them (``ConversationState.pack``)."""
+        if self.state.packed:  # nothing read or changed it since: reading its control would unpack it
+            return self.translator.rest()
         if not self.subscription.ready or control_of(self.state.state).running:
             return False
         return self.state.pack() and self.translator.rest()

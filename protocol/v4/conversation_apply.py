@@ -239,6 +239,11 @@ class ConversationState:
         position = self._index.get(row_id)
         return None if position is None else rows[position]
 
+    @property
+    def packed(self) -> bool:
+        """Whether the state and rows rest packed (reading either unpacks them)."""
+        return self._packed is not None
+
     def pack(self) -> bool:
         """Hold the state and the window as compressed JSON until it is next read or changed; whether it is.
 

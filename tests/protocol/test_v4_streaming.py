@@ -170,7 +170,8 @@ def test_an_idle_feed_rests_packed_and_goes_on_as_one_that_never_rested():
             assert (one.updates, one.signals, one.resync, one.ignored) == \
                 (other.updates, other.signals, other.resync, other.ignored)
             rested.rest()
-        assert rested.state._packed is not None and rested.state._rows == []  # the turn ended: it rests
+        assert rested.state.packed and rested.state._rows == []  # the turn ended: it rests
+        assert rested.rest() and rested.state.packed  # resting again leaves it packed
         assert rested.base() == awake.base()
     assert rested.state.rows == awake.state.rows and rested.state.state == awake.state.state
     assert rested.state.row(12) == awake.state.row(12)
