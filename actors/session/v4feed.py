@@ -16,9 +16,9 @@ from typing import Any
 
 from zcode_acp.protocol.v4 import commands as v4commands
 from zcode_acp.protocol.v4 import topic as v4topic
-from zcode_acp.protocol.v4.conversation import ConversationTranslator, Signal
+from zcode_acp.protocol.v4.conversation import ConversationTranslator, Signal, Translation
 from zcode_acp.protocol.v4.conversation_apply import Change, ConversationState
-from zcode_acp.protocol.v4.wire import parse_wire
+from zcode_acp.protocol.v4.conversation_view import control as control_of
 
 
 @dataclass(slots=True)
@@ -53,8 +53,18 @@ class V4Feed:
     def frames(self, params: list[dict[str, Any]], now_ms: float) -> Step:
         outcomes: list[v4topic.Outcome[Change]] = []
         for one in params:
-            outcomes += self.subscription.accept(parse_wire(one), now_ms)
+            outcomes += self.subscription.accept_params(one, now_ms)
         return self._step(outcomes)
+
+    def rest(self) -> bool:
+        """Pack the window of rows while no turn runs (an idle session holds a few KiB, not its
+        rows as dicts); whether it rests packed. The next frame, or anything reading the rows,
+        unpacks them (``ConversationState.pack``)."""
+        if self.state.packed:  # nothing read or changed it since: reading its control would unpack it
+            return self.translator.rest()
+        if not self.subscription.ready or control_of(self.state.state).running:
+            return False
+        return self.state.pack() and self.translator.rest()
 
     def expire(self, now_ms: float) -> Step:
         return self._step(self.subscription.expire(now_ms))
@@ -71,11 +81,10 @@ class V4Feed:
 
     def _step(self, outcomes: list[v4topic.Outcome[Change]]) -> Step:
         step = Step()
+        translation = Translation(step.updates, step.signals)  # every frame's, in order, into the step
         for outcome in outcomes:
             if isinstance(outcome, v4topic.Applied):
-                translation = self.translator.translate(outcome.changes)
-                step.updates += translation.updates
-                step.signals += translation.signals
+                self.translator.translate(outcome.changes, translation)
             elif isinstance(outcome, v4topic.ResyncNeeded):
                 step.ignored.append(f"resync: {outcome.reason}")
                 step.resync = self.subscription.resync_params(self.connection_id,

@@ -287,6 +287,8 @@ class V4Subscription:
             frames = [f for f in frames if not str(f.get("topic") or "").startswith("workspace-config/")]
         if self.feed is not None and frames:
             self._do(self.feed.frames(frames, now_ms()))
+            if self.feed is not None:  # acted on: an idle conversation holds its rows packed
+                self.feed.rest()
 
     def expire(self, message: V4Expire) -> None:
         self.expiry_armed = None

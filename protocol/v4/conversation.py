@@ -62,6 +62,8 @@ from .conversation_apply import (
     RowsRemoved,
     StateReplaced,
     TextAppended,
+    pack_json,
+    unpack_json,
 )
 from ..i18n import EN, t
 
@@ -121,7 +123,8 @@ class ConversationTranslator(ToolCards):
         self._echo = echo_user_input
         self._baselined = False
         self._replaying = False
-        self._state: dict[str, Any] = {}
+        self._announced: dict[str, Any] = {}
+        self._packed: bytes | None = None  # _announced and _last_text while the conversation rests (``rest``)
         self._sent: dict[int, int] = {}  # row id → characters of its text already sent
         self._cards: dict[str, _Card] = {}
         self._row_cards: dict[int, str] = {}
@@ -139,16 +142,51 @@ class ConversationTranslator(ToolCards):
         self._baselined = False
         self._sent = {}
 
-    def translate(self, changes: list[Change]) -> Translation:
-        out = Translation()
+    @property
+    def _state(self) -> dict[str, Any]:
+        """The session-wide keys as announced (unpacked first if they rest packed)."""
+        if self._packed is not None:
+            self._unpack()
+        return self._announced
+
+    @_state.setter
+    def _state(self, state: dict[str, Any]) -> None:
+        if self._packed is not None:
+            self._unpack()
+        self._announced = state
+
+    def rest(self) -> bool:
+        """Hold what it remembers of the state (and the turn's last words) as compressed JSON
+        until the next change: the owner's ``ConversationState.pack`` beside it, when no turn
+        runs. Whether it rests packed."""
+        if self._packed is None:
+            packed = pack_json([self._announced, self._last_text])
+            if packed is None:
+                return False
+            self._packed, self._announced, self._last_text = packed, {}, None
+        return True
+
+    def _unpack(self) -> None:
+        assert self._packed is not None
+        # The last words come back as a copy of their row: the row's next change names it again.
+        self._announced, self._last_text = unpack_json(self._packed)
+        self._packed = None
+
+    def translate(self, changes: list[Change], out: Translation | None = None) -> Translation:
+        """The updates and signals ``changes`` make, added to ``out`` (a new ``Translation`` by default)."""
+        out = Translation() if out is None else out
+        if self._packed is not None:
+            self._unpack()
         for change in changes:
-            if isinstance(change, Reset):
+            if type(change) is TextAppended:  # first: most of a streaming turn
+                self._text_appended(change, out)
+            elif isinstance(change, Reset):
                 self._reset(change, out)
             elif isinstance(change, RowAppended):
                 self._row(change.row, None, out)
             elif isinstance(change, RowReplaced):
                 self._row(change.row, change.previous, out)
-            elif isinstance(change, TextAppended):
+            elif isinstance(change, TextAppended):  # a subclass
                 self._text_appended(change, out)
             elif isinstance(change, RowsRemoved):
                 self._removed(change, out)
@@ -253,16 +291,21 @@ class ConversationTranslator(ToolCards):
                 and isinstance(source, str) and self._own_command(source))
 
     def _text_appended(self, change: TextAppended, out: Translation) -> None:
-        if change.path == "text" and change.row.get("kind") in ("assistantText", "reasoning"):
-            if change.row.get("kind") == "assistantText":
-                self._last_text = change.row  # the live row: it grows in place
-            out.updates.append(_text_chunk(str(change.row["kind"]), change.text, change.row_id))
-            self._sent[change.row_id] = self._sent.get(change.row_id, 0) + len(change.text)
-        elif change.path == "output.text" and change.row.get("kind") == "toolCall":
-            card_id = change.row.get("toolCallId")
+        row_id, path, text, row = change
+        kind = row.get("kind")
+        if path == "text" and (kind == "assistantText" or kind == "reasoning"):
+            if kind == "assistantText":
+                self._last_text = row  # the live row: it grows in place
+            # _text_chunk, inline: once per delta of a streaming turn
+            out.updates.append({"sessionUpdate": "agent_message_chunk" if kind == "assistantText" else "agent_thought_chunk",
+                                "content": {"type": "text", "text": text}, "messageId": f"row-{row_id}"})
+            sent = self._sent
+            sent[row_id] = sent.get(row_id, 0) + len(text)
+        elif path == "output.text" and kind == "toolCall":
+            card_id = row.get("toolCallId")
             card = self._cards.get(card_id) if isinstance(card_id, str) else None
             if isinstance(card_id, str) and card is not None and card.status not in FINAL:
-                self._tool_output(card_id, card, output_text(change.row), out)
+                self._tool_output(card_id, card, output_text(row), out)
         # Tool input streams in too; the card shows it when the row settles (``row.upserted``),
         # so a client is not sent the same growing arguments again and again.
 

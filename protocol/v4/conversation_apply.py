@@ -33,9 +33,13 @@ added after this was written, which replace their key like any other (only ``row
 
 from __future__ import annotations
 
+import json
+import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
+_new_tuple = tuple.__new__
 STREAMABLE_PATHS = frozenset(("text", "inputText", "output.text", "summaryText"))
 _PATCH_FORBIDDEN = frozenset(("rows", "seq", "logEpoch", "sessionId", "protocolVersion"))
 _LIVE_ONLY = frozenset(
@@ -68,8 +72,10 @@ class RowsRemoved:
     removed: tuple[dict[str, Any], ...]
 
 
-@dataclass(frozen=True, slots=True)
-class TextAppended:
+class TextAppended(NamedTuple):
+    """One per ``row.delta``, most of a streaming turn: a named tuple, as immutable as the
+    other records and made in a third of a frozen dataclass's time."""
+
     row_id: int
     path: str
     text: str
@@ -115,7 +121,9 @@ def _delta_problem(delta: dict[str, Any]) -> str | None:
     op = delta["op"]
     if op == "row.delta":  # first: most of a streaming turn
         row_id, path, append = delta.get("rowId"), delta.get("path"), delta.get("append")
-        if not isinstance(row_id, int) or isinstance(row_id, bool) or path not in STREAMABLE_PATHS or not isinstance(append, str):
+        # A path that is not a string is refused before the set is asked (a list would raise).
+        if (not isinstance(row_id, int) or isinstance(row_id, bool) or not isinstance(path, str)
+                or path not in STREAMABLE_PATHS or not isinstance(append, str)):
             return "row.delta needs an integer rowId, a streamable path and a string append"
         return None
     if op in ("row.appended", "row.upserted"):
@@ -170,13 +178,28 @@ def _grow(container: dict[str, Any], key: str, text: str) -> None:
     container[key] = grown
 
 
+def pack_json(value: Any) -> bytes | None:
+    """``value`` as compressed JSON, or None when it is not JSON (made by hand, not decoded)."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), check_circular=False)
+    except (TypeError, ValueError):
+        return None
+    # surrogatepass: a decoded frame may hold a lone surrogate; it comes back as it was.
+    return zlib.compress(text.encode("utf-8", "surrogatepass"))
+
+
+def unpack_json(packed: bytes) -> Any:
+    return json.loads(zlib.decompress(packed).decode("utf-8", "surrogatepass"))
+
+
 class ConversationState:
     """The conversation as the engine last described it; implements topic.Applier."""
 
     def __init__(self) -> None:
-        self.state: dict[str, Any] = {}
-        """Every snapshot key but ``rows``."""
-        self.rows: list[dict[str, Any]] = []
+        self._state: dict[str, Any] = {}
+        self._rows: list[dict[str, Any]] = []
+        self._packed: bytes | None = None
+        """The window while the conversation rests (``pack``): its rows as compressed JSON."""
         self.total_count = 0
         self.first_row_id: int | None = None
         self._index: dict[int, int] = {}
@@ -184,13 +207,72 @@ class ConversationState:
         """Rows whose dict in ``rows`` is the applier's own copy (never the caller's frame),
         so their text may grow in place. See ``_append``."""
 
+    @property
+    def state(self) -> dict[str, Any]:
+        """Every snapshot key but ``rows`` (unpacked first if it rests packed)."""
+        if self._packed is not None:
+            self._unpack()
+        return self._state
+
+    @state.setter
+    def state(self, state: dict[str, Any]) -> None:
+        if self._packed is not None:
+            self._unpack()
+        self._state = state
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """The window of rows, oldest first (unpacked first if it rests packed)."""
+        if self._packed is not None:
+            self._unpack()
+        return self._rows
+
+    @rows.setter
+    def rows(self, rows: list[dict[str, Any]]) -> None:
+        if self._packed is not None:
+            self._unpack()
+        self._rows = rows
+        self._reindex()
+
     def row(self, row_id: int) -> dict[str, Any] | None:
+        rows = self.rows
         position = self._index.get(row_id)
-        return None if position is None else self.rows[position]
+        return None if position is None else rows[position]
+
+    @property
+    def packed(self) -> bool:
+        """Whether the state and rows rest packed (reading either unpacks them)."""
+        return self._packed is not None
+
+    def pack(self) -> bool:
+        """Hold the state and the window as compressed JSON until it is next read or changed; whether it is.
+
+        A window of dicts costs ~1.5 KiB a row (a dict, its keys and values, each an object);
+        packed, a 10-turn conversation is ~2 KiB. The owner calls it when no turn runs (an
+        idle session), so the rows are unpacked at most once a turn, by the next frame (or a
+        load, a fork, a turn's notice) — whatever reads them gets the same rows, as fresh dicts.
+        """
+        if self._packed is None:
+            packed = pack_json([self._state, self._rows])
+            if packed is None:
+                return False
+            self._packed, self._state, self._rows, self._index = packed, {}, [], {}
+            self._private.clear()
+        return True
+
+    def _unpack(self) -> None:
+        assert self._packed is not None
+        state, rows = unpack_json(self._packed)
+        self._packed, self._state, self._rows = None, state, rows
+        self._reindex()
+        # Every row is now this applier's own copy, never a caller's frame: it may grow in place.
+        self._private = {row["rowId"] for row in rows}
 
     # -- topic.Applier -------------------------------------------------------------------
 
     def reset(self, snapshot: dict[str, Any]) -> list[Change] | str:
+        if self._packed is not None:
+            self._unpack()  # a refused snapshot leaves the state as it was
         rows = snapshot.get("rows")
         if not isinstance(rows, dict) or not isinstance(rows.get("window"), list):
             return "the snapshot has no rows.window"
@@ -200,28 +282,48 @@ class ConversationState:
                 return problem
         total, first = rows.get("totalCount"), rows.get("firstRowId")
         self.state = {k: v for k, v in snapshot.items() if k != "rows"}
-        self.rows = list(rows["window"])
+        self.rows = list(rows["window"])  # and indexed
         self.total_count = total if isinstance(total, int) and not isinstance(total, bool) else len(self.rows)
         self.first_row_id = first if isinstance(first, int) and not isinstance(first, bool) else None
-        self._reindex()
         self._private.clear()
         return [Reset(dict(self.state), tuple(self.rows))]
 
-    def apply(self, deltas: tuple[dict[str, Any], ...]) -> list[Change] | str:
+    def apply(self, deltas: Sequence[dict[str, Any]]) -> list[Change] | str:
         for delta in deltas:
             problem = _delta_problem(delta)
             if problem:
                 return problem
+        if self._packed is not None:
+            self._unpack()
         changes: list[Change] = []
         shared: set[int] = set()  # rows a change of this frame already points to
+        private, index, rows = self._private, self._index, self._rows
         for delta in deltas:
+            if delta["op"] == "row.delta":
+                # The text of the row that streams now (already the applier's own copy, not yet
+                # pointed to by this frame): what _apply_one and _append do for it, inline, as
+                # this runs once per delta of a streaming turn.
+                row_id = delta["rowId"]
+                position = index.get(row_id)
+                if position is not None and delta["path"] == "text" and row_id in private and row_id not in shared:
+                    row = rows[position]
+                    kind = row.get("kind")
+                    if (kind == "assistantText" or kind == "reasoning") and isinstance(row.get("text"), str):
+                        text = delta["append"]
+                        grown = row.pop("text")  # _grow: the row's string has no other reference now
+                        grown += text
+                        row["text"] = grown
+                        shared.add(row_id)
+                        # TextAppended(row_id, "text", text, row), without its __new__'s Python frame
+                        changes.append(_new_tuple(TextAppended, (row_id, "text", text, row)))
+                        continue
             self._apply_one(delta, changes, shared)
         return changes
 
     # -- inside --------------------------------------------------------------------------
 
     def _reindex(self) -> None:
-        self._index = {row["rowId"]: position for position, row in enumerate(self.rows)}
+        self._index = {row["rowId"]: position for position, row in enumerate(self._rows)}
 
     def _append(self, position: int, path: str, text: str, shared: set[int]) -> dict[str, Any] | None:
         """Append a ``row.delta`` to the row at ``position``: the row after it, or None (no such text).
@@ -250,12 +352,13 @@ class ConversationState:
     def _apply_one(self, delta: dict[str, Any], changes: list[Change], shared: set[int]) -> None:
         op = delta["op"]
         if op == "row.delta":  # first: most of a streaming turn
-            position = self._index.get(delta["rowId"])
+            row_id, path, text = delta["rowId"], delta["path"], delta["append"]
+            position = self._index.get(row_id)
             if position is None:
                 return
-            updated = self._append(position, delta["path"], delta["append"], shared)
+            updated = self._append(position, path, text, shared)
             if updated is not None:
-                changes.append(TextAppended(delta["rowId"], delta["path"], delta["append"], updated))
+                changes.append(TextAppended(row_id, path, text, updated))
         elif op == "row.appended":
             row = delta["row"]
             self._index[row["rowId"]] = len(self.rows)

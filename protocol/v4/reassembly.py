@@ -151,6 +151,9 @@ class Assembler:
                 raise ValueError(f"{name} must be positive")
         # Narrower than the engine's limits is allowed, wider is not.
         self._max_logical = min(max_logical_bytes, limits.MAX_LOGICAL_FRAME_BYTES)
+        self.max_logical_bytes = self._max_logical
+        """The bound of a logical frame here (read by ``streaming.text_deltas``' callers; a plain
+        attribute, read once per frame)."""
         self._max_fragments = min(max_fragments, limits.MAX_FRAGMENTS)
         self._max_concurrent = min(max_concurrent, limits.MAX_CONCURRENT_ASSEMBLIES)
         self._max_staged = min(max_staged_bytes, limits.MAX_STAGED_BYTES)
@@ -177,6 +180,19 @@ class Assembler:
         return min(a.first_seen_ms for a in self._open.values()) + self._timeout_ms
 
     # -- feeding -------------------------------------------------------------------------
+
+    def take_whole(self, key: tuple[str, str], ordinal: int, logical_frame_id: str) -> bool:
+        """A complete wire its caller has checked whole (``streaming.text_deltas``): True when
+        ``accept`` would settle it and hand its frame on (no assembly open, on any route,
+        and an ordinal newer than the route's last), which is done; False, changing
+        nothing, when ``accept`` must decide."""
+        if self._open:
+            return False
+        settled = self._settled.get(key)
+        if settled is not None and ordinal <= settled[0]:
+            return False
+        self._settled[key] = (ordinal, logical_frame_id)
+        return True
 
     def accept(self, wire: Wire, now_ms: float, *, line_bytes: int | None = None) -> list[AssemblyEvent]:
         """What became of one physical frame (and of any assembly that timed out by ``now_ms``).

@@ -9,6 +9,7 @@ Implements topic.Applier; an unknown op is skipped as ``NotModelled`` (docs/deci
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,7 +64,7 @@ class SessionsIndexState:
         self.sessions = {s["sessionId"]: s for s in sessions}
         return [IndexReset(tuple(sessions))]
 
-    def apply(self, deltas: tuple[dict[str, Any], ...]) -> list[IndexChange] | str:
+    def apply(self, deltas: Sequence[dict[str, Any]]) -> list[IndexChange] | str:
         for delta in deltas:
             if delta["op"] == "session.upserted":
                 problem = _summary_problem(delta.get("session"))

@@ -8,6 +8,7 @@ source: builtin|custom}`` — the engine's own and the user's. Implements topic.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,7 +43,7 @@ class WorkspaceConfigState:
         previous, self.config = self.config, snapshot["config"]
         return [ConfigReplaced(snapshot["config"], previous)]
 
-    def apply(self, deltas: tuple[dict[str, Any], ...]) -> list[WorkspaceConfigChange] | str:
+    def apply(self, deltas: Sequence[dict[str, Any]]) -> list[WorkspaceConfigChange] | str:
         for delta in deltas:
             if delta["op"] == "config.updated":
                 problem = _config_problem(delta.get("config"))
