@@ -196,13 +196,6 @@ class V4Subscription:
 
     # -- the subscription ----------------------------------------------------------------------
 
-    def subscribe(self, done: Callable[[Any, Any], None], resumed: bool = True) -> None:
-        """Subscribe the conversation topic of the Session's backend session; ``done(result, error)``.
-
-        ``resumed``: the Session resumed the engine session before this (its ``_subscribe``): the
-        snapshot behind the ack is taken as known, never replayed as new output (the stop
-        fallback's close and resume, a cold session, a new engine process). A resync the engine
-        refused subscribes again without one, and its snapshot is diffed (the text the gap lost)."""
     def end_subscriptions(self) -> None:
         """The engine may let the session go: each topic unsubscribed, then the connection closed
         (``v4close.py``). Once: a later use subscribes afresh, from a snapshot."""
@@ -220,8 +213,13 @@ class V4Subscription:
             log.debug("session %s: %s refused: %s", self.session.session_id, method,
                       error.get("message") if isinstance(error, dict) else error)
 
-    def subscribe(self, done: Callable[[Any, Any], None]) -> None:
-        """Subscribe the conversation topic of the Session's backend session; ``done(result, error)``."""
+    def subscribe(self, done: Callable[[Any, Any], None], resumed: bool = True) -> None:
+        """Subscribe the conversation topic of the Session's backend session; ``done(result, error)``.
+
+        ``resumed``: the Session resumed the engine session before this (its ``_subscribe``): the
+        snapshot behind the ack is taken as known, never replayed as new output (the stop
+        fallback's close and resume, a cold session, a new engine process). A resync the engine
+        refused subscribes again without one, and its snapshot is diffed (the text the gap lost)."""
         backend_id = self.session.backend_session_id
         if self.feed is None or self.feed.topic != f"conversation/{backend_id}":
             self.feed = V4Feed(backend_id, self.connection_id, self.session.config.lang,
@@ -359,11 +357,10 @@ class V4Subscription:
                 self.countdowns.opened(signal.interaction)
                 notice = countdown_notice(signal.interaction, self.session.config.lang)
                 self.session.deliver([notice_chunk(notice, uuid.uuid4().hex)])
-                self.session.deliver([agent_text(notice, uuid.uuid4().hex)])
             elif isinstance(signal, InteractionClosed):
                 key = self.countdowns.closed(signal.interaction_id, now_ms())
                 if key is not None:  # the engine answered it by itself: never a silent empty answer
-                    self.session.deliver([agent_text(t(self.session.config.lang, key), uuid.uuid4().hex)])
+                    self.session.deliver([notice_chunk(t(self.session.config.lang, key), uuid.uuid4().hex)])
         self._compaction_reached()
         if self.until_ready is not None and self.feed is not None and self.feed.subscription.ready and (
                 self.workspace is None or self.workspace.settled):
@@ -405,7 +402,7 @@ class V4Subscription:
             elif kind is not None:
                 notices.append(self.prompts.routed(owed, "queue"))  # its own turn opened: it was queued
         if notices:
-            self.session.deliver([agent_text(notice, uuid.uuid4().hex) for notice in notices])
+            self.session.deliver([notice_chunk(notice, uuid.uuid4().hex) for notice in notices])
 
     def _opened_by(self, owed: OwedPrompt) -> bool:
         """A turn this prompt's ``sendText`` started (its ``turnHeader`` names it)."""
