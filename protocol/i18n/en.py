@@ -176,6 +176,7 @@ MESSAGES: dict[str, str] = {
     "invalid.files.binary": "{path} is a binary file",
     "invalid.files.unreadable": "{path} cannot be read ({reason})",
     "interaction.declined.turn_cancelled": "the turn was cancelled",
+    "invalid.no_such_row": "names no row of this conversation the engine still shows",
     "invalid.must_be_object": "must be an object",
     "invalid.must_be_array": "must be an array",
     "invalid.must_be_string": "must be a string",

@@ -164,6 +164,7 @@ MESSAGES: dict[str, str] = {
     "invalid.files.binary": "{path} 是二进制文件",
     "invalid.files.unreadable": "无法读取 {path}（{reason}）",
     "interaction.declined.turn_cancelled": "该轮已取消",
+    "invalid.no_such_row": "不是引擎仍在显示的本会话中的任何一行",
     "invalid.must_be_object": "必须是对象",
     "invalid.must_be_array": "必须是数组",
     "invalid.must_be_string": "必须是字符串",

@@ -124,12 +124,13 @@ def test_prompt_streams_deltas_from_the_topic_and_answers_when_control_ends(worl
     engine = plane.live()
     send = plane.serve("v4/command")
     assert send.params["type"] == "sendText" and send.params["payload"] == {"text": "say hello"}
-    # createSession, the workspace config and conversation topics, sendText: never a legacy session
-    # method (runtime/capabilities is the engine's, read once: whether plan mode works; the interaction
-    # preferences are the engine's workspace setting, told for every session opened: questions wait)
+    # createSession, the workspace config and conversation topics, sendText: no legacy session method
+    # but the catalog read (a resume of the resident session: a read, docs/decisions.md);
+    # runtime/capabilities is the engine's, read once (whether plan mode works), and the interaction
+    # preferences are the engine's workspace setting, told for every session opened (questions wait)
     assert [m.method for m in backend.of("BackendCall")] == [
-        "v4/command", "workspace/updateInteractionPreferences", "runtime/capabilities", "v4/conversation/subscribe",
-        "v4/conversation/subscribe", "v4/command"]
+        "v4/command", "session/resume", "workspace/updateInteractionPreferences", "runtime/capabilities",
+        "v4/conversation/subscribe", "v4/conversation/subscribe", "v4/command"]
     assert plane.port.named("start_turn")
     plane.play(lambda: engine.start("say hello"), lambda: engine.text("hello there world"))
     conn.wait_for(lambda: conn.text() == "hello there world ")
