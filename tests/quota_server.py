@@ -3,7 +3,7 @@
 It answers ``GET /api/monitor/usage/quota/limit`` with ``body`` (a dict is sent as JSON) and
 ``status``; ``hang`` holds every request unanswered until closed; ``answer_size`` streams that many
 bytes instead; ``location`` goes with a 3xx. ``tls`` (a folder) serves https with a self-signed
-certificate (tests/webhook_receiver.serve_tls). ``requests`` records each request's path
+certificate (tests/webhook_receiver.serve_local). ``requests`` records each request's path
 and headers. The shapes tests feed it are the provider's real answers as public monitors of the
 endpoint recorded them (tests/fixtures/quota/).
 """
@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from tests.webhook_receiver import _Server, serve_tls
+from tests.webhook_receiver import serve_local
 
 
 class QuotaServer:
@@ -50,13 +50,8 @@ class QuotaServer:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self.server = _Server(("127.0.0.1", 0), Handler)
-        self.cert: Path | None = None
-        if tls is not None:
-            self.cert = serve_tls(self.server, tls)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        scheme = "https" if tls is not None else "http"
-        self.url = f"{scheme}://127.0.0.1:{self.server.server_address[1]}/api/monitor/usage/quota/limit"
+        self.server, self.cert, origin = serve_local(Handler, tls)
+        self.url = f"{origin}/api/monitor/usage/quota/limit"
 
     def close(self) -> None:
         self.release.set()

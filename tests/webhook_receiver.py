@@ -54,6 +54,16 @@ def serve_tls(server: socketserver.TCPServer, folder: Path) -> Path:
     return cert
 
 
+def serve_local(handler: type[http.server.BaseHTTPRequestHandler],
+                tls: Path | None) -> tuple[socketserver.TCPServer, Path | None, str]:
+    """A threaded server on a free 127.0.0.1 port (https with ``tls``, a folder for its certificate),
+    serving from now on: the server, its certificate's file, and its origin (``https://127.0.0.1:N``)."""
+    server = _Server(("127.0.0.1", 0), handler)
+    cert = serve_tls(server, tls) if tls is not None else None
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, cert, f"{'https' if tls is not None else 'http'}://127.0.0.1:{server.server_address[1]}"
+
+
 @dataclass
 class Received:
     path: str
@@ -134,14 +144,8 @@ class Receiver:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self.server = _Server(("127.0.0.1", 0), Handler)
-        self.cert: Path | None = None
-        if tls is not None:
-            self.cert = serve_tls(self.server, tls)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-        scheme = "https" if tls is not None else "http"
-        self.url = f"{scheme}://127.0.0.1:{self.server.server_address[1]}/hook?key=webhook-key"
+        self.server, self.cert, origin = serve_local(Handler, tls)
+        self.url = f"{origin}/hook?key=webhook-key"
 
     def wait_for(self, count: int, timeout: float = 15.0, arrived: bool = False) -> list[Received]:
         with self.changed:

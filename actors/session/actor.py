@@ -17,7 +17,7 @@ from zcode_acp.protocol.errors import (
 )
 from zcode_acp.protocol.i18n import t
 from zcode_acp.protocol.quota import quota_update
-from zcode_acp.protocol.translator import agent_text
+from zcode_acp.protocol.translator import agent_text, notice_text
 
 from zcode_acp.actors.base import handles
 from zcode_acp.actors.delivery import deliver
@@ -81,7 +81,8 @@ class Session(SessionLoading):
         deliver(readers, self.session_id, [quota_update(message.document)])
         if message.alerts:  # its own message, ending in a paragraph break: the next text never glues to it
             deliver(others, self.session_id,
-                    [agent_text("\n\n".join(message.alerts) + "\n\n", f"quota-{uuid.uuid4().hex[:12]}")])
+                    [agent_text(notice_text("\n\n".join(message.alerts), after_text=False),
+                                f"quota-{uuid.uuid4().hex[:12]}")])
 
     # -- the end -----------------------------------------------------------------------------------------
 
