@@ -12,9 +12,11 @@ from zcode_acp.protocol import updates
 from zcode_acp.actors.messages import Deliver
 
 
-def deliver(clients: Iterable[Any], session_id: str, session_updates: list[dict[str, Any]]) -> None:
+def deliver(clients: Iterable[Any], session_id: str, session_updates: list[dict[str, Any]],
+            turn: int | None = None) -> None:
+    """``turn``: who sent them, when a replay may cover them (``Deliver.turn``)."""
     if session_updates:
-        message = Deliver(session_id, updates.encode(session_id, session_updates))
+        message = Deliver(session_id, updates.encode(session_id, session_updates), turn)
         for client in clients:
             client.tell(message)
 

@@ -74,8 +74,18 @@ class Deliver:
     session_id: str
     payload: bytes
     # The Turn (its key in the Session) that sent them, if a Turn did: a replay built from
-    # that Turn's record supersedes them (ReleaseSession.covers_turn).
+    # that Turn's record supersedes them (ReleaseSession.covers_turn). FEED_LINES: the v4
+    # conversation feed sent them, and a snapshot replay supersedes them.
     turn: int | None = None
+
+
+FEED_LINES = 0
+"""``Deliver.turn`` of what the v4 conversation feed translated (Turn keys start at 1).
+
+A client asks for ``session/load`` and its connection holds the session's lines from that
+moment; the Session takes the snapshot when it hears of the load, a little later. What the
+feed sent in between is in that snapshot already, so a replay from it covers those lines
+(``ReleaseSession.covers_turn``), and each reaches the client once."""
 
 
 @message

@@ -58,6 +58,7 @@ from zcode_acp.actors.base import BridgeActor, handles, safe_tell
 from zcode_acp.config.settings import Config
 from zcode_acp.actors.delivery import deliver
 from zcode_acp.actors.messages import (
+    FEED_LINES,
     Dormant,
     GoDormant,
     IdleCheck,
@@ -228,6 +229,10 @@ class SessionCore(BridgeActor):
 
     def deliver(self, updates_: list[dict[str, Any]]) -> None:
         deliver(self.clients, self.session_id, updates_)
+
+    def deliver_feed(self, updates_: list[dict[str, Any]]) -> None:
+        """What the v4 feed translated from the conversation's state: a snapshot replay holds it."""
+        deliver(self.clients, self.session_id, updates_, FEED_LINES)
 
     def _call(self, method: str, params: dict[str, Any],
               reply: Callable[[Any, ErrorDict | None], Any] | None = None, timeout: float | None = None) -> None:

@@ -19,6 +19,7 @@ from zcode_acp.protocol.usage import read_usage_update
 from zcode_acp.actors.base import handles, safe_tell
 from zcode_acp.actors.delivery import encode_cooperatively
 from zcode_acp.actors.messages import (
+    FEED_LINES,
     Announce,
     Attach,
     ClientAttached,
@@ -65,7 +66,7 @@ class SessionLoading(SessionStream):
             elif not message.replay:
                 self._attached(message, None)
             elif self.v4 is not None:
-                self._attached(message, self.v4.replay())  # the snapshot, not a history read
+                self._attached(message, self.v4.replay(), FEED_LINES)  # the snapshot, not a history read
             elif self.history.want(message):  # one history read serves every load waiting for it
                 self._read_history()
 
@@ -74,11 +75,13 @@ class SessionLoading(SessionStream):
     def _encode_replay(self, replay: list[dict[str, Any]]) -> bytes:
         return encode_cooperatively(self.session_id, replay)
 
-    def _attached(self, message: Attach, replay: list[dict[str, Any]] | bytes | None) -> None:
-        """Answer a load or resume; ``replay``: its updates (or already encoded), None for none."""
+    def _attached(self, message: Attach, replay: list[dict[str, Any]] | bytes | None,
+                  covers: int | None = None) -> None:
+        """Answer a load or resume; ``replay``: its updates (or already encoded), None for none;
+        ``covers``: whose lines held meanwhile it already holds (``ReleaseSession.covers_turn``)."""
         if replay is not None:
             encoded = replay if isinstance(replay, bytes) else encode_cooperatively(self.session_id, replay)
-            message.conn.tell(ReleaseSession(self.session_id, encoded))
+            message.conn.tell(ReleaseSession(self.session_id, encoded, covers))
         message.conn.tell(Reply(message.request_id, session_state(self.settings.current), None))
         self.on_announce(Announce(message.conn))
         self.router.tell(ClientAttached(self.session_id, message.conn))  # open dialogs join it too

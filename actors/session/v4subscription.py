@@ -329,7 +329,7 @@ class V4Subscription:
                                                                 and u.get("currentModeId") == self.mode_wait[0])]
         step.updates = adopt_modes(step.updates, self.session.settings)  # a mode is told once (v4mode.py)
         if not self.muted:
-            self.session.deliver(step.updates)
+            self.session.deliver_feed(step.updates)
         for title in titles(step.updates):  # the hub's list and the notices name the session by it
             self.session.title = title
             self.session.supervisor.tell(SessionActivity(self.session.session_id, self.prompts.busy, title))

@@ -16,9 +16,11 @@ from typing import Any
 import pytest
 
 from zcode_acp.config.settings import Config, SettingError
-from zcode_acp.actors.messages import (BackendLost, BackendRequest, CancelPromptRequest, CancelTurn, Extension, Prompt,
+from zcode_acp.actors.client_connection import ClientConnection
+from zcode_acp.actors.messages import (Attach, BackendLost, BackendRequest, CancelPromptRequest, CancelTurn, Extension, Prompt,
                                       V4Frames, V4Resolve)
 from zcode_acp.actors.session.actor import Session
+from zcode_acp.protocol import framing
 from zcode_acp.protocol.content import BackendPrompt
 from zcode_acp.protocol.session_config import SessionSettings
 from zcode_acp.sim.v4.faults import Faults
@@ -540,3 +542,46 @@ def test_a_guided_prompt_is_answered_when_the_running_turn_ends_and_never_called
     assert conn.wait_reply(2).result["stopReason"] == "end_turn"  # with the turn it went into
     assert "Queued" not in conn.text()
     assert len(plane.port.named("start_turn")) == 1  # no turn of its own
+
+
+def test_a_load_asked_for_while_the_turn_streams_gets_each_line_once(router):
+    """The phone's connection holds the session from its own ``session/load``; the Session takes
+    the snapshot when it hears of the load, later. A line the feed sent in between is in both: the
+    replay covers it (``FEED_LINES``), so the phone reads it once (a race the process suite's
+    mid-turn load hit under load, tests/process/test_remote_reconnect.py)."""
+    from tests.actors.test_client_connection import Pipes
+
+    backend, conn, supervisor, phone_supervisor = Probe(), Probe(), Probe(), Probe()
+    pipes = Pipes()
+    phone = ClientConnection.start(phone_supervisor.ref, pipes.transport(), every_session=False)  # a remote client
+    session = Session.start(
+        session_id="acp-1", cwd=WORKSPACE, mcp_servers=[], settings=ENGINE_MODE, backend=backend.ref,
+        router=router.ref, supervisor=supervisor.ref, clients=[conn.ref, phone], capabilities={}, config=CONFIG)
+    try:
+        plane = PlaneBackend(session, backend)
+        prompt(session, conn, 1, "say hello")
+        engine = plane.live()
+        plane.serve("v4/command")
+        plane.play(lambda: engine.start("say hello"), lambda: engine.text("hello"))
+        conn.wait_for(lambda: conn.text() == "hello ")
+        pipes.send(framing.encode({"jsonrpc": "2.0", "id": 7, "method": "session/load",
+                                   "params": {"sessionId": "acp-1", "cwd": WORKSPACE, "mcpServers": []}}))
+        load = phone_supervisor.wait_for(lambda: phone_supervisor.of("ClientFrame"))[0]  # held from here on
+        plane.play(lambda: engine.text("there"))  # streams before the Session hears of the load
+        conn.wait_for(lambda: conn.text() == "hello there ")
+        session.tell(Attach(phone, load.handle, WORKSPACE, True))
+        frames = pipes.read_lines(2)
+        while not any(f.get("id") == 7 for f in frames):
+            frames += pipes.read_lines(1)
+        plane.play(lambda: engine.text("world"), engine.complete)
+        conn.wait_reply(1)
+        while not any("world" in json.dumps(f) for f in frames):
+            frames += pipes.read_lines(1)
+        texts = [f["params"]["update"]["content"]["text"] for f in frames
+                 if f.get("method") == "session/update" and f["params"]["update"]["sessionUpdate"] == "agent_message_chunk"]
+        assert "".join(texts) == "hello there world "
+    finally:
+        session.stop()
+        phone.stop()
+        for probe in (backend, conn, supervisor, phone_supervisor):
+            probe.stop()
