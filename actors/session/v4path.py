@@ -70,9 +70,14 @@ class V4Path(V4Subscription):
         if self.session.controls.hold_prompt():  # our compaction runs: the prompt starts after it, still held
             self.held.append((owed, text, attachments))
             return
+        if self.cancel_due is not None:
+            # Sent at once after a cancel (as Zed does), within the cancel's grace: the cancelled
+            # prompt is answered first, and this one waits for the stopped turn's end, so nothing
+            # of either lands under the other (no "Queued", no leftover text after the answer).
+            self.answer_cancelled()
         if self.muted:  # a stopped turn runs on: the prompt waits for its end or the fallback's close
             self.held.append((owed, text, attachments))
-            if self.fallback.notice_due():
+            if self.cancel_due is None and self.fallback.notice_due():  # (within the grace: told at its end)
                 self.session.deliver([notice_chunk(t(self.session.config.lang, "notice.stopping"), uuid.uuid4().hex)])
             return
         if not self.prompts.release(owed):

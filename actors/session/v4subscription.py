@@ -296,15 +296,21 @@ class V4Subscription:
         self.commands.caught_up(now_ms())
         if self.cancel_due is not None and now_ms() >= self.cancel_due:
             self.cancel_due = None
-            overdue = self.prompts.cancel_overdue()
-            if overdue and self.feed is not None:
-                # The stopped turn's cards close now, and nothing more of it follows the answer
-                # (as on the legacy path): its late frames are applied, not sent, until it ends.
-                self.session.deliver(self.feed.translator.close_open_cards())
-                self.muted = True
-            self._answer(overdue)
+            self.answer_cancelled()
+            if self.muted and self.held and self.fallback.notice_due():  # a prompt waits for the stopped turn
+                self.session.deliver([notice_chunk(t(self.session.config.lang, "notice.stopping"), uuid.uuid4().hex)])
         if self.fallback.overdue(now_ms()):
             self._fall_back()
+
+    def answer_cancelled(self) -> None:
+        """The cancelled prompts whose turn has not ended yet are answered now. The stopped turn's
+        cards close, and nothing more of it follows the answer (as on the legacy path): its late
+        frames are applied, not sent, until it ends."""
+        overdue = self.prompts.cancel_overdue()
+        if overdue and self.feed is not None:
+            self.session.deliver(self.feed.translator.close_open_cards())
+            self.muted = True
+        self._answer(overdue)
 
     def _fall_back(self) -> None:
         """The stopped turn still runs past the fallback: close and resume the engine session (as the
