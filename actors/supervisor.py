@@ -62,6 +62,7 @@ from zcode_acp.actors.messages import (
     Listed,
     CatalogLoaded,
     Prompt,
+    QuotaAtFailure,
     QuotaChanged,
     ReadQuota,
     RefreshQuota,
@@ -458,6 +459,10 @@ class Supervisor(SessionRegistry, AirSessionIndex):
             raise invalid_params("sessionId", "invalid.must_be_string")
         self._quota_watch().tell(ReadQuota(conn, request_id, self.config.lang))  # quota is the account's: any session's
         return _DEFERRED
+
+    @handles(QuotaAtFailure)
+    def on_quota_at_failure(self, message: QuotaAtFailure) -> None:
+        self._quota_watch().tell(message)  # the QuotaWatch answers the Turn itself
 
     @handles(QuotaChanged)
     def on_quota_changed(self, message: QuotaChanged) -> None:
