@@ -138,7 +138,7 @@ class QuotaWatch(BridgeActor):
             self._refresh(force=True)
 
     @handles(QuotaAtFailure)
-    def on_failure(self, message: QuotaAtFailure) -> None:
+    def on_turn_failure(self, message: QuotaAtFailure) -> None:
         """A turn the limit stopped: the snapshot now when it is fresh, else after a read (one under way
         answers it too). Without a key, at once with whatever is known."""
         if self.snapshot is not None and time.monotonic() - self.read_at < self.min_interval:
