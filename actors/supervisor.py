@@ -64,6 +64,7 @@ from zcode_acp.actors.messages import (
     Prompt,
     QuotaAtFailure,
     QuotaChanged,
+    QuotaToldAtTurnEnd,
     ReadQuota,
     RefreshQuota,
     Reply,
@@ -463,6 +464,10 @@ class Supervisor(SessionRegistry, AirSessionIndex):
     @handles(QuotaAtFailure)
     def on_quota_at_failure(self, message: QuotaAtFailure) -> None:
         self._quota_watch().tell(message)  # the QuotaWatch answers the Turn itself
+
+    @handles(QuotaToldAtTurnEnd)
+    def on_quota_told_at_turn_end(self, message: QuotaToldAtTurnEnd) -> None:
+        self.quota_told.setdefault(message.session_id, set()).add((message.meter_id, 100.0, message.resets_at))
 
     @handles(QuotaChanged)
     def on_quota_changed(self, message: QuotaChanged) -> None:

@@ -68,6 +68,7 @@ from zcode_acp.actors.messages import (
     PreviousTurnRunning,
     QuotaAtFailure,
     QuotaForFailure,
+    QuotaToldAtTurnEnd,
     ProbeAnswered,
     RelayUpdates,
     Reply,
@@ -246,7 +247,13 @@ class Turn(BridgeActor):
         if self.quota_timer is not None:
             self.quota_timer.kill(block=False)
             self.quota_timer = None
-        self._fail(quota_exceeded(error, reason, message.snapshot, datetime.now(UTC), self.config.lang))
+        typed = quota_exceeded(error, reason, message.snapshot, datetime.now(UTC), self.config.lang)
+        meter = message.snapshot.exhausted if message.snapshot is not None else None
+        if meter is not None and "meterId" in typed.data and self.supervisor is not None:
+            # Said here: the notice "… is used up" would only say it again after the turn's end.
+            self.supervisor.tell(QuotaToldAtTurnEnd(self.session_id, meter.id,
+                                                    meter.resets_at.isoformat() if meter.resets_at else ""))
+        self._fail(typed)
 
     def _maybe_done(self) -> None:
         if self.settled and not self.send_in_flight and not self.stopping and not self.done_told:

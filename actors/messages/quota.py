@@ -76,3 +76,13 @@ class QuotaForFailure:
     key: int
     snapshot: Any = None
     timed_out: bool = False
+
+
+@message
+class QuotaToldAtTurnEnd:
+    """A Turn's end said a window is used up (the quotaExceeded error): the Supervisor does not tell
+    that session the same again as a notice (``meter_id``, ``resets_at``: the alert's key)."""
+
+    session_id: str
+    meter_id: str
+    resets_at: str

@@ -86,3 +86,18 @@ async def test_a_client_that_speaks_air_session_failure_reads_quota_exhausted(tm
             assert body["title"].startswith("The GLM Coding Plan's 5-hour window is used up")
         [update] = [u for u in b.client.of_kind(sid, "session_info_update") if "sessionFailure" in json.dumps(u)]
         assert update["_meta"]["jetbrains"]["air"]["sessionFailure"] == body
+
+
+@run
+async def test_the_window_said_at_the_turn_end_is_not_said_again_as_a_notice(tmp_path, plan):
+    if v4():
+        pytest.skip("the v4 path says the engine's words (docs/quota.md)")
+    async with bridge(tmp_path, env=plan) as b:
+        sid = await b.new_session()
+        with pytest.raises(RequestError) as err:
+            await b.prompt(sid, "#sim quota code=1308")
+        assert "5-hour window is used up" in str(err.value)
+        # Two more turns: a notice owed after the first turn's end is delivered by the end of these.
+        await b.prompt(sid, "#sim stream count=1\nstill there?")
+        await b.prompt(sid, "#sim stream count=1\nand now?")
+        assert "used up" not in b.client.texts(sid)
