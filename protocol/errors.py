@@ -147,7 +147,7 @@ def from_backend_error(error: Any, method: str, lang: str = EN) -> RpcError:
     from .quota_failure import quota_exceeded, quota_reason  # it builds on this module
 
     reason = quota_reason(data)
-    if reason is not None:
+    if reason is not None and not is_busy(error):  # the seed's busy answer is a 1308 too, a number
         return quota_exceeded(RpcError(INTERNAL_ERROR, text, data), reason, None, None, lang)
     return RpcError(INTERNAL_ERROR, text, data)
 

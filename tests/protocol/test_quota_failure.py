@@ -99,3 +99,8 @@ def test_the_v4_last_error_is_typed_too(code):
     error = from_backend_error({"code": code, "message": provider_message(code)}, "session/prompt")
     assert error.code == -32003 and error.data["quotaReason"] == REASONS[code]
     assert from_backend_error({"code": "1302", "message": "slow down"}, "session/prompt").code == -32603
+
+
+def test_the_seeds_busy_answer_is_not_quota():
+    # The seed's app-server answers a send while a turn runs with JSON-RPC error 1308 (a number).
+    assert from_backend_error({"code": 1308, "message": "prompt is running"}, "session/compact").code == -32603
