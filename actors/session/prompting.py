@@ -105,6 +105,7 @@ class SessionPrompts(SessionCore):
             plan=self.plan,
             typed_failures=air.client_declares(self.capabilities, air.SESSION_FAILURE),
             notices=supports_notices(self.capabilities),
+            supervisor=self.supervisor,
         )
         self.turns[key] = turn
         self.turn_requests[key] = (conn.actor_urn, request_id)
