@@ -244,7 +244,10 @@ class Supervisor(SessionRegistry, AirSessionIndex):
 
     def _new_session(self, cwd: str, servers: list[Any]) -> dict[str, Any]:
         if not self.sessions and not self.dormant:
-            self._quota_watch().tell(RefreshQuota())  # the first session: learn the quota before its first prompt
+            # The first session: learn the quota before its first prompt, but start the watch (its
+            # code, the key lookup's) after this answer is on the wire (timers run after the
+            # greenlets this turn woke, the client connection's among them: docs/performance.md).
+            gevent.spawn_later(0, safe_tell, self.actor_ref, RefreshQuota())
         session_id = str(uuid.uuid4())
         self.store.record(session_id, cwd)  # first: a session the store refuses is never made
         settings = self._new_settings()
@@ -458,6 +461,11 @@ class Supervisor(SessionRegistry, AirSessionIndex):
             raise invalid_params("sessionId", "invalid.must_be_string")
         self._quota_watch().tell(ReadQuota(conn, request_id, self.config.lang))  # quota is the account's: any session's
         return _DEFERRED
+
+    @handles(RefreshQuota)
+    def on_refresh_quota(self, message: RefreshQuota) -> None:
+        """The first session/new's refresh, told to itself after its answer: the watch starts here."""
+        self._quota_watch().tell(message)
 
     @handles(QuotaChanged)
     def on_quota_changed(self, message: QuotaChanged) -> None:
