@@ -17,7 +17,6 @@ from __future__ import annotations
 from typing import Any
 
 from .errors import invalid_params
-from .quota_failure import quota_reason
 
 AIR_VERSION = 1
 GOAL_VERSION = 1
@@ -168,6 +167,8 @@ def failure_kind(data: Any) -> str:
     """The typed failure kind of a failed turn's error data (``backendCode``, ``errorType``,
     ``backendMessage``): ``quota_exhausted`` for a quota or balance the account ran out of."""
     data = _record(data)
+    from .quota_failure import quota_reason  # a failed turn's: off the first session's path
+
     if quota_reason(data) is not None:  # the provider's quota codes come before any word
         return "quota_exhausted"
     words = " ".join(str(data.get(key, "")) for key in ("backendCode", "errorType", "backendMessage")).lower()
