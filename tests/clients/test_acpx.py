@@ -125,11 +125,11 @@ def engine_models(acpx) -> list[str]:
     return [json.loads(path.read_text())["model"] for path in Path(acpx.marker).glob("sess_*.json")]
 
 
-@pytest.mark.parametrize("dialect", ["classic", "today"])
+@pytest.mark.parametrize("dialect", list(DIALECTS))
 def test_a_model_is_chosen_on_a_first_run(acpx, dialect):
     """Issue 32: on a fresh install (no catalog remembered), and always on the seed's engine, the
     list was "Default model" until a prompt, and `acpx set model` refused every model (exit 1)."""
-    acpx.env["ZCODE_SIM_DIALECT"] = dialect
+    acpx.env.update(DIALECTS[dialect])
     _, new, prompt, close, *_ = documented(acpx.launch)
     done = acpx.run(new)
     assert done.returncode == 0, said(done)
