@@ -1,31 +1,19 @@
 """What acp-client 0.1.0 hit when it cancels a turn and asks again at once (issue 32, docs/clients.md).
 
 acp-client's ``Agent.ask`` sends ``session/cancel`` when its wait is cancelled and its next ``ask``
-sends ``session/prompt`` in the same moment (one read of the bridge holds both). On classic and today
-the cancelled prompt is answered at once and the next one runs clean. On today-v4 the bridge answers
-the new prompt with a "Queued" notice and streams the new turn's updates before it answers the
-cancelled prompt, so a client that reads updates as belonging to its open prompt mixes two turns.
+sends ``session/prompt`` in the same moment (one read of the bridge holds both). The cancelled prompt
+is answered first and the next one runs clean. On today-v4 the bridge used to answer the new prompt
+with a "Queued" notice and stream the new turn's updates before it answered the cancelled prompt
+(fixed on main by "v4: a cancel answers its prompts at once"; this test failed before it).
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 
-import pytest
 from acp import text_block
 
 from tests.process.harness import TIMEOUT, bridge, run
-
-V4_DEFECT = ("today-v4: a prompt sent with the cancel is told 'Queued' and its turn streams before the "
-             "cancelled prompt is answered (the v4 Session waits for the engine's stop); inside actors/session")
-
-
-@pytest.fixture
-def v4_defect(request):
-    if os.environ.get("ZCODE_ACP_ENGINE_API") == "v4":
-        request.applymarker(pytest.mark.xfail(strict=True, reason=V4_DEFECT))
-
 
 def _is_update_of_a_turn(frame: dict) -> bool:
     update = (frame.get("params") or {}).get("update") or {}
@@ -34,7 +22,7 @@ def _is_update_of_a_turn(frame: dict) -> bool:
 
 
 @run
-async def test_a_prompt_sent_with_the_cancel_starts_after_the_cancelled_one_is_answered(tmp_path, v4_defect):
+async def test_a_prompt_sent_with_the_cancel_starts_after_the_cancelled_one_is_answered(tmp_path):
     async with bridge(tmp_path) as b:
         sid = await b.new_session()
         assert (await b.prompt(sid, "hello")).stop_reason == "end_turn"
