@@ -32,7 +32,7 @@ from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 from .frames import DeltasPayload, TopicFrame
 from .reassembly import Assembled, Assembler, AssemblyFault
-from .streaming import text_deltas
+from .streaming import stream_shape, text_deltas
 from .wire import DeliveryKind, ParsedWire, Unroutable, Wire, parse_wire
 
 C = TypeVar("C")
@@ -176,8 +176,10 @@ class TopicSubscription(Generic[C]):
         """
         outcomes: list[Outcome[C]] = []
         topic, assembler, apply = self.topic, self._assembler, self.applier.apply
+        # Once a batch: accepting frames never changes the subscription (only an ack does).
+        shape = stream_shape(topic, self.subscription_id)
         for params in batch:
-            plain = text_deltas(params, topic, self.subscription_id, assembler.max_logical_bytes)
+            plain = text_deltas(params, shape, assembler.max_logical_bytes)
             if plain is not None:
                 delivery_kind, frame_id, ordinal, from_seq, to_seq, deltas = plain
                 if (from_seq == self.seq and to_seq > from_seq
