@@ -128,6 +128,8 @@ class SessionRegistry(BridgeActor):
 
     def on_stop(self) -> None:
         self.quiet_release.stop()
+        if self.quota is not None:  # started after the first answer (a timer): stopped with its owner
+            self.quota.stop(block=False)
 
     def on_start(self) -> None:
         # Started in order, stopped in reverse (teardown).
