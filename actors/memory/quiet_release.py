@@ -25,7 +25,7 @@ from typing import Any
 
 import gevent
 
-from zcode_acp.actors.transport import memory
+from zcode_acp.actors.memory import allocator as memory
 
 log = logging.getLogger(__name__)
 
