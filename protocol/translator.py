@@ -116,7 +116,6 @@ class TurnTranslator:
     terminal_output: bool = False
     cards: dict[str, ToolCard] = field(default_factory=dict)
     saw_tool_result: bool = False
-    saw_todo_write: bool = False
     plan: list[dict[str, str]] | None = None  # the last plan this turn showed (or was given)
     last_usage: dict[str, Any] | None = None  # the last context meter this turn showed
     _declared: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
@@ -300,8 +299,6 @@ class TurnTranslator:
 
     def _result(self, card: ToolCard, result: Any) -> list[dict[str, Any]]:
         self.saw_tool_result = True
-        if card.name == "TodoWrite":
-            self.saw_todo_write = True
         text = tools.result_text(result)
         failed = tools.result_failed(result)
         status = "failed" if failed else "completed"
