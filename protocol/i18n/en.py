@@ -120,6 +120,7 @@ MESSAGES: dict[str, str] = {
     "error.backend_silent": "ZCode backend stopped answering (no answer to session/read within {seconds}s)",
     "error.compact_failed": "ZCode reports that the compaction failed (session_compact_failed); the conversation "
                             "was left as it was",
+    "error.too_many_list_subscriptions": "Too many session list subscriptions (at most {limit})",
     "error.nothing_to_fork": "Nothing to fork yet: the engine forks from a finished reply of the agent",
     "error.nothing_to_steer": "No turn is running in this session: there is nothing to steer (send the text as a "
                               "prompt instead)",
@@ -235,6 +236,10 @@ MESSAGES: dict[str, str] = {
     "auth.name": "ZCode CLI credentials",
     "auth.description": "The ZCode CLI reads its own credentials; the editor needs no key.",
     # -- zcode-acp doctor, and the problems it shares with the start-up warnings --
+    "hub.token_refused": "zcode-acp hub: {problem}. The hub refuses to run without a token.",
+    "hub.no_token": "zcode-acp hub: no token. Set ZCODE_ACP_REMOTE_TOKEN, or remote.token in {where} (which must be "
+                    "mode 0600). The hub refuses to run without one.",
+    "hub.the_config_file": "the config file",
     "doctor.title": "zcode-acp {version} doctor",
     "doctor.fix": "{line} — fix: {fix}",
     "doctor.cli_cannot_start": "ZCode CLI cannot start: {what}",

@@ -110,6 +110,7 @@ MESSAGES: dict[str, str] = {
                            "或在别处发起的一轮）。等它结束后请重新发送。",
     "error.backend_silent": "ZCode 后端已无响应（{seconds} 秒内没有回应 session/read）",
     "error.compact_failed": "ZCode 报告压缩失败（session_compact_failed），对话保持原样",
+    "error.too_many_list_subscriptions": "会话列表订阅过多（最多 {limit} 个）",
     "error.nothing_to_fork": "还没有可以分叉的内容：引擎只从智能体已完成的回复处分叉",
     "error.nothing_to_steer": "这个会话里没有正在进行的一轮，无法插话（请把这段文字作为新消息发送）",
     "error.removed_in_0_16": "{method} 已在 ZCode CLI 0.16 中移除，当前安装的引擎不支持",
@@ -223,6 +224,10 @@ MESSAGES: dict[str, str] = {
     "auth.name": "ZCode CLI 凭据",
     "auth.description": "ZCode CLI 使用自己的登录凭据，编辑器无需提供密钥。",
     # -- zcode-acp doctor，以及与启动警告共用的问题描述 --
+    "hub.token_refused": "zcode-acp hub：{problem}。没有令牌，hub 拒绝运行。",
+    "hub.no_token": "zcode-acp hub：没有令牌。请设置 ZCODE_ACP_REMOTE_TOKEN，或在 {where} 中设置 remote.token"
+                    "（该文件权限必须为 0600）。没有令牌，hub 拒绝运行。",
+    "hub.the_config_file": "配置文件",
     "doctor.title": "zcode-acp {version} 自检",
     "doctor.fix": "{line} —— 解决办法：{fix}",
     "doctor.cli_cannot_start": "ZCode CLI 无法启动：{what}",
