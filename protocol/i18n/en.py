@@ -236,6 +236,10 @@ MESSAGES: dict[str, str] = {
     "auth.name": "ZCode CLI credentials",
     "auth.description": "The ZCode CLI reads its own credentials; the editor needs no key.",
     # -- zcode-acp doctor, and the problems it shares with the start-up warnings --
+    "serve.cwd_not_a_directory": "--cwd {cwd} is not a directory",
+    "serve.idle_exit_not_positive": "--idle-exit {minutes} must be a positive number of minutes",
+    "serve.needs_a_token": "serve has only remote clients, so it needs a token: set ZCODE_ACP_REMOTE_TOKEN (or "
+                           "remote.token in the config file, mode 0600)",
     "hub.token_refused": "zcode-acp hub: {problem}. The hub refuses to run without a token.",
     "hub.no_token": "zcode-acp hub: no token. Set ZCODE_ACP_REMOTE_TOKEN, or remote.token in {where} (which must be "
                     "mode 0600). The hub refuses to run without one.",

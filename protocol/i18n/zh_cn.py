@@ -224,6 +224,10 @@ MESSAGES: dict[str, str] = {
     "auth.name": "ZCode CLI 凭据",
     "auth.description": "ZCode CLI 使用自己的登录凭据，编辑器无需提供密钥。",
     # -- zcode-acp doctor，以及与启动警告共用的问题描述 --
+    "serve.cwd_not_a_directory": "--cwd {cwd} 不是目录",
+    "serve.idle_exit_not_positive": "--idle-exit {minutes} 必须是正的分钟数",
+    "serve.needs_a_token": "serve 只有远程客户端，因此需要令牌：请设置 ZCODE_ACP_REMOTE_TOKEN（或配置文件中的 "
+                           "remote.token，文件权限 0600）",
     "hub.token_refused": "zcode-acp hub：{problem}。没有令牌，hub 拒绝运行。",
     "hub.no_token": "zcode-acp hub：没有令牌。请设置 ZCODE_ACP_REMOTE_TOKEN，或在 {where} 中设置 remote.token"
                     "（该文件权限必须为 0600）。没有令牌，hub 拒绝运行。",

@@ -57,7 +57,7 @@ NOT_YET_WORDED = (
     "actors/transport/backend_process.py", "actors/transport/remote.py", "actors/transport/stdio.py",
     "actors/transport/trace.py", "actors/webhook_post.py", "protocol/air.py", "protocol/content.py",
     "protocol/errors.py", "protocol/host_requests.py", "protocol/quota.py", "protocol/sessions.py",
-    "protocol/translator.py", "cli/editors.py", "cli/help_format.py", "cli/logs.py", "cli/serve.py",
+    "protocol/translator.py", "cli/editors.py", "cli/help_format.py", "cli/logs.py",
     "cli/serve_options.py", "config/coding_plan.py", "config/remote.py",
 )
 
@@ -105,6 +105,8 @@ EXEMPT: dict[str, dict[str, str]] = {
         "pip install -U ": "a command to type",
     },
     "cli/demo.py": {"not supported by the demo": TO_THE_ENGINE},
+    "cli/serve.py": {"idle for ": "the reason of a Shutdown, which the log records",
+                     " minute(s): no client, no running turn": "the reason of a Shutdown, which the log records"},
     "cli/app.py": {"serve the page from this folder": "the help of a hidden option (developers only)"},
     "actors/session/v4attachments.py": {"the engine's upload answer: ": FOR_THE_BUG_REPORT,
                                         "the engine's commit named no ref": FOR_THE_BUG_REPORT},
