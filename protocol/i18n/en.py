@@ -236,6 +236,8 @@ MESSAGES: dict[str, str] = {
     "auth.name": "ZCode CLI credentials",
     "auth.description": "The ZCode CLI reads its own credentials; the editor needs no key.",
     # -- zcode-acp doctor, and the problems it shares with the start-up warnings --
+    "cli.log_level_unknown": "--log-level {level} is not one of {levels}",
+    "cli.log_file_unwritable": "--log-file {path} cannot be opened for writing: {reason}",
     "serve.cwd_not_a_directory": "--cwd {cwd} is not a directory",
     "serve.idle_exit_not_positive": "--idle-exit {minutes} must be a positive number of minutes",
     "serve.needs_a_token": "serve has only remote clients, so it needs a token: set ZCODE_ACP_REMOTE_TOKEN (or "

@@ -224,6 +224,8 @@ MESSAGES: dict[str, str] = {
     "auth.name": "ZCode CLI 凭据",
     "auth.description": "ZCode CLI 使用自己的登录凭据，编辑器无需提供密钥。",
     # -- zcode-acp doctor，以及与启动警告共用的问题描述 --
+    "cli.log_level_unknown": "--log-level {level} 不是以下之一：{levels}",
+    "cli.log_file_unwritable": "--log-file {path} 无法打开写入：{reason}",
     "serve.cwd_not_a_directory": "--cwd {cwd} 不是目录",
     "serve.idle_exit_not_positive": "--idle-exit {minutes} 必须是正的分钟数",
     "serve.needs_a_token": "serve 只有远程客户端，因此需要令牌：请设置 ZCODE_ACP_REMOTE_TOKEN（或配置文件中的 "

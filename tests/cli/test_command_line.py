@@ -145,3 +145,11 @@ def test_serve_refuses_a_cwd_that_is_no_folder_in_the_users_language(tmp_path, m
         project_root(str(tmp_path / "missing"))
     assert exited.value.code == 2
     assert "不是目录" in capsys.readouterr().err
+
+
+def test_an_unknown_log_level_is_refused_in_the_users_language(monkeypatch):
+    from zcode_acp.cli.logs import UsageError, setup_logging
+
+    monkeypatch.setenv("ZCODE_ACP_LANG", "zh_CN")
+    with pytest.raises(UsageError, match="--log-level 'bogus' 不是以下之一"):
+        setup_logging("bogus")
