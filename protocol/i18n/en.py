@@ -242,6 +242,20 @@ MESSAGES: dict[str, str] = {
     "serve.idle_exit_not_positive": "--idle-exit {minutes} must be a positive number of minutes",
     "serve.needs_a_token": "serve has only remote clients, so it needs a token: set ZCODE_ACP_REMOTE_TOKEN (or "
                            "remote.token in the config file, mode 0600)",
+    "remote.config_file": "config file",
+    "remote.root_not_a_path": "{origin}: ignoring project root {value} (not a path)",
+    "remote.root_not_absolute": "{origin}: ignoring project root {value} (not absolute)",
+    "remote.not_json": "{where}: not valid JSON ({error}); ignored",
+    "remote.not_an_object": "{where}: not a JSON object ({kind}); ignored",
+    "remote.section_not_an_object": "{where}: \"remote\" must be an object; ignored",
+    "remote.env_invalid": "{name}={raw} is not valid; ignored",
+    "remote.file_invalid": "{where}: remote.{field}={raw} is not valid; ignored",
+    "remote.token_not_a_string": "{where}: remote.token must be a non-empty string; ignored",
+    "remote.token_file_shared": "{where} is readable or writable by other users (mode {mode}); its token is refused. "
+                                "Run: chmod 600 {where}",
+    "remote.token_too_short": "the remote token is shorter than {length} characters; refused (make one with: "
+                              "openssl rand -hex 32)",
+    "remote.roots_not_a_list": "{where}: remote.projectRoots must be a list; ignored",
     "hub.token_refused": "zcode-acp hub: {problem}. The hub refuses to run without a token.",
     "hub.no_token": "zcode-acp hub: no token. Set ZCODE_ACP_REMOTE_TOKEN, or remote.token in {where} (which must be "
                     "mode 0600). The hub refuses to run without one.",

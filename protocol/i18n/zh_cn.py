@@ -230,6 +230,18 @@ MESSAGES: dict[str, str] = {
     "serve.idle_exit_not_positive": "--idle-exit {minutes} 必须是正的分钟数",
     "serve.needs_a_token": "serve 只有远程客户端，因此需要令牌：请设置 ZCODE_ACP_REMOTE_TOKEN（或配置文件中的 "
                            "remote.token，文件权限 0600）",
+    "remote.config_file": "配置文件",
+    "remote.root_not_a_path": "{origin}：忽略项目根目录 {value}（不是路径）",
+    "remote.root_not_absolute": "{origin}：忽略项目根目录 {value}（不是绝对路径）",
+    "remote.not_json": "{where}：不是有效的 JSON（{error}）；已忽略",
+    "remote.not_an_object": "{where}：不是 JSON 对象（{kind}）；已忽略",
+    "remote.section_not_an_object": "{where}：\"remote\" 必须是对象；已忽略",
+    "remote.env_invalid": "{name}={raw} 无效；已忽略",
+    "remote.file_invalid": "{where}：remote.{field}={raw} 无效；已忽略",
+    "remote.token_not_a_string": "{where}：remote.token 必须是非空字符串；已忽略",
+    "remote.token_file_shared": "{where} 可被其他用户读取或写入（权限 {mode}）；其中的令牌被拒绝。请运行：chmod 600 {where}",
+    "remote.token_too_short": "远程令牌短于 {length} 个字符；已拒绝（可用此命令生成：openssl rand -hex 32）",
+    "remote.roots_not_a_list": "{where}：remote.projectRoots 必须是列表；已忽略",
     "hub.token_refused": "zcode-acp hub：{problem}。没有令牌，hub 拒绝运行。",
     "hub.no_token": "zcode-acp hub：没有令牌。请设置 ZCODE_ACP_REMOTE_TOKEN，或在 {where} 中设置 remote.token"
                     "（该文件权限必须为 0600）。没有令牌，hub 拒绝运行。",
