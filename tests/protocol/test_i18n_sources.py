@@ -58,7 +58,7 @@ NOT_YET_WORDED = (
     "actors/transport/trace.py", "actors/webhook_post.py", "protocol/air.py", "protocol/content.py",
     "protocol/errors.py", "protocol/host_requests.py", "protocol/quota.py", "protocol/sessions.py",
     "protocol/translator.py", "cli/editors.py", "cli/help_format.py",
-    "cli/serve_options.py", "config/coding_plan.py",
+"config/coding_plan.py",
 )
 
 
