@@ -19,7 +19,7 @@ from typing import Any
 
 from . import framing, jsonrpc, session_notices, tools, updates
 from .events import MODEL_STREAMING, SESSION_UPDATED, STREAM_RECOVERY_UPDATED, TOOL_UPDATED, payload
-from .i18n import EN
+from .i18n import EN, t
 from .recovery import RetryCard
 from .usage import context_usage_update
 
@@ -345,7 +345,7 @@ class TurnTranslator:
         if isinstance(error, dict):
             text = str(error.get("message") or error.get("error") or error)
         else:
-            text = str(error or "tool failed")
+            text = str(error or t(self.lang, "tool.failed"))  # the engine said nothing: our words
         card.status = "failed"
         if card.terminal:
             return [terminal_exit(card.tool_call_id, "failed", 1, rawOutput={"error": text})]

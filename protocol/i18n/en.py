@@ -79,6 +79,7 @@ MESSAGES: dict[str, str] = {
     "question.done": "Done ({chosen})",
     "question.skip": "Skip",
     # -- notices written into a session --
+    "tool.failed": "tool failed",
     "notice.busy": "ZCode is busy with another turn in this session (a background task's report, a compaction, "
                    "or a turn started elsewhere); your prompt starts as soon as it is free.",
     "notice.merged": "Your message was merged into the turn that was still running.",

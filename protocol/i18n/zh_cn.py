@@ -76,6 +76,7 @@ MESSAGES: dict[str, str] = {
     "question.done": "完成（{chosen}）",
     "question.skip": "跳过",
     # -- 写入会话的提示 --
+    "tool.failed": "工具执行失败",
     "notice.busy": "ZCode 正在处理这个会话里的另一轮（后台任务的汇报、上下文压缩，或在别处发起的一轮），"
                    "空闲后会立即开始处理你的消息。",
     "notice.merged": "你的消息已并入仍在进行的这一轮。",
