@@ -62,7 +62,9 @@ from zcode_acp.actors.messages import (
     Listed,
     CatalogLoaded,
     Prompt,
+    QuotaAtFailure,
     QuotaChanged,
+    QuotaToldAtTurnEnd,
     ReadQuota,
     RefreshQuota,
     Reply,
@@ -243,8 +245,7 @@ class Supervisor(SessionRegistry, AirSessionIndex):
         return self._new_session(cwd, servers)
 
     def _new_session(self, cwd: str, servers: list[Any]) -> dict[str, Any]:
-        if not self.sessions and not self.dormant:
-            self._quota_watch().tell(RefreshQuota())  # the first session: learn the quota before its first prompt
+        first = not self.sessions and not self.dormant
         session_id = str(uuid.uuid4())
         self.store.record(session_id, cwd)  # first: a session the store refuses is never made
         settings = self._new_settings()
@@ -252,6 +253,12 @@ class Supervisor(SessionRegistry, AirSessionIndex):
         # record is ~0.3 KiB where a Session is ~8 (docs/performance.md, "Idle sessions").
         self.dormant[session_id] = Dormant(cwd, servers, None, settings, True)
         log.info("session=%s new in %s", session_id, cwd)
+        if first:
+            # The first session: learn the quota before its first prompt, but start the watch (its
+            # code, the key lookup's) once this answer is on the wire: a timer set here, after the
+            # store's first record (which waits on the thread pool, so the loop runs), fires after
+            # the greenlets this turn wakes, the client connection's among them (docs/performance.md).
+            gevent.spawn_later(0, safe_tell, self.actor_ref, RefreshQuota())
         warm_session_actor()  # the first prompt's Session, imported now that this answer is on its way
         return {"sessionId": session_id, **session_state(settings)}
 
@@ -458,6 +465,19 @@ class Supervisor(SessionRegistry, AirSessionIndex):
             raise invalid_params("sessionId", "invalid.must_be_string")
         self._quota_watch().tell(ReadQuota(conn, request_id, self.config.lang))  # quota is the account's: any session's
         return _DEFERRED
+
+    @handles(QuotaAtFailure)
+    def on_quota_at_failure(self, message: QuotaAtFailure) -> None:
+        self._quota_watch().tell(message)  # the QuotaWatch answers the Turn itself
+
+    @handles(QuotaToldAtTurnEnd)
+    def on_quota_told_at_turn_end(self, message: QuotaToldAtTurnEnd) -> None:
+        self.quota_told.setdefault(message.session_id, set()).add((message.meter_id, 100.0, message.resets_at))
+
+    @handles(RefreshQuota)
+    def on_refresh_quota(self, message: RefreshQuota) -> None:
+        """The first session/new's refresh, told to itself after its answer: the watch starts here."""
+        self._quota_watch().tell(message)
 
     @handles(QuotaChanged)
     def on_quota_changed(self, message: QuotaChanged) -> None:

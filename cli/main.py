@@ -56,6 +56,11 @@ def serve(log_level: str = "info", log_file: str | None = None, trace_file: str 
     gc.disable()
     try:
         early = answer_early(log_level, log_file, trace_file)
+        # Those objects, frozen now rather than at runtime.tune_gc (which freezes the rest): gevent's
+        # patch_thread walks every object the collector tracks, to re-own a held RLock or import
+        # lock, and frozen ones are not listed. None of these is held (no import is under way here,
+        # no thread runs); the lock it must re-own, the runtime's import lock, is made after this.
+        gc.freeze()
         from zcode_acp.cli import runtime  # patches gevent first
     finally:
         gc.enable()

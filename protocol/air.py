@@ -167,6 +167,10 @@ def failure_kind(data: Any) -> str:
     """The typed failure kind of a failed turn's error data (``backendCode``, ``errorType``,
     ``backendMessage``): ``quota_exhausted`` for a quota or balance the account ran out of."""
     data = _record(data)
+    from .quota_failure import quota_reason  # a failed turn's: off the first session's path
+
+    if quota_reason(data) is not None:  # the provider's quota codes come before any word
+        return "quota_exhausted"
     words = " ".join(str(data.get(key, "")) for key in ("backendCode", "errorType", "backendMessage")).lower()
     for kind, needles in _KIND_WORDS:
         if any(needle in words for needle in needles):

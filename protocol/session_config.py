@@ -338,6 +338,8 @@ def validate_config_value(settings: SessionSettings | None, config_id: Any, valu
     a string, or a boolean for ``planFirst``); with them, the value must be one
     the selector offers, and ``planFirst`` becomes the mode it selects.
     """
+    if config_id is None:  # a client of an older draft names it optionId (acplint 0.1.0, docs/clients.md)
+        raise invalid_params("configId", "invalid.config_id_missing", plan_first=PLAN_FIRST)
     if config_id == PLAN_FIRST:
         if not isinstance(value, bool):
             raise invalid_params("value", "invalid.must_be_boolean_for", name=PLAN_FIRST)

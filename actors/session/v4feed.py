@@ -51,10 +51,7 @@ class V4Feed:
         return self._step(self.subscription.subscribed(ack, now_ms))
 
     def frames(self, params: list[dict[str, Any]], now_ms: float) -> Step:
-        outcomes: list[v4topic.Outcome[Change]] = []
-        for one in params:
-            outcomes += self.subscription.accept_params(one, now_ms)
-        return self._step(outcomes)
+        return self._step(self.subscription.accept_many(params, now_ms))
 
     def rest(self) -> bool:
         """Pack the window of rows while no turn runs (an idle session holds a few KiB, not its
@@ -81,14 +78,18 @@ class V4Feed:
 
     def _step(self, outcomes: list[v4topic.Outcome[Change]]) -> Step:
         step = Step()
-        translation = Translation(step.updates, step.signals)  # every frame's, in order, into the step
+        changes: list[Change] = []  # every frame's, in order: translated at once, into the step
+        applied = False
         for outcome in outcomes:
             if isinstance(outcome, v4topic.Applied):
-                self.translator.translate(outcome.changes, translation)
+                changes += outcome.changes
+                applied = True
             elif isinstance(outcome, v4topic.ResyncNeeded):
                 step.ignored.append(f"resync: {outcome.reason}")
                 step.resync = self.subscription.resync_params(self.connection_id,
                                                               force_snapshot=outcome.force_snapshot)
             else:
                 step.ignored.append(outcome.reason)
+        if applied:
+            self.translator.translate(changes, Translation(step.updates, step.signals))
         return step

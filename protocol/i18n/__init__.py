@@ -10,16 +10,38 @@ A key a language lacks falls back to English, so a user never reads a key.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .en import MESSAGES as _EN
-from .zh_cn import MESSAGES as _ZH_CN
 
 EN = "en"
 ZH_CN = "zh-CN"
 LANGUAGES = (EN, ZH_CN)
-CATALOG: Mapping[str, Mapping[str, str]] = {EN: _EN, ZH_CN: _ZH_CN}
+
+
+class _Catalogs(Mapping[str, Mapping[str, str]]):
+    """Each language's messages. English is always loaded (every other language falls back to it);
+    another language's module is imported at its first use, so a bridge that speaks English never
+    loads the Chinese catalog (docs/performance.md, "Time to a first session")."""
+
+    def __getitem__(self, lang: str) -> Mapping[str, str]:
+        if lang == EN:
+            return _EN
+        if lang == ZH_CN:
+            from .zh_cn import MESSAGES
+
+            return MESSAGES
+        raise KeyError(lang)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(LANGUAGES)
+
+    def __len__(self) -> int:
+        return len(LANGUAGES)
+
+
+CATALOG: Mapping[str, Mapping[str, str]] = _Catalogs()
 # The locale variables, most specific first (POSIX: the first one set decides the messages' language).
 LOCALE_VARIABLES = ("LC_ALL", "LC_MESSAGES", "LANG")
 
@@ -53,7 +75,7 @@ def language_from_env(env: Mapping[str, str]) -> str:
 
 def t(lang: str, key: str, **params: Any) -> str:
     """The message ``key`` in ``lang`` (English when ``lang`` lacks it), with ``params`` filled in."""
-    template = CATALOG.get(lang, _EN).get(key)
+    template = (_EN if lang == EN else CATALOG.get(lang, _EN)).get(key)
     if template is None:
         template = _EN[key]  # a key nobody defined is a bug: KeyError, caught by the tests
     return template.format(**params)

@@ -176,9 +176,19 @@ class ConversationTranslator(ToolCards):
         out = Translation() if out is None else out
         if self._packed is not None:
             self._unpack()
+        updates, sent = out.updates, self._sent
         for change in changes:
             if type(change) is TextAppended:  # first: most of a streaming turn
-                self._text_appended(change, out)
+                row_id, path, text, row = change
+                kind = row.get("kind")
+                if path == "text" and kind == "assistantText":
+                    # _text_appended's commonest case, inline: once per delta of a streaming turn
+                    self._last_text = row  # the live row: it grows in place
+                    updates.append({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text},
+                                    "messageId": f"row-{row_id}"})
+                    sent[row_id] = sent.get(row_id, 0) + len(text)
+                else:
+                    self._text_appended(change, out)
             elif isinstance(change, Reset):
                 self._reset(change, out)
             elif isinstance(change, RowAppended):

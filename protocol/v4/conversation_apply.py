@@ -290,6 +290,12 @@ class ConversationState:
 
     def apply(self, deltas: Sequence[dict[str, Any]]) -> list[Change] | str:
         for delta in deltas:
+            # _delta_problem's row.delta case, inline (once per delta of a streaming turn): a
+            # well-formed one passes here; anything else is asked of _delta_problem, which says why.
+            if (type(delta) is dict and delta.get("op") == "row.delta" and type(delta.get("rowId")) is int
+                    and type(delta.get("path")) is str and delta["path"] in STREAMABLE_PATHS
+                    and type(delta.get("append")) is str):
+                continue
             problem = _delta_problem(delta)
             if problem:
                 return problem

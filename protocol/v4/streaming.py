@@ -20,7 +20,7 @@ at most six bytes encoded, ``\\u001f``), and a frame under that bound is under t
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import limits
 from .conversation_apply import STREAMABLE_PATHS
@@ -44,9 +44,33 @@ def _encodable(text: str) -> bool:
 TextDeltas = tuple[str, str, int, int, int, list[dict[str, Any]]]
 """``(deliveryKind, logicalFrameId, logicalFrameOrdinal, fromSeq, toSeq, deltas)``."""
 
+_DELIVERY_KINDS = ("initial", "online", "recovery")  # a tuple: ==, nothing hashed
 
-def text_deltas(params: Any, topic: str, subscription_id: str | None, max_logical_bytes: int) -> TextDeltas | None:
-    """The frame's values when it is a whole wire of ``row.delta`` ops for this subscription, else None.
+
+class StreamShape(NamedTuple):
+    """What a whole wire of text deltas for one subscription looks like, made once a batch
+    (``stream_shape``) rather than once a frame: the values its wire and logical frame must
+    hold, compared a tuple at a time, and the part of the size bound they fix."""
+
+    wire: tuple[Any, ...]
+    frame: tuple[Any, ...]
+    envelope_bytes: int
+    encodable: bool
+    """The topic and subscription id have a UTF-8 encoding (a lone surrogate has none)."""
+
+
+def stream_shape(topic: str, subscription_id: str | None) -> StreamShape | None:
+    """The shape for ``text_deltas``; None when no subscription is current (nothing takes the shortcut)."""
+    if subscription_id is None:
+        return None
+    return StreamShape(("complete", limits.WIRE_VERSION, topic, subscription_id, str, int, dict),
+                       (topic, subscription_id, int, int, int, dict),
+                       _ENVELOPE_BYTES + 6 * (len(topic) + len(subscription_id)),
+                       topic.isascii() and subscription_id.isascii())
+
+
+def text_deltas(params: Any, shape: StreamShape | None, max_logical_bytes: int) -> TextDeltas | None:
+    """The frame's values when it is a whole wire of ``row.delta`` ops of ``shape``'s subscription, else None.
 
     None says nothing about the frame: it may be fine (a snapshot, a fragment, another op,
     another subscription) or broken; the general path tells which.
@@ -56,40 +80,39 @@ def text_deltas(params: Any, topic: str, subscription_id: str | None, max_logica
     # a deltas frame, and its payload's two. Values are compared a tuple at a time, in C
     # (``type(x) == int`` is False for a bool, as the general path wants), and read by
     # subscript in a ``try``: this runs once per frame of a streaming turn.
-    if type(params) is not dict or len(params) != 8 or subscription_id is None:
+    if shape is None or type(params) is not dict or len(params) != 8 or not shape.encodable:
         return None
     try:
         frame = params["frame"]
         ordinal = params["logicalFrameOrdinal"]
+        frame_id = params["logicalFrameId"]
         if ((params["kind"], params["wireVersion"], params["topic"], params["subscriptionId"],
-             type(params["logicalFrameId"]), type(ordinal), type(frame))
-                != ("complete", limits.WIRE_VERSION, topic, subscription_id, str, int, dict)
-                or params["deliveryKind"] not in ("initial", "online", "recovery")  # a tuple: ==, nothing hashed
-                or not params["logicalFrameId"] or not 1 <= ordinal <= limits.MAX_SAFE_INTEGER or len(frame) != 6):
+             type(frame_id), type(ordinal), type(frame)) != shape.wire
+                or params["deliveryKind"] not in _DELIVERY_KINDS
+                or not frame_id or not 1 <= ordinal <= limits.MAX_SAFE_INTEGER or len(frame) != 6):
             return None
         from_seq, to_seq, sent_at, payload = frame["fromSeq"], frame["toSeq"], frame["sentAt"], frame["payload"]
         if ((frame["topic"], frame["subscriptionId"], type(from_seq), type(to_seq), type(sent_at), type(payload))
-                != (topic, subscription_id, int, int, int, dict)
+                != shape.frame
                 or not 0 <= from_seq <= to_seq < _INT_BOUND or not -_INT_BOUND < sent_at < _INT_BOUND
-                or len(payload) != 2 or payload["kind"] != "deltas"
-                or not (topic.isascii() and subscription_id.isascii())):  # a lone surrogate cannot be encoded
+                or len(payload) != 2 or payload["kind"] != "deltas"):
             return None
         deltas = payload["deltas"]
         if type(deltas) is not list:
             return None
-        size = _ENVELOPE_BYTES + 6 * (len(topic) + len(subscription_id))
+        size = shape.envelope_bytes
         for delta in deltas:
             # conversation_apply's check of a row.delta, and the four keys the size bound counts.
             if type(delta) is not dict or len(delta) != 4:
                 return None
             row_id, path, append = delta["rowId"], delta["path"], delta["append"]
-            if ((delta["op"], type(row_id), type(path), type(append)) != ("row.delta", int, str, str)
-                    or not -_INT_BOUND < row_id < _INT_BOUND or path not in STREAMABLE_PATHS
-                    or not (append.isascii() or _encodable(append))):
+            if (delta["op"] != "row.delta" or type(row_id) is not int or type(path) is not str
+                    or type(append) is not str or not -_INT_BOUND < row_id < _INT_BOUND
+                    or path not in STREAMABLE_PATHS or not (append.isascii() or _encodable(append))):
                 return None
             size += _DELTA_BYTES + 6 * (len(path) + len(append))
     except KeyError:  # a key missing (another of the same count in its place)
         return None
     if size > max_logical_bytes:
         return None  # perhaps within the limit: the general path measures it
-    return params["deliveryKind"], params["logicalFrameId"], ordinal, from_seq, to_seq, deltas
+    return params["deliveryKind"], frame_id, ordinal, from_seq, to_seq, deltas

@@ -32,7 +32,7 @@ from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 from .frames import DeltasPayload, TopicFrame
 from .reassembly import Assembled, Assembler, AssemblyFault
-from .streaming import text_deltas
+from .streaming import stream_shape, text_deltas
 from .wire import DeliveryKind, ParsedWire, Unroutable, Wire, parse_wire
 
 C = TypeVar("C")
@@ -160,24 +160,40 @@ class TopicSubscription(Generic[C]):
         return outcomes
 
     def accept_params(self, params: Any, now_ms: float, *, line_bytes: int | None = None) -> list[Outcome[C]]:
-        """``accept(parse_wire(params), …)``, with a shortcut for a stream's common frame.
+        """``accept(parse_wire(params), …)``, with a shortcut for a stream's common frame (``accept_many``)."""
+        if line_bytes is not None:  # the general path measures with it
+            return self.accept(parse_wire(params), now_ms, line_bytes=line_bytes)
+        return self.accept_many((params,), now_ms)
+
+    def accept_many(self, batch: Sequence[Any], now_ms: float) -> list[Outcome[C]]:
+        """``accept(parse_wire(params), …)`` for each of ``batch`` in order, their outcomes in one list.
 
         A whole wire of text deltas that follows the cursor (``streaming.text_deltas``) goes
         straight to the applier, skipping the records the layers would make for it; what
-        it does to the assembler, the cursor and the state is what ``accept`` does.
+        it does to the assembler, the cursor and the state is what ``accept`` does. The loop
+        over the batch is here, not in the caller, so such a frame costs three Python calls
+        (the check, the assembler's settle, the applier) and no list of its own.
         """
-        plain = text_deltas(params, self.topic, self.subscription_id, self._assembler.max_logical_bytes)
-        if plain is not None:
-            delivery_kind, frame_id, ordinal, from_seq, to_seq, deltas = plain
-            if (self.seq is not None and from_seq == self.seq and to_seq > from_seq
-                    and self._assembler.take_whole((self.topic, params["subscriptionId"]), ordinal, frame_id)):
-                changes = self.applier.apply(deltas)
-                if isinstance(changes, str):
-                    return [self._resync(f"deltas refused: {changes}", force_snapshot=True)]
-                self.seq = to_seq
-                # Applied(changes, delivery_kind, to_seq, False), made without its __new__'s Python frame
-                return [_new_tuple(Applied, (changes, delivery_kind, to_seq, False))]
-        return self.accept(parse_wire(params), now_ms, line_bytes=line_bytes)
+        outcomes: list[Outcome[C]] = []
+        topic, assembler, apply = self.topic, self._assembler, self.applier.apply
+        # Once a batch: accepting frames never changes the subscription (only an ack does).
+        shape = stream_shape(topic, self.subscription_id)
+        for params in batch:
+            plain = text_deltas(params, shape, assembler.max_logical_bytes)
+            if plain is not None:
+                delivery_kind, frame_id, ordinal, from_seq, to_seq, deltas = plain
+                if (from_seq == self.seq and to_seq > from_seq
+                        and assembler.take_whole((topic, params["subscriptionId"]), ordinal, frame_id)):
+                    changes = apply(deltas)
+                    if isinstance(changes, str):
+                        outcomes.append(self._resync(f"deltas refused: {changes}", force_snapshot=True))
+                        continue
+                    self.seq = to_seq
+                    # Applied(changes, delivery_kind, to_seq, False), made without its __new__'s Python frame
+                    outcomes.append(_new_tuple(Applied, (changes, delivery_kind, to_seq, False)))
+                    continue
+            outcomes += self.accept(parse_wire(params), now_ms)
+        return outcomes
 
     def expire(self, now_ms: float) -> list[Outcome[C]]:
         """Call when ``next_expiry_ms`` has passed: an assembly that timed out asks a resync."""

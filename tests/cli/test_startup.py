@@ -43,12 +43,16 @@ def test_the_bare_stdio_path_imports_no_command_framework(tmp_path):
 # first session"). The backend's plumbing and retries (a spawn), a Turn's busy retry (a prompt),
 # the webhook's actor and formats (ZCODE_ACP_NOTIFY_URL), the trace's redaction and comparison
 # (--trace), the rotating log file (`zcode-acp serve`), the Session actor's code (session/new makes
-# a record: the first Session starts at the first use, and its code is imported after this answer).
+# a record: the first Session starts at the first use, and its code is imported after this answer),
+# the quota watch and the key lookup (started once the first session/new is answered), the catalog of
+# a language the bridge does not speak (ZCODE_ACP_LANG=en here).
 NOT_ON_THE_FIRST_SESSION_PATH = ("tenacity", "secrets", "hmac", "difflib", "logging.handlers",
                                  "zcode_acp.actors.transport.backend_process", "zcode_acp.actors.notifier",
                                  "zcode_acp.protocol.notifications", "zcode_acp.protocol.trace_redaction",
                                  "zcode_acp.protocol.trace_compare", "zcode_acp.actors.session.actor",
-                                 "zcode_acp.actors.turn", "zcode_acp.protocol.translator")
+                                 "zcode_acp.actors.turn", "zcode_acp.protocol.translator",
+                                 "zcode_acp.actors.quota", "zcode_acp.config.coding_plan", "zcode_acp.protocol.quota",
+                                 "zcode_acp.protocol.i18n.zh_cn")
 
 
 def imported_before_answers(argv: list[str], env: dict[str, str], requests: list[tuple[str, dict]]) -> list[set[str]]:
@@ -82,14 +86,15 @@ def imported_before_answers(argv: list[str], env: dict[str, str], requests: list
 
 
 def test_the_first_session_imports_nothing_a_later_request_or_an_option_needs(tmp_path):
-    env = clean_env(tmp_path, ZCODE_BIN="zcode-sim")
+    env = clean_env(tmp_path, ZCODE_BIN="zcode-sim", ZCODE_ACP_LANG="en")
     _, first_session, next_request = imported_before_answers(["-m", "zcode_acp"], env, [
         ("initialize", INITIALIZE), ("session/new", {"cwd": str(tmp_path), "mcpServers": []}),
         ("initialize", INITIALIZE)])  # any request after it: a cheap one that needs no Session
     assert "zcode_acp.actors.supervisor" in first_session  # the measurement saw the runtime
     assert [name for name in NOT_ON_THE_FIRST_SESSION_PATH if name in first_session] == []
-    # The Session's code was imported right after that answer, not left to the first prompt.
-    assert "zcode_acp.actors.session.actor" in next_request
+    # The Session's code was imported right after that answer, not left to the first prompt, and the
+    # quota watch started then, to learn the quota before that prompt.
+    assert {"zcode_acp.actors.session.actor", "zcode_acp.actors.quota"} <= next_request
 
 
 def test_the_serve_options_take_the_same_path_and_do_their_job(tmp_path):

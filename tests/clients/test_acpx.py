@@ -73,7 +73,15 @@ def said(done: subprocess.CompletedProcess) -> str:
     return f"exit {done.returncode}\nstdout:\n{done.stdout}\nstderr:\n{done.stderr}"
 
 
-def test_every_documented_acpx_command_works_in_order(acpx):
+# The process suite's three engines (tests/process/conftest.py): the simulator's dialect, and on
+# today-v4 the bridge on the engine's v4 data plane. acpx passes its environment to the bridge.
+DIALECTS = {"classic": {"ZCODE_SIM_DIALECT": "classic"}, "today": {"ZCODE_SIM_DIALECT": "today"},
+            "today-v4": {"ZCODE_SIM_DIALECT": "today", "ZCODE_ACP_ENGINE_API": "v4"}}
+
+
+@pytest.mark.parametrize("dialect", list(DIALECTS))
+def test_every_documented_acpx_command_works_in_order(acpx, dialect):
+    acpx.env.update(DIALECTS[dialect])
     exec_once, new, prompt, close, approve_all, no_config = documented(acpx.launch)
 
     done = acpx.run(exec_once, HELLO)
@@ -117,11 +125,11 @@ def engine_models(acpx) -> list[str]:
     return [json.loads(path.read_text())["model"] for path in Path(acpx.marker).glob("sess_*.json")]
 
 
-@pytest.mark.parametrize("dialect", ["classic", "today"])
+@pytest.mark.parametrize("dialect", list(DIALECTS))
 def test_a_model_is_chosen_on_a_first_run(acpx, dialect):
     """Issue 32: on a fresh install (no catalog remembered), and always on the seed's engine, the
     list was "Default model" until a prompt, and `acpx set model` refused every model (exit 1)."""
-    acpx.env["ZCODE_SIM_DIALECT"] = dialect
+    acpx.env.update(DIALECTS[dialect])
     _, new, prompt, close, *_ = documented(acpx.launch)
     done = acpx.run(new)
     assert done.returncode == 0, said(done)
