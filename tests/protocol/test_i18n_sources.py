@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from zcode_acp.protocol import air
+from zcode_acp.protocol import air, quota_failure
 from zcode_acp.protocol.i18n import CATALOG, EN
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -85,6 +85,8 @@ EXEMPT: dict[str, dict[str, str]] = {
                            "stands in for the engine's own words, which pass untranslated (decisions: Chinese throughout)"},
     "protocol/air.py": {word: "matched in an engine error, naming its kind" for _, words in air._KIND_WORDS
                         for word in words},
+    "protocol/quota_failure.py": {word: "matched in the provider's answer, naming why the plan stopped"
+                                  for _, words in quota_failure._QUOTA_WORDS for word in words},
     "protocol/quota.py": {"coding plan": "matched in the provider's answer"},
     "protocol/sessions.py": {"ZCode Protocol": "the engine's name for its protocol, matched in its answer"},
     "protocol/lazy_sessions.py": {"top level is not an object": "why a file does not parse, beside ujson's own words"},
