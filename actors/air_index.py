@@ -121,7 +121,7 @@ class AirSessionIndex:
         if not isinstance(cwd, str) or not os.path.isabs(cwd):
             raise invalid_params("cwd", "invalid.must_be_absolute")
         if len(self.list_subscriptions) >= MAX_SUBSCRIPTIONS:
-            raise errors.internal(f"too many session list subscriptions (at most {MAX_SUBSCRIPTIONS})")
+            raise errors.worded(errors.INTERNAL_ERROR, "error.too_many_list_subscriptions", limit=MAX_SUBSCRIPTIONS)
         subscription_id = uuid.uuid4().hex
         self.list_subscriptions[subscription_id] = (conn, os.path.normpath(cwd))
         return {"subscriptionId": subscription_id}

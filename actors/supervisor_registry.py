@@ -33,7 +33,7 @@ from zcode_acp.actors.dormant_records import DormantRecords
 from zcode_acp.actors.interaction_router import InteractionRouter
 from zcode_acp.actors.lazy_store import LazySessionStore
 from zcode_acp.actors.model_catalog import CatalogFile
-from zcode_acp.actors.quiet_release import QuietRelease, release_memory
+from zcode_acp.actors.memory.quiet_release import QuietRelease, release_memory
 from zcode_acp.actors.messages import (
     GoDormant,
     SessionIdle,

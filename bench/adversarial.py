@@ -19,7 +19,7 @@ at the end it prints:
   answer) and after ``--idle`` quiet seconds (default 6: longer than the 5 s
   stop fallback that keeps each preempted turn a little while, and than the
   1-2 s after which the bridge, once quiet, gives freed memory back on its own:
-  ``actors/quiet_release.py``; the benchmark asks for nothing), and the seed.
+  ``actors/memory/quiet_release.py``; the benchmark asks for nothing), and the seed.
   Start is read after warm-up: initialized, every session live on the backend
   and through each kind of valid traffic once (``warm_up``).
 

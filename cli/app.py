@@ -150,7 +150,7 @@ def serve_option(name: str) -> Any:
     """The typer declaration of a serve option, from the table ``main.py`` also parses (``serve_options.py``)."""
     option = _SERVE_OPTION[name]
     return typer.Option(option.default, option.flag, metavar=option.metavar,
-                        help=tr(f"help.option.{name}", levels=option.help))
+                        help=tr(f"help.option.{name}", levels=option.levels))
 
 
 def _version(value: bool) -> None:

@@ -13,10 +13,16 @@ import sys
 from typing import NoReturn
 
 from zcode_acp.cli.serve_options import LOG_LEVELS  # the options' one table
+from zcode_acp.protocol.i18n import language_from_env, t
 
 
 class UsageError(ValueError):
     """A command-line value the bridge cannot use: one line for the user, exit 2."""
+
+
+def _lang() -> str:
+    """The language of a refused option: logging is set up before the Config exists."""
+    return language_from_env(os.environ)
 
 
 def setup_logging(level: str = "info", log_file: str | None = None, rotate_bytes: int = 0,
@@ -27,7 +33,7 @@ def setup_logging(level: str = "info", log_file: str | None = None, rotate_bytes
     (``zcode-acp serve``, a long-running service).
     """
     if level.lower() not in LOG_LEVELS:
-        raise UsageError(f"--log-level {level!r} is not one of {', '.join(LOG_LEVELS)}")
+        raise UsageError(t(_lang(), "cli.log_level_unknown", level=repr(level), levels=", ".join(LOG_LEVELS)))
     if log_file and rotate_bytes > 0:
         from zcode_acp.cli.log_rotation import PrivateRotatingFileHandler
 
@@ -35,12 +41,12 @@ def setup_logging(level: str = "info", log_file: str | None = None, rotate_bytes
             handler: logging.Handler = PrivateRotatingFileHandler(log_file, maxBytes=rotate_bytes,
                                                                   backupCount=backups, encoding="utf-8")
         except OSError as exc:
-            raise UsageError(f"--log-file {log_file!r} cannot be opened for writing: {exc.strerror}") from None
+            raise UsageError(t(_lang(), "cli.log_file_unwritable", path=repr(log_file), reason=exc.strerror)) from None
     elif log_file:
         try:
             fd = os.open(log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         except OSError as exc:
-            raise UsageError(f"--log-file {log_file!r} cannot be opened for writing: {exc.strerror}") from None
+            raise UsageError(t(_lang(), "cli.log_file_unwritable", path=repr(log_file), reason=exc.strerror)) from None
         handler = logging.StreamHandler(os.fdopen(fd, "a", buffering=1))
     else:
         handler = logging.StreamHandler(sys.stderr)

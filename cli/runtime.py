@@ -123,7 +123,8 @@ from zcode_acp.cli.logs import fail, setup_logging  # noqa: E402,F401  (setup_lo
 from zcode_acp.actors.messages import AttachClient, Shutdown  # noqa: E402
 from zcode_acp import version  # noqa: E402
 from zcode_acp.actors.supervisor import Supervisor  # noqa: E402
-from zcode_acp.actors.transport import memory, trace  # noqa: E402
+from zcode_acp.actors.memory import allocator as memory  # noqa: E402
+from zcode_acp.actors.transport import trace  # noqa: E402
 
 log = logging.getLogger("zcode_acp")
 

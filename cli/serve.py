@@ -31,6 +31,7 @@ from zcode_acp.config.remote import load_remote_config
 from zcode_acp.cli.sdnotify import Notifier
 from zcode_acp.actors.messages import Occupancy, Shutdown
 from zcode_acp.actors.supervisor import Supervisor
+from zcode_acp.protocol.i18n import language_from_env, t
 
 log = logging.getLogger("zcode_acp.serve")
 
@@ -39,10 +40,15 @@ LOG_BACKUPS = 5  # … keeping this many old files
 IDLE_CHECK_MAX = 5.0  # seconds between idle checks at most (a short --idle-exit checks more often)
 
 
+def _lang() -> str:
+    """The language of what serve prints before its Config exists (resolved as Config resolves it)."""
+    return language_from_env(os.environ)
+
+
 def project_root(cwd: str) -> str:
     """The directory every session is pinned to: absolute, symlinks resolved (as the hub resolves it)."""
     if not os.path.isdir(cwd):
-        fail(f"--cwd {cwd!r} is not a directory")
+        fail(t(_lang(), "serve.cwd_not_a_directory", cwd=repr(cwd)))
     return os.path.realpath(cwd)
 
 
@@ -77,7 +83,7 @@ def keep_watchdog_fed(notifier: Notifier, interval: float) -> None:
 def run_serve(cwd: str, idle_exit: float | None) -> int:
     root = project_root(cwd)
     if idle_exit is not None and idle_exit <= 0:
-        fail(f"--idle-exit {idle_exit:g} must be a positive number of minutes")
+        fail(t(_lang(), "serve.idle_exit_not_positive", minutes=f"{idle_exit:g}"))
     try:
         config = Config.from_env()
         warnings = start_warnings(config)
@@ -87,8 +93,7 @@ def run_serve(cwd: str, idle_exit: float | None) -> int:
         warn(warning)
     settings = load_remote_config()
     if not settings.token:
-        fail("serve has only remote clients, so it needs a token: set ZCODE_ACP_REMOTE_TOKEN "
-             "(or remote.token in the config file, mode 0600)")
+        fail(t(config.lang, "serve.needs_a_token"))
     settings = dataclasses.replace(settings, enabled=True)
 
     runtime.announce(config)

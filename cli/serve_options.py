@@ -22,16 +22,15 @@ class ServeOption(NamedTuple):
     flag: str
     name: str  # the keyword of ``main.serve`` (and of the typer callback's parameter)
     metavar: str | None  # None: a switch, which takes no value
-    help: str
+    levels: str  # filled into its help; the words are the catalog's ``help.option.<name>`` (protocol/i18n)
     default: Any = None
 
 
 SERVE_OPTIONS = (
     ServeOption("--log-level", "log_level", "LEVEL", ", ".join(LOG_LEVELS), "info"),
-    ServeOption("--log-file", "log_file", "PATH", "append logs to this file (created 0600) instead of stderr"),
-    ServeOption("--trace", "trace_file", "FILE", "record every frame to FILE, created 0600 (docs/traces.md)"),
-    ServeOption("--trace-redact-content", "trace_redact_content", None,
-                "in the trace, replace every text by its length and a hash", False),
+    ServeOption("--log-file", "log_file", "PATH", ""),
+    ServeOption("--trace", "trace_file", "FILE", ""),
+    ServeOption("--trace-redact-content", "trace_redact_content", None, "", False),
 )
 BY_FLAG = {option.flag: option for option in SERVE_OPTIONS}
 

@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Mapping
 
+from zcode_acp.protocol.i18n import EN, language_from_env, t
+
 log = logging.getLogger(__name__)
 
 DEFAULT_HUB_HOST = "127.0.0.1"
@@ -103,11 +105,12 @@ def host_names(value: object) -> tuple[str, ...] | None:
     return names
 
 
-def project_roots(values: list[object], home: Path, warnings: list[str], origin: str) -> tuple[Path, ...]:
+def project_roots(values: list[object], home: Path, warnings: list[str], origin: str,
+                  lang: str = EN) -> tuple[Path, ...]:
     roots: list[Path] = []
     for value in values:
         if not isinstance(value, str) or not value.strip():
-            warnings.append(f"{origin}: ignoring project root {value!r} (not a path)")
+            warnings.append(t(lang, "remote.root_not_a_path", origin=origin, value=repr(value)))
             continue
         text = value.strip()
         if text == "~":
@@ -117,7 +120,7 @@ def project_roots(values: list[object], home: Path, warnings: list[str], origin:
         else:
             path = Path(text)
         if not path.is_absolute():
-            warnings.append(f"{origin}: ignoring project root {value!r} (not absolute)")
+            warnings.append(t(lang, "remote.root_not_absolute", origin=origin, value=repr(value)))
             continue
         roots.append(path)
     return tuple(roots)
@@ -131,23 +134,24 @@ def parse_remote_config(file_text: str | None, file_mode: int | None, env: Mappi
     writable by group or others is refused.
     """
     warnings: list[str] = []
-    where = str(path) if path else "config file"
+    lang = language_from_env(env)  # the warnings are a person's to read (doctor, the start-up lines)
+    where = str(path) if path else t(lang, "remote.config_file")
     section: dict[str, Any] = {}
     if file_text is not None:
         try:
             document = json.loads(file_text)
         except ValueError as exc:
-            warnings.append(f"{where}: not valid JSON ({exc}); ignored")
+            warnings.append(t(lang, "remote.not_json", where=where, error=exc))
             document = {}
         if not isinstance(document, dict):
             # Issue 29: ``[1,2]`` was ignored without a word; a bad file is warn-only (README, Configuration).
-            warnings.append(f"{where}: not a JSON object ({type(document).__name__}); ignored")
+            warnings.append(t(lang, "remote.not_an_object", where=where, kind=type(document).__name__))
             document = {}
         remote = document.get("remote")
         if isinstance(remote, dict):
             section = remote
         elif remote is not None:
-            warnings.append(f"{where}: \"remote\" must be an object; ignored")
+            warnings.append(t(lang, "remote.section_not_an_object", where=where))
 
     def pick(key: str, env_name: str, convert: Any, default: Any) -> Any:
         raw_env = env.get(env_name)
@@ -155,12 +159,12 @@ def parse_remote_config(file_text: str | None, file_mode: int | None, env: Mappi
             converted = convert(raw_env)
             if converted is not None:
                 return converted
-            warnings.append(f"{env_name}={raw_env!r} is not valid; ignored")
+            warnings.append(t(lang, "remote.env_invalid", name=env_name, raw=repr(raw_env)))
         if key in section:
             converted = convert(section[key])
             if converted is not None:
                 return converted
-            warnings.append(f"{where}: remote.{key}={section[key]!r} is not valid; ignored")
+            warnings.append(t(lang, "remote.file_invalid", where=where, field=key, raw=repr(section[key])))
         return default
 
     enabled = pick("enabled", "ZCODE_ACP_REMOTE", flag, False)
@@ -182,28 +186,26 @@ def parse_remote_config(file_text: str | None, file_mode: int | None, env: Mappi
     elif "token" in section:
         file_token = section["token"]
         if not isinstance(file_token, str) or not file_token.strip():
-            warnings.append(f"{where}: remote.token must be a non-empty string; ignored")
+            warnings.append(t(lang, "remote.token_not_a_string", where=where))
         elif file_mode is not None and stat.S_IMODE(file_mode) & 0o077:
-            token_problem = (f"{where} is readable or writable by other users (mode "
-                             f"{stat.S_IMODE(file_mode):04o}); its token is refused. Run: chmod 600 {where}")
+            token_problem = t(lang, "remote.token_file_shared", where=where, mode=f"{stat.S_IMODE(file_mode):04o}")
             warnings.append(token_problem)
         else:
             token, token_source = file_token.strip(), "file"
     if token is not None and len(token) < MIN_TOKEN_LENGTH:
-        token_problem = (f"the remote token is shorter than {MIN_TOKEN_LENGTH} characters; refused "
-                         "(make one with: openssl rand -hex 32)")
+        token_problem = t(lang, "remote.token_too_short", length=MIN_TOKEN_LENGTH)
         warnings.append(token_problem)
         token, token_source = None, ""
 
     env_roots = env.get("ZCODE_ACP_PROJECT_ROOTS", "")
     if env_roots.strip():
         roots = project_roots([r for r in env_roots.split(os.pathsep) if r.strip()], home, warnings,
-                       "ZCODE_ACP_PROJECT_ROOTS")
+                              "ZCODE_ACP_PROJECT_ROOTS", lang)
     elif isinstance(section.get("projectRoots"), list):
-        roots = project_roots(section["projectRoots"], home, warnings, f"{where}: remote.projectRoots")
+        roots = project_roots(section["projectRoots"], home, warnings, f"{where}: remote.projectRoots", lang)
     else:
         if "projectRoots" in section:
-            warnings.append(f"{where}: remote.projectRoots must be a list; ignored")
+            warnings.append(t(lang, "remote.roots_not_a_list", where=where))
         roots = ()
 
     return RemoteConfig(enabled=enabled, token=token, hub_host=hub_host, hub_port=hub_port,

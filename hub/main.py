@@ -26,6 +26,7 @@ from collections.abc import Mapping
 import gevent
 
 from zcode_acp.config.remote import load_remote_config
+from zcode_acp.protocol.i18n import language_from_env, t
 from zcode_acp.hub.handovers import default_record_path
 from zcode_acp.hub.server import Hub, HubSettings
 from zcode_acp.hub.static import default_web_root
@@ -72,17 +73,16 @@ def run_hub(*, stay: bool = False, host: str | None = None, port: int | None = N
             web_root: str | None = None, env: Mapping[str, str] | None = None) -> int:
     env = os.environ if env is None else env
     config = load_remote_config(env, log_warnings=False)
+    lang = language_from_env(env)  # the words a person starting the hub reads (docs/architecture.md)
     for warning in config.warnings:
         if warning != config.token_problem or config.token:
             log.warning("%s", warning)
     if not config.token and config.token_problem:  # one line: why the token given was refused, and the fix
-        print(f"zcode-acp hub: {config.token_problem}. The hub refuses to run without a token.", file=sys.stderr)
+        print(t(lang, "hub.token_refused", problem=config.token_problem), file=sys.stderr)
         return 2
     if not config.token:
-        where = config.config_path or "the config file"
-        print("zcode-acp hub: no token. Set ZCODE_ACP_REMOTE_TOKEN, or remote.token in "
-              f"{where} (which must be mode 0600). The hub refuses to run without one.",
-              file=sys.stderr)
+        where = config.config_path or t(lang, "hub.the_config_file")
+        print(t(lang, "hub.no_token", where=where), file=sys.stderr)
         return 2
     host = host or config.hub_host
     port = config.hub_port if port is None else port

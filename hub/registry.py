@@ -84,8 +84,6 @@ def _same_key(held: bytes, given: bytes) -> bool:
 class Instance:
     registration: Registration
     last_seen: float
-    # When a probe of a silent bridge first found its port open (None: not probed).
-    probed_alive_at: float | None = None
 
     @property
     def id(self) -> str:

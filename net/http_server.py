@@ -87,11 +87,6 @@ class HttpRequest:
     def header(self, name: str, default: str = "") -> str:
         return self.headers.get(name.lower(), default)
 
-    @property
-    def is_websocket_upgrade(self) -> bool:
-        connection = {t.strip().lower() for t in self.header("connection").split(",")}
-        return "upgrade" in connection and self.header("upgrade").lower() == "websocket"
-
     def json(self) -> object:
         """The body as JSON; raises ``HttpError(400)`` when it is not."""
         try:
@@ -337,7 +332,6 @@ class HttpServer:
         self.admit = admit
         self.max_connections = max_connections
         self.max_unauthenticated = max_unauthenticated
-        self.refused_busy = 0       # connections answered 503 (a pool full)
         self.evicted = 0            # connections without a token cut for a newcomer
         self.accept_errors = 0      # accept() failures survived (EMFILE, ENFILE, ENOBUFS, ...)
         self.listener = gsocket.socket(gsocket.AF_INET6 if ":" in address[0] else gsocket.AF_INET,
@@ -359,11 +353,6 @@ class HttpServer:
     @property
     def port(self) -> int:
         return self.address[1]
-
-    @property
-    def open_connections(self) -> int:
-        """Connections being read or answered, with the token or without."""
-        return len(self._connections) + len(self._unauthenticated)
 
     @property
     def authenticated_connections(self) -> int:
@@ -454,7 +443,6 @@ class HttpServer:
         if self._unauthenticated.pop(current, None) is None:
             return
         if len(self._connections) >= self.max_connections:
-            self.refused_busy += 1
             raise HttpError(503, "too many connections; retry later", (("Retry-After", "1"),))
         self._connections.add(current)
 
@@ -489,16 +477,6 @@ class HttpServer:
             if exchange is None or not exchange.detached:
                 _close_gracefully(sock)
 
-
-def _refuse_busy(sock: gsocket.socket) -> None:
-    data = build_response(h11.Connection(h11.SERVER), 503, "too many connections; retry later\n",
-                          headers=[("Retry-After", "1")])
-    try:
-        sock.settimeout(1.0)
-        sock.sendall(data)
-    except OSError:
-        pass
-    _close_gracefully(sock)
 
 
 def _close_gracefully(sock: gsocket.socket) -> None:

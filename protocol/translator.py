@@ -19,7 +19,7 @@ from typing import Any
 
 from . import framing, jsonrpc, session_notices, tools, updates
 from .events import MODEL_STREAMING, SESSION_UPDATED, STREAM_RECOVERY_UPDATED, TOOL_UPDATED, payload
-from .i18n import EN
+from .i18n import EN, t
 from .recovery import RetryCard
 from .usage import context_usage_update
 
@@ -116,7 +116,6 @@ class TurnTranslator:
     terminal_output: bool = False
     cards: dict[str, ToolCard] = field(default_factory=dict)
     saw_tool_result: bool = False
-    saw_todo_write: bool = False
     plan: list[dict[str, str]] | None = None  # the last plan this turn showed (or was given)
     last_usage: dict[str, Any] | None = None  # the last context meter this turn showed
     _declared: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
@@ -300,8 +299,6 @@ class TurnTranslator:
 
     def _result(self, card: ToolCard, result: Any) -> list[dict[str, Any]]:
         self.saw_tool_result = True
-        if card.name == "TodoWrite":
-            self.saw_todo_write = True
         text = tools.result_text(result)
         failed = tools.result_failed(result)
         status = "failed" if failed else "completed"
@@ -348,7 +345,7 @@ class TurnTranslator:
         if isinstance(error, dict):
             text = str(error.get("message") or error.get("error") or error)
         else:
-            text = str(error or "tool failed")
+            text = str(error or t(self.lang, "tool.failed"))  # the engine said nothing: our words
         card.status = "failed"
         if card.terminal:
             return [terminal_exit(card.tool_call_id, "failed", 1, rawOutput={"error": text})]

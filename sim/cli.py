@@ -34,8 +34,35 @@ def main(argv: list[str] | None = None) -> None:
     if args.command is None:
         parser.error("a command is required (app-server), or --replay FILE")
     from .faults import die_at_start_if_asked
-    from .server import serve
 
     die_at_start_if_asked()
 
-    sys.exit(serve(disallowed_tools=args.disallowed_tools.split()))
+    sys.exit(serve())
+
+
+def serve() -> int:
+    """Serve the app-server protocol on stdio in the dialect the environment names.
+
+    Here, at the top of the simulator's layers (docs/simulator.md), so the classic server never
+    imports today's, which subclasses it. The servers are imported late: ``--version`` and
+    ``--replay`` need neither (and the server module patches the process with gevent).
+    """
+    from .server import SimServer  # first: it patches the process with gevent
+    from .dialect import Dialect
+    from .scenarios import ScenarioBook
+    from .wire import Wire
+
+    dialect = Dialect.from_env()
+    if dialect.name == "today":
+        from .today import TodaySimServer
+
+        server: SimServer = TodaySimServer(Wire(1), ScenarioBook(), dialect)
+    else:
+        server = SimServer(Wire(1), ScenarioBook(), dialect)
+    if not server.ready_to_start():
+        return 1
+    try:
+        return server.serve()
+    finally:
+        server.wire.flush()
+        sys.stderr.flush()

@@ -14,16 +14,41 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from collections.abc import Callable
 
 import gevent
 
-if TYPE_CHECKING:
-    from .runner import TurnRunner
+from .model import SimSession
+from .wire import Wire
 
 
-def step_tool_open(runner: TurnRunner, step: dict[str, Any]) -> None:
+class FaultHost(Protocol):
+    """The server, as the fault steps touch it."""
+
+    wire: Wire
+    frozen: bool
+
+    def agent_changed_mode(self, session: SimSession, reason: str) -> None: ...
+
+
+class FaultRunner(Protocol):
+    """The ``TurnRunner`` that plays a fault step, as the step uses it.
+
+    Named here so this module, a layer below the runner (docs/simulator.md, Layers), never imports it.
+    """
+
+    server: FaultHost
+    session: SimSession
+
+    def emit(self, kind: str, payload: dict[str, Any], push: bool = True, flush: bool = True) -> None: ...
+
+    def step_text(self, step: dict[str, Any]) -> None: ...
+
+    def _declare(self, name: str, tool_input: dict[str, Any]) -> str: ...
+
+
+def step_tool_open(runner: FaultRunner, step: dict[str, Any]) -> None:
     """Declare and start a tool, and never finish it: its card stays open."""
     name = step.get("name", "Bash")
     tool_input = step.get("input") or {"command": "make test"}
@@ -32,7 +57,7 @@ def step_tool_open(runner: TurnRunner, step: dict[str, Any]) -> None:
     runner.emit("tool.updated", {"kind": "started", "toolCallId": tool_id})
 
 
-def step_spawn(runner: TurnRunner, step: dict[str, Any]) -> None:
+def step_spawn(runner: FaultRunner, step: dict[str, Any]) -> None:
     """Start a child (a Bash tool's command) that inherits the backend's stdout.
 
     The child's pid is streamed as text (``child <pid> ``) so a test can find it.
@@ -42,7 +67,7 @@ def step_spawn(runner: TurnRunner, step: dict[str, Any]) -> None:
     runner.step_text({"text": f"child {child.pid} "})
 
 
-def step_close_stdout(runner: TurnRunner, step: dict[str, Any]) -> str:
+def step_close_stdout(runner: FaultRunner, step: dict[str, Any]) -> str:
     """Close stdout and stay alive, reading stdin and answering nothing.
 
     ``os.close`` is not used: gevent (25.8+, patched in) defers a pipe's close to
@@ -60,7 +85,7 @@ def step_close_stdout(runner: TurnRunner, step: dict[str, Any]) -> str:
         gevent.sleep(3600)
 
 
-def step_burst(runner: TurnRunner, step: dict[str, Any]) -> None:
+def step_burst(runner: FaultRunner, step: dict[str, Any]) -> None:
     """``count`` text deltas, then a mode change, all in one write to stdout.
 
     One write of less than PIPE_BUF bytes reaches the bridge in one read, so
@@ -72,7 +97,7 @@ def step_burst(runner: TurnRunner, step: dict[str, Any]) -> None:
     runner.server.agent_changed_mode(runner.session, "tool_call")  # in the dialect's own state.updated shape
 
 
-STEPS: dict[str, Callable[[TurnRunner, dict[str, Any]], Any]] = {
+STEPS: dict[str, Callable[[FaultRunner, dict[str, Any]], Any]] = {
     "burst": step_burst,
     "tool_open": step_tool_open,
     "spawn": step_spawn,

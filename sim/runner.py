@@ -6,22 +6,54 @@ import itertools
 import os
 import time
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import gevent
 import ujson
 
 from . import faults
+from .dialect import Dialect
 from .model import SimSession, SimTask, SimTurn
+from .wire import Wire
 
-if TYPE_CHECKING:
-    from .server import SimServer
+
+class TurnHost(Protocol):
+    """What a turn needs of the server that runs it (``SimServer`` or a dialect's subclass).
+
+    Named here so the runner, a layer below the server (docs/simulator.md, Layers), never imports it.
+    """
+
+    wire: Wire
+    dialect: Dialect
+    frozen: bool
+
+    def emit(self, session: SimSession, kind: str, payload: dict[str, Any], turn_id: str | None = None,
+             push: bool = True, flush: bool = True) -> dict[str, Any]: ...
+
+    def account(self, session: SimSession, runner: TurnRunner) -> dict[str, Any]: ...
+
+    def absorb_guides(self, session: SimSession, turn: SimTurn, runner: TurnRunner) -> None: ...
+
+    def agent_changed_mode(self, session: SimSession, reason: str) -> None: ...
+
+    def ask_permission(self, runner: TurnRunner, tool_id: str, name: str, tool_input: Any,
+                       step: dict[str, Any]) -> tuple[bool, str] | None: ...
+
+    def ask_plan(self, runner: TurnRunner, tool_id: str, plan: str) -> tuple[bool, str] | None: ...
+
+    def ask_questions(self, runner: TurnRunner, tool_id: str,
+                      questions: list[dict[str, Any]]) -> tuple[bool, Any] | None: ...
+
+    def official_mcp_auth(self, runner: TurnRunner, step: dict[str, Any]) -> str: ...
+
+    def run_task(self, session: SimSession, task: SimTask, outputs: list[str], interval: float, status: str,
+                 notify: bool) -> None: ...
 
 
 class TurnRunner:
     """Plays one scenario's steps as events of one turn."""
 
-    def __init__(self, server: SimServer, session: SimSession, turn: SimTurn, parts: list[dict[str, Any]],
+    def __init__(self, server: TurnHost, session: SimSession, turn: SimTurn, parts: list[dict[str, Any]],
                  prompt: str = "") -> None:
         self.server = server
         self.prompt = prompt

@@ -20,7 +20,6 @@ monkey.patch_all(ssl=False)
 
 import itertools  # noqa: E402
 import os  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
 import uuid  # noqa: E402
 from typing import Any  # noqa: E402
@@ -463,19 +462,3 @@ class SimServer(SessionMethods):
                         "params": {"sessionId": session.session_id, "reason": reason, "patch": patch or {}}})
         return session.revision
 
-
-def serve(disallowed_tools: list[str] | None = None) -> int:
-    dialect = Dialect.from_env()
-    if dialect.name == "today":
-        from .today import TodaySimServer
-
-        server: SimServer = TodaySimServer(Wire(1), ScenarioBook(), dialect)
-    else:
-        server = SimServer(Wire(1), ScenarioBook(), dialect)
-    if not server.ready_to_start():
-        return 1
-    try:
-        return server.serve()
-    finally:
-        server.wire.flush()
-        sys.stderr.flush()

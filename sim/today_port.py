@@ -11,16 +11,50 @@ from __future__ import annotations
 
 import os
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from . import catalog
-from .model import SimSession
+from .model import SimSession, SimTurn
 from .model import DATA_DIR
+from .v4.plane import DataPlane
 from .v4.port import SessionSeed
 from .v4.snapshot import session_config
 
-if TYPE_CHECKING:
-    from .today import TodaySimServer
+
+class TodayEngine(Protocol):
+    """The today server (``TodaySimServer``) as this adapter drives it.
+
+    Named here so the adapter, a layer below the server it is handed (docs/simulator.md, Layers),
+    never imports it.
+    """
+
+    sessions: dict[str, SimSession]
+    attachments: dict[str, list[dict[str, Any]]]
+    turn_marks: dict[str, dict[str, int]]
+    v4_made: set[str]
+    plane: DataPlane
+
+    def ask_bridge(self, method: str, params: Any, timeout: float = 30) -> Any: ...
+
+    def remember_preferences(self, session: SimSession, frame: Any) -> None: ...
+
+    def save(self, session: SimSession) -> None: ...
+
+    def emit(self, session: SimSession, kind: str, payload: dict[str, Any], turn_id: str | None = None,
+             push: bool = True, flush: bool = True) -> dict[str, Any]: ...
+
+    def start_turn(self, session: SimSession, content: str, early: bool = False,
+                   input_id: str | None = None) -> SimTurn: ...
+
+    def stop_turn(self, session: SimSession, turn: SimTurn | None) -> None: ...
+
+    def start_compaction(self, session: SimSession, instructions: str) -> SimTurn: ...
+
+    def answer_asked(self, request_id: str, answer: dict[str, Any]) -> None: ...
+
+    def changed(self, session: SimSession, reason: str) -> dict[str, Any]: ...
+
+    def close_session(self, params: dict[str, Any]) -> dict[str, Any]: ...
 
 MODES = ("plan", "build", "edit", "yolo", "auto")
 
@@ -39,7 +73,7 @@ def seed_of(session: SimSession) -> SessionSeed:
 class TodayPort:
     """``sim.v4.port.Port`` over a ``TodaySimServer``."""
 
-    def __init__(self, server: TodaySimServer) -> None:
+    def __init__(self, server: TodayEngine) -> None:
         self.server = server
 
     def _session(self, session_id: str) -> SimSession:

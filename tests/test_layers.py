@@ -90,3 +90,100 @@ def test_the_scan_sees_a_forbidden_import(tmp_path: Path):
     rules = documented_rules()
     assert violations("actors", rules["actors"], set(rules), root=tmp_path) == [
         "actors/sample.py:2 imports zcode_acp.cli.main: actors/ may not import cli/"]
+
+
+# -- the simulator's own layers (docs/simulator.md, "Layers") ---------------------------------------
+
+SIM = ROOT / "sim"
+SIM_DOC = ROOT / "docs" / "simulator.md"
+
+
+def sim_layers() -> dict[str, int]:
+    """Module (or ``v4``, the folder) → its layer, lowest 1, from the table in docs/simulator.md."""
+    section = SIM_DOC.read_text().split("### Layers", 1)[1].split("\n## ", 1)[0]
+    layers: dict[str, int] = {}
+    for number, modules in re.findall(r"^\| (\d+) [^|]*\| (.+?) \|$", section, flags=re.M):
+        layers.update(dict.fromkeys(re.findall(r"`(\w+)`", modules), int(number)))
+    return layers
+
+
+def sim_unit(path: Path, root: Path) -> str:
+    """The table's name for a simulator file: its module, or ``v4`` for anything in sim/v4/."""
+    parts = path.relative_to(root).with_suffix("").parts
+    return parts[0]
+
+
+def sim_imports(path: Path, root: Path) -> list[tuple[int, str]]:
+    """(line, table name) for every import of another simulator unit in the file, relative or absolute."""
+    here = path.relative_to(root).parent.parts  # () for sim/x.py, ("v4",) for sim/v4/x.py
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        names: list[tuple[str, ...]] = []
+        if isinstance(node, ast.Import):
+            names = [tuple(alias.name.split("."))[2:] for alias in node.names if alias.name.startswith("zcode_acp.sim.")]
+        elif isinstance(node, ast.ImportFrom):
+            module = tuple(node.module.split(".")) if node.module else ()
+            if node.level:  # from . import x, from .x import y, from ..x import y (in sim/v4/)
+                module = here[: len(here) - node.level + 1] + module
+            elif module[:2] == ("zcode_acp", "sim"):
+                module = module[2:]
+            else:
+                continue
+            names = [module or (alias.name,) for alias in node.names]
+        found += [(node.lineno, name[0]) for name in names
+                  if name and (name[0] == "v4" or (root / f"{name[0]}.py").exists())]
+    return found
+
+
+def sim_violations(root: Path = SIM) -> list[str]:
+    layers = sim_layers()
+    graph: dict[str, set[str]] = {}
+    wrong = []
+    for path in sorted(root.rglob("*.py")):
+        unit = sim_unit(path, root)
+        if unit not in layers:
+            wrong.append(f"sim/{path.relative_to(root)} is in no layer of docs/simulator.md")
+            continue
+        for line, target in sim_imports(path, root):
+            if target == unit:
+                continue
+            graph.setdefault(unit, set()).add(target)
+            if layers.get(target, 0) > layers[unit]:
+                wrong.append(f"sim/{path.relative_to(root)}:{line} imports {target} (layer {layers[target]}) "
+                             f"from layer {layers[unit]}")
+    wrong += [f"a circle of imports: {' → '.join(circle)}" for circle in circles(graph)]
+    return wrong
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One circle through each unit that can reach itself (depth-first, in name order)."""
+    found: list[list[str]] = []
+    seen: set[str] = set()
+    for start in sorted(graph):
+        stack = [(start, [start])]
+        visited: set[str] = set()
+        while stack:
+            unit, trail = stack.pop()
+            for target in sorted(graph.get(unit, ())):
+                if target == start:
+                    if not set(trail) & seen:
+                        found.append([*trail, start])
+                        seen.update(trail)
+                elif target not in visited:
+                    visited.add(target)
+                    stack.append((target, [*trail, target]))
+    return found
+
+
+def test_the_simulator_imports_only_downward_and_never_in_a_circle():
+    assert sim_layers(), "docs/simulator.md has no Layers table: the scan is broken"
+    wrong = sim_violations()
+    assert not wrong, "the simulator's layers (docs/simulator.md, Layers):\n" + "\n".join(wrong)
+
+
+def test_the_simulator_scan_sees_an_upward_import_and_a_circle(tmp_path: Path):
+    """The checker itself: a type-only import of the server from the runner is upward and closes a circle."""
+    (tmp_path / "runner.py").write_text("if TYPE_CHECKING:\n    from .server import SimServer\n")
+    (tmp_path / "server.py").write_text("def later():\n    from zcode_acp.sim import runner\n")
+    assert sim_violations(tmp_path) == ["sim/runner.py:2 imports server (layer 4) from layer 3",
+                                        "a circle of imports: runner → server → runner"]

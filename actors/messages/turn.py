@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from zcode_acp.actors.message_class import message
 from zcode_acp.protocol.errors import RpcError
@@ -67,6 +67,3 @@ class FailTurn:
 class SilenceCheck:
     pass
 
-
-class Tellable(Protocol):
-    def tell(self, message: Any) -> None: ...

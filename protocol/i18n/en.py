@@ -79,6 +79,7 @@ MESSAGES: dict[str, str] = {
     "question.done": "Done ({chosen})",
     "question.skip": "Skip",
     # -- notices written into a session --
+    "tool.failed": "tool failed",
     "notice.busy": "ZCode is busy with another turn in this session (a background task's report, a compaction, "
                    "or a turn started elsewhere); your prompt starts as soon as it is free.",
     "notice.merged": "Your message was merged into the turn that was still running.",
@@ -120,6 +121,7 @@ MESSAGES: dict[str, str] = {
     "error.backend_silent": "ZCode backend stopped answering (no answer to session/read within {seconds}s)",
     "error.compact_failed": "ZCode reports that the compaction failed (session_compact_failed); the conversation "
                             "was left as it was",
+    "error.too_many_list_subscriptions": "Too many session list subscriptions (at most {limit})",
     "error.nothing_to_fork": "Nothing to fork yet: the engine forks from a finished reply of the agent",
     "error.nothing_to_steer": "No turn is running in this session: there is nothing to steer (send the text as a "
                               "prompt instead)",
@@ -236,6 +238,30 @@ MESSAGES: dict[str, str] = {
     "auth.name": "ZCode CLI credentials",
     "auth.description": "The ZCode CLI reads its own credentials; the editor needs no key.",
     # -- zcode-acp doctor, and the problems it shares with the start-up warnings --
+    "cli.log_level_unknown": "--log-level {level} is not one of {levels}",
+    "cli.log_file_unwritable": "--log-file {path} cannot be opened for writing: {reason}",
+    "serve.cwd_not_a_directory": "--cwd {cwd} is not a directory",
+    "serve.idle_exit_not_positive": "--idle-exit {minutes} must be a positive number of minutes",
+    "serve.needs_a_token": "serve has only remote clients, so it needs a token: set ZCODE_ACP_REMOTE_TOKEN (or "
+                           "remote.token in the config file, mode 0600)",
+    "remote.config_file": "config file",
+    "remote.root_not_a_path": "{origin}: ignoring project root {value} (not a path)",
+    "remote.root_not_absolute": "{origin}: ignoring project root {value} (not absolute)",
+    "remote.not_json": "{where}: not valid JSON ({error}); ignored",
+    "remote.not_an_object": "{where}: not a JSON object ({kind}); ignored",
+    "remote.section_not_an_object": "{where}: \"remote\" must be an object; ignored",
+    "remote.env_invalid": "{name}={raw} is not valid; ignored",
+    "remote.file_invalid": "{where}: remote.{field}={raw} is not valid; ignored",
+    "remote.token_not_a_string": "{where}: remote.token must be a non-empty string; ignored",
+    "remote.token_file_shared": "{where} is readable or writable by other users (mode {mode}); its token is refused. "
+                                "Run: chmod 600 {where}",
+    "remote.token_too_short": "the remote token is shorter than {length} characters; refused (make one with: "
+                              "openssl rand -hex 32)",
+    "remote.roots_not_a_list": "{where}: remote.projectRoots must be a list; ignored",
+    "hub.token_refused": "zcode-acp hub: {problem}. The hub refuses to run without a token.",
+    "hub.no_token": "zcode-acp hub: no token. Set ZCODE_ACP_REMOTE_TOKEN, or remote.token in {where} (which must be "
+                    "mode 0600). The hub refuses to run without one.",
+    "hub.the_config_file": "the config file",
     "doctor.title": "zcode-acp {version} doctor",
     "doctor.fix": "{line} — fix: {fix}",
     "doctor.cli_cannot_start": "ZCode CLI cannot start: {what}",

@@ -68,7 +68,6 @@ from .conversation_apply import (
 from ..i18n import EN, t
 
 
-WORK_STATUSES = {"running": "in_progress", "resultPending": "completed", "failed": "failed", "cancelled": "failed"}
 PLAN_STATUSES = {"pending": "pending", "inProgress": "in_progress", "completed": "completed"}
 
 

@@ -156,24 +156,5 @@ def pending_interactions(state: dict[str, Any]) -> tuple[PendingInteraction, ...
     return tuple(items)
 
 
-@dataclass(frozen=True, slots=True)
-class BackgroundWork:
-    work_id: str
-    kind: str
-    title: str
-    status: str
-    """``running``, ``resultPending``, ``failed`` or ``cancelled``."""
-    cancellable: bool
-
-
-def background_works(state: dict[str, Any]) -> tuple[BackgroundWork, ...]:
-    return tuple(
-        BackgroundWork(w["workId"], _str(w.get("kind")) or "", _str(w.get("title")) or "", _str(w.get("status")) or "running",
-                       w.get("cancellable") is True)
-        for w in state.get("backgroundWorks") or ()
-        if isinstance(w, dict) and isinstance(w.get("workId"), str)
-    )
-
-
 def collaboration_mode(state: dict[str, Any]) -> str | None:
     return _str(obj(state.get("config")).get("mode"))

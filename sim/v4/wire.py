@@ -17,8 +17,7 @@ import zlib
 from typing import Any
 
 WIRE_VERSION = 3
-MAX_PHYSICAL_BYTES = 1024 * 1024
-"""The engine's bound for one notification; fragments stay well under it."""
+# Well under the engine's bound for one notification (1 MiB).
 DEFAULT_FRAGMENT_BYTES = 256 * 1024
 MAX_FRAGMENTS = 1024
 

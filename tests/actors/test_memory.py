@@ -1,4 +1,4 @@
-"""The allocator setting that lets a burst's big buffers go back (actors/transport/memory.py)."""
+"""The allocator setting that lets a burst's big buffers go back (actors/memory/allocator.py)."""
 
 import subprocess
 import sys
@@ -7,7 +7,7 @@ import pytest
 
 PROBE = """
 import os, sys
-from zcode_acp.actors.transport import memory
+from zcode_acp.actors.memory import allocator as memory
 if not memory.fix_mmap_threshold():
     print("unsupported"); sys.exit()
 def rss():

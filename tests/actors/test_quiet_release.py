@@ -1,4 +1,4 @@
-"""Memory goes back once a burst is over, never while the bridge is busy (actors/quiet_release.py)."""
+"""Memory goes back once a burst is over, never while the bridge is busy (actors/memory/quiet_release.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pykka
 
 from zcode_acp.config.settings import Config
 from zcode_acp.actors.messages import ClientFrame, RequestHandle
-from zcode_acp.actors.quiet_release import QuietRelease, release_memory
+from zcode_acp.actors.memory.quiet_release import QuietRelease, release_memory
 from tests.actors.fakes import Probe
 
 

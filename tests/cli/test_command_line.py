@@ -134,3 +134,22 @@ def test_the_default_mode_is_logged_once_at_start(tmp_path, mode, expected):
     assert bridge.close() == 0
     lines = [line for line in bridge.stderr if "new sessions start in mode" in line]
     assert len(lines) == 1 and expected in lines[0]
+
+
+def test_serve_refuses_a_cwd_that_is_no_folder_in_the_users_language(tmp_path, monkeypatch, capsys):
+    """`zcode-acp serve`'s refusals go through the catalog (docs/architecture.md, "Strings a person reads")."""
+    from zcode_acp.cli.serve import project_root
+
+    monkeypatch.setenv("ZCODE_ACP_LANG", "zh_CN")
+    with pytest.raises(SystemExit) as exited:
+        project_root(str(tmp_path / "missing"))
+    assert exited.value.code == 2
+    assert "不是目录" in capsys.readouterr().err
+
+
+def test_an_unknown_log_level_is_refused_in_the_users_language(monkeypatch):
+    from zcode_acp.cli.logs import UsageError, setup_logging
+
+    monkeypatch.setenv("ZCODE_ACP_LANG", "zh_CN")
+    with pytest.raises(UsageError, match="--log-level 'bogus' 不是以下之一"):
+        setup_logging("bogus")

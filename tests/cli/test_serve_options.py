@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import typer
 
-from zcode_acp.cli.app import app
+from zcode_acp.cli.app import app, tr
 from zcode_acp.cli.serve_options import SERVE_OPTIONS, parse_serve_options
 
 DEFAULTS = {"log_level": "info", "log_file": None, "trace_file": None, "trace_redact_content": None}
@@ -52,7 +52,8 @@ def test_typer_declares_each_serve_option_from_the_table():
     for option in SERVE_OPTIONS:
         param = declared[option.name]
         assert param.opts == [option.flag]
-        assert param.help == option.help and param.default == option.default
+        assert param.help == tr(f"help.option.{option.name}", levels=option.levels)
+        assert param.default == option.default
         assert param.is_flag == (option.metavar is None)
         if option.metavar is not None:
             assert param.metavar == option.metavar

@@ -271,6 +271,14 @@ def test_no_token_exits_2_with_a_clear_message(tmp_path: Path) -> None:
     assert process.proc.wait(10) == 2
 
 
+def test_no_token_is_said_in_the_language_of_the_person_starting_the_hub(tmp_path: Path) -> None:
+    env = base_env(tmp_path, ZCODE_ACP_LANG="zh_CN")
+    del env["ZCODE_ACP_REMOTE_TOKEN"]
+    process = Process([sys.executable, "-m", "zcode_acp", "hub", "--port", "0"], env)
+    process.wait_line(r"没有令牌。请设置 ZCODE_ACP_REMOTE_TOKEN")
+    assert process.proc.wait(10) == 2
+
+
 def test_token_from_a_shared_config_file_is_refused(tmp_path: Path) -> None:
     env = base_env(tmp_path)
     del env["ZCODE_ACP_REMOTE_TOKEN"]

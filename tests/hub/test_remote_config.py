@@ -139,3 +139,11 @@ def test_a_config_file_that_is_not_an_object_is_named_not_silently_ignored() -> 
     """Issue 29: a file holding ``[1,2]`` was ignored without a word."""
     config = parse_remote_config("[1,2]", 0o100600, {}, home=Path("/nonexistent"), path=Path("/x/config.json"))
     assert config.warnings == ("/x/config.json: not a JSON object (list); ignored",)
+
+
+def test_the_warnings_are_in_the_language_of_the_person_reading_them() -> None:
+    """A person reads them (doctor, the start-up lines): docs/architecture.md, "Strings a person reads"."""
+    config = parse({"remote": {"token": "short"}}, {"ZCODE_ACP_LANG": "zh_CN", "ZCODE_ACP_HUB_PORT": "x"})
+    assert config.token is None
+    assert "远程令牌短于 16 个字符" in config.token_problem
+    assert any(warning.startswith("ZCODE_ACP_HUB_PORT='x' 无效") for warning in config.warnings), config.warnings

@@ -47,3 +47,11 @@ def test_notice_uses_its_own_message_id():
     notice = translator.notice("merged")
     [after] = translator.feed({"type": "model.streaming", "payload": {"kind": "text_delta", "delta": "b"}})
     assert len({text["messageId"], notice["messageId"], after["messageId"]}) == 3
+
+
+def test_a_tool_failure_the_engine_gave_no_words_for_is_said_in_the_users_language():
+    translator = TurnTranslator(message_id="m", lang="zh-CN")
+    translator.feed({"type": "tool.updated", "payload": {"kind": "scheduled", "toolCallId": "t1", "toolName": "Read",
+                                                         "input": {"file_path": "a.txt"}}})
+    [update] = translator.feed({"type": "tool.updated", "payload": {"kind": "error", "toolCallId": "t1"}})
+    assert update["status"] == "failed" and update["rawOutput"] == {"error": "工具执行失败"}

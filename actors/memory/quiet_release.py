@@ -25,7 +25,7 @@ from typing import Any
 
 import gevent
 
-from zcode_acp.actors.transport import memory
+from zcode_acp.actors.memory import allocator as memory
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +53,6 @@ class QuietRelease:
         self.burst_cpu = burst_cpu
         self.last = clock()
         self.since_release = 0.0  # CPU seconds spent since the last release
-        self.releases = 0
         self._greenlet: Any = None
 
     def tick(self) -> bool:
@@ -65,7 +64,6 @@ class QuietRelease:
             return False
         started = time.perf_counter()
         self.release()
-        self.releases += 1
         log.debug("quiet after %.1f CPU seconds of work: memory released in %.1f ms",
                   self.since_release, (time.perf_counter() - started) * 1000)
         self.last = self.clock()  # the release's own CPU is not the next burst
