@@ -15,10 +15,8 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-import gevent
 
 from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError
-from zcode_acp.protocol.handshake import supports_terminal_output
 from zcode_acp.protocol.sessions import ZCODE_PROTOCOL, iso_time
 from zcode_acp.protocol.translator import notice_chunk
 from zcode_acp.protocol.v4 import commands as v4
@@ -28,8 +26,8 @@ from zcode_acp.protocol.v4.conversation_view import PendingInteraction
 from zcode_acp.protocol.v4.conversation_view import collaboration_mode
 from zcode_acp.protocol.v4.conversation_view import control as control_of
 
-from zcode_acp.actors.base import safe_tell
-from zcode_acp.actors.messages import Answered, Reply, SessionActivity, StopFailed, V4Expire
+from zcode_acp.actors.messages import Reply, V4Expire
+from zcode_acp.actors.session.path import SessionPort
 from zcode_acp.actors.session.v4attachments import V4Uploads
 from zcode_acp.actors.session.v4close import closing_calls
 from zcode_acp.actors.session.v4commands import V4Commands
@@ -87,9 +85,9 @@ def settled_end(settled: TurnSettled, rows: list[dict[str, Any]]) -> TurnEnded:
         return TurnEnded("cancelled", None)
     text = next((row.get("text") for row in reversed(rows) if row.get("kind") == "assistantText"), None)
     return TurnEnded(None, None, text.strip() if isinstance(text, str) else "")
-def compact_command(compaction: Any) -> str | None:
-    """The ``v4/command compact`` id of an accepted compaction (its marker's ``sourceCommandId``)."""
-    answer = getattr(compaction, "answer", None)
+def compact_command(answer: dict[str, Any] | None) -> str | None:
+    """The ``v4/command compact`` id of an accepted compaction (its marker's ``sourceCommandId``), from
+    the engine's answer to it (None: no compaction of ours runs, or it is not answered yet)."""
     compact = answer.get("compact") if isinstance(answer, dict) else None
     command_id = compact.get("operationId") if isinstance(compact, dict) else None
     return command_id if isinstance(command_id, str) and command_id else None
@@ -102,8 +100,8 @@ def cold(error: RpcError) -> bool:
 
 
 class V4Subscription:
-    def __init__(self, session: Any) -> None:
-        self.session = session
+    def __init__(self, session: SessionPort) -> None:
+        self.session = session  # the Session, through its port only
         self.connection_id = f"zcode-acp-{uuid.uuid4().hex[:12]}"
         self.feed: V4Feed | None = None
         self.workspace: V4WorkspaceConfig | None = None  # the catalog and slash commands (v4workspace.py)
@@ -141,13 +139,13 @@ class V4Subscription:
 
     def v4_call(self, method: str, params: dict[str, Any], then: Callable[[Any, Any], None],
                 timeout: float | None = None) -> None:
-        self.session._call(method, params, functools.partial(Answered, then), timeout)
+        self.session.call(method, params, then, timeout)
 
     def v4_base(self) -> v4.Base:
         return self.feed.base() if self.feed is not None else v4.Base(0)
 
     def v4_wake(self, seconds: float) -> None:
-        gevent.spawn_later(seconds + 0.01, safe_tell, self.session.actor_ref, V4Expire())
+        self.session.remind(seconds + 0.01, V4Expire())
 
     # -- the engine session --------------------------------------------------------------------
 
@@ -222,8 +220,8 @@ class V4Subscription:
         refused subscribes again without one, and its snapshot is diffed (the text the gap lost)."""
         backend_id = self.session.backend_session_id
         if self.feed is None or self.feed.topic != f"conversation/{backend_id}":
-            self.feed = V4Feed(backend_id, self.connection_id, self.session.config.lang,
-                               supports_terminal_output(self.session.capabilities), own_command=self.commands.issued)
+            self.feed = V4Feed(str(backend_id), self.connection_id, self.session.config.lang,
+                               self.session.terminal_output(), own_command=self.commands.issued)
         elif resumed:
             self.feed.translator.rebaseline()
         feed = self.feed
@@ -266,7 +264,7 @@ class V4Subscription:
         for reason in step.ignored:
             log.debug("session %s: workspace config frame ignored: %s", self.session.session_id, reason)
         for surface in step.surfaces:  # as a create answer's catalog and commands; a resume's answer tells them itself
-            self.session.surface.materialized(self.announce_settings, surface, False)
+            self.session.surface_seen(self.announce_settings, surface)
         if step.resync is not None and self.workspace is not None:
             config = self.workspace
 
@@ -321,7 +319,7 @@ class V4Subscription:
         log.warning("session %s: the stopped turn still runs %gs after its stop; closing and resuming the session",
                     self.session.session_id, self.session.config.stop_fallback)
         self.muted = False  # the close ends it: what follows is the next turn's
-        self.session.on_stop_failed(StopFailed(0))
+        self.session.close_and_resume()
         self.session.when_live(self.release_held, lambda failure: self._drop_held(failure))
 
     def _do(self, step: Step) -> None:
@@ -337,15 +335,14 @@ class V4Subscription:
         if not self.muted:
             self.session.deliver_feed(step.updates)
         for title in titles(step.updates):  # the hub's list and the notices name the session by it
-            self.session.title = title
-            self.session.supervisor.tell(SessionActivity(self.session.session_id, self.prompts.busy, title))
+            self.session.titled(title)
         for signal in step.signals:
             if isinstance(signal, TurnEnded):
-                compaction = self.session.controls.compaction
-                if compaction is not None and not self.prompts.running and compact_command(compaction) is None:
+                if self.session.compaction_running() and not self.prompts.running and \
+                        compact_command(self.session.compaction_answer()) is None:
                     # (no command id to find its marker by: the end of a turn nobody's prompt ran is its end)
                     self._turn_usage()
-                    self.session.controls.compaction_ended(compaction_reason(signal))
+                    self.session.compaction_ended(compaction_reason(signal))
                     continue
                 self.fallback.over()  # a turn ended: no stopped one left to close
                 stopped_turn_over, self.muted = self.muted, False  # what follows is the next turn's
@@ -449,13 +446,12 @@ class V4Subscription:
     def _compaction_reached(self) -> None:
         """Our compaction is over when its own marker says so (``compaction_marker.py``): never at the
         end of the turn it was queued behind, nor of a prompt's."""
-        compaction = self.session.controls.compaction
-        command_id = compact_command(compaction) if compaction is not None else None
+        command_id = compact_command(self.session.compaction_answer())
         if command_id is None or self.feed is None:
             return
         reason = compaction_marker.ended_reason(self.feed.state.rows, command_id)
         if reason is not None:
-            self.session.controls.compaction_ended(reason)
+            self.session.compaction_ended(reason)
 
     def _live_in_mode(self, ready: Callable[[], None]) -> None:
         """A session createSession just made runs in the engine's default mode: switched to the
@@ -480,7 +476,7 @@ class V4Subscription:
             # A frame that never comes (lost: only the next one would show the gap) holds it no longer than
             # the grace, a timer message (V4Expire), not a wait.
             self.mode_wait = (wanted, ready, now_ms() + MODE_GRACE_SECONDS * 1000)
-            gevent.spawn_later(MODE_GRACE_SECONDS + 0.01, safe_tell, self.session.actor_ref, V4Expire())
+            self.session.remind(MODE_GRACE_SECONDS + 0.01, V4Expire())
 
         self.commands.send(command, switched)
 
@@ -527,7 +523,7 @@ class V4Subscription:
         if due is None or (self.expiry_armed is not None and self.expiry_armed <= due):
             return
         self.expiry_armed = due
-        gevent.spawn_later(max(due - now_ms(), 0.0) / 1000.0 + 0.01, safe_tell, self.session.actor_ref, V4Expire())
+        self.session.remind(max(due - now_ms(), 0.0) / 1000.0 + 0.01, V4Expire())
 
     def _answer(self, answers: list[Answer], ended: TurnNotice | None = None) -> None:
         for answer in answers:
@@ -538,9 +534,8 @@ class V4Subscription:
 
     def _activity(self, ended: TurnNotice | None = None) -> None:
         """The Supervisor's listing (and the webhook's turn notice, with ``ended``'s outcome and answer)."""
-        self.session.supervisor.tell(SessionActivity(self.session.session_id, self.prompts.busy,
-                                                     outcome=ended.outcome if ended else "",
-                                                     answer=ended.answer if ended else ""))
+        self.session.activity(self.prompts.busy, outcome=ended.outcome if ended else "",
+                              answer=ended.answer if ended else "")
 
     # -- what the layer above fills in (v4path.py) ------------------------------------------------
 

@@ -7,7 +7,10 @@ from typing import Any
 
 import pytest
 
+from zcode_acp.config.settings import Config
+
 from zcode_acp.actors.session.extensions import Controls
+from zcode_acp.actors.session.legacy_path import LegacyPath
 from zcode_acp.actors.session.history import POLL_LIMIT, HistoryRead
 from zcode_acp.actors.session.lifecycle import Lifecycle, Phase, Step
 from zcode_acp.actors.session.routing import EventRouter, Routed
@@ -221,6 +224,7 @@ def test_a_settings_change_announces_what_changed_only():
 class FakePort:
     compact_timeout = 99.0
     speaks_v4 = False  # the seed's engine unless a test says otherwise
+    backend_session_id = "b-1"
 
     def __init__(self) -> None:
         self.settings = Settings(SessionSettings(mode="yolo"))
@@ -229,6 +233,8 @@ class FakePort:
         self.started: list[int] = []
         self.cancelled: list[str] = []
         self.forks: list[str] = []
+        self.config = Config()
+        self.path = LegacyPath(self)  # what differs between the engine paths: the legacy one here
 
     def when_live(self, action, on_error):
         action()
