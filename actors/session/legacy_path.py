@@ -132,7 +132,9 @@ class LegacyPath:
 
         return failed
 
-    def fork(self, call: commands.ExtensionCall, forked: OnResult, on_error: OnError) -> None:
+    def fork(self, call: commands.ExtensionCall, forked: OnResult, forked_unused: Callable[[], None],
+             on_error: OnError) -> None:
+        """The engine's ``session/fork`` (which forks an unused session too)."""
         self.port.request(call.method, call.params, forked, on_error)
 
     def rename(self, title: str, on_done: Callable[[], None], on_error: OnError) -> bool:

@@ -215,8 +215,10 @@ class EnginePath(Protocol):
         """Ask the engine to compact (it may wait while a turn holds the session); not once live yet."""
         ...
 
-    def fork(self, call: commands.ExtensionCall, forked: OnResult, on_error: OnError) -> None:
-        """Fork the session; ``forked`` gets ``{forkedSessionId}`` (or the legacy answer)."""
+    def fork(self, call: commands.ExtensionCall, forked: OnResult, forked_unused: Callable[[], None],
+             on_error: OnError) -> None:
+        """Fork the session; ``forked`` gets ``{forkedSessionId}`` (or the legacy answer);
+        ``forked_unused``: nothing was said in it yet, so the fork is a new session with its settings."""
         ...
 
     def rename(self, title: str, on_done: Callable[[], None], on_error: OnError) -> bool:

@@ -16,7 +16,6 @@ calls ``caught_up`` after each frame; a feed that never gets there fails it at `
 from __future__ import annotations
 
 import time
-import uuid
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,6 +25,8 @@ from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError, from_backend_err
 from zcode_acp.protocol.i18n import t
 from zcode_acp.protocol.v4 import commands as v4
 from zcode_acp.protocol.v4.row_actions import guard_message_key
+
+from zcode_acp.actors.v4_sender import command_params
 
 Done = Callable[[v4.CommandAck | None, RpcError | None], None]
 """The ack (accepted, duplicate or noop) or why the command failed; called exactly once."""
@@ -95,10 +96,9 @@ class V4Commands:
 
     def send(self, command: v4.Command, done: Done, *, retried: bool = False) -> None:
         needs_base = command.type in v4.COMMANDS_REQUIRING_BASE_REVISION or command.type in v4.ROW_TARGETING_COMMANDS
-        base = self.port.v4_base() if needs_base else None
         try:
-            params = v4.envelope(command, command_id=str(uuid.uuid4()), client_id=self.client_id,
-                                 issued_at=int(time.time() * 1000), base=base)
+            base = self.port.v4_base() if needs_base else None
+            params = command_params(command, client_id=self.client_id, base=base)
         except ValueError as exc:  # a row command before the state names a log epoch
             done(None, RpcError(INTERNAL_ERROR, f"cannot send {command.type} yet: {exc}"))
             return

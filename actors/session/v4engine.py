@@ -96,11 +96,18 @@ class V4Engine(V4Path):
 
         self.commands.send(v4.compact(str(self.session.backend_session_id)), acked)
 
-    def fork(self, call: commands.ExtensionCall, forked: OnResult, on_error: OnError) -> None:
+    def fork(self, call: commands.ExtensionCall, forked: OnResult, forked_unused: Callable[[], None],
+             on_error: OnError) -> None:
         """The engine's forkAssistant, from the newest settled assistant row."""
-        target = fork_target(self.feed.state.rows if self.feed is not None else ())
+        rows = self.feed.state.rows if self.feed is not None else ()
+        target = fork_target(rows)
+        if target is None and not any(row.get("kind") == "userInput" for row in rows):
+            # Nothing said yet: a fork of it is a new session with its settings, whose engine session
+            # its first prompt makes (as session/new's), as the legacy session/fork forks an unused one.
+            forked_unused()
+            return
         if target is None:
-            on_error(RpcError(INVALID_PARAMS, t(self.session.config.lang, "error.nothing_to_fork")))
+            on_error(RpcError(INVALID_PARAMS, t(self.session.settings.current.lang, "error.nothing_to_fork")))
             return
         command = v4.fork_assistant(str(self.session.backend_session_id), target)
 
