@@ -183,3 +183,26 @@ def test_the_seam_scan_sees_a_forbidden_import(tmp_path: Path, module: str, sour
     (tmp_path / "actors" / "session" / f"{module}.py").write_text(source)
     found = seam_violations(root=tmp_path)
     assert len(found) == 1 and expected in found[0], found
+
+
+def v4_branches(root: Path = ROOT) -> list[str]:
+    """Every ``x.v4`` and ``getattr(x, "v4", …)`` in the Session's modules: the Session asking which path it holds."""
+    found = []
+    for path in sorted((root / "actors" / "session").rglob("*.py")):
+        if path_of(".".join(path.relative_to(root / "actors" / "session").with_suffix("").parts)) is not None:
+            continue  # a path may name its own parts
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Attribute) and node.attr == "v4":
+                found.append(f"{path.relative_to(root)}:{node.lineno} reads .v4")
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
+                    and any(isinstance(arg, ast.Constant) and arg.value == "v4" for arg in node.args):
+                found.append(f"{path.relative_to(root)}:{node.lineno} looks up v4")
+    return found
+
+
+def test_the_session_never_asks_which_engine_path_it_holds(tmp_path: Path):
+    assert not v4_branches(), "\n".join(v4_branches())
+    (tmp_path / "actors" / "session").mkdir(parents=True)
+    (tmp_path / "actors" / "session" / "core.py").write_text(
+        "def f(self):\n    if self.v4 is not None:\n        return getattr(self.port, 'v4', None)\n")
+    assert v4_branches(root=tmp_path) == ["actors/session/core.py:2 reads .v4", "actors/session/core.py:3 looks up v4"]

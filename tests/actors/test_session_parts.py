@@ -398,3 +398,44 @@ def test_a_second_compaction_joins_the_running_one_and_both_are_answered_once():
     controls.compaction_ended("session_compacted")
     controls.compaction_ended("session_compacted")
     assert len(answers) == 1 and len(second) == 1 and second[0]["compact"]["state"] == "completed"
+
+
+class RecordingPath:
+    """An EnginePath that records what Controls ask of it (Controls know no path by name)."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, Any]] = []
+
+    def set_setting(self, config_id, value, done, fail):
+        self.asked.append(("set_setting", (config_id, value)))
+        done({})
+
+    def compact(self, call, answered, failed, timeout):
+        self.asked.append(("compact", timeout))
+
+    def fork(self, call, forked, on_error):
+        self.asked.append(("fork", call.method))
+        forked({"forkedSessionId": "b-9"})
+
+    def rename(self, title, on_done, on_error):
+        self.asked.append(("rename", title))
+        on_done()
+        return True
+
+
+def test_what_differs_between_the_engine_paths_controls_ask_of_the_ports_path():
+    port = FakePort()
+    port.path = RecordingPath()  # type: ignore[assignment]
+    renamed: list[str] = []
+    port.renamed = lambda title, kept=False: renamed.append(title)  # type: ignore[attr-defined]
+    controls = Controls(port)
+    answers: list[Any] = []
+    controls.set_setting("mode", "plan", answers.append, pytest.fail)
+    controls.extension("session/compact", commands.extension_call("session/compact", {}), None, None,
+                       answers.append, pytest.fail)
+    controls.extension("session/fork", commands.extension_call("session/fork", {}), "conn", 4, pytest.fail, pytest.fail)
+    controls.rename("Named", answers.append, pytest.fail)
+    assert port.path.asked == [("set_setting", ("mode", "plan")), ("compact", 99.0), ("fork", "session/fork"),
+                               ("rename", "Named")]
+    assert port.calls == [] and port.forks == ["b-9"] and renamed == ["Named"]
+    assert answers == [{}, {"title": "Named"}]  # the compaction is answered when the engine says it is over
