@@ -33,7 +33,7 @@ Done = Callable[[v4.CommandAck | None, RpcError | None], None]
 
 
 class CommandPort(Protocol):
-    def v4_call(self, method: str, params: dict[str, Any], then: Callable[[Any, Any], None]) -> None: ...
+    def engine_call(self, method: str, params: dict[str, Any], then: Callable[[Any, Any], None]) -> None: ...
 
     def v4_base(self) -> v4.Base: ...
 
@@ -120,7 +120,7 @@ class V4Commands:
                 self._stale.append(stale)
 
     def _send(self, sent: _Sent) -> None:
-        self.port.v4_call("v4/command", sent.params, lambda result, error: self._acked(sent, result, error))
+        self.port.engine_call("v4/command", sent.params, lambda result, error: self._acked(sent, result, error))
 
     def _acked(self, sent: _Sent, result: Any, error: Any) -> None:
         if error is not None:
@@ -165,4 +165,4 @@ class V4Commands:
             else:
                 sent.done(None, RpcError(INTERNAL_ERROR, f"the engine never received {sent.command.type}"))
 
-        self.port.v4_call("v4/commands/query", v4.query_params([key]), answered)
+        self.port.engine_call("v4/commands/query", v4.query_params([key]), answered)

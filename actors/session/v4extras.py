@@ -103,7 +103,7 @@ class V4Extras:
                 return
             on_result(file_changes.for_client(result, row["rowId"]))
 
-        port.v4_call(file_changes.METHOD, request, answered)
+        port.engine_call(file_changes.METHOD, request, answered)
 
     def _command(self, method: str, params: dict[str, Any], rows: list[dict[str, Any]]) -> v4.Command:
         sid = self.session_id()

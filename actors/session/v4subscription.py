@@ -137,7 +137,7 @@ class V4Subscription:
 
     # -- the port V4Commands uses ------------------------------------------------------------
 
-    def v4_call(self, method: str, params: dict[str, Any], then: Callable[[Any, Any], None],
+    def engine_call(self, method: str, params: dict[str, Any], then: Callable[[Any, Any], None],
                 timeout: float | None = None) -> None:
         self.session.call(method, params, then, timeout)
 
@@ -176,7 +176,7 @@ class V4Subscription:
             # session the engine holds in memory (this one, just made) a resume is a read: it finds
             # the record and answers its snapshot, changing nothing (server-operations.ts,
             # activateSessionForResume) — docs/decisions.md, "The v4 catalog".
-            self.v4_call("session/resume", {"sessionId": session_id, "workspace": made["session"]["workspace"]},
+            self.engine_call("session/resume", {"sessionId": session_id, "workspace": made["session"]["workspace"]},
                          functools.partial(self._catalog_read, made, done))
 
         self.commands.send(command, acked)
@@ -204,7 +204,7 @@ class V4Subscription:
         self.feed = self.workspace = None
         self.until_ready = None
         for method, params in closing_calls(self.connection_id, topics):
-            self.v4_call(method, params, functools.partial(self._closed, method))
+            self.engine_call(method, params, functools.partial(self._closed, method))
 
     def _closed(self, method: str, result: Any, error: Any) -> None:
         if error is not None:  # an engine without the method (or the topic already gone): nothing more to do
@@ -236,7 +236,7 @@ class V4Subscription:
             self._do(feed.subscribed(result, now_ms()))
 
         self._subscribe_workspace()
-        self.v4_call("v4/conversation/subscribe", feed.subscribe_params(), answered,
+        self.engine_call("v4/conversation/subscribe", feed.subscribe_params(), answered,
                      timeout=self.session.config.subscribe_timeout)
 
     def _subscribe_workspace(self) -> None:
@@ -257,7 +257,7 @@ class V4Subscription:
                 return
             self._configured(config.subscribed(result, now_ms()))
 
-        self.v4_call("v4/conversation/subscribe", config.subscribe_params(), answered,
+        self.engine_call("v4/conversation/subscribe", config.subscribe_params(), answered,
                      timeout=self.session.config.subscribe_timeout)
 
     def _configured(self, step: ConfigStep) -> None:
@@ -272,7 +272,7 @@ class V4Subscription:
                 if config is self.workspace and error is None:
                     self._configured(config.subscribed(result, now_ms()))
 
-            self.v4_call("v4/conversation/resync", step.resync, resynced, timeout=self.session.config.subscribe_timeout)
+            self.engine_call("v4/conversation/resync", step.resync, resynced, timeout=self.session.config.subscribe_timeout)
         self._do(Step())  # the Session may be live now
 
     def frames(self, frames: list[dict[str, Any]]) -> None:
@@ -378,7 +378,7 @@ class V4Subscription:
         self.commands.caught_up(now_ms())  # a stale command goes again once the feed shows the engine's state
         if step.resync is not None:
             log.info("session %s: resyncing %s", self.session.session_id, step.resync["topic"])
-            self.v4_call("v4/conversation/resync", step.resync, self._resynced,
+            self.engine_call("v4/conversation/resync", step.resync, self._resynced,
                          timeout=self.session.config.subscribe_timeout)
         self._arm_expiry()
 

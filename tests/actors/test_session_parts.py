@@ -413,7 +413,7 @@ class RecordingPath:
     def compact(self, call, answered, failed, timeout):
         self.asked.append(("compact", timeout))
 
-    def fork(self, call, forked, on_error):
+    def fork(self, call, forked, forked_unused, on_error):
         self.asked.append(("fork", call.method))
         forked({"forkedSessionId": "b-9"})
 

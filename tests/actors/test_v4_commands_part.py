@@ -32,7 +32,7 @@ class PlanePort:
     def v4_wake(self, seconds: float) -> None:
         self.wakes.append(seconds)
 
-    def v4_call(self, method: str, params: dict[str, Any], then: Any, timeout: float | None = None) -> None:
+    def engine_call(self, method: str, params: dict[str, Any], then: Any, timeout: float | None = None) -> None:
         index = len(self.calls)
         self.calls.append((method, params))
         if index in self.drop:

@@ -28,7 +28,7 @@ class StorePort:
         self.store = store
         self.calls: list[tuple[str, dict[str, Any]]] = []
 
-    def v4_call(self, method: str, params: dict[str, Any], then: Any) -> None:
+    def engine_call(self, method: str, params: dict[str, Any], then: Any) -> None:
         self.calls.append((method, params))
         try:
             result = getattr(self.store, METHODS[method])(params)
