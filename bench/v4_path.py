@@ -27,8 +27,8 @@ from types import SimpleNamespace
 from typing import Any
 
 from zcode_acp.actors.session.sequencer import Sequencer
-from zcode_acp.actors.session.v4feed import V4Feed
-from zcode_acp.actors.session.v4path import V4Path
+from zcode_acp.actors.session.v4.feed import V4Feed
+from zcode_acp.actors.session.v4.path import V4Path
 from zcode_acp.protocol.history import replay_updates
 from zcode_acp.protocol.translator import TurnTranslator
 from zcode_acp.sim.v4.faults import Faults

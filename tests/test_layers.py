@@ -102,7 +102,7 @@ SESSION_ACTOR = ("__init__", "core", "prompting", "stream", "loading", "actor")
 PATHS = {"legacy": "legacy", "v4": "v4"}
 NOT_A_PATH = {"v4index"}  # the sessions-index watch: the Supervisor's actor, not a Session's path
 # The chooser (paths.py) may import each path's one entry: the class the Session holds.
-PATH_ENTRIES = {"zcode_acp.actors.session.legacy_path", "zcode_acp.actors.session.v4engine",
+PATH_ENTRIES = {"zcode_acp.actors.session.legacy.path", "zcode_acp.actors.session.v4.engine",
                 "zcode_acp.actors.session.legacy", "zcode_acp.actors.session.v4"}
 
 
@@ -168,15 +168,15 @@ def test_the_session_and_its_engine_paths_meet_only_at_the_seam():
 
 
 @pytest.mark.parametrize("module,source,expected", [
-    ("core", "from zcode_acp.actors.session.v4feed import V4Feed\n", "the Session reaches a path only"),
-    ("actor", "def later():\n    from zcode_acp.actors.session.legacy_path import LegacyPath\n",
+    ("core", "from zcode_acp.actors.session.v4.feed import V4Feed\n", "the Session reaches a path only"),
+    ("actor", "def later():\n    from zcode_acp.actors.session.legacy.path import LegacyPath\n",
      "the Session reaches a path only"),
     ("v4feed", "from zcode_acp.actors.session import core\n", "a path reaches its Session only"),
     ("v4path", "from zcode_acp.actors.session import Session\n", "a path reaches its Session only"),
     ("legacy_path", "from zcode_acp.actors.session.prompting import SessionPrompts\n",
      "a path reaches its Session only"),
-    ("legacy_path", "from zcode_acp.actors.session.v4path import V4Path\n", "one engine path never imports"),
-    ("paths", "from zcode_acp.actors.session.v4path import V4Path\n", "the chooser imports a path's entry only"),
+    ("legacy_path", "from zcode_acp.actors.session.v4.path import V4Path\n", "one engine path never imports"),
+    ("paths", "from zcode_acp.actors.session.v4.path import V4Path\n", "the chooser imports a path's entry only"),
 ])
 def test_the_seam_scan_sees_a_forbidden_import(tmp_path: Path, module: str, source: str, expected: str):
     (tmp_path / "actors" / "session").mkdir(parents=True)

@@ -7,14 +7,14 @@ A legacy bridge never imports the v4 path: its runtime would pay ~60–70 ms of 
 
 from __future__ import annotations
 
-from zcode_acp.actors.session.legacy_path import LegacyPath
+from zcode_acp.actors.session.legacy.path import LegacyPath
 from zcode_acp.actors.session.path import EnginePath, SessionPort
 from zcode_acp.config.settings import Config
 
 
 def engine_path(port: SessionPort, config: Config) -> EnginePath:
     if config.engine_api == "v4":
-        from zcode_acp.actors.session.v4engine import V4Engine  # the one import of the v4 path
+        from zcode_acp.actors.session.v4.engine import V4Engine  # the one import of the v4 path
 
         return V4Engine(port)
     return LegacyPath(port)

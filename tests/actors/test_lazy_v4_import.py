@@ -14,7 +14,7 @@ PROBE = """
 import sys
 import zcode_acp.cli.runtime  # what the bridge imports to answer its first request
 loaded = sorted(name for name in sys.modules
-                if name.startswith("zcode_acp.actors.session.v4") and name != "zcode_acp.actors.session.v4tasks"
+                if name.startswith("zcode_acp.actors.session.v4") and name != "zcode_acp.actors.session.v4.tasks"
                 or name.startswith("zcode_acp.protocol.v4."))
 print("\\n".join(loaded))
 """

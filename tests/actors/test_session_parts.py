@@ -10,7 +10,7 @@ import pytest
 from zcode_acp.config.settings import Config
 
 from zcode_acp.actors.session.extensions import Controls
-from zcode_acp.actors.session.legacy_path import LegacyPath
+from zcode_acp.actors.session.legacy.path import LegacyPath
 from zcode_acp.actors.session.history import POLL_LIMIT, HistoryRead
 from zcode_acp.actors.session.lifecycle import Lifecycle, Phase, Step
 from zcode_acp.actors.session.routing import EventRouter, Routed

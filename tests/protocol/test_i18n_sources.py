@@ -30,13 +30,13 @@ ROOT = Path(__file__).resolve().parents[2]
 USER_FACING = (
     "protocol/session_config.py", "protocol/commands.py", "protocol/interactions.py", "protocol/turn_end.py",
     "protocol/recovery.py", "protocol/background.py", "protocol/handshake.py", "protocol/notifications.py",
-    "actors/notifier.py", "actors/session/v4path.py", "actors/session/v4prompts.py", "protocol/v4/conversation.py",
+    "actors/notifier.py", "actors/session/v4/path.py", "actors/session/v4/prompts.py", "protocol/v4/conversation.py",
     "actors/turn.py", "actors/session/held.py", "actors/session/extensions.py", "actors/interaction_router.py",
     "cli/doctor.py", "cli/demo.py", "cli/app.py", "config/settings.py",
-    "actors/session/v4subscription.py", "actors/session/v4stopfallback.py", "actors/session/v4settings.py",
-    "actors/session/v4attachments.py", "actors/session/v4tasks.py", "actors/session/v4notices.py",
-    "actors/session/v4mode.py", "actors/session/v4opening.py", "actors/session/v4workspace.py",
-    "actors/session/v4extras.py", "protocol/v4/work_cards.py", "protocol/v4/conversation_retry.py",
+    "actors/session/v4/subscription.py", "actors/session/v4/stopfallback.py", "actors/session/v4/settings.py",
+    "actors/session/v4/attachments.py", "actors/session/v4/tasks.py", "actors/session/v4/notices.py",
+    "actors/session/v4/mode.py", "actors/session/v4/opening.py", "actors/session/v4/workspace.py",
+    "actors/session/v4/extras.py", "protocol/v4/work_cards.py", "protocol/v4/conversation_retry.py",
     "protocol/v4/file_changes.py",
 )
 PROSE = re.compile(r"[A-Za-z]{2,}[ ,;:]+[A-Za-z]{2,}")
@@ -75,15 +75,15 @@ EXEMPT: dict[str, dict[str, str]] = {
     },
     "cli/demo.py": {"not supported by the demo": TO_THE_ENGINE},
     "cli/app.py": {"serve the page from this folder": "the help of a hidden option (developers only)"},
-    "actors/session/v4attachments.py": {"the engine's upload answer: ": FOR_THE_BUG_REPORT,
+    "actors/session/v4/attachments.py": {"the engine's upload answer: ": FOR_THE_BUG_REPORT,
                                         "the engine's commit named no ref": FOR_THE_BUG_REPORT},
-    "actors/session/v4extras.py": {"the session's conversation is not subscribed yet": FOR_THE_BUG_REPORT},
+    "actors/session/v4/extras.py": {"the session's conversation is not subscribed yet": FOR_THE_BUG_REPORT},
     "protocol/v4/work_cards.py": {"tuple[str, bool] | None": "a type annotation"},
     "protocol/v4/conversation_retry.py": {
         "Reason codes of an interrupted model stream (``sseDisconnected``, ``sseStalled``).": "a docstring"},
     "protocol/v4/file_changes.py": {"fileChanges needs the conversation's log epoch (no snapshot yet)":
                                     FOR_THE_BUG_REPORT},
-    "actors/session/v4subscription.py": {
+    "actors/session/v4/subscription.py": {
         "createSession named no session": "an internal error's detail, for the bug report"},
     "protocol/notifications.py": {
         "application/json; charset=utf-8": "an HTTP header value", "text/plain; charset=utf-8": "an HTTP header value",

@@ -22,11 +22,11 @@ from zcode_acp.protocol.i18n import t
 from zcode_acp.protocol.v4 import commands as v4
 
 from zcode_acp.actors.messages import ErrorDict, Json, Ref
-from zcode_acp.actors.session import v4tasks
+from zcode_acp.actors.session.v4 import tasks as v4tasks
 from zcode_acp.actors.session.compaction import COMPACT_BUSY_LIMIT, COMPACT_BUSY_RETRY
 from zcode_acp.actors.session.path import OnError, OnResult
-from zcode_acp.actors.session.v4path import V4Path
-from zcode_acp.actors.session.v4settings import fork_target, settings_command
+from zcode_acp.actors.session.v4.path import V4Path
+from zcode_acp.actors.session.v4.settings import fork_target, settings_command
 
 
 class V4Engine(V4Path):

@@ -19,7 +19,7 @@ from typing import Any
 
 from zcode_acp.protocol.v4 import commands as v4
 from zcode_acp.protocol.v4.conversation_view import input_routing
-from zcode_acp.actors.session.v4extras import queue_items
+from zcode_acp.actors.session.v4.extras import queue_items
 
 
 def queue_held(state: dict[str, Any]) -> bool:

@@ -28,21 +28,21 @@ from zcode_acp.protocol.v4.conversation_view import control as control_of
 
 from zcode_acp.actors.messages import Reply, V4Expire
 from zcode_acp.actors.session.path import SessionPort
-from zcode_acp.actors.session.v4attachments import V4Uploads
-from zcode_acp.actors.session.v4close import closing_calls
-from zcode_acp.actors.session.v4commands import V4Commands
-from zcode_acp.actors.session.v4countdowns import Countdowns
-from zcode_acp.actors.session.v4extras import V4Extras
-from zcode_acp.actors.session.v4feed import Step, V4Feed
-from zcode_acp.actors.session.v4extras import queue_items
-from zcode_acp.actors.session.v4heldqueue import V4HeldQueue, queue_held
-from zcode_acp.actors.session.v4mode import adopt_modes
-from zcode_acp.actors.session.v4stopfallback import StopFallback
-from zcode_acp.actors.session.v4opening import opening_mode
-from zcode_acp.actors.session.v4notices import TurnNotice, titles, turn_notice
-from zcode_acp.actors.session.v4prompts import Answer, OwedPrompt, V4Prompts
-from zcode_acp.actors.session.v4unqueue import V4Unqueue
-from zcode_acp.actors.session.v4workspace import ConfigStep, V4WorkspaceConfig
+from zcode_acp.actors.session.v4.attachments import V4Uploads
+from zcode_acp.actors.session.v4.close import closing_calls
+from zcode_acp.actors.session.v4.commands import V4Commands
+from zcode_acp.actors.session.v4.countdowns import Countdowns
+from zcode_acp.actors.session.v4.extras import V4Extras
+from zcode_acp.actors.session.v4.feed import Step, V4Feed
+from zcode_acp.actors.session.v4.extras import queue_items
+from zcode_acp.actors.session.v4.heldqueue import V4HeldQueue, queue_held
+from zcode_acp.actors.session.v4.mode import adopt_modes
+from zcode_acp.actors.session.v4.stopfallback import StopFallback
+from zcode_acp.actors.session.v4.opening import opening_mode
+from zcode_acp.actors.session.v4.notices import TurnNotice, titles, turn_notice
+from zcode_acp.actors.session.v4.prompts import Answer, OwedPrompt, V4Prompts
+from zcode_acp.actors.session.v4.unqueue import V4Unqueue
+from zcode_acp.actors.session.v4.workspace import ConfigStep, V4WorkspaceConfig
 from zcode_acp.protocol.i18n import t
 
 log = logging.getLogger(__name__)

@@ -19,7 +19,7 @@ from zcode_acp.protocol.v4 import file_changes
 from zcode_acp.protocol.v4.row_actions import Refusal
 from zcode_acp.protocol.v4.row_actions import target as granted_target
 
-from zcode_acp.actors.session.v4commands import V4Commands
+from zcode_acp.actors.session.v4.commands import V4Commands
 
 OnResult = Callable[[Any], None]
 OnError = Callable[[RpcError], None]

@@ -37,13 +37,13 @@ from zcode_acp.protocol.v4.interaction_answers import matching, resolve_command
 from zcode_acp.protocol.v4.conversation_apply import Reset
 
 from zcode_acp.actors.messages import V4Expire, V4Resolve
-from zcode_acp.actors.session import v4tasks
-from zcode_acp.actors.session.v4extras import queue_items
-from zcode_acp.actors.session.v4heldqueue import held_disposition
-from zcode_acp.actors.session.v4prompts import Answer, OwedPrompt
+from zcode_acp.actors.session.v4 import tasks as v4tasks
+from zcode_acp.actors.session.v4.extras import queue_items
+from zcode_acp.actors.session.v4.heldqueue import held_disposition
+from zcode_acp.actors.session.v4.prompts import Answer, OwedPrompt
 from zcode_acp.protocol.i18n import t
 
-from zcode_acp.actors.session.v4subscription import V4Subscription, cold, countdown_notice, now_ms, CANCEL_GRACE_SECONDS
+from zcode_acp.actors.session.v4.subscription import V4Subscription, cold, countdown_notice, now_ms, CANCEL_GRACE_SECONDS
 
 log = logging.getLogger(__name__)
 
