@@ -195,7 +195,7 @@ class SessionCore(BridgeActor):
         """Asked by the Supervisor, in mailbox order after anything it forwarded: still idle?"""
         if not self._idle():  # something the Supervisor forwarded before this ask came first
             return None
-        self.path.leave_memory()  # the engine may let go of the session too (the v4 path's v4close.py)
+        self.path.leave_memory()  # the engine may let go of the session too (the v4 path's v4/close.py)
         if self.backend_session_id and self.lifecycle.live:
             self.backend.tell(UnregisterRoute(self.backend_session_id, self.actor_ref))
         self.lifecycle.close()

@@ -1,4 +1,4 @@
-"""The conversation's mode on the v4 path goes through the Session's settings (actors/session/v4mode.py)."""
+"""The conversation's mode on the v4 path goes through the Session's settings (actors/session/v4/mode.py)."""
 
 from zcode_acp.actors.session.settings import Settings
 from zcode_acp.actors.session.v4.mode import adopt_modes

@@ -1,4 +1,4 @@
-"""The v4 stop fallback's deadline and notice (actors/session/v4stopfallback.py)."""
+"""The v4 stop fallback's deadline and notice (actors/session/v4/stopfallback.py)."""
 
 from zcode_acp.actors.session.v4.stopfallback import StopFallback
 

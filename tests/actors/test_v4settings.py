@@ -1,4 +1,4 @@
-"""v4settings.py: a settings change as the engine's v4 command, checked against the official schema."""
+"""v4/settings.py: a settings change as the engine's v4 command, checked against the official schema."""
 
 import json
 from pathlib import Path

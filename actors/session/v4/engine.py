@@ -48,7 +48,7 @@ class V4Engine(V4Path):
                                lambda error: self.held_failed(owed, error))
 
     def leave_memory(self) -> None:
-        self.end_subscriptions()  # each topic unsubscribed, the connection closed (v4close.py)
+        self.end_subscriptions()  # each topic unsubscribed, the connection closed (v4/close.py)
 
     def compaction_over(self) -> None:
         self.release_held()  # the prompts our compaction held (this path keeps them, not Turns)
@@ -57,7 +57,7 @@ class V4Engine(V4Path):
 
     def extension(self, name: str, call: commands.ExtensionCall, on_result: OnResult,
                   on_error: Callable[[RpcError], None]) -> bool:
-        if call.cancels_task is not None:  # the engine's cancelBackgroundWork (v4tasks.py)
+        if call.cancels_task is not None:  # the engine's cancelBackgroundWork (v4/tasks.py)
             call = commands.ExtensionCall(v4tasks.METHOD, v4tasks.cancel_call_params(call.cancels_task), v4_only=True)
         if not call.v4_only:
             return False
@@ -66,7 +66,7 @@ class V4Engine(V4Path):
         return True
 
     def set_setting(self, config_id: str, value: Json, done: OnResult, fail: OnError) -> None:
-        """``switchCollaborationMode`` / ``switchModelConfig`` (v4settings.py); ``noop`` = already so."""
+        """``switchCollaborationMode`` / ``switchModelConfig`` (v4/settings.py); ``noop`` = already so."""
         engine_config = self.feed.state.state.get("config") if self.feed is not None else None
         try:
             command = settings_command(str(self.session.backend_session_id), self.session.settings.current,

@@ -14,7 +14,7 @@ topic, and from then on this part owns the v4 side:
   ended, after its last update (both leave this actor, in order, for the same client).
 
 It works through the Session's ``SessionPort`` (actors/session/path.py), like the other parts;
-``V4Engine`` (v4engine.py) is the layer above, the Session's ``EnginePath``.
+``V4Engine`` (v4/engine.py) is the layer above, the Session's ``EnginePath``.
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ class V4Path(V4Subscription):
             return  # answered while it waited (cancelled, or its session lost)
         self.prompts.sent(owed)
         self._activity()
-        if attachments:  # uploaded first: a command carries them by ref only (v4attachments.py)
+        if attachments:  # uploaded first: a command carries them by ref only (v4/attachments.py)
             self.uploads.upload(str(self.session.backend_session_id), attachments,
                                 lambda refs, error: self._uploaded(owed, text, refs, error))
             return
@@ -97,7 +97,7 @@ class V4Path(V4Subscription):
 
     def _send_text(self, owed: OwedPrompt, text: str, refs: list[dict[str, Any]] | None, resumed: bool) -> None:
         # A queue the engine holds (routing ``choice``) needs a word on it, or the engine refuses the
-        # prompt: it goes past the queue, which the bridge resumes (v4heldqueue.py).
+        # prompt: it goes past the queue, which the bridge resumes (v4/heldqueue.py).
         held = held_disposition(self.feed.state.state) if self.feed is not None else {}
         command = v4.send_text(str(self.session.backend_session_id), text, attachments=refs, **held)
 
@@ -175,7 +175,7 @@ class V4Path(V4Subscription):
         self.commands.send(command, stopped)
 
     def _cancel_queued(self, only: OwedPrompt | None = None) -> None:
-        """The prompts in the engine's queue are cancelled with the turn (actors/session/v4unqueue.py)."""
+        """The prompts in the engine's queue are cancelled with the turn (actors/session/v4/unqueue.py)."""
         answers = self.prompts.unqueue(only)
         self.unqueue.add([answer.owed.command_id for answer in answers if answer.owed.command_id])
         self._answer(answers)

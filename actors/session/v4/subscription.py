@@ -3,7 +3,7 @@
 ``V4Subscription`` makes the engine session (``createSession``), subscribes its conversation and
 its workspace's config, feeds the frames through ``V4Feed`` in pipe order (resyncs, the assembly
 timer), delivers the updates, and turns the signals into answers: a turn's end, a compaction's
-end, the opening mode reached. ``v4path.py`` (``V4Path``) builds the prompts, cancels, extension
+end, the opening mode reached. ``v4/path.py`` (``V4Path``) builds the prompts, cancels, extension
 methods, dialogs and the end on it (docs/v4.md, "The v4 backend path")."""
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ log = logging.getLogger(__name__)
 # stop (the usual case) answers it, after the turn's last updates; one that does not (frozen,
 # or slow to stop) still has the prompt answered ``cancelled`` then, as the legacy path does at once.
 CANCEL_GRACE_SECONDS = 0.15
-# How long a made session waits for the frame that shows its opening mode (v4mode.py) after the
+# How long a made session waits for the frame that shows its opening mode (v4/mode.py) after the
 # switch's ack; the frame follows the ack at once unless it was lost.
 MODE_GRACE_SECONDS = 1.0
 
@@ -104,7 +104,7 @@ class V4Subscription:
         self.session = session  # the Session, through its port only
         self.connection_id = f"zcode-acp-{uuid.uuid4().hex[:12]}"
         self.feed: V4Feed | None = None
-        self.workspace: V4WorkspaceConfig | None = None  # the catalog and slash commands (v4workspace.py)
+        self.workspace: V4WorkspaceConfig | None = None  # the catalog and slash commands (v4/workspace.py)
         self.commands = V4Commands(self, self.connection_id, session.config.lang)
         self.uploads = V4Uploads(self, self.connection_id, lambda: str(self.session.cwd or ""))
         self.countdowns = Countdowns()  # the engine's dialog countdowns, to say when one answered by itself
@@ -120,8 +120,8 @@ class V4Subscription:
         self.muted = False  # a cancelled turn answered before its end: its late updates are not sent
         self.fallback = StopFallback(session.config.stop_fallback)  # such a turn, running on, is closed
         self.unqueue = V4Unqueue()  # the queued prompts a session/cancel cancelled, to delete from the engine's queue
-        self.held_queue = V4HeldQueue()  # a queue the engine held after a failure, resumed (v4heldqueue.py)
-        self.fresh = False  # made by createSession and not live yet: its mode is the engine's default (v4opening.py)
+        self.held_queue = V4HeldQueue()  # a queue the engine held after a failure, resumed (v4/heldqueue.py)
+        self.fresh = False  # made by createSession and not live yet: its mode is the engine's default (v4/opening.py)
         self.announce_settings = False  # settings changes go to clients (not while a resume is still answering)
         # live once the feed shows this mode (or at the deadline): (mode, ready, deadline in ms)
         self.mode_wait: tuple[str, Callable[[], None], float] | None = None
@@ -186,7 +186,7 @@ class V4Subscription:
         """The resume's settings (the whole catalog) in the made answer; without them the session still opens.
 
         Not its mode: that is the engine's default for a draft, which the opening switch replaces with
-        the Session's own (v4opening.py); taken here, it would become the Session's mode and no switch
+        the Session's own (v4/opening.py); taken here, it would become the Session's mode and no switch
         would be sent."""
         if error is None and isinstance(result, dict) and isinstance(result.get("settings"), dict):
             made["settings"] = {key: value for key, value in result["settings"].items() if key != "mode"}
@@ -196,7 +196,7 @@ class V4Subscription:
 
     def end_subscriptions(self) -> None:
         """The engine may let the session go: each topic unsubscribed, then the connection closed
-        (``v4close.py``). Once: a later use subscribes afresh, from a snapshot."""
+        (``v4/close.py``). Once: a later use subscribes afresh, from a snapshot."""
         topics = [(part.topic, part.subscription.subscription_id) for part in (self.feed, self.workspace)
                   if part is not None]
         if self.feed is None and self.workspace is None:
@@ -331,7 +331,7 @@ class V4Subscription:
         if self.mode_wait is not None:  # the opening switch names the mode the client already shows
             step.updates[:] = [u for u in step.updates if not (u.get("sessionUpdate") == "current_mode_update"
                                                                 and u.get("currentModeId") == self.mode_wait[0])]
-        step.updates = adopt_modes(step.updates, self.session.settings)  # a mode is told once (v4mode.py)
+        step.updates = adopt_modes(step.updates, self.session.settings)  # a mode is told once (v4/mode.py)
         if not self.muted:
             self.session.deliver_feed(step.updates)
         for title in titles(step.updates):  # the hub's list and the notices name the session by it
@@ -350,7 +350,7 @@ class V4Subscription:
                 self.settled = None
                 drains = self.feed is None or not queue_held(self.feed.state.state)
                 self._answer(self.prompts.turn_ended(signal, self._turn_usage(), drains), ended)
-                if stopped_turn_over:  # the prompts that waited for it go now (v4stopfallback.py),
+                if stopped_turn_over:  # the prompts that waited for it go now (v4/stopfallback.py),
                     self.release_held()  # after this end is answered: it is not theirs
             elif isinstance(signal, TurnSettled):
                 self.settled = signal  # the turn is over: its prompts end with it if control never says so
@@ -426,7 +426,7 @@ class V4Subscription:
             self.prompts.started(opened.source_command_id)
 
     def _follow_queue(self) -> None:
-        """A queue the engine held after a failure is resumed (v4heldqueue.py); not while a cancel
+        """A queue the engine held after a failure is resumed (v4/heldqueue.py); not while a cancel
         empties the queue (it sends its own ``setAutoDrain``)."""
         if self.feed is None or self.unqueue.pending:
             return
@@ -537,7 +537,7 @@ class V4Subscription:
         self.session.activity(self.prompts.busy, outcome=ended.outcome if ended else "",
                               answer=ended.answer if ended else "")
 
-    # -- what the layer above fills in (v4path.py) ------------------------------------------------
+    # -- what the layer above fills in (v4/path.py) ------------------------------------------------
 
     def release_held(self) -> None:
         raise NotImplementedError  # V4Path
