@@ -196,7 +196,7 @@ def idle_memory() -> tuple[float, float]:
     legacy = _held(_traced(), parts)
     feed, frames, legacy_events = _prepared(10, prompts=10)
     feed.frames(frames, 0.0)
-    feed.rest()  # what the Session does once it has acted on the frames (actors/session/v4subscription.py)
+    feed.rest()  # what the Session does once it has acted on the frames (actors/session/v4/subscription.py)
     parts = [feed]
     del feed, frames, legacy_events
     v4 = _held(_traced(), parts)
