@@ -31,7 +31,8 @@ from collections.abc import Callable
 import gevent
 
 from zcode_acp.actors.base import BridgeActor, handles, safe_tell
-from zcode_acp.actors.messages import QuotaChanged, QuotaFetched, QuotaKeyFound, ReadQuota, RefreshQuota, Reply
+from zcode_acp.actors.messages import (QuotaAtFailure, QuotaChanged, QuotaFetched, QuotaForFailure, QuotaKeyFound,
+                                      ReadQuota, RefreshQuota, Reply)
 from zcode_acp.config.coding_plan import PlanKeyLookup, find_plan_key
 from zcode_acp.protocol import errors
 from zcode_acp.protocol.i18n import EN, t
@@ -77,6 +78,7 @@ class QuotaWatch(BridgeActor):
         self.refresh_due = False  # a refresh was asked for while reading or too soon
         self.trailing: Any = None  # the greenlet that does a refresh asked for too soon
         self.readers: list[ReadQuota] = []  # quota/read requests waiting for the read under way
+        self.failures: list[QuotaAtFailure] = []  # turns the limit stopped, waiting for a fresh snapshot
 
     def on_start(self) -> None:
         self._look_up_key()
@@ -87,6 +89,7 @@ class QuotaWatch(BridgeActor):
         for reader in self.readers:
             self._answer_error(reader, "quota.error.network", "the bridge is stopping")
         self.readers.clear()
+        self._answer_failures(None)
 
     def _look_up_key(self) -> None:
         def look() -> None:
@@ -112,8 +115,8 @@ class QuotaWatch(BridgeActor):
         else:
             log.info("quota: reading the GLM Coding Plan's quota from %s (key from %s)", self.key.provider,
                      "zcode-acp setup" if self.key.source == "setup" else "the engine's provider configuration")
-        if self.readers or self.refresh_due:
-            self._refresh(force=bool(self.readers))
+        if self.readers or self.failures or self.refresh_due:
+            self._refresh(force=bool(self.readers or self.failures))
 
     @handles(RefreshQuota)
     def on_refresh(self, message: RefreshQuota) -> None:
@@ -133,6 +136,25 @@ class QuotaWatch(BridgeActor):
         self.readers.append(message)
         if self.key_known and not self.reading:  # a read under way answers it too
             self._refresh(force=True)
+
+    @handles(QuotaAtFailure)
+    def on_turn_failure(self, message: QuotaAtFailure) -> None:
+        """A turn the limit stopped: the snapshot now when it is fresh, else after a read (one under way
+        answers it too). Without a key, at once with whatever is known."""
+        if self.snapshot is not None and time.monotonic() - self.read_at < self.min_interval:
+            safe_tell(message.reply_to, QuotaForFailure(message.key, self.snapshot))
+            return
+        if self.key_known and (self.key is None or self.key_dead):
+            safe_tell(message.reply_to, QuotaForFailure(message.key, self.snapshot))
+            return
+        self.failures.append(message)
+        if not self.reading:
+            self._refresh(force=True)
+
+    def _answer_failures(self, snapshot: QuotaSnapshot | None) -> None:
+        failures, self.failures = self.failures, []
+        for failure in failures:
+            safe_tell(failure.reply_to, QuotaForFailure(failure.key, snapshot))
 
     def _refresh(self, force: bool) -> None:
         if not self.key_known:
@@ -187,10 +209,12 @@ class QuotaWatch(BridgeActor):
                 self.supervisor.tell(QuotaChanged(message.snapshot, tuple(crossed(before, message.snapshot))))
             for reader in readers:
                 reader.conn.tell(Reply(reader.request_id, snapshot_json(message.snapshot, reader.lang)))
+        self._answer_failures(self.snapshot)  # a failed read: the last snapshot, old as it is
         if self.refresh_due:
             self._refresh(force=False)
 
     def _answer_readers_without_data(self) -> None:
+        self._answer_failures(self.snapshot)
         readers, self.readers = self.readers, []
         for reader in readers:
             reader.conn.tell(Reply(reader.request_id, empty_snapshot()))

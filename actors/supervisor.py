@@ -62,7 +62,9 @@ from zcode_acp.actors.messages import (
     Listed,
     CatalogLoaded,
     Prompt,
+    QuotaAtFailure,
     QuotaChanged,
+    QuotaToldAtTurnEnd,
     ReadQuota,
     RefreshQuota,
     Reply,
@@ -458,6 +460,14 @@ class Supervisor(SessionRegistry, AirSessionIndex):
             raise invalid_params("sessionId", "invalid.must_be_string")
         self._quota_watch().tell(ReadQuota(conn, request_id, self.config.lang))  # quota is the account's: any session's
         return _DEFERRED
+
+    @handles(QuotaAtFailure)
+    def on_quota_at_failure(self, message: QuotaAtFailure) -> None:
+        self._quota_watch().tell(message)  # the QuotaWatch answers the Turn itself
+
+    @handles(QuotaToldAtTurnEnd)
+    def on_quota_told_at_turn_end(self, message: QuotaToldAtTurnEnd) -> None:
+        self.quota_told.setdefault(message.session_id, set()).add((message.meter_id, 100.0, message.resets_at))
 
     @handles(QuotaChanged)
     def on_quota_changed(self, message: QuotaChanged) -> None:

@@ -328,15 +328,22 @@ class SessionRegistry(BridgeActor):
 
     @handles(ListSessions)
     def on_list_sessions(self, message: ListSessions) -> list[dict[str, Any]]:
-        """The live sessions, by the ids editors know (for the hub's instance listing)."""
+        """The live sessions, by the ids editors know (for the hub's instance listing); an archived
+        one is left out, as it is from the default ``session/list`` (the phone page archives)."""
         listed = []
         for session_id in self.sessions:
+            if self._archived(session_id):
+                continue
             entry = self.activity.get(session_id, {})
             listed.append(_listed(session_id, entry.get("updatedAt", 0), entry.get("status", "idle"),
                                   entry.get("title")))
         for session_id, record in self.dormant.items():
-            listed.append(_listed(session_id, record.updated_at, "idle", record.title))
+            if not self._archived(session_id):
+                listed.append(_listed(session_id, record.updated_at, "idle", record.title))
         return listed
+
+    def _archived(self, session_id: str) -> bool:
+        return (self.store.get(session_id) or {}).get("archived") is True
 
     @handles(Occupancy)
     def on_occupancy(self, message: Occupancy) -> tuple[int, int]:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import functools
 import logging
 import uuid
+from datetime import datetime, UTC
 from typing import Any
 
 import gevent
@@ -39,6 +40,7 @@ from zcode_acp.protocol import air, interactions, session_notices, turn_end
 from zcode_acp.protocol.content import BackendPrompt
 from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError, from_backend_error, is_busy, is_not_active
 from zcode_acp.protocol.i18n import t
+from zcode_acp.protocol.quota_failure import quota_exceeded, quota_reason
 from zcode_acp.protocol.translator import TextChunkLines, TurnTranslator
 from zcode_acp.protocol.updates import encode as encode_updates, user_text
 from zcode_acp.protocol.usage import prompt_result, read_usage_update
@@ -63,6 +65,9 @@ from zcode_acp.actors.messages import (
     InteractionAsked,
     PlanRead,
     PreviousTurnRunning,
+    QuotaAtFailure,
+    QuotaForFailure,
+    QuotaToldAtTurnEnd,
     ProbeAnswered,
     RelayUpdates,
     Reply,
@@ -90,6 +95,9 @@ BUSY_NOTICE_AFTER = 1.0
 BUSY_NOTICE = "notice.busy"  # its catalog key (protocol/i18n)
 
 SESSION_CLOSED = "session.closed"  # today's engine: the last event of a closed session
+# How long a turn the plan's limit stopped waits for the quota's snapshot before it ends without it:
+# a read is bounded at 10 s, but the user should not wait that long to learn the turn is over.
+QUOTA_WAIT = 3.0
 STREAMED_TEXT_KEPT = 4000  # characters of streamed text kept for a notice (it sends at most 1000)
 
 
@@ -119,6 +127,7 @@ class Turn(BridgeActor):
         plan: list[dict[str, str]] | None = None,
         typed_failures: bool = False,
         notices: bool = False,
+        supervisor: Any = None,
     ) -> None:
         super().__init__()
         self.key = key
@@ -134,6 +143,10 @@ class Turn(BridgeActor):
         # A client that declared the AIR sessionFailure extension: a failed turn is a typed
         # failure and an end_turn, not an error (protocol/air.py).
         self.typed_failures = typed_failures
+        # Who reaches the QuotaWatch: a turn the plan's limit stopped names the window in its end.
+        self.supervisor = supervisor
+        self.quota_pending: tuple[RpcError, str] | None = None  # the failure, held for the snapshot
+        self.quota_timer: Any = None
         self.translator = TurnTranslator(message_id=message_id, terminal_output=terminal_output, plan=plan,
                                          lang=config.lang, notices=notices)
         self.text_lines = TextChunkLines(session_id)
@@ -206,6 +219,39 @@ class Turn(BridgeActor):
         self._close_open_cards()
         self._emit([air.failure_update(failure_id, 1, kind, error.message)])
         self._settle({"stopReason": "end_turn", "_meta": air.failure_meta(failure_id, 1, kind, error.message)})
+
+    def _fail(self, error: RpcError) -> None:
+        if self.typed_failures:
+            self._settle_typed_failure(error)
+        else:
+            self._settle(error=error)
+
+    def _await_quota(self, error: RpcError, reason: str) -> None:
+        """The plan's limit stopped the turn: its end names the window and its reset, from the
+        QuotaWatch's snapshot (read again when stale), waited for at most ``QUOTA_WAIT``."""
+        if self.supervisor is None:
+            self._fail(quota_exceeded(error, reason, None, None, self.config.lang))
+            return
+        self.quota_pending = (error, reason)
+        self.supervisor.tell(QuotaAtFailure(self.actor_ref, self.key))
+        self.quota_timer = gevent.spawn_later(QUOTA_WAIT, safe_tell, self.actor_ref,
+                                              QuotaForFailure(self.key, None, timed_out=True))
+
+    @handles(QuotaForFailure)
+    def on_quota_for_failure(self, message: QuotaForFailure) -> None:
+        if self.quota_pending is None or message.key != self.key:
+            return  # answered already (the snapshot came, or the wait ran out)
+        (error, reason), self.quota_pending = self.quota_pending, None
+        if self.quota_timer is not None:
+            self.quota_timer.kill(block=False)
+            self.quota_timer = None
+        typed = quota_exceeded(error, reason, message.snapshot, datetime.now(UTC), self.config.lang)
+        meter = message.snapshot.exhausted if message.snapshot is not None else None
+        if meter is not None and "meterId" in typed.data and self.supervisor is not None:
+            # Said here: the notice "… is used up" would only say it again after the turn's end.
+            self.supervisor.tell(QuotaToldAtTurnEnd(self.session_id, meter.id,
+                                                    meter.resets_at.isoformat() if meter.resets_at else ""))
+        self._fail(typed)
 
     def _maybe_done(self) -> None:
         if self.settled and not self.send_in_flight and not self.stopping and not self.done_told:
@@ -450,10 +496,11 @@ class Turn(BridgeActor):
                     self.answer = "".join(self.streamed)[:STREAMED_TEXT_KEPT]
                 if kind == ev.TURN_FAILED:
                     error = turn_end.failed(body, self.config.lang)  # final: the engine already retried
-                    if self.typed_failures:
-                        self._settle_typed_failure(error)
+                    reason = quota_reason(error.data)
+                    if reason is not None:
+                        self._await_quota(error, reason)
                     else:
-                        self._settle(error=error)
+                        self._fail(error)
                     return
                 self._emit(self.translator.retry.close())
                 ending = turn_end.completed(body, self.config.lang)
@@ -569,4 +616,6 @@ class Turn(BridgeActor):
 
     def on_stop(self) -> None:
         self._stop_silence_timer()
+        if self.quota_timer is not None:
+            self.quota_timer.kill(block=False)
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from .errors import invalid_params
+from .quota_failure import quota_reason
 
 AIR_VERSION = 1
 GOAL_VERSION = 1
@@ -167,6 +168,8 @@ def failure_kind(data: Any) -> str:
     """The typed failure kind of a failed turn's error data (``backendCode``, ``errorType``,
     ``backendMessage``): ``quota_exhausted`` for a quota or balance the account ran out of."""
     data = _record(data)
+    if quota_reason(data) is not None:  # the provider's quota codes come before any word
+        return "quota_exhausted"
     words = " ".join(str(data.get(key, "")) for key in ("backendCode", "errorType", "backendMessage")).lower()
     for kind, needles in _KIND_WORDS:
         if any(needle in words for needle in needles):

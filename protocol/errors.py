@@ -143,6 +143,12 @@ def from_backend_error(error: Any, method: str, lang: str = EN) -> RpcError:
     data = {"backendCode": code, "backendMessage": message}
     if error.get("detail"):
         data["detail"] = error["detail"]
+    # A turn the plan's limit stopped (the v4 path's lastError): the RFD's typed quotaExceeded.
+    from .quota_failure import quota_exceeded, quota_reason  # it builds on this module
+
+    reason = quota_reason(data)
+    if reason is not None and not is_busy(error):  # the seed's busy answer is a 1308 too, a number
+        return quota_exceeded(RpcError(INTERNAL_ERROR, text, data), reason, None, None, lang)
     return RpcError(INTERNAL_ERROR, text, data)
 
 

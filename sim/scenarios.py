@@ -16,7 +16,7 @@ import re
 import shlex
 from typing import Any
 
-from . import faults
+from . import faults, provider_limits
 
 # The prompt itself, handed to the scenarios that answer it (never a user's key=value).
 PROMPT = "_prompt"
@@ -259,7 +259,7 @@ BUILTIN = {
     "bg_bash": bg_bash, "bg_agent": bg_agent, "subagent": subagent, "history": history,
     "reply": reply, "help": help_text, "stubborn": stubborn, "steer_fk": steer_fk,
     "subagent_tools": subagent_tools, "official_mcp": official_mcp, "tool_error": tool_error,
-    "end": end, "retry": retry, "system": system, "v4fault": v4fault,
+    "end": end, "retry": retry, "system": system, "v4fault": v4fault, "quota": provider_limits.quota,
 }
 BUILTIN.update(faults.SCENARIOS)  # fail_mid_tool, die_mid_tool, spawn_child, close_stdout
 
@@ -273,6 +273,8 @@ DESCRIPTIONS = {
     "slow": "text deltas with a pause between them (count=50 interval=0.1)",
     "history": "adds many messages to the history at once (count=10000)",
     "fail": "the turn fails (code= message= times=)",
+    "quota": "the GLM Coding Plan's limit stops the turn with the provider's code (code=1308|1309|1113 "
+             "window='5 hour' lang=en|zh)",
     "end": "the turn ends with turn.completed of a resultType (result=error_max_turns|error_max_budget|"
            "error_during_execution|error_max_tool_calls|cancelled)",
     "retry": "the engine retries a model request itself, then recovers the stream (attempts=2 wait=0.05 stream=1)",

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 import gevent
 
-from . import catalog, snapshot, strict, today_events
+from . import catalog, provider_limits, snapshot, strict, today_events
 from .dialect import Dialect
 from .history import present_all
 from .interactions_today import TodayInteractions
@@ -131,7 +131,8 @@ class TodaySimServer(TodaySessionMethods, TodayV4, TodayInteractions, WorkspaceM
             body["inputId"] = turn.input_id
         if kind == "turn.failed":
             error = dict(body.get("error") or {})
-            error.setdefault("type", str(error.get("code") or "execution_error"))
+            error.setdefault("type", provider_limits.error_type(error.get("code"))
+                             or str(error.get("code") or "execution_error"))
             error["message"] = error.get("message") or "The turn failed"
             body["error"] = error
             body.setdefault("turnPhase", "model_request")

@@ -56,3 +56,33 @@ class QuotaNews:
     document: dict[str, Any]
     quota_clients: frozenset[str]
     alerts: tuple[str, ...] = ()
+
+
+@message
+class QuotaAtFailure:
+    """A Turn the plan's limit stopped asks (through the Supervisor) for the snapshot to name the
+    window in its end: answered with ``QuotaForFailure`` on ``reply_to``, after a read when the last
+    snapshot is stale (docs/quota.md, "When the limit is hit")."""
+
+    reply_to: Ref
+    key: int
+
+
+@message
+class QuotaForFailure:
+    """The QuotaWatch's answer to ``QuotaAtFailure`` (``snapshot``: a QuotaSnapshot, or None when it
+    has none), or the Turn's own deadline for it (``timed_out``)."""
+
+    key: int
+    snapshot: Any = None
+    timed_out: bool = False
+
+
+@message
+class QuotaToldAtTurnEnd:
+    """A Turn's end said a window is used up (the quotaExceeded error): the Supervisor does not tell
+    that session the same again as a notice (``meter_id``, ``resets_at``: the alert's key)."""
+
+    session_id: str
+    meter_id: str
+    resets_at: str

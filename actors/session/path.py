@@ -188,6 +188,11 @@ class EnginePath(Protocol):
         """A turn runs in the engine that this path knows of (text can be steered into it)."""
         ...
 
+    def declines_dialogs(self) -> bool:
+        """A cancelled turn this path already answered still stops: what the engine asks meanwhile
+        is declined, shown to nobody (a legacy Turn declines its own)."""
+        ...
+
     def owns_card(self, card_id: str) -> bool:
         """The card is this path's (a dialog asked for it must not open a second one)."""
         ...

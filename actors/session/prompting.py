@@ -19,6 +19,7 @@ from zcode_acp.protocol.events import payload
 from zcode_acp.protocol.handshake import supports_terminal_output
 from zcode_acp.protocol.session_notices import supports_notices
 from zcode_acp.protocol.translator import notice_chunk
+from zcode_acp.protocol.i18n import t
 
 from zcode_acp.actors.base import handles
 from zcode_acp.actors.delivery import deliver
@@ -102,6 +103,7 @@ class SessionPrompts(SessionCore):
             plan=self.plan,
             typed_failures=air.client_declares(self.capabilities, air.SESSION_FAILURE),
             notices=supports_notices(self.capabilities),
+            supervisor=self.supervisor,
         )
         self.turns[key] = turn
         self.turn_requests[key] = (conn.actor_urn, request_id)
@@ -148,6 +150,13 @@ class SessionPrompts(SessionCore):
             self.turns[max(self.turns)].tell(ShowInteraction(message.frame, message.generation))
             return
         tool_call_id, name, value, tool_call = interactions.dialog_tool_call(message.frame, self.config.lang)
+        if self.path.declines_dialogs():
+            # The cancel answered the turn already (the v4 path's cancel): what the engine asks while it
+            # stops is declined, shown to nobody, as the legacy Turn does (issue 32).
+            self.router.tell(InteractionAsked(message.frame, message.generation, self.session_id,
+                                              self.backend_session_id, tool_call, self.actor_ref, self.backend,
+                                              declined=t(self.config.lang, "interaction.declined.turn_cancelled")))
+            return
         if not self.path.owns_card(tool_call_id):  # on v4 the tool's row already made its card
             self.deliver(self.between_turns().ensure_card(tool_call_id, name, value))
         tool_call = self.path.with_countdown(message.frame, tool_call)

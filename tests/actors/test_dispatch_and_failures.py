@@ -224,3 +224,29 @@ def test_an_idle_actor_does_not_keep_its_last_batch_alive(carried):
         assert freed.wait(2), "the batch stayed alive while its receiver waited for more"
     finally:
         sink.stop()
+
+
+def test_a_turn_the_limit_stopped_ends_without_the_snapshot_when_none_comes(monkeypatch):
+    # The QuotaWatch never answers (a read hangs): the prompt still ends, within QUOTA_WAIT, typed,
+    # in the provider's words.
+    from zcode_acp.actors import turn as turn_module
+    from zcode_acp.actors.turn import Turn
+
+    monkeypatch.setattr(turn_module, "QUOTA_WAIT", 0.2)
+    session, backend, router, conn, supervisor = Probe(), Probe(), Probe(), Probe(), Probe()
+    turn = Turn.start(key=1, session=session.ref, backend=backend.ref, router=router.ref, session_id="acp-1",
+                      conn=conn.ref, request_id=1, prompt=BackendPrompt("hi"), clients=[], terminal_output=False,
+                      message_id="m", config=Config(), supervisor=supervisor.ref)
+    try:
+        failed = {"type": "turn.failed", "payload": {"error": {
+            "type": "model_rate_limited", "code": "1308",
+            "message": "Usage limit reached for 5 hour. Your limit will reset at 2026-12-02 09:00:00"}}}
+        turn.proxy().state = "running"  # as after the Session's Adopt: the events are this turn's
+        turn.tell(TurnEvents([failed]))
+        [asked] = supervisor.wait_for(lambda: supervisor.of("QuotaAtFailure"))
+        assert asked.key == 1
+        error = conn.wait_reply(1).error
+        assert error["code"] == -32003 and error["data"]["quotaReason"] == "window"
+        assert "Usage limit reached for 5 hour" in error["message"]
+    finally:
+        turn.stop()

@@ -7,7 +7,8 @@ from dataclasses import replace
 import pytest
 
 from zcode_acp.actors.interaction_router import InteractionRouter
-from zcode_acp.actors.messages import BackendRequest, CancelTurn, ClientsChanged, InteractionAsked
+from zcode_acp.actors.messages import BackendRequest, CancelTurn, ClientsChanged, InteractionAsked, Prompt
+from zcode_acp.protocol.content import BackendPrompt
 from zcode_acp.actors.session.actor import Session
 from zcode_acp.config.settings import Config
 from zcode_acp.protocol.session_config import SessionSettings
@@ -56,3 +57,29 @@ def test_the_router_answers_a_declined_question_without_a_dialog():
         assert client.of("SendRequest") == []  # no dialog was ever sent
     finally:
         router.stop()
+
+
+def test_on_v4_too_a_question_asked_after_the_cancel_is_declined_not_shown():
+    """The v4 path answers a cancel at once and mutes the stopped turn (docs/v4.md, "Cancel"): a
+    permission the engine asks while it stops that turn is declined the same way."""
+    from tests.actors.test_session_v4 import CONFIG as V4_CONFIG, ENGINE_MODE, PERMISSION_FRAME, PlaneBackend
+    from tests.sim.v4_fakes import WORKSPACE
+
+    backend, conn, supervisor, router = Probe(), Probe(), Probe(), Probe()
+    session = Session.start(
+        session_id="acp-1", cwd=WORKSPACE, mcp_servers=[], settings=ENGINE_MODE, backend=backend.ref,
+        router=router.ref, supervisor=supervisor.ref, clients=[conn.ref], capabilities={}, config=V4_CONFIG)
+    try:
+        plane = PlaneBackend(session, backend)
+        session.tell(Prompt(conn.ref, 1, BackendPrompt("hi")))
+        engine = plane.live()
+        plane.serve("v4/command")
+        plane.play(engine.start)
+        session.tell(CancelTurn("user"))
+        assert conn.wait_reply(1).result == {"stopReason": "cancelled"}
+        session.tell(BackendRequest(PERMISSION_FRAME, 1))  # the engine, still stopping the turn, asks
+        [asked] = router.wait_for(lambda: router.of("InteractionAsked"))
+        assert getattr(asked, "declined", None)
+        assert not [u for u in conn.updates() if u.get("toolCallId") == "t1"]  # no card after the answer
+    finally:
+        session.stop()

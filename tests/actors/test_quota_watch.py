@@ -10,7 +10,7 @@ import gevent
 import gevent.event
 
 from tests.actors.fakes import Probe
-from zcode_acp.actors.messages import ReadQuota, RefreshQuota
+from zcode_acp.actors.messages import QuotaAtFailure, ReadQuota, RefreshQuota
 from zcode_acp.actors.quota import QuotaWatch
 from zcode_acp.config.coding_plan import PlanKey, PlanKeyLookup
 from zcode_acp.protocol.quota import QuotaUnavailable, parse_quota
@@ -165,5 +165,52 @@ def test_a_refused_key_stops_the_reads_and_a_failed_read_is_an_error_that_says_w
         assert "SECRET" not in reply.error["message"]
     finally:
         conn.stop()
+        watch.stop()
+        supervisor.stop()
+
+
+def test_a_turn_the_limit_stopped_gets_the_snapshot_read_again_when_it_is_stale():
+    # The last read is older than the interval: the failure waits for a new read and gets its figures.
+    provider = Provider(at(60), at(100))
+    supervisor, watch = start(provider, min_interval=0.0)
+    turn = Probe()
+    try:
+        watch.tell(RefreshQuota())
+        supervisor.wait_for(lambda: supervisor.of("QuotaChanged"))
+        watch.tell(QuotaAtFailure(turn.ref, 3))
+        [answer] = turn.wait_for(lambda: turn.of("QuotaForFailure"))
+        assert answer.key == 3 and answer.snapshot.meters[0].used_percent == 100
+        assert provider.reads == 2
+    finally:
+        turn.stop()
+        watch.stop()
+        supervisor.stop()
+
+
+def test_a_turn_the_limit_stopped_gets_a_fresh_snapshot_at_once():
+    provider = Provider(at(100))
+    supervisor, watch = start(provider)
+    turn = Probe()
+    try:
+        watch.tell(RefreshQuota())
+        supervisor.wait_for(lambda: supervisor.of("QuotaChanged"))
+        watch.tell(QuotaAtFailure(turn.ref, 1))
+        [answer] = turn.wait_for(lambda: turn.of("QuotaForFailure"))
+        assert answer.snapshot.meters[0].used_percent == 100 and provider.reads == 1
+    finally:
+        turn.stop()
+        watch.stop()
+        supervisor.stop()
+
+
+def test_a_turn_the_limit_stopped_without_a_key_is_answered_without_a_snapshot():
+    supervisor, watch = start(Provider(at(100)), key=None)
+    turn = Probe()
+    try:
+        watch.tell(QuotaAtFailure(turn.ref, 1))
+        [answer] = turn.wait_for(lambda: turn.of("QuotaForFailure"))
+        assert answer.snapshot is None
+    finally:
+        turn.stop()
         watch.stop()
         supervisor.stop()

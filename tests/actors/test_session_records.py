@@ -73,3 +73,32 @@ def test_a_session_out_of_memory_keeps_its_title_and_time_in_the_listing(tmp_pat
     finally:
         for ref in pykka.ActorRegistry.get_all():
             ref.stop()
+
+
+def test_an_archived_session_leaves_the_hub_listing(tmp_path):
+    # The phone page archives a session and goes back to the list: the hub's listing (the bridge's
+    # heartbeat) no longer shows it, as the default session/list does not.
+    (tmp_path / "v2").mkdir()
+    (tmp_path / "v2" / "acp-model-catalog.json").write_text(
+        '{"version": 1, "available": [{"providerId": "zhipu", "modelId": "glm-5", "name": "GLM-5"}]}')
+    conn = Probe()
+    supervisor = Supervisor.start(replace(Config(), zcode_home=tmp_path), lambda: None)
+    try:
+        hello = RequestHandle(1, 1)
+        supervisor.tell(ClientFrame(conn.ref, {"method": "initialize", "params": {"protocolVersion": 1}}, hello))
+        conn.wait_reply(hello)
+        handles = [RequestHandle(index, index) for index in (2, 3)]
+        for handle in handles:
+            supervisor.tell(ClientFrame(conn.ref, {"method": "session/new",
+                                                   "params": {"cwd": str(tmp_path), "mcpServers": []}}, handle))
+        kept, archived = (conn.wait_reply(handle, timeout=5).result["sessionId"] for handle in handles)
+        archive = RequestHandle(4, 4)
+        supervisor.tell(ClientFrame(conn.ref, {"method": "_session/archive", "params": {"sessionId": archived}},
+                                    archive))
+        assert conn.wait_reply(archive, timeout=5).error is None
+        listed = supervisor.ask(ListSessions(), timeout=5)
+        assert [entry["sessionId"] for entry in listed] == [kept]
+    finally:
+        for ref in pykka.ActorRegistry.get_all():
+            if ref.actor_class is not Probe:
+                ref.stop()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from zcode_acp.protocol.i18n import t
-from tests.process.harness import RecordingClient, bridge, run
+from tests.process.harness import RecordingClient, bridge, pick, run
 from tests.process.test_engine_today import LONG
 from tests.process.test_remote import NO_FORMS
 
@@ -53,19 +53,24 @@ async def test_a_prompt_sent_right_after_a_cancel_starts_after_the_cancelled_ans
 async def test_a_cancel_during_a_permission_dialog_streams_no_deny_text_after_the_answer(tmp_path):
     client = RecordingClient()
     opened = asyncio.Event()
+    dialog: asyncio.Future = asyncio.get_running_loop().create_future()
 
-    async def never_answered(session_id, params):
+    async def answered_when_cancelled(session_id, params):
         opened.set()
-        await asyncio.Event().wait()  # the editor's dialog stays open until the bridge withdraws it
+        return await dialog
 
-    client.on_permission = never_answered
+    client.on_permission = answered_when_cancelled
     async with bridge(tmp_path, NO_FORMS, client=client) as b:
         sid = await b.new_session()
         first = asyncio.ensure_future(b.prompt(sid, "#sim permission"))
         await asyncio.wait_for(opened.wait(), 30)
         await b.conn.cancel(session_id=sid)
+        # As ACP asks of a client (and Zed does): every open dialog of the session answered `cancelled`.
+        dialog.set_result(pick(None))
         second = asyncio.ensure_future(b.prompt(sid, NEW))
         assert (await first).stop_reason == "cancelled"
         assert (await second).stop_reason == "end_turn"
-        _, _, after = order(b, prompt_ids(b)[0])
-        assert without_stopping_notice(after) == "new" * 3, after  # the engine's "Permission denied" is the stopped turn's
+        _, before, after = order(b, prompt_ids(b)[0])
+        assert without_stopping_notice(after) == "new" * 3, after
+        # The engine's deny text is the stopped turn's own, not the user's doing: never streamed.
+        assert "Permission denied" not in "".join(before + after), before

@@ -87,6 +87,9 @@ class LegacyPath:
     def turn_running(self) -> bool:
         return False  # the Session's adopted Turn says so
 
+    def declines_dialogs(self) -> bool:
+        return False  # a cancelled Turn still stopping declines its own late question (the Session tells it)
+
     def owns_card(self, card_id: str) -> bool:
         return False  # a Turn's translator or the Session's cards between turns own every card
 

@@ -68,14 +68,11 @@ class V4Path(V4Subscription):
         if self.session.compaction_holds_prompt():  # our compaction runs: the prompt starts after it, still held
             self.held.append((owed, text, attachments))
             return
-        if self.cancel_due is not None:
-            # Sent at once after a cancel (as Zed does), within the cancel's grace: the cancelled
-            # prompt is answered first, and this one waits for the stopped turn's end, so nothing
-            # of either lands under the other (no "Queued", no leftover text after the answer).
-            self.answer_cancelled()
         if self.muted:  # a stopped turn runs on: the prompt waits for its end or the fallback's close
+            # (Sent at once after a cancel, as Zed does: nothing of it lands under the stopped turn,
+            # and it is told why it waits only if that turn outlives the grace: V4Expire.)
             self.held.append((owed, text, attachments))
-            if self.cancel_due is None and self.fallback.notice_due():  # (within the grace: told at its end)
+            if self.cancel_due is None and self.fallback.notice_due():
                 self.session.deliver([notice_chunk(t(self.session.config.lang, "notice.stopping"), uuid.uuid4().hex)])
             return
         if not self.prompts.release(owed):
@@ -142,7 +139,10 @@ class V4Path(V4Subscription):
                 self._answer([Answer(owed, None if error else {"stopReason": "cancelled"}, error)])
 
     def cancel(self, error: RpcError | None = None, owed: OwedPrompt | None = None) -> None:
-        """``session/cancel`` (or ``$/cancel_request`` of ``owed``): stop what runs; its end answers."""
+        """``session/cancel`` (or ``$/cancel_request`` of ``owed``): stop what runs, and answer its
+        prompts now, as the legacy path does: nothing more of the stopped turn is sent (not the
+        engine's "Permission denied" of a dialog the cancel closed), and a prompt sent next waits
+        for that turn's end, so nothing of it lands under the cancelled one."""
         if owed is not None:
             owed.error = error
         self._answer(self.prompts.cancel_waiting(owed))  # never sent: answered now
@@ -154,7 +154,7 @@ class V4Path(V4Subscription):
             self.prompts.cancel_requested()
         else:
             owed.cancelled = True
-        # A timer message (V4Expire), not a wait: the turn's end usually answers well before it.
+        # A timer message (V4Expire), not a wait: the stopped turn usually ends well before it.
         self.cancel_due = now_ms() + CANCEL_GRACE_SECONDS * 1000
         self.session.remind(CANCEL_GRACE_SECONDS + 0.01, V4Expire())
         self.session.remind(self.fallback.arm(now_ms()) + 0.01, V4Expire())
@@ -173,6 +173,7 @@ class V4Path(V4Subscription):
                 self._answer(self.prompts.turn_ended(TurnEnded("cancelled", None)))
 
         self.commands.send(command, stopped)
+        self.answer_cancelled()
 
     def _cancel_queued(self, only: OwedPrompt | None = None) -> None:
         """The prompts in the engine's queue are cancelled with the turn (actors/session/v4/unqueue.py)."""
@@ -245,6 +246,9 @@ class V4Path(V4Subscription):
                         error.message)
         elif ack is not None and ack.status == "noop":
             log.info("session %s: interaction %s was already resolved", self.session.session_id, interaction_id)
+
+    def declines_dialogs(self) -> bool:
+        return self.muted  # the cancel answered the stopped turn (cancel): its late questions are declined
 
     def owns_card(self, card_id: str) -> bool:
         return self.feed is not None and self.feed.translator.has_card(card_id)

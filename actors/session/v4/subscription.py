@@ -48,9 +48,8 @@ from zcode_acp.protocol.i18n import t
 log = logging.getLogger(__name__)
 
 
-# How long a cancelled prompt waits for its turn's end. An engine that ends the turn at the
-# stop (the usual case) answers it, after the turn's last updates; one that does not (frozen,
-# or slow to stop) still has the prompt answered ``cancelled`` then, as the legacy path does at once.
+# How long after a stop a prompt kept behind the stopped turn is told why it waits: an engine
+# that ends the turn at the stop (the usual case) runs the prompt before then, unannounced.
 CANCEL_GRACE_SECONDS = 0.15
 # How long a made session waits for the frame that shows its opening mode (v4/mode.py) after the
 # switch's ack; the frame follows the ack at once unless it was lost.
@@ -116,7 +115,7 @@ class V4Subscription:
         self.usage_mark: dict[str, Any] | None = None  # the engine's cumulative usage when the last turn ended
         # prompts waiting out our compaction (still owed: a cancel meanwhile answers them, and they are not sent)
         self.held: list[tuple[OwedPrompt, str, list[dict[str, Any]]]] = []
-        self.cancel_due: float | None = None  # when cancelled prompts are answered if their turn has not ended
+        self.cancel_due: float | None = None  # when a prompt kept behind a stopped turn is told why
         self.muted = False  # a cancelled turn answered before its end: its late updates are not sent
         self.fallback = StopFallback(session.config.stop_fallback)  # such a turn, running on, is closed
         self.unqueue = V4Unqueue()  # the queued prompts a session/cancel cancelled, to delete from the engine's queue
@@ -294,7 +293,6 @@ class V4Subscription:
         self.commands.caught_up(now_ms())
         if self.cancel_due is not None and now_ms() >= self.cancel_due:
             self.cancel_due = None
-            self.answer_cancelled()
             if self.muted and self.held and self.fallback.notice_due():  # a prompt waits for the stopped turn
                 self.session.deliver([notice_chunk(t(self.session.config.lang, "notice.stopping"), uuid.uuid4().hex)])
         if self.fallback.overdue(now_ms()):

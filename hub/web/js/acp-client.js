@@ -156,4 +156,14 @@ export class AcpClient extends EventTarget {
   renameSession(sessionId, title) {
     return this.rpc.request("_session/rename", { sessionId, title });
   }
+
+  // The AIR set's archive (docs/protocol-mapping.md): the session leaves the lists, its history kept.
+  archiveSession(sessionId) {
+    return this.rpc.request("_session/archive", { sessionId });
+  }
+
+  // Final: the bridge forgets the session and the engine's is closed (or deleted, on v4).
+  deleteSession(sessionId) {
+    return this.rpc.request("session/delete", { sessionId });
+  }
 }

@@ -13,6 +13,7 @@ let token = loadToken();
 let instances = [];
 let current = null; // the SessionView on screen, if any
 let refreshTimer = 0;
+const gone = new Set(); // sessions archived or deleted from this page
 
 const list = new ListView({
   onToken: (value) => { token = value; saveToken(value); refreshList(); },
@@ -20,6 +21,18 @@ const list = new ListView({
   onRefresh: () => refreshList(),
   onOpen: (instance, sessionId) => navigate(`#/s/${encodeURIComponent(instance.id)}/${encodeURIComponent(sessionId)}`),
   onNew: (instance) => navigate(`#/new/${encodeURIComponent(instance.id)}`),
+  onStartSession: async (cwd) => {
+    try {
+      const started = await startInstance(token, cwd);
+      instances = await listInstances(token);
+      navigate(`#/new/${encodeURIComponent(started.id)}`); // session/new with the folder's cwd
+      return true;
+    } catch (error) {
+      if (error instanceof Unauthorized) list.showTokenForm(error.message);
+      else list.showMessage(t("app.start_failed", { message: error.message }));
+      return false;
+    }
+  },
   onStart: async (cwd) => {
     try {
       await startInstance(token, cwd);
@@ -32,6 +45,8 @@ const list = new ListView({
     }
   },
 });
+
+list.gone = gone;
 
 function navigate(hash) {
   if (location.hash === hash) route();
@@ -86,6 +101,8 @@ async function openSession(instanceId, sessionId) {
     onUnauthorized: () => navigate("#/"), // the list asks for the token again
     // A new session gets its id from the bridge: the URL follows without a new view.
     onSessionId: (inst, id) => history.replaceState(null, "", `#/s/${encodeURIComponent(inst.id)}/${encodeURIComponent(id)}`),
+    // Archived or deleted: the hub lists it until the bridge's next heartbeat (10 s), the page no more.
+    onRemoved: (inst, id) => { gone.add(id); navigate("#/"); },
   });
   show(current.el);
   current.start();

@@ -1,6 +1,7 @@
 // The start page: token entry, then every live bridge the hub knows with its
 // sessions, "new session" per project, and "open a project" (the hub starts a
-// headless bridge for a folder under its configured project roots).
+// headless bridge for a folder under its configured project roots; "New session" also opens a new
+// session there).
 
 import { h, clear, relativeTime } from "./dom.js";
 import { t, setLanguage, otherLanguage } from "./i18n.js";
@@ -9,7 +10,7 @@ export class ListView {
   /**
    * @param {{onToken: (token: string) => void, onForget: () => void, onRefresh: () => void,
    *          onOpen: (instance: object, sessionId: string) => void, onNew: (instance: object) => void,
-   *          onStart: (cwd: string) => Promise<boolean>}} actions
+   *          onStart: (cwd: string) => Promise<boolean>, onStartSession: (cwd: string) => Promise<boolean>}} actions
    */
   constructor(actions) {
     this.actions = actions;
@@ -33,7 +34,10 @@ export class ListView {
         if (path.value.trim() && (await actions.onStart(path.value.trim()))) path.value = "";
       },
     }, h("label", { for: "project-path", class: "field-label" }, t("list.open.label")),
-    h("div", { class: "row" }, path, h("button", { type: "submit" }, t("list.open.start"))));
+    h("div", { class: "row" }, path, h("button", { type: "submit" }, t("list.open.start")),
+      // The bridge for the folder (started, or the one already there), and a new session in it at once.
+      h("button", { type: "button", class: "start-session", onclick: async () => { if (path.value.trim() && (await actions.onStartSession(path.value.trim()))) path.value = ""; } },
+        t("list.open.session"))));
     this.signedIn = h("div", { hidden: true }, this.instancesEl, this.startForm,
       h("button", { type: "button", class: "link forget", onclick: () => actions.onForget() }, t("list.forget")));
     this.el = h("div", { class: "view list-view" },
@@ -71,7 +75,8 @@ export class ListView {
   }
 
   instanceCard(instance) {
-    const sessions = Array.isArray(instance.sessions) ? [...instance.sessions] : [];
+    const gone = this.gone || new Set();
+    const sessions = (Array.isArray(instance.sessions) ? instance.sessions : []).filter((s) => !gone.has(s.sessionId));
     sessions.sort((a, b) => String(b.updatedAt || "").localeCompare(String(a.updatedAt || "")));
     const name = String(instance.workspace || "").split(/[\\/]/).filter(Boolean).pop() || instance.workspace || instance.id;
     return h("section", { class: "card instance", dataset: { instanceId: instance.id } },

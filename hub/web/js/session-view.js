@@ -63,6 +63,17 @@ export class SessionView {
     }, () => this.files.hide());
     this.filesButton = h("button", { type: "button", class: "files-button", "aria-label": t("files.open"), title: t("files.open"),
       onclick: () => { if (this.loaded) this.files.show(); } }, "📁");
+    this.menuButton = h("button", { type: "button", class: "session-menu-button", "aria-label": t("session.menu.label"),
+      title: t("session.menu.label"), "aria-expanded": "false", onclick: () => this.toggleMenu() }, "⋯");
+    this.deleteQuestion = h("div", { class: "delete-confirm", role: "alertdialog", hidden: true, "aria-label": t("session.delete.question") },
+      h("p", null, t("session.delete.question")),
+      h("div", { class: "row" },
+        h("button", { type: "button", class: "delete-keep", onclick: () => this.closeMenu() }, t("session.delete.keep")),
+        h("button", { type: "button", class: "delete-confirm-button danger", onclick: () => this.remove("delete") }, t("session.delete.confirm"))));
+    this.menuEl = h("div", { class: "session-menu", hidden: true },
+      h("button", { type: "button", class: "archive", onclick: () => this.remove("archive") }, t("session.archive")),
+      h("button", { type: "button", class: "delete danger", onclick: () => this.askDelete() }, t("session.delete")),
+      this.deleteQuestion);
     this.configBar = new ConfigBar((change) => this.changeConfig(change));
     this.planSummary = h("summary");
     this.planList = h("ol", { class: "plan-entries" });
@@ -92,7 +103,8 @@ export class SessionView {
       h("header", { class: "topbar" },
         h("button", { type: "button", class: "back", "aria-label": t("session.back"), onclick: () => this.options.onBack() }, "‹"),
         h("div", { class: "session-heading" }, h("div", { class: "session-title-row" }, this.titleEl, this.renameButton), this.renameForm, this.workspaceEl),
-        this.usageEl, this.filesButton, this.stateEl),
+        this.usageEl, this.filesButton, this.menuButton, this.stateEl),
+      this.menuEl,
       h("div", { class: "session-tools" }, this.configBar.el, this.planEl, this.quotaBar.el),
       this.scroller, this.dialogsEl, composer, this.files.el);
     this.transcript.addEventListener("plan", (event) => this.showPlan(event.detail));
@@ -136,6 +148,43 @@ export class SessionView {
       const message = error instanceof RpcError || error instanceof ConnectionLost ? error.message : String(error);
       this.transcript.addNotice(t("session.rename.failed", { message }), "error");
     }
+  }
+
+  toggleMenu() {
+    if (this.menuEl.hidden) {
+      if (!this.sessionId || !this.loaded) return;
+      this.menuEl.hidden = false;
+      this.menuButton.setAttribute("aria-expanded", "true");
+    } else {
+      this.closeMenu();
+    }
+  }
+
+  closeMenu() {
+    this.menuEl.hidden = true;
+    this.deleteQuestion.hidden = true;
+    this.menuButton.setAttribute("aria-expanded", "false");
+  }
+
+  askDelete() {
+    this.deleteQuestion.hidden = false; // deleting is final: asked on the page, not sent yet
+  }
+
+  /** Archive or delete this session over the page's own connection, then back to the list without it. */
+  async remove(how) {
+    const sessionId = this.sessionId;
+    try {
+      if (how === "delete") await this.client.deleteSession(sessionId);
+      else await this.client.archiveSession(sessionId);
+    } catch (error) {
+      const message = error instanceof RpcError || error instanceof ConnectionLost ? error.message : String(error);
+      this.closeMenu();
+      this.transcript.addNotice(t(how === "delete" ? "session.delete.failed" : "session.archive.failed", { message }), "error");
+      return;
+    }
+    this.closeMenu();
+    if (this.options.onRemoved) this.options.onRemoved(this.instance, sessionId);
+    else this.options.onBack();
   }
 
   start() {
