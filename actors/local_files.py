@@ -1,6 +1,6 @@
 """Reading a local file a client named, safely (docs/security.md, "Local files").
 
-Whatever a client names — an attachment on the v4 path (actors/session/v4attachments.py), a file or
+Whatever a client names — an attachment on the v4 path (actors/session/v4/attachments.py), a file or
 folder on the phone's file browser (actors/project_files.py) — the bridge reads it only when:
 
 * its real path (symlinks resolved first) lies inside the session's ``cwd`` or a configured

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import time
 import uuid
 from datetime import datetime, UTC
 from typing import Any
@@ -95,7 +94,6 @@ BUSY_FIRST_WAIT = 0.02
 BUSY_NOTICE_AFTER = 1.0
 BUSY_NOTICE = "notice.busy"  # its catalog key (protocol/i18n)
 
-CLIENT_ID = "zcode-acp"
 SESSION_CLOSED = "session.closed"  # today's engine: the last event of a closed session
 # How long a turn the plan's limit stopped waits for the quota's snapshot before it ends without it:
 # a read is bounded at 10 s, but the user should not wait that long to learn the turn is over.
@@ -363,10 +361,12 @@ class Turn(BridgeActor):
         if self.execution_id is None or self.v4_stop_sent:
             return  # the seed's engine (no execution id), or not known yet: sent on Adopt
         self.v4_stop_sent = True
-        self._call("v4/command", {
-            "commandId": str(uuid.uuid4()), "clientId": CLIENT_ID, "sessionId": self.backend_session_id,
-            "type": "stop", "payload": {"expectedForegroundExecutionId": self.execution_id},
-            "issuedAt": int(time.time() * 1000)})
+        # imported here: only today's engine gets here, and a legacy bridge imports no protocol/v4 at start
+        from zcode_acp.actors.v4_sender import command_params
+        from zcode_acp.protocol.v4.commands import stop
+
+        self._call("v4/command", command_params(stop(str(self.backend_session_id),
+                                                     expected_foreground_execution_id=self.execution_id)))
 
     @handles(Adopt)
     def on_adopt(self, message: Adopt) -> None:

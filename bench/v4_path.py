@@ -27,8 +27,8 @@ from types import SimpleNamespace
 from typing import Any
 
 from zcode_acp.actors.session.sequencer import Sequencer
-from zcode_acp.actors.session.v4feed import V4Feed
-from zcode_acp.actors.session.v4path import V4Path
+from zcode_acp.actors.session.v4.feed import V4Feed
+from zcode_acp.actors.session.v4.path import V4Path
 from zcode_acp.protocol.history import replay_updates
 from zcode_acp.protocol.translator import TurnTranslator
 from zcode_acp.sim.v4.faults import Faults
@@ -152,7 +152,7 @@ def load(rows: int, runs: int) -> tuple[float, float, int, int]:
     state.rows = json.loads(json.dumps(window))
     path = V4Path.__new__(V4Path)  # only its replay is timed: the feed and the session's language
     path.feed = feed
-    path.session = SimpleNamespace(config=SimpleNamespace(lang="en"), capabilities={})  # type: ignore[assignment]
+    path.session = SimpleNamespace(config=SimpleNamespace(lang="en"), terminal_output=lambda: False)  # type: ignore[assignment]
     legacy_ms, v4_ms = [], []
     legacy_count = v4_count = 0
     for _ in range(runs):
@@ -196,7 +196,7 @@ def idle_memory() -> tuple[float, float]:
     legacy = _held(_traced(), parts)
     feed, frames, legacy_events = _prepared(10, prompts=10)
     feed.frames(frames, 0.0)
-    feed.rest()  # what the Session does once it has acted on the frames (actors/session/v4subscription.py)
+    feed.rest()  # what the Session does once it has acted on the frames (actors/session/v4/subscription.py)
     parts = [feed]
     del feed, frames, legacy_events
     v4 = _held(_traced(), parts)

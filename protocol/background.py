@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from . import tools
+from . import tools, updates
 from .i18n import EN, t
 from .translator import terminal_exit, terminal_output
 
@@ -86,8 +86,8 @@ class TaskCards:
             return {"sessionUpdate": "tool_call_update", "toolCallId": card.card_id, "status": "in_progress",
                     "_meta": meta}
         description = payload.get("description") or payload.get("toolName") or "task"
-        return {"sessionUpdate": "tool_call", "toolCallId": card.card_id, "title": f"[background] {description}",
-                "kind": "other", "status": "in_progress", "rawInput": {"taskId": card.task_id}, "_meta": meta}
+        return updates.tool_call(card.card_id, f"[background] {description}", "other", "in_progress", meta,
+                                 raw_input={"taskId": card.task_id})
 
     def _output(self, card: TaskCard, tail: str) -> list[dict[str, Any]]:
         if card.terminal:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import tools
+from . import tools, updates
 from .shapes import obj
 
 
@@ -78,18 +78,11 @@ def _tool_card(part: dict[str, Any]) -> dict[str, Any] | None:
         text = tools.result_text(output)
     if not content and text:
         content = tools.text_content(text)
-    card: dict[str, Any] = {
-        "sessionUpdate": "tool_call",
-        "toolCallId": tool_call_id,
-        "title": state.get("title") if isinstance(state.get("title"), str) and state.get("title")
-        else tools.tool_title(name, tool_input),
-        "kind": tools.tool_kind(name),
-        "status": "failed" if failed else "completed",
-        "rawInput": tool_input,
-        "locations": tools.tool_locations(tool_input),
-        "content": content,
-        "_meta": {"claudeCode": {"toolName": name}},
-    }
+    title = state.get("title")
+    card = updates.tool_call(tool_call_id, title if isinstance(title, str) and title else tools.tool_title(name, tool_input),
+                             tools.tool_kind(name), "failed" if failed else "completed",
+                             {"claudeCode": {"toolName": name}}, raw_input=tool_input,
+                             locations=tools.tool_locations(tool_input), content=content)
     card.update(tools.raw_output(output))
     parent = parent_tool_call(part)
     if parent:

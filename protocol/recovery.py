@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import updates
 from .i18n import EN, t
 
 CARD_PREFIX = "zcode-retry-"
@@ -69,8 +70,8 @@ class RetryCard:
             self.episodes += 1
             self.card_id = f"{CARD_PREFIX}{self.prefix}-{self.episodes}"
             self.title = title
-            return [{"sessionUpdate": "tool_call", "toolCallId": self.card_id, "title": title, "kind": "other",
-                     "status": "in_progress", "rawInput": {}, "_meta": {"zcodeRetry": True}, **extra}]
+            return [{**updates.tool_call(self.card_id, title, "other", "in_progress", {"zcodeRetry": True},
+                                         raw_input={}), **extra}]
         if title == self.title and not extra:
             return []
         self.title = title

@@ -224,16 +224,9 @@ class TurnTranslator:
         )
         self.cards[tool_call_id] = card
         self._segment += 1  # text after a tool card is a new message
-        start: dict[str, Any] = {
-            "sessionUpdate": "tool_call",
-            "toolCallId": tool_call_id,
-            "title": tools.tool_title(card.name, card.input),
-            "kind": tools.tool_kind(card.name),
-            "status": "pending",
-            "rawInput": card.input,
-            "locations": tools.tool_locations(card.input),
-            "_meta": {"claudeCode": {"toolName": card.name}},
-        }
+        start = updates.tool_call(tool_call_id, tools.tool_title(card.name, card.input), tools.tool_kind(card.name),
+                                  "pending", {"claudeCode": {"toolName": card.name}}, raw_input=card.input,
+                                  locations=tools.tool_locations(card.input))
         if card.terminal:
             start["content"] = [{"type": "terminal", "terminalId": tool_call_id}]
             start["_meta"]["terminal_info"] = {"terminal_id": tool_call_id}

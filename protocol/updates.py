@@ -17,6 +17,23 @@ PLAN_STATUSES = frozenset({"pending", "in_progress", "completed"})
 PLAN_PRIORITIES = frozenset({"high", "medium", "low"})
 
 
+def tool_call(tool_call_id: str, title: str, kind: str, status: str, meta: dict[str, Any], *,
+              raw_input: dict[str, Any] | None = None, locations: list[dict[str, Any]] | None = None,
+              content: list[dict[str, Any]] | None = None) -> Update:
+    """A card opened (``sessionUpdate: tool_call``): every card the bridge opens, on either engine path
+    (a turn's tool, a task, a retry, a subagent, a replayed tool), is built here; None leaves a field out."""
+    update: Update = {"sessionUpdate": "tool_call", "toolCallId": tool_call_id, "title": title, "kind": kind,
+                      "status": status}
+    if raw_input is not None:
+        update["rawInput"] = raw_input
+    if locations is not None:
+        update["locations"] = locations
+    if content is not None:
+        update["content"] = content
+    update["_meta"] = meta
+    return update
+
+
 def tool_call_failed(tool_call_id: str) -> Update:
     return {"sessionUpdate": "tool_call_update", "toolCallId": tool_call_id, "status": "failed"}
 

@@ -187,3 +187,117 @@ def test_the_simulator_scan_sees_an_upward_import_and_a_circle(tmp_path: Path):
     (tmp_path / "server.py").write_text("def later():\n    from zcode_acp.sim import runner\n")
     assert sim_violations(tmp_path) == ["sim/runner.py:2 imports server (layer 4) from layer 3",
                                         "a circle of imports: runner → server → runner"]
+# -- the Session and its engine paths (docs/architecture.md, "The Session's engine paths") -------------
+
+SESSION = ROOT / "actors" / "session"
+SESSION_PACKAGE = "zcode_acp.actors.session"
+# The Session actor: its layers (core.py → … → actor.py) and the package that exports it.
+SESSION_ACTOR = ("__init__", "core", "prompting", "stream", "loading", "actor")
+# Each path's code: a module or subpackage of actors/session/ whose name starts so.
+PATHS = {"legacy": "legacy", "v4": "v4"}
+NOT_A_PATH = {"v4index"}  # the sessions-index watch: the Supervisor's actor, not a Session's path
+# The chooser (paths.py) may import each path's one entry: the class the Session holds.
+PATH_ENTRIES = {"zcode_acp.actors.session.legacy.path", "zcode_acp.actors.session.v4.engine",
+                "zcode_acp.actors.session.legacy", "zcode_acp.actors.session.v4"}
+
+
+def session_module(path: Path) -> str:
+    """``core``, ``v4path``, ``v4.feed``: the module's name under actors/session/."""
+    return ".".join(path.relative_to(SESSION).with_suffix("").parts)
+
+
+def path_of(module: str) -> str | None:
+    """Which engine path the module under actors/session/ belongs to, if any."""
+    top = module.split(".")[0]
+    if top in NOT_A_PATH:
+        return None
+    return next((name for name, prefix in PATHS.items() if top.startswith(prefix)), None)
+
+
+def session_imports(path: Path) -> list[tuple[int, str]]:
+    """(line, module under actors/session/) for each import of the Session's package, ``from
+    zcode_acp.actors.session import x`` naming the module ``x``."""
+    found = []
+    tree = ast.parse(path.read_text(), str(path))
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+            if node.module == SESSION_PACKAGE:  # a module of the package, or a name its __init__ exports
+                names = [f"{SESSION_PACKAGE}.{alias.name}" if alias.name.islower() else SESSION_PACKAGE
+                         for alias in node.names]
+        for name in names:
+            if name == SESSION_PACKAGE:
+                found.append((node.lineno, "__init__"))
+            elif name.startswith(SESSION_PACKAGE + "."):
+                found.append((node.lineno, name[len(SESSION_PACKAGE) + 1:]))
+    return found
+
+
+def seam_violations(root: Path = ROOT) -> list[str]:
+    session = root / "actors" / "session"
+    wrong = []
+    for path in sorted(session.rglob("*.py")):
+        here = ".".join(path.relative_to(session).with_suffix("").parts)
+        here_path = path_of(here)
+        for line, target in session_imports(path):
+            where = f"{path.relative_to(root)}:{line} imports {SESSION_PACKAGE}.{target}"
+            target_path = path_of(target)
+            if here.split(".")[0] in SESSION_ACTOR and target_path is not None:
+                wrong.append(f"{where}: the Session reaches a path only through path.py and paths.py")
+            if here == "paths" and target_path is not None and f"{SESSION_PACKAGE}.{target}" not in PATH_ENTRIES:
+                wrong.append(f"{where}: the chooser imports a path's entry only")
+            if here_path is not None and target.split(".")[0] in SESSION_ACTOR:
+                wrong.append(f"{where}: a path reaches its Session only through its SessionPort")
+            if here_path is not None and target_path is not None and target_path != here_path:
+                wrong.append(f"{where}: one engine path never imports the other")
+    return wrong
+
+
+def test_the_session_and_its_engine_paths_meet_only_at_the_seam():
+    assert any(path_of(session_module(p)) == "v4" for p in SESSION.rglob("*.py")), "no v4 path found: the scan is broken"
+    assert any(path_of(session_module(p)) == "legacy" for p in SESSION.rglob("*.py")), "no legacy path found"
+    assert not seam_violations(), "\n".join(seam_violations())
+
+
+@pytest.mark.parametrize("module,source,expected", [
+    ("core", "from zcode_acp.actors.session.v4.feed import V4Feed\n", "the Session reaches a path only"),
+    ("actor", "def later():\n    from zcode_acp.actors.session.legacy.path import LegacyPath\n",
+     "the Session reaches a path only"),
+    ("v4feed", "from zcode_acp.actors.session import core\n", "a path reaches its Session only"),
+    ("v4path", "from zcode_acp.actors.session import Session\n", "a path reaches its Session only"),
+    ("legacy_path", "from zcode_acp.actors.session.prompting import SessionPrompts\n",
+     "a path reaches its Session only"),
+    ("legacy_path", "from zcode_acp.actors.session.v4.path import V4Path\n", "one engine path never imports"),
+    ("paths", "from zcode_acp.actors.session.v4.path import V4Path\n", "the chooser imports a path's entry only"),
+])
+def test_the_seam_scan_sees_a_forbidden_import(tmp_path: Path, module: str, source: str, expected: str):
+    (tmp_path / "actors" / "session").mkdir(parents=True)
+    (tmp_path / "actors" / "session" / f"{module}.py").write_text(source)
+    found = seam_violations(root=tmp_path)
+    assert len(found) == 1 and expected in found[0], found
+
+
+def v4_branches(root: Path = ROOT) -> list[str]:
+    """Every ``x.v4`` and ``getattr(x, "v4", …)`` in the Session's modules: the Session asking which path it holds."""
+    found = []
+    for path in sorted((root / "actors" / "session").rglob("*.py")):
+        if path_of(".".join(path.relative_to(root / "actors" / "session").with_suffix("").parts)) is not None:
+            continue  # a path may name its own parts
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Attribute) and node.attr == "v4":
+                found.append(f"{path.relative_to(root)}:{node.lineno} reads .v4")
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
+                    and any(isinstance(arg, ast.Constant) and arg.value == "v4" for arg in node.args):
+                found.append(f"{path.relative_to(root)}:{node.lineno} looks up v4")
+    return found
+
+
+def test_the_session_never_asks_which_engine_path_it_holds(tmp_path: Path):
+    assert not v4_branches(), "\n".join(v4_branches())
+    (tmp_path / "actors" / "session").mkdir(parents=True)
+    (tmp_path / "actors" / "session" / "core.py").write_text(
+        "def f(self):\n    if self.v4 is not None:\n        return getattr(self.port, 'v4', None)\n")
+    assert v4_branches(root=tmp_path) == ["actors/session/core.py:2 reads .v4", "actors/session/core.py:3 looks up v4"]

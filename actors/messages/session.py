@@ -195,19 +195,7 @@ class InteractionAborted:
 
 # replies to the Session's own backend calls
 @message
-class Created:
-    result: Json
-    error: ErrorDict | None
-
-
-@message
 class Resumed:
-    result: Json
-    error: ErrorDict | None
-
-
-@message
-class Subscribed:
     result: Json
     error: ErrorDict | None
 

@@ -12,10 +12,8 @@ from collections.abc import Callable
 from zcode_acp.protocol import commands
 from zcode_acp.protocol.errors import (
     INTERNAL_ERROR,
-    METHOD_NOT_FOUND,
     RpcError,
 )
-from zcode_acp.protocol.i18n import t
 from zcode_acp.protocol.quota import quota_update
 from zcode_acp.protocol.translator import agent_text, notice_text
 
@@ -33,7 +31,7 @@ from zcode_acp.actors.messages import (
     Teardown,
     UnregisterRoute,
 )
-from zcode_acp.actors.session import air_answers, v4tasks
+from zcode_acp.actors.session import air_answers
 
 from zcode_acp.actors.session.loading import SessionLoading
 
@@ -61,15 +59,8 @@ class Session(SessionLoading):
         fail: Callable[[Any], None] = message.fail
         if call.air_answer is not None:  # the AIR names answer in the reference adapters' shapes
             reply, fail = air_answers.shaped(call, reply, fail)
-        if call.cancels_task is not None and self.v4 is not None:  # on the v4 path: cancelBackgroundWork
-            call = commands.ExtensionCall(v4tasks.METHOD, v4tasks.cancel_call_params(call.cancels_task), v4_only=True)
-        if call.v4_only:
-            v4 = self.v4
-            if v4 is None:
-                fail(RpcError(METHOD_NOT_FOUND, t(self.config.lang, "error.needs_v4", method=message.name)))
-            else:
-                self.when_live(lambda: v4.extra(call.method, call.params, reply, fail), fail)
-            return
+        if self.path.extension(message.name, call, reply, fail):
+            return  # one only this path answers (on legacy, a v4-only one is refused -32601)
         self.controls.extension(message.name, call, message.conn, message.request_id, reply, fail)
 
     @handles(QuotaNews)
@@ -91,8 +82,7 @@ class Session(SessionLoading):
         self.lifecycle.lost()  # the next use resumes on a new backend process
         self.sequencer.reset()
         self.lifecycle.fail_waiters(RpcError(INTERNAL_ERROR, message.reason))
-        if self.v4 is not None:
-            self.v4.lost(RpcError(INTERNAL_ERROR, message.reason))
+        self.path.lost(RpcError(INTERNAL_ERROR, message.reason))
         self.controls.compaction_lost({"message": f"{message.reason} during the compaction"})
         for turn in list(self.turns.values()):
             turn.tell(BackendLost(message.reason))  # each closes its own cards
@@ -106,8 +96,7 @@ class Session(SessionLoading):
         was_live = self.lifecycle.live
         self.lifecycle.close()
         self.router.tell(CancelInteractions(self.session_id, message.reason))
-        if self.v4 is not None:
-            self.v4.close()
+        self.path.close()
         futures = [turn.ask(CancelTurn("teardown"), block=False) for turn in self.turns.values()]
         for future in futures:
             try:

@@ -22,6 +22,10 @@ from typing import Any
 ENDINGS = {"session_compacted": "completed", "session_compact_cancelled": "cancelled",
            "session_compact_failed": "failed"}
 RUNS_ON = frozenset({"accepted", "already_running"})  # the answer's compact.state: the end comes later
+# While a turn holds the session the engine refuses a compaction (legacy -32010, v4 rejected): each
+# engine path asks again every COMPACT_BUSY_RETRY seconds, for at most COMPACT_BUSY_LIMIT.
+COMPACT_BUSY_RETRY = 1.0
+COMPACT_BUSY_LIMIT = 60.0
 
 
 class Compaction:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from collections.abc import Callable
 
 import gevent
@@ -43,11 +43,11 @@ from zcode_acp.protocol.errors import (
     SESSION_NOT_FOUND,
     RpcError,
     cli_too_old,
-    cli_without_v4,
     from_backend_error,
     is_not_active,
     session_not_found,
 )
+from zcode_acp.protocol.content import BackendPrompt
 from zcode_acp.protocol.handshake import supports_terminal_output
 from zcode_acp.protocol.session_config import SessionSettings
 from zcode_acp.protocol.sessions import iso_time, own_workspace, workspace
@@ -58,8 +58,13 @@ from zcode_acp.actors.base import BridgeActor, handles, safe_tell
 from zcode_acp.config.settings import Config
 from zcode_acp.actors.delivery import deliver
 from zcode_acp.actors.messages import (
+    AnswerBackend,
     FEED_LINES,
     Dormant,
+    Json,
+    Ref,
+    SessionActivity,
+    V4Expire,
     GoDormant,
     IdleCheck,
     SessionIdle,
@@ -68,7 +73,6 @@ from zcode_acp.actors.messages import (
     BackendCall,
     ClientsChanged,
     TitleKept,
-    Created,
     ErrorDict,
     Forget,
     Forked,
@@ -77,11 +81,12 @@ from zcode_acp.actors.messages import (
     RegisterRoute,
     Resumed,
     StartTurn,
-    Subscribed,
     TaskCancelled,
     UnregisterRoute,
 )
 from zcode_acp.actors.session.attribution import Attribution
+from zcode_acp.actors.session.path import EnginePath
+from zcode_acp.actors.session.paths import engine_path
 from zcode_acp.actors.session.engine_surface import EngineSurface
 from zcode_acp.actors.session.extensions import Controls
 from zcode_acp.actors.session.held import HeldSession
@@ -90,9 +95,6 @@ from zcode_acp.actors.session.lifecycle import Lifecycle, Phase, Step
 from zcode_acp.actors.session.routing import EventRouter
 from zcode_acp.actors.session.sequencer import Ready, Sequencer
 from zcode_acp.actors.session.settings import Settings
-
-if TYPE_CHECKING:  # the v4 path is imported only by a session that uses it (see __init__)
-    from zcode_acp.actors.session.v4path import V4Path
 
 log = logging.getLogger(__name__)
 _NOT_ACTIVITY = (IdleCheck, GoDormant)  # the idle machinery's own messages
@@ -152,16 +154,9 @@ class SessionCore(BridgeActor):
         self.next_key = 1
         self.plan: list[dict[str, str]] | None = None
         self.tasks: Any = None
-        # ZCODE_ACP_ENGINE_API=v4: the conversation comes from the v4 data plane (docs/v4.md)
-        self.v4: V4Path | None = None
-        if config.engine_api == "v4":
-            # imported here, not at the top: a legacy session must not pay ~60 ms of v4 imports
-            # at its first session/new (docs/performance.md, "start-up")
-            from zcode_acp.actors.session.v4path import V4Path
-
-            self.v4 = V4Path(self)
-        if self.v4 is not None:  # an engine with a v4 data plane is 0.16+: the removed methods are refused here
-            self.speaks_v4 = True
+        # how it speaks to the engine: the legacy methods and event stream, or the v4 data plane (path.py)
+        self.path: EnginePath = engine_path(self, config)
+        self.speaks_v4 = self.path.speaks_zcode_protocol  # 0.16+ from the start: removed methods are refused here
 
     # -- leaving memory when idle ----------------------------------------------------------------
 
@@ -184,7 +179,7 @@ class SessionCore(BridgeActor):
         """Nothing would be lost by stopping now: no turn, dialog card, task, load or compaction."""
         return (not self.turns and self.tasks is None and not (self.cards is not None and self.cards.cards)
                 and not self.history.in_flight
-                and not self.controls.compacting and not (self.v4 is not None and self.v4.busy)
+                and not self.controls.compacting and not self.path.busy
                 and self.lifecycle.phase in (Phase.LIVE, Phase.LOST, Phase.PLACEHOLDER)
                 and time.monotonic() - self.last_active >= self.config.idle_session_after)
 
@@ -200,8 +195,7 @@ class SessionCore(BridgeActor):
         """Asked by the Supervisor, in mailbox order after anything it forwarded: still idle?"""
         if not self._idle():  # something the Supervisor forwarded before this ask came first
             return None
-        if self.v4 is not None:  # leaving memory: the engine may let go of the session too (v4close.py)
-            self.v4.end_subscriptions()
+        self.path.leave_memory()  # the engine may let go of the session too (the v4 path's v4/close.py)
         if self.backend_session_id and self.lifecycle.live:
             self.backend.tell(UnregisterRoute(self.backend_session_id, self.actor_ref))
         self.lifecycle.close()
@@ -248,7 +242,7 @@ class SessionCore(BridgeActor):
             if error is None:
                 on_result(result)
             elif retry_evicted and is_not_active(error) and self.lifecycle.live:
-                self._lost()
+                self.lost()
                 self.when_live(
                     lambda: self.request(method, params, on_result, on_error, timeout, retry_evicted=False),
                     lambda exc: on_error(exc.to_dict()))
@@ -264,13 +258,8 @@ class SessionCore(BridgeActor):
 
     def when_live(self, action: Callable[[], None], on_error: Callable[[RpcError], None]) -> None:
         step = self.lifecycle.when_live(action, on_error)
-        if step is Step.CREATE and self.v4 is not None:
-            self.v4.create(self.cwd, self.mcp_servers, lambda result, error: self.on_created(Created(result, error)))
-        elif step is Step.CREATE:
-            params: dict[str, Any] = {"workspace": workspace(self.cwd), "mode": self.settings.current.mode}
-            if self.mcp_servers:
-                params["mcpServers"] = self.mcp_servers
-            self._call("session/create", params, Created)
+        if step is Step.CREATE:
+            self.path.create(self.cwd, self.mcp_servers, functools.partial(self._materialized, Step.CREATE))
         elif step is Step.RESUME:
             if self.workspace_ref is None and not self.root_known:
                 # A session made elsewhere: resume it under its own workspace key, which session/list names.
@@ -301,22 +290,13 @@ class SessionCore(BridgeActor):
             self.supervisor.tell(TitleKept(self.session_id, title))
         if title != self.title:
             self.deliver_in_order([updates.session_title(title, iso_time(time.time() * 1000))])
-            self._titled(title)
-
-    def rename_v4(self, title: str, on_done: Callable[[], None], on_error: Callable[[Any], None]) -> bool:
-        """A v4 Session renames through its own ``V4Commands`` (acks judged there); the same answer
-        and announcement as the legacy path follow (``Controls.rename``)."""
-        if self.v4 is None:
-            return False
-        self.v4.extra("renameSession", {"title": title}, lambda result: on_done(), on_error)
-        return True
+            self.titled(title)
 
     def task_cancelled(self, task_id: str) -> None:
         self._background_tasks().tell(TaskCancelled(task_id))
 
     def start_turns(self, keys: list[int]) -> None:
-        if self.v4 is not None:
-            self.v4.release_held()  # the prompts our compaction held (V4Path keeps them, not Turns)
+        self.path.compaction_over()  # what the path held itself (the v4 path's prompts)
         for key in keys:
             if self.current == key:
                 self.turns[key].tell(StartTurn(self.backend_session_id))  # type: ignore[arg-type]
@@ -339,10 +319,6 @@ class SessionCore(BridgeActor):
         self.when_live(lambda: None, lambda error: log.info("session %s: no model catalog yet: %s",
                                                             self.session_id, error.message))
 
-    @handles(Created)
-    def on_created(self, message: Created) -> None:
-        self._materialized(Step.CREATE, message.result, message.error)
-
     @handles(Resumed)
     def on_resumed(self, message: Resumed) -> None:
         self._materialized(Step.RESUME, message.result, message.error)
@@ -353,10 +329,8 @@ class SessionCore(BridgeActor):
         session = result.get("session") if isinstance(result, dict) else None
         backend_id = session.get("sessionId") if isinstance(session, dict) else None
         if error is not None or not isinstance(backend_id, str):
-            if step is Step.CREATE and self.v4 is not None and (error or {}).get("code") == METHOD_NOT_FOUND:
-                failure = cli_without_v4(error, self.config.lang)  # asked for v4 of a CLI without it
-            elif step is Step.CREATE:
-                failure = from_backend_error(error or {"message": "no session id in the answer"}, step.value)
+            if step is Step.CREATE:
+                failure = self.path.create_refused(error)
             else:
                 failure = self._resume_failure(error)
             self.lifecycle.step_failed(step, failure)
@@ -378,8 +352,9 @@ class SessionCore(BridgeActor):
 
     # -- the port EngineSurface uses ------------------------------------------------------------
 
-    def call(self, method: str, params: dict[str, Any], then: Callable[[Any, Any], None]) -> None:
-        self._call(method, params, functools.partial(Answered, then))
+    def call(self, method: str, params: dict[str, Any], then: Callable[[Any, Any], None],
+             timeout: float | None = None) -> None:
+        self._call(method, params, functools.partial(Answered, then), timeout)
 
     def remember_catalog(self, catalog: dict[str, Any]) -> None:
         self.supervisor.tell(CatalogSeen(catalog))  # the next run's first session/new offers it
@@ -402,42 +377,76 @@ class SessionCore(BridgeActor):
 
     def _subscribe(self) -> None:
         self.lifecycle.subscribe_sent()
-        if self.v4 is not None:  # the conversation topic instead of the legacy event stream
-            self.v4.subscribe(lambda result, error: self.on_subscribed(Subscribed(result, error)))
-            return
-        params = {"sessionId": self.backend_session_id, "deliveryKind": "desktop-continuous", "includeSnapshot": False}
-        self._call("session/subscribe", params, Subscribed, timeout=self.config.subscribe_timeout)
+        self.path.subscribe(self._subscribed)
 
-    @handles(Subscribed)
-    def on_subscribed(self, message: Subscribed) -> None:
+    def _subscribed(self, result: Any, error: ErrorDict | None) -> None:
         if not self.lifecycle.subscribing():
             return
-        if message.error is not None:
-            if message.error.get("timeout") and self.lifecycle.subscribe_attempts < 2:
+        if error is not None:
+            if error.get("timeout") and self.lifecycle.subscribe_attempts < 2:
                 self._subscribe()  # a real backend sometimes needs a second ask
                 return
             self.backend.tell(UnregisterRoute(self.backend_session_id, self.actor_ref))  # type: ignore[arg-type]
-            if message.error.get("code") == METHOD_NOT_FOUND:
-                self.lifecycle.subscribe_failed(cli_too_old(message.error, self.config.lang))
+            if error.get("code") == METHOD_NOT_FOUND:
+                self.lifecycle.subscribe_failed(cli_too_old(error, self.config.lang))
                 return
-            self.lifecycle.subscribe_failed(from_backend_error(message.error, "session/subscribe"))
+            self.lifecycle.subscribe_failed(from_backend_error(error, "session/subscribe"))
             return
-        event_seq = message.result.get("eventSeq") if isinstance(message.result, dict) else None
+        event_seq = result.get("eventSeq") if isinstance(result, dict) else None
         self._apply(self.sequencer.start(event_seq if isinstance(event_seq, int) else 0))
         self.lifecycle.became_live()  # then the uses that waited (a turn's StartTurn, a load)
 
-    def _lost(self) -> None:
+    def lost(self) -> None:
+        """The engine holds the session no more (evicted, or let go of): the next use resumes it."""
         if self.lifecycle.lost():
             self.backend.tell(UnregisterRoute(self.backend_session_id, self.actor_ref))  # type: ignore[arg-type]
         self.sequencer.reset()
+
+    # -- the port the engine paths use (path.py's SessionPort; call, request, when_live, lost above) -----
+
+    def terminal_output(self) -> bool:
+        return supports_terminal_output(self.capabilities)
+
+    def answer_backend(self, generation: int, request_ids: list[Any], result: dict[str, Any]) -> None:
+        self.backend.tell(AnswerBackend(generation, request_ids, result))
+
+    def surface_seen(self, announce: bool, answer: dict[str, Any]) -> None:
+        self.surface.materialized(announce, answer, False)
+
+    def activity(self, busy: bool, outcome: str = "", answer: str = "") -> None:
+        self.supervisor.tell(SessionActivity(self.session_id, busy, outcome=outcome, answer=answer))
+
+    def remind(self, delay: float, message: V4Expire) -> None:
+        gevent.spawn_later(delay, safe_tell, self.actor_ref, message)
+
+    def compaction_holds_prompt(self) -> bool:
+        return self.controls.hold_prompt()
+
+    def compaction_running(self) -> bool:
+        return self.controls.compaction is not None
+
+    def compaction_answer(self) -> dict[str, Any] | None:
+        return self.controls.compaction.answer if self.controls.compaction is not None else None
+
+    def compaction_ended(self, reason: str) -> None:
+        self.controls.compaction_ended(reason)
 
     # -- what the layers above fill in (prompting.py, stream.py) -----------------------------------
 
     def _apply(self, ready: Ready, token: Any = None) -> None:
         raise NotImplementedError  # SessionStream
 
-    def _titled(self, title: Any) -> None:
+    def sequence(self, events: list[dict[str, Any]], token: object) -> None:
+        raise NotImplementedError  # SessionStream (the legacy path's events)
+
+    def titled(self, title: Any) -> None:
         raise NotImplementedError  # SessionStream
+
+    def run_turn(self, conn: Ref, request_id: Json, prompt: BackendPrompt) -> None:
+        raise NotImplementedError  # SessionPrompts (the legacy path's prompts)
+
+    def close_and_resume(self) -> None:
+        raise NotImplementedError  # SessionPrompts (the v4 path's stop fallback)
 
     def deliver_in_order(self, session_updates: list[dict[str, Any]]) -> None:
         raise NotImplementedError  # SessionPrompts

@@ -13,39 +13,41 @@ refused with ``-32602`` is sent again as ``replace`` (and from then on as
 ``replace``); a compaction waits minutes, retries while the engine is busy, and
 its ``response`` is what the user sees.
 
-It works through a narrow port (``SessionPort``), which the Session actor
-implements; tests give it a fake one.
+It works through a narrow port (``ControlsPort``), which the Session actor
+implements; tests give it a fake one. What differs between the engine paths (a setting's
+call or command, the compaction, the fork, the rename) the port's ``EnginePath`` does.
 """
 
 from __future__ import annotations
 
-import time
 import uuid
 from typing import Any, Protocol
 from collections.abc import Callable
 
-import gevent
 
 from zcode_acp.protocol import commands, compaction_updates, model_catalog, session_notices
-from zcode_acp.protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RpcError, from_backend_error, is_busy
+from zcode_acp.protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RpcError, from_backend_error
 from zcode_acp.protocol.i18n import EN, t
 from zcode_acp.protocol.session_config import config_options, validate_config_value
 from zcode_acp.protocol.translator import agent_text, notice_chunk
 
 from zcode_acp.actors.session.compaction import Compaction
+from zcode_acp.actors.session.path import EnginePath
 from zcode_acp.actors.session.settings import Settings
 
 OnResult = Callable[[Any], None]
 OnError = Callable[[Any], None]
-COMPACT_BUSY_RETRY = 1.0  # seconds between compaction attempts while a turn holds the session
-COMPACT_BUSY_LIMIT = 60.0
-CLIENT_ID = "zcode-acp"
+SETTING_METHODS = {"mode": "session/setMode", "model": "session/setModel"}  # named in a refusal
 
 
-class SessionPort(Protocol):
+class ControlsPort(Protocol):
     settings: Settings
     compact_timeout: float
     speaks_v4: bool  # today's engine: learned from turn.started's foregroundExecutionId
+    backend_session_id: str | None
+
+    @property
+    def path(self) -> EnginePath: ...
 
     def turn_running(self) -> bool: ...
 
@@ -64,9 +66,6 @@ class SessionPort(Protocol):
 
     def renamed(self, title: str, kept: bool = False) -> None: ...
 
-    def rename_v4(self, title: str, on_done: Callable[[], None], on_error: OnError) -> bool:
-        """On the v4 path: the rename as the Session's own v4 command (False: not on it)."""
-        ...
 
     def start_turns(self, keys: list[int]) -> None: ...
 
@@ -88,7 +87,7 @@ class Controls:
     # Every live Session has one: slots, not a __dict__ (docs/performance.md, "Idle sessions").
     __slots__ = ("compacting", "compaction", "compaction_callers", "deferred", "goal_replace", "port")
 
-    def __init__(self, port: SessionPort) -> None:
+    def __init__(self, port: ControlsPort) -> None:
         self.port = port
         self.compacting = False  # a compaction's internal turn holds the session
         self.compaction: Compaction | None = None  # ours, until the engine says it is over
@@ -133,13 +132,6 @@ class Controls:
         except RpcError as exc:
             on_error(exc)
             return
-        if config_id == "mode":
-            method, params = "session/setMode", {"mode": value}
-        elif config_id == "model":
-            method, params = "session/setModel", {"model": settings.current.model_ref(value)}
-        else:
-            method, params = "session/setThoughtLevel", {"thoughtLevel": value}
-
         def done(result: Any) -> None:
             changed = settings.current.with_setting(config_id, value).with_backend_settings(
                 result.get("settings") if isinstance(result, dict) else None)
@@ -147,27 +139,10 @@ class Controls:
             on_done(result)
 
         def fail(error: Any) -> None:
-            on_error(as_rpc_error(error, method))
+            on_error(as_rpc_error(error, SETTING_METHODS.get(config_id, "session/setThoughtLevel")))
 
-        v4_path = getattr(self.port, "v4", None)  # the Session's V4Path on the v4 path (docs/v4.md)
-        if v4_path is not None:
-            self.port.when_live(lambda: self._set_setting_v4(v4_path, config_id, value, done, fail), fail)
-            return
-        self.port.when_live(lambda: self.port.request(method, params, done, fail), fail)
-
-    def _set_setting_v4(self, v4_path: Any, config_id: str, value: Any, done: OnResult, fail: OnError) -> None:
-        """``switchCollaborationMode`` / ``switchModelConfig`` (v4settings.py); ``noop`` = already so."""
-        from zcode_acp.actors.session.v4settings import settings_command  # v4 only: a legacy session never imports it
-
-        feed = v4_path.feed
-        engine_config = feed.state.state.get("config") if feed is not None else None
-        try:
-            command = settings_command(str(v4_path.session.backend_session_id), self.port.settings.current,
-                                       engine_config if isinstance(engine_config, dict) else None, config_id, value)
-        except RpcError as exc:
-            fail(exc)
-            return
-        v4_path.commands.send(command, lambda ack, error: fail(error) if error is not None else done({}))
+        path = self.port.path  # the engine path's own call or command for it
+        self.port.when_live(lambda: path.set_setting(config_id, value, done, fail), fail)
 
     def config_answer(self) -> dict[str, Any]:
         return {"configOptions": config_options(self.port.settings.current)}
@@ -213,20 +188,6 @@ class Controls:
 
         self.port.when_live(send, on_error)
 
-    def _retry_while_busy(self, call: commands.ExtensionCall, on_result: OnResult, on_error: OnError,
-                          deadline: float) -> OnError:
-        """Today's engine answers a compaction -32010 while a turn holds the session: try again."""
-        def failed(error: Any) -> None:
-            if isinstance(error, dict) and is_busy(error) and time.monotonic() < deadline:
-                retry = self._retry_while_busy(call, on_result, on_error, deadline)
-                gevent.spawn_later(COMPACT_BUSY_RETRY, lambda: self.port.when_live(
-                    lambda: self.port.request(call.method, call.params, on_result, retry,
-                                              timeout=self.port.compact_timeout), retry))
-                return
-            on_error(error)
-
-        return failed
-
     def _goal(self, params: dict[str, Any], on_result: OnResult, on_error: OnError) -> None:
         replaced = commands.goal_as_replace(params)
         if replaced is not None and self.goal_replace:
@@ -267,9 +228,12 @@ class Controls:
         self.port.request("session/steer", {"content": text}, steered, failed)
 
     def _steer_v4(self, text: str, on_result: OnResult, on_error: OnError, retries: int) -> None:
-        command_id = str(uuid.uuid4())
-        params = {"commandId": command_id, "clientId": CLIENT_ID, "type": "sendText",
-                  "payload": {"text": text, "requestedDelivery": "guide"}, "issuedAt": int(time.time() * 1000)}
+        # imported here: only today's engine steers so, and a legacy bridge imports no protocol/v4 at start
+        from zcode_acp.actors.v4_sender import command_params
+        from zcode_acp.protocol.v4.commands import send_text
+
+        params = command_params(send_text(str(self.port.backend_session_id), text, requested_delivery="guide"))
+        command_id = params["commandId"]
 
         def decided(result: Any) -> None:
             result = result if isinstance(result, dict) else {}
@@ -300,9 +264,6 @@ class Controls:
         the Session announces it too if that event did not come first, so the editor's list and the
         hub's see it either way.
         """
-        params = {"commandId": str(uuid.uuid4()), "clientId": CLIENT_ID, "type": "renameSession",
-                  "payload": {"title": title}, "issuedAt": int(time.time() * 1000)}
-
         def decided(result: Any) -> None:
             result = result if isinstance(result, dict) else {}
             if result.get("status") in ("accepted", "duplicate"):
@@ -318,14 +279,19 @@ class Controls:
                 self.port.renamed(title)
                 on_result({"title": title})
 
-            if self.port.rename_v4(title, accepted, on_error):
-                return
+            if self.port.path.rename(title, accepted, on_error):
+                return  # the path's own command (v4's, its acks judged there)
             # An engine older than 0.16 (no ZCode Protocol in its create answer) has no v4/command at
             # all: the bridge keeps the title itself, in its session records (docs/decisions.md).
             if not self.port.speaks_v4:
                 self.port.renamed(title, kept=True)
                 on_result({"title": title})
                 return
+            # imported here: only today's engine renames so (a legacy bridge imports no protocol/v4 at start)
+            from zcode_acp.actors.v4_sender import command_params
+            from zcode_acp.protocol.v4.commands import rename_session
+
+            params = command_params(rename_session(str(self.port.backend_session_id), title))
             self.port.request("v4/command", params, decided, on_error)
 
         self.port.when_live(send, on_error)
@@ -355,31 +321,8 @@ class Controls:
                 for _, caller_failed in self._release_held():
                     caller_failed(error)
 
-        v4_path = getattr(self.port, "v4", None)
-        if v4_path is not None:  # the engine's compact command; its end is the conversation's (V4Path)
-            deadline = time.monotonic() + COMPACT_BUSY_LIMIT
-            self.port.when_live(lambda: self._compact_v4(v4_path, answered, failed, deadline), failed)
-            return
-        retry = self._retry_while_busy(call, answered, failed, time.monotonic() + COMPACT_BUSY_LIMIT)
-        self.port.when_live(lambda: self.port.request(call.method, call.params, answered, retry,
-                                                      timeout=self.port.compact_timeout), retry)
-
-    def _compact_v4(self, v4_path: Any, answered: OnResult, failed: OnError, deadline: float) -> None:
-        """``v4/command compact``: accepted means it runs (its end is the turn's end, ``compaction_ended``);
-        refused while a turn runs, tried again each second as on the legacy path, until the allowance ends."""
-        from zcode_acp.protocol.v4.commands import compact as v4_compact  # v4 only: a legacy session never imports it
-
-        def acked(ack: Any, error: RpcError | None) -> None:
-            if error is None:
-                answered({"compact": {"state": "accepted", "operationId": ack.command_id if ack else ""}})
-            elif ack is not None and ack.status == "rejected" and v4_path.turn_running() and \
-                    time.monotonic() < deadline:
-                gevent.spawn_later(COMPACT_BUSY_RETRY, lambda: self.port.when_live(
-                    lambda: self._compact_v4(v4_path, answered, failed, deadline), failed))
-            else:
-                failed(error)
-
-        v4_path.commands.send(v4_compact(str(v4_path.session.backend_session_id)), acked)
+        # The engine path asks (v4: its compact command, whose end is the conversation's).
+        self.port.path.compact(call, answered, failed, self.port.compact_timeout)
 
     def compaction_ended(self, reason: Any) -> None:
         """A ``state.updated`` whose reason may end our compaction (the Session hands every reason here)."""
@@ -434,37 +377,9 @@ class Controls:
                 return
             self.port.fork_made(backend_id, reply_to, request_id, as_command)
 
-        v4_path = getattr(self.port, "v4", None)
-        if v4_path is not None:  # the engine's forkAssistant, from the newest settled assistant row
-            self.port.when_live(lambda: self._fork_v4(
-                v4_path, forked, on_error, lambda: self.port.fork_made(None, reply_to, request_id, as_command)), on_error)
-            return
-        self.port.when_live(lambda: self.port.request(call.method, call.params, forked, on_error), on_error)
-
-    def _fork_v4(self, v4_path: Any, forked: OnResult, on_error: OnError,
-                 forked_unused: Callable[[], None]) -> None:
-        from zcode_acp.actors.session.v4settings import fork_target  # v4 only: a legacy session never imports it
-        from zcode_acp.protocol.v4.commands import fork_assistant as v4_fork
-
-        rows = v4_path.feed.state.rows if v4_path.feed is not None else ()
-        target = fork_target(rows)
-        if target is None and not any(row.get("kind") == "userInput" for row in rows):
-            # Nothing said yet: a fork of it is a new session with its settings, whose engine session
-            # its first prompt makes (as session/new's), as the legacy session/fork forks an unused one.
-            forked_unused()
-            return
-        if target is None:
-            on_error(RpcError(INVALID_PARAMS, t(self.port.settings.current.lang, "error.nothing_to_fork")))
-            return
-        command = v4_fork(str(v4_path.session.backend_session_id), target)
-        def acked(ack: Any, error: RpcError | None) -> None:
-            if error is not None:
-                on_error(error)
-                return
-            result = ack.result if ack is not None and isinstance(ack.result, dict) else {}
-            forked({"forkedSessionId": result.get("sessionId")})  # the ack names the new session
-
-        v4_path.commands.send(command, acked)
+        path = self.port.path  # the legacy fork, or v4's forkAssistant from the newest settled assistant row
+        self.port.when_live(lambda: path.fork(
+            call, forked, lambda: self.port.fork_made(None, reply_to, request_id, as_command), on_error), on_error)
 
     # -- slash commands ---------------------------------------------------------------------------
 

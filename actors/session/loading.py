@@ -65,8 +65,8 @@ class SessionLoading(SessionStream):
                 fail(invalid_params("cwd", "invalid.not_the_workspace", root=self.cwd))
             elif not message.replay:
                 self._attached(message, None)
-            elif self.v4 is not None:
-                self._attached(message, self.v4.replay(), FEED_LINES)  # the snapshot, not a history read
+            elif (replay := self.path.replay()) is not None:  # the path's own (v4: the snapshot), not a history read
+                self._attached(message, replay, FEED_LINES)  # it covers what the path's feed delivered
             elif self.history.want(message):  # one history read serves every load waiting for it
                 self._read_history()
 

@@ -75,16 +75,14 @@ class SessionPrompts(SessionCore):
             self.controls.command(command, message.conn, message.request_id,
                                   lambda result: message.conn.tell(Reply(message.request_id, result, None)))
             return
-        if self.v4 is not None:  # the engine's inputRouting decides what a prompt during a turn does
-            v4, prompt = self.v4, message.prompt
-            owed = v4.hold(message.conn, message.request_id)
-            self.when_live(lambda: v4.prompt(owed, prompt.text, prompt.attachments),
-                           lambda error: v4.held_failed(owed, error))
-            return
+        self.path.submit(message.conn, message.request_id, message.prompt)
+
+    def run_turn(self, conn: Any, request_id: Any, prompt: BackendPrompt) -> None:
+        """The legacy path's prompt: a Turn of its own, and the latest prompt wins."""
         if self.current is not None:
-            self.turns[self.current].tell(CancelTurn("preempted"))  # the latest prompt wins
+            self.turns[self.current].tell(CancelTurn("preempted"))
             self.router.tell(CancelInteractions(self.session_id, "superseded by a new prompt"))
-        self._start_turn(message.conn, message.request_id, message.prompt)
+        self._start_turn(conn, request_id, prompt)
 
     def _start_turn(self, conn: Any, request_id: Any, prompt: BackendPrompt) -> None:
         key = self.next_key
@@ -128,13 +126,12 @@ class SessionPrompts(SessionCore):
     @handles(Evicted)
     def on_evicted(self, message: Evicted) -> None:
         """The backend evicted the session under a turn's send: resume, then send again."""
-        self._lost()
+        self.lost()
         self._start_when_live(message.key)
 
     @handles(CancelTurn)
     def on_cancel_turn(self, message: CancelTurn) -> None:
-        if self.v4 is not None:
-            self.v4.cancel()
+        self.path.cancel()
         if self.current is not None:
             self.turns[self.current].tell(CancelTurn(message.reason))
         else:
@@ -147,26 +144,25 @@ class SessionPrompts(SessionCore):
         if self.current is not None:
             self.turns[self.current].tell(ShowInteraction(message.frame, message.generation))
             return
-        if self.turns and self.v4 is None:
+        if self.turns:  # (only the legacy path runs Turns: a v4 prompt is the path's own)
             # A cancelled turn still stopping (answered, not done): its late question is its own, and
             # it declines it rather than open a dialog after the cancel (issue 32).
             self.turns[max(self.turns)].tell(ShowInteraction(message.frame, message.generation))
             return
         tool_call_id, name, value, tool_call = interactions.dialog_tool_call(message.frame, self.config.lang)
-        if self.v4 is not None and self.v4.muted:
-            # The cancel answered the turn already (v4path.cancel): what the engine asks while it
+        if self.path.declines_dialogs():
+            # The cancel answered the turn already (the v4 path's cancel): what the engine asks while it
             # stops is declined, shown to nobody, as the legacy Turn does (issue 32).
             self.router.tell(InteractionAsked(message.frame, message.generation, self.session_id,
                                               self.backend_session_id, tool_call, self.actor_ref, self.backend,
                                               declined=t(self.config.lang, "interaction.declined.turn_cancelled")))
             return
-        if self.v4 is None or not self.v4.owns_card(tool_call_id):  # on v4 the tool's row already made its card
+        if not self.path.owns_card(tool_call_id):  # on v4 the tool's row already made its card
             self.deliver(self.between_turns().ensure_card(tool_call_id, name, value))
-        if self.v4 is not None:
-            tool_call = self.v4.with_countdown(message.frame, tool_call)
+        tool_call = self.path.with_countdown(message.frame, tool_call)
         self.router.tell(InteractionAsked(message.frame, message.generation, self.session_id,
                                           self.backend_session_id, tool_call, self.actor_ref, self.backend,
-                                          answer_via=self.actor_ref if self.v4 is not None else None))
+                                          answer_via=self.actor_ref if self.path.resolves_dialogs else None))
 
     @handles(InteractionAborted)
     def on_interaction_aborted(self, message: InteractionAborted) -> None:
@@ -179,7 +175,7 @@ class SessionPrompts(SessionCore):
     @handles(CancelPromptRequest)
     def on_cancel_prompt_request(self, message: CancelPromptRequest) -> None:
         """``$/cancel_request`` for a prompt: its turn answers -32800 after its last update."""
-        if self.v4 is not None and self.v4.cancel_request(message.conn, message.request_id, cancelled()):
+        if self.path.cancel_request(message.conn, message.request_id, cancelled()):
             return
         for key, request in self.turn_requests.items():
             if request == (message.conn.actor_urn, message.request_id):
@@ -248,24 +244,29 @@ class SessionPrompts(SessionCore):
         return self.steer_deliveries.pop(command_id, None)
 
     def turn_running(self) -> bool:
-        if self.v4 is not None:  # the engine's control says so (no Turn actor on v4)
-            return self.v4.turn_running()
-        return self.current is not None and self.current in self.adopted
+        """The path's engine says a turn runs (v4's control), or the current Turn's backend turn is known."""
+        return self.path.turn_running() or (self.current is not None and self.current in self.adopted)
 
     @handles(StopFailed)
     def on_stop_failed(self, message: StopFailed) -> None:
+        self._close_and_resume(message.turn_id)
+
+    def close_and_resume(self) -> None:
+        self._close_and_resume(None)  # the v4 path's stop fallback: no Turn of ours names the turn
+
+    def _close_and_resume(self, turn_id: str | None) -> None:
         """A stopped turn runs on: close the backend session and resume it, so the next prompt can run."""
         if not self.lifecycle.live or not self.backend_session_id:
             return
         backend_id = self.backend_session_id
-        self._lost()
+        self.lost()
         self.lifecycle.detaching()  # uses from now on wait for the close, then the resume
 
         def closed(result: Any, error: ErrorDict | None) -> None:
             if error is not None:
                 log.warning("session/close of %s failed (%s); the stopped turn may still hold it",
                             backend_id, error.get("message"))
-                notice = self.held.close_failed(message.turn_id)
+                notice = self.held.close_failed(turn_id)
                 if notice:
                     self.deliver_in_order([notice_chunk(notice, uuid.uuid4().hex)])
             else:

@@ -18,7 +18,6 @@ from zcode_acp.protocol.translator import notice_chunk
 
 from zcode_acp.actors.base import handles, safe_tell
 from zcode_acp.actors.messages import (
-    AnswerBackend,
     GapFilled,
     GapTimeout,
     SessionActivity,
@@ -47,14 +46,15 @@ class SessionStream(SessionPrompts):
     @handles(SessionEvents)
     def on_session_events(self, message: SessionEvents) -> None:
         try:
-            if self.v4 is not None:
-                return  # a v4 session reads its conversation topic, not the legacy stream
-            if self.lifecycle.live:
-                self._apply(self.sequencer.accept(message.events), message.token)
-            else:
-                self.sequencer.hold(message.events)
+            self.path.events(message.events, message.token)
         finally:
             flow.done(message.token)
+
+    def sequence(self, events: list[dict[str, Any]], token: object) -> None:
+        if self.lifecycle.live:
+            self._apply(self.sequencer.accept(events), token)
+        else:
+            self.sequencer.hold(events)
 
     def _to_turns(self, events: list[dict[str, Any]], token: Any) -> None:
         last = len(self.turns) - 1
@@ -82,7 +82,7 @@ class SessionStream(SessionPrompts):
                 if event.get("type") == TURN_STEER_QUEUED:
                     self._steer_admitted(event)
                 elif event.get("type") == TITLE_UPDATED:
-                    self._titled(payload(event).get("title"))
+                    self.titled(payload(event).get("title"))
                 session_before = len(routed.session)
                 self.events.route(event, routed, has_turn, terminal)
                 if len(routed.session) > session_before:
@@ -106,23 +106,19 @@ class SessionStream(SessionPrompts):
     @handles(V4Frames)
     def on_v4_frames(self, message: V4Frames) -> None:
         try:
-            if self.v4 is not None and not self.lifecycle.closed:
-                self.v4.frames(message.frames)
+            if not self.lifecycle.closed:
+                self.path.frames(message.frames)
         finally:
             flow.done(message.token)
 
     @handles(V4Resolve)
     def on_v4_resolve(self, message: V4Resolve) -> None:
         """A dialog's first answer on v4: ``resolveInteraction``, then the legacy request (V4Path.resolve)."""
-        if self.v4 is not None:
-            self.v4.resolve(message)
-        else:
-            self.backend.tell(AnswerBackend(message.generation, message.request_ids, message.result))
+        self.path.resolve(message)
 
     @handles(V4Expire)
     def on_v4_expire(self, message: V4Expire) -> None:
-        if self.v4 is not None:
-            self.v4.expire(message)
+        self.path.expire(message)
 
     @handles(GapFilled)
     def on_gap_filled(self, message: GapFilled) -> None:
@@ -142,10 +138,10 @@ class SessionStream(SessionPrompts):
             self.controls.compaction_ended(params.get("reason"))  # the end of a compaction is a reason
         elif message.method == TITLE_UPDATED and isinstance(params.get("title"), str):
             self.deliver_in_order([updates.session_title(params["title"], iso_time(time.time() * 1000))])
-            self._titled(params["title"])
+            self.titled(params["title"])
 
-    def _titled(self, title: Any) -> None:
+    def titled(self, title: Any) -> None:
         """The engine named the session (either engine's way): the hub's list and notifications use it."""
         if isinstance(title, str) and title:
             self.title = title
-            self.supervisor.tell(SessionActivity(self.session_id, self.current is not None, title))
+            self.supervisor.tell(SessionActivity(self.session_id, self.current is not None or self.path.busy, title))

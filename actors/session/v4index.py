@@ -26,6 +26,7 @@ from zcode_acp.protocol.v4.sessions_index_apply import IndexChange, SessionsInde
 from zcode_acp.protocol.v4.wire import parse_wire
 
 from zcode_acp.actors.base import BridgeActor, handles
+from zcode_acp.actors.v4_sender import command_params
 from zcode_acp.actors.message_class import message
 from zcode_acp.actors.messages import (Answered, BackendCall, BackendLost, ClientRequest, Listed, RegisterRoute,
                                        V4Frames)
@@ -152,8 +153,7 @@ class SessionsIndexWatch(BridgeActor):
 def delete_params(backend_session_id: str) -> dict[str, Any]:
     """``v4/command deleteSession``: on the v4 path a deleted session is deleted in the engine too
     (it leaves the workspace's index), not only closed; the Supervisor sends it as it forgets the session."""
-    return v4commands.envelope(v4commands.delete_session(backend_session_id), command_id=str(uuid.uuid4()),
-                               client_id="zcode-acp", issued_at=now_ms())
+    return command_params(v4commands.delete_session(backend_session_id))
 
 
 def delete_acked(session_id: str, result: Any, error: Any) -> None:

@@ -522,7 +522,7 @@ MESSAGES: dict[str, str] = {
     "setup.empty": "No key given: nothing was saved.",
     "setup.bad_provider": "The provider is zai or bigmodel, not {value}.",
     "setup.saved": "Saved to {path} (readable by you only). The bridge now answers the engine's provider-header requests with it and reads your quota with it.",
-    # -- the v4 path (actors/session/v4*.py, protocol/v4/conversation.py) --
+    # -- the v4 path (actors/session/v4/*.py, protocol/v4/conversation.py) --
     "v4.routing.guide": "Sent to the running turn (the engine steers it in).",
     "v4.routing.queue": "Queued: the engine runs it when the current turn ends.",
     "v4.compact.locked": "A compaction is already running or waiting in this conversation (perhaps asked for by another client): this one was not started",

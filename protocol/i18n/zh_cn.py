@@ -507,7 +507,7 @@ MESSAGES: dict[str, str] = {
     "setup.empty": "没有输入密钥：未保存任何内容。",
     "setup.bad_provider": "服务商只能是 zai 或 bigmodel，而不是 {value}。",
     "setup.saved": "已保存到 {path}（仅你本人可读）。桥接程序现在用它回答引擎的服务商请求头请求，并用它读取你的额度。",
-    # -- the v4 path (actors/session/v4*.py, protocol/v4/conversation.py) --
+    # -- the v4 path (actors/session/v4/*.py, protocol/v4/conversation.py) --
     "v4.routing.guide": "已送入正在运行的一轮（由引擎插入其中）。",
     "v4.routing.queue": "已排队：当前一轮结束后引擎会运行它。",
     "v4.compact.locked": "这个对话里已有一次压缩正在进行或等待中（可能由另一个客户端发起），这次没有开始",

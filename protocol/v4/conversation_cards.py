@@ -104,14 +104,8 @@ class ToolCards:
             status = "in_progress"  # the launch returned; its work carries on in this card (work_cards.py)
         card = self._cards.get(card_id)
         if card is None:
-            start: Update = {
-                "sessionUpdate": "tool_call",
-                "toolCallId": card_id,
-                "title": tools.tool_title(name, tool_input),
-                "kind": tools.tool_kind(name),
-                "status": status,
-                "_meta": {"claudeCode": {"toolName": name or ""}},
-            }
+            start = updates.tool_call(card_id, tools.tool_title(name, tool_input), tools.tool_kind(name), status,
+                                      {"claudeCode": {"toolName": name or ""}})
             if isinstance(tool_input, dict):
                 start["rawInput"] = tool_input
                 start["locations"] = tools.tool_locations(tool_input)
@@ -219,14 +213,8 @@ class ToolCards:
         card = self._cards.get(card_id)
         if card is None:
             meta = {k: row[k] for k in ("parentToolCallId", "childSessionId", "subagentType") if isinstance(row.get(k), str)}
-            start: Update = {
-                "sessionUpdate": "tool_call",
-                "toolCallId": card_id,
-                "title": f"Subagent: {row.get('subagentType') or 'agent'}",
-                "kind": "other",
-                "status": status,
-                "_meta": {"zcode": meta},
-            }
+            start = updates.tool_call(card_id, f"Subagent: {row.get('subagentType') or 'agent'}", "other", status,
+                                      {"zcode": meta})
             if content:
                 start["content"] = content
             out.updates.append(start)

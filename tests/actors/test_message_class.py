@@ -68,7 +68,7 @@ def test_frozen_and_slotted():
 def test_equality_and_hash_are_field_wise_and_per_class():
     assert Reply(1, {"a": 1}) == Reply(1, {"a": 1})
     assert Reply(1) != Reply(2)
-    assert Reply(1, None, None) != messages.Created(1, None)  # same values, another class
+    assert Reply(1, None, None) != messages.Resumed(1, None)  # same values, another class
     assert hash(Shutdown("x")) == hash(Shutdown("x"))
     assert {Shutdown("x"), Shutdown("x"), Shutdown("y")} == {Shutdown("x"), Shutdown("y")}
     assert messages.ListSessions() == messages.ListSessions()

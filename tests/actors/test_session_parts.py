@@ -7,7 +7,10 @@ from typing import Any
 
 import pytest
 
+from zcode_acp.config.settings import Config
+
 from zcode_acp.actors.session.extensions import Controls
+from zcode_acp.actors.session.legacy.path import LegacyPath
 from zcode_acp.actors.session.history import POLL_LIMIT, HistoryRead
 from zcode_acp.actors.session.lifecycle import Lifecycle, Phase, Step
 from zcode_acp.actors.session.routing import EventRouter, Routed
@@ -221,6 +224,7 @@ def test_a_settings_change_announces_what_changed_only():
 class FakePort:
     compact_timeout = 99.0
     speaks_v4 = False  # the seed's engine unless a test says otherwise
+    backend_session_id = "b-1"
 
     def __init__(self) -> None:
         self.settings = Settings(SessionSettings(mode="yolo"))
@@ -229,6 +233,8 @@ class FakePort:
         self.started: list[int] = []
         self.cancelled: list[str] = []
         self.forks: list[str] = []
+        self.config = Config()
+        self.path = LegacyPath(self)  # what differs between the engine paths: the legacy one here
 
     def when_live(self, action, on_error):
         action()
@@ -392,3 +398,44 @@ def test_a_second_compaction_joins_the_running_one_and_both_are_answered_once():
     controls.compaction_ended("session_compacted")
     controls.compaction_ended("session_compacted")
     assert len(answers) == 1 and len(second) == 1 and second[0]["compact"]["state"] == "completed"
+
+
+class RecordingPath:
+    """An EnginePath that records what Controls ask of it (Controls know no path by name)."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, Any]] = []
+
+    def set_setting(self, config_id, value, done, fail):
+        self.asked.append(("set_setting", (config_id, value)))
+        done({})
+
+    def compact(self, call, answered, failed, timeout):
+        self.asked.append(("compact", timeout))
+
+    def fork(self, call, forked, forked_unused, on_error):
+        self.asked.append(("fork", call.method))
+        forked({"forkedSessionId": "b-9"})
+
+    def rename(self, title, on_done, on_error):
+        self.asked.append(("rename", title))
+        on_done()
+        return True
+
+
+def test_what_differs_between_the_engine_paths_controls_ask_of_the_ports_path():
+    port = FakePort()
+    port.path = RecordingPath()  # type: ignore[assignment]
+    renamed: list[str] = []
+    port.renamed = lambda title, kept=False: renamed.append(title)  # type: ignore[attr-defined]
+    controls = Controls(port)
+    answers: list[Any] = []
+    controls.set_setting("mode", "plan", answers.append, pytest.fail)
+    controls.extension("session/compact", commands.extension_call("session/compact", {}), None, None,
+                       answers.append, pytest.fail)
+    controls.extension("session/fork", commands.extension_call("session/fork", {}), "conn", 4, pytest.fail, pytest.fail)
+    controls.rename("Named", answers.append, pytest.fail)
+    assert port.path.asked == [("set_setting", ("mode", "plan")), ("compact", 99.0), ("fork", "session/fork"),
+                               ("rename", "Named")]
+    assert port.calls == [] and port.forks == ["b-9"] and renamed == ["Named"]
+    assert answers == [{}, {"title": "Named"}]  # the compaction is answered when the engine says it is over

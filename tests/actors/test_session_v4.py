@@ -92,7 +92,7 @@ def router():
     probe.stop()
 
 
-# The engine's own default mode: a session made in it needs no opening switch (v4mode.py).
+# The engine's own default mode: a session made in it needs no opening switch (v4/mode.py).
 ENGINE_MODE = SessionSettings(mode="build")
 
 

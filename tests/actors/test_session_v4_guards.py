@@ -8,8 +8,8 @@ from typing import Any
 
 from zcode_acp.protocol.i18n import t
 from zcode_acp.protocol.v4 import commands as v4
-from zcode_acp.actors.session.v4commands import refused
-from zcode_acp.actors.session.v4settings import fork_target
+from zcode_acp.actors.session.v4.commands import refused
+from zcode_acp.actors.session.v4.settings import fork_target
 from tests.actors.test_session_v4 import CONFIG, ENGINE_MODE, extension, prompt, router, world  # noqa: F401
 from tests.actors.v4_world import GuardPlane
 from tests.sim.test_v4_engine_rules import rows, two_turns
@@ -169,7 +169,7 @@ def test_a_permission_the_engine_answers_by_itself_at_its_deadline_is_told_never
 
 
 def test_a_countdown_closed_by_the_users_answer_or_before_its_deadline_says_nothing():
-    from zcode_acp.actors.session.v4countdowns import Countdowns
+    from zcode_acp.actors.session.v4.countdowns import Countdowns
     from zcode_acp.protocol.v4.conversation_view import PendingInteraction
 
     countdowns = Countdowns()

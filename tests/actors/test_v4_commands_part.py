@@ -11,7 +11,7 @@ import json
 import time
 from typing import Any
 
-from zcode_acp.actors.session.v4commands import STALE_WAIT_MS, V4Commands
+from zcode_acp.actors.session.v4.commands import STALE_WAIT_MS, V4Commands
 from zcode_acp.protocol.v4 import commands as v4
 from zcode_acp.sim.v4.faults import Faults
 from zcode_acp.sim.v4.plane import DataPlane
@@ -32,7 +32,7 @@ class PlanePort:
     def v4_wake(self, seconds: float) -> None:
         self.wakes.append(seconds)
 
-    def v4_call(self, method: str, params: dict[str, Any], then: Any, timeout: float | None = None) -> None:
+    def engine_call(self, method: str, params: dict[str, Any], then: Any, timeout: float | None = None) -> None:
         index = len(self.calls)
         self.calls.append((method, params))
         if index in self.drop:

@@ -1,7 +1,7 @@
-"""The conversation's mode on the v4 path goes through the Session's settings (actors/session/v4mode.py)."""
+"""The conversation's mode on the v4 path goes through the Session's settings (actors/session/v4/mode.py)."""
 
 from zcode_acp.actors.session.settings import Settings
-from zcode_acp.actors.session.v4mode import adopt_modes
+from zcode_acp.actors.session.v4.mode import adopt_modes
 from zcode_acp.protocol.session_config import SessionSettings
 
 TEXT = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "hi"}}

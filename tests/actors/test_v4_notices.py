@@ -1,6 +1,6 @@
 """The webhook's turn notice on the v4 path: outcome, final answer and title from the feed's output."""
 
-from zcode_acp.actors.session.v4notices import final_answer, outcome_of, titles, turn_notice
+from zcode_acp.actors.session.v4.notices import final_answer, outcome_of, titles, turn_notice
 from zcode_acp.protocol.v4.conversation import TurnEnded
 
 

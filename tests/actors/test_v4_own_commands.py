@@ -6,7 +6,7 @@ bridge asked for leaves a ``modelChange`` marker naming the command (rows.ts ``s
 
 from __future__ import annotations
 
-from zcode_acp.actors.session.v4commands import ISSUED_KEPT, V4Commands
+from zcode_acp.actors.session.v4.commands import ISSUED_KEPT, V4Commands
 from zcode_acp.protocol.v4 import commands as v4
 from tests.actors.test_v4_commands_part import PlanePort, outcome, session
 

@@ -1,7 +1,7 @@
-"""actors/session/v4prompts.py and v4unqueue.py: what a cancel does to the prompts a v4 session owes."""
+"""actors/session/v4/prompts.py and v4/unqueue.py: what a cancel does to the prompts a v4 session owes."""
 
-from zcode_acp.actors.session.v4prompts import OwedPrompt, V4Prompts
-from zcode_acp.actors.session.v4unqueue import V4Unqueue
+from zcode_acp.actors.session.v4.prompts import OwedPrompt, V4Prompts
+from zcode_acp.actors.session.v4.unqueue import V4Unqueue
 from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError
 from zcode_acp.protocol.v4.conversation import TurnEnded
 

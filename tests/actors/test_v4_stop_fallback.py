@@ -1,6 +1,6 @@
-"""The v4 stop fallback's deadline and notice (actors/session/v4stopfallback.py)."""
+"""The v4 stop fallback's deadline and notice (actors/session/v4/stopfallback.py)."""
 
-from zcode_acp.actors.session.v4stopfallback import StopFallback
+from zcode_acp.actors.session.v4.stopfallback import StopFallback
 
 
 def test_the_deadline_is_the_first_stops_and_a_later_stop_does_not_move_it() -> None:

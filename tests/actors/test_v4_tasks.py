@@ -1,6 +1,6 @@
 """``session/cancelBackgroundTask`` on v4: the command's outcome answered in the legacy call's shape."""
 
-from zcode_acp.actors.session.v4tasks import cancel_answer, cancel_call_params
+from zcode_acp.actors.session.v4.tasks import cancel_answer, cancel_call_params
 
 
 def test_an_accepted_or_duplicate_cancel_cancelled_the_work():

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from gevent import monkey
 
-from zcode_acp.actors.session import v4attachments
-from zcode_acp.actors.session.v4attachments import V4Uploads
+from zcode_acp.actors.session.v4 import attachments as v4attachments
+from zcode_acp.actors.session.v4.attachments import V4Uploads
 from zcode_acp.protocol.content import convert_prompt
 from zcode_acp.protocol.errors import RpcError
 from zcode_acp.protocol.i18n import EN, ZH_CN, t
@@ -28,7 +28,7 @@ class StorePort:
         self.store = store
         self.calls: list[tuple[str, dict[str, Any]]] = []
 
-    def v4_call(self, method: str, params: dict[str, Any], then: Any) -> None:
+    def engine_call(self, method: str, params: dict[str, Any], then: Any) -> None:
         self.calls.append((method, params))
         try:
             result = getattr(self.store, METHODS[method])(params)

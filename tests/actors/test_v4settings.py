@@ -1,4 +1,4 @@
-"""v4settings.py: a settings change as the engine's v4 command, checked against the official schema."""
+"""v4/settings.py: a settings change as the engine's v4 command, checked against the official schema."""
 
 import json
 from pathlib import Path
@@ -6,7 +6,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from zcode_acp.actors.session.v4settings import settings_command
+from zcode_acp.actors.session.v4.settings import settings_command
 from zcode_acp.protocol.errors import RpcError
 from zcode_acp.protocol.session_config import SessionSettings
 from zcode_acp.protocol.v4 import commands as v4
@@ -46,7 +46,7 @@ def test_a_model_without_a_known_provider_is_refused():
 
 
 def test_a_fork_continues_from_the_newest_row_the_engine_grants_can_fork():
-    from zcode_acp.actors.session.v4settings import fork_target
+    from zcode_acp.actors.session.v4.settings import fork_target
 
     rows = [{"rowId": 1, "kind": "userInput", "entityId": "u1"},
             {"rowId": 2, "kind": "assistantText", "entityId": "a1", "state": "complete", "actions": {"canFork": True}},

@@ -62,6 +62,7 @@ class SteerPort:
 
     compact_timeout = 1.0
     speaks_v4 = True
+    backend_session_id = "b-1"  # the command's session (the request adds it as well)
 
     def __init__(self) -> None:
         self.settings = Settings(SessionSettings(mode="yolo"))

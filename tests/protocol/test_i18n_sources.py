@@ -53,7 +53,7 @@ NOT_FOR_A_PERSON: dict[str, tuple[str, ...]] = {
 NOT_YET_WORDED = (
     "actors/backend.py", "actors/client_connection.py", "actors/lazy_store.py", "actors/messages/client.py",
     "actors/messages/session.py", "actors/project_files.py", "actors/quota.py", "actors/session/actor.py",
-    "actors/session/core.py", "actors/session/prompting.py", "actors/session/v4commands.py",
+    "actors/session/core.py", "actors/session/prompting.py", "actors/session/v4/commands.py",
     "actors/session/v4index.py", "actors/supervisor.py", "actors/supervisor_registry.py",
     "actors/transport/backend_process.py", "actors/transport/remote.py", "actors/transport/stdio.py",
     "actors/transport/trace.py", "actors/webhook_post.py",
@@ -73,7 +73,10 @@ PROSE = re.compile(r"[A-Za-z]{2,}[ ,;:]+[A-Za-z]{2,}")
 EXEMPT_CALLS = {"debug", "info", "warning", "error", "exception", "critical", "Setting"}
 TO_THE_ENGINE = "a reason or error sent to the engine, not shown to a person"
 FOR_THE_BUG_REPORT = "an internal error's detail, for the bug report"
+ENGINE_WORDS_STAND_IN = "stands in for the engine's own words (an answer without them), which pass untranslated"
 EXEMPT: dict[str, dict[str, str]] = {
+    "actors/session/legacy/path.py": {"no session id in the answer": ENGINE_WORDS_STAND_IN},
+    "actors/session/v4/engine.py": {"no session id in the answer": ENGINE_WORDS_STAND_IN},
     "protocol/session_config.py": {
         "Default model": "the placeholder model's name in the settings; the selector shows the catalog's",
     },
@@ -120,15 +123,15 @@ EXEMPT: dict[str, dict[str, str]] = {
     "cli/serve.py": {"idle for ": "the reason of a Shutdown, which the log records",
                      " minute(s): no client, no running turn": "the reason of a Shutdown, which the log records"},
     "cli/app.py": {"serve the page from this folder": "the help of a hidden option (developers only)"},
-    "actors/session/v4attachments.py": {"the engine's upload answer: ": FOR_THE_BUG_REPORT,
+    "actors/session/v4/attachments.py": {"the engine's upload answer: ": FOR_THE_BUG_REPORT,
                                         "the engine's commit named no ref": FOR_THE_BUG_REPORT},
-    "actors/session/v4extras.py": {"the session's conversation is not subscribed yet": FOR_THE_BUG_REPORT},
+    "actors/session/v4/extras.py": {"the session's conversation is not subscribed yet": FOR_THE_BUG_REPORT},
     "protocol/v4/work_cards.py": {"tuple[str, bool] | None": "a type annotation"},
     "protocol/v4/conversation_retry.py": {
         "Reason codes of an interrupted model stream (``sseDisconnected``, ``sseStalled``).": "a docstring"},
     "protocol/v4/file_changes.py": {"fileChanges needs the conversation's log epoch (no snapshot yet)":
                                     FOR_THE_BUG_REPORT},
-    "actors/session/v4subscription.py": {
+    "actors/session/v4/subscription.py": {
         "createSession named no session": "an internal error's detail, for the bug report"},
     "protocol/notifications.py": {
         "application/json; charset=utf-8": "an HTTP header value", "text/plain; charset=utf-8": "an HTTP header value",

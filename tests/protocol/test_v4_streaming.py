@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.protocol.v4_captures import captured_frames
-from zcode_acp.actors.session.v4feed import V4Feed
+from zcode_acp.actors.session.v4.feed import V4Feed
 from zcode_acp.protocol.v4 import conversation_apply as ca
 from zcode_acp.protocol.v4.topic import Applied, TopicSubscription
 from zcode_acp.protocol.v4.wire import parse_wire

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from zcode_acp.actors.session.v4settings import settings_command
+from zcode_acp.actors.session.v4.settings import settings_command
 from zcode_acp.protocol.errors import RpcError, cli_without_v4
 from zcode_acp.protocol.i18n import LANGUAGES
 from zcode_acp.protocol.session_config import SessionSettings

@@ -18,7 +18,7 @@ a path is read only when (docs/security.md, "Attachments on the v4 path"):
   engine's bound; no more than that size is read (a ``/proc`` file says 0: refused);
 * all of it off the event loop, in gevent's thread pool (the Session waits, the loop does not).
 
-A plain part of the Session's ``V4Path``: it calls through ``v4_call`` and answers
+A plain part of the Session's ``V4Path``: it calls through ``engine_call`` and answers
 ``done(refs, None)`` or ``done(None, error)`` exactly once. The uploads of one prompt go one
 after the other, each chunk after the previous one's answer (the engine stages them in order).
 """
@@ -43,7 +43,7 @@ Done = Callable[[Refs | None, RpcError | None], None]
 
 
 class UploadPort(Protocol):
-    def v4_call(self, method: str, params: dict[str, Any], then: Callable[[Any, Any], None]) -> None: ...
+    def engine_call(self, method: str, params: dict[str, Any], then: Callable[[Any, Any], None]) -> None: ...
 
 
 def read_local(path: str, roots: Sequence[str]) -> bytes | RpcError:
@@ -150,7 +150,7 @@ class V4Uploads:
             self._next(plans, refs, done)
 
         def failed(error: Any, step: str) -> None:
-            self.port.v4_call(v4a.ABORT, plan.abort, lambda result, error: None)  # free what was staged
+            self.port.engine_call(v4a.ABORT, plan.abort, lambda result, error: None)  # free what was staged
             done(None, from_backend_error(error, step) if isinstance(error, dict) else error)
 
         def begun(result: Any, error: Any) -> None:
@@ -165,7 +165,7 @@ class V4Uploads:
             else:
                 self._chunks(plan, list(plan.chunks_from(state.next_chunk_index)), committed, failed)
 
-        self.port.v4_call(v4a.BEGIN, plan.begin, begun)
+        self.port.engine_call(v4a.BEGIN, plan.begin, begun)
 
     def _chunks(self, plan: v4a.UploadPlan, left: list[dict[str, Any]], committed: Callable[[str], None],
                 failed: Callable[[Any, str], None]) -> None:
@@ -177,7 +177,7 @@ class V4Uploads:
                     return
                 committed(ref)
 
-            self.port.v4_call(v4a.COMMIT, plan.commit, commit_answered)
+            self.port.engine_call(v4a.COMMIT, plan.commit, commit_answered)
             return
 
         def chunk_answered(result: Any, error: Any) -> None:
@@ -186,4 +186,4 @@ class V4Uploads:
                 return
             self._chunks(plan, left[1:], committed, failed)
 
-        self.port.v4_call(v4a.CHUNK, left[0], chunk_answered)
+        self.port.engine_call(v4a.CHUNK, left[0], chunk_answered)

@@ -107,7 +107,7 @@ class V4Prompts:
 
     def turn_ended(self, ended: TurnEnded, usage: dict[str, Any] | None = None, drains: bool = True) -> list[Answer]:
         """The running turn ended: its prompts are answered (``usage``: the tokens it spent). ``drains``:
-        the engine's queue starts its next input now; a queue it holds (v4heldqueue.py) starts none,
+        the engine's queue starts its next input now; a queue it holds (v4/heldqueue.py) starts none,
         and the next one runs when its turn shows (``started``)."""
         owed, self.running = self.running, []
         if self.queued and drains:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from zcode_acp.protocol.v4 import commands as v4
-from zcode_acp.actors.session.v4extras import queue_items
+from zcode_acp.actors.session.v4.extras import queue_items
 
 
 class V4Unqueue:

@@ -3,7 +3,7 @@
 ``V4Subscription`` makes the engine session (``createSession``), subscribes its conversation and
 its workspace's config, feeds the frames through ``V4Feed`` in pipe order (resyncs, the assembly
 timer), delivers the updates, and turns the signals into answers: a turn's end, a compaction's
-end, the opening mode reached. ``v4path.py`` (``V4Path``) builds the prompts, cancels, extension
+end, the opening mode reached. ``v4/path.py`` (``V4Path``) builds the prompts, cancels, extension
 methods, dialogs and the end on it (docs/v4.md, "The v4 backend path")."""
 
 from __future__ import annotations
@@ -15,10 +15,8 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-import gevent
 
 from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError
-from zcode_acp.protocol.handshake import supports_terminal_output
 from zcode_acp.protocol.sessions import ZCODE_PROTOCOL, iso_time
 from zcode_acp.protocol.translator import notice_chunk
 from zcode_acp.protocol.v4 import commands as v4
@@ -28,23 +26,23 @@ from zcode_acp.protocol.v4.conversation_view import PendingInteraction
 from zcode_acp.protocol.v4.conversation_view import collaboration_mode
 from zcode_acp.protocol.v4.conversation_view import control as control_of
 
-from zcode_acp.actors.base import safe_tell
-from zcode_acp.actors.messages import Answered, Reply, SessionActivity, StopFailed, V4Expire
-from zcode_acp.actors.session.v4attachments import V4Uploads
-from zcode_acp.actors.session.v4close import closing_calls
-from zcode_acp.actors.session.v4commands import V4Commands
-from zcode_acp.actors.session.v4countdowns import Countdowns
-from zcode_acp.actors.session.v4extras import V4Extras
-from zcode_acp.actors.session.v4feed import Step, V4Feed
-from zcode_acp.actors.session.v4extras import queue_items
-from zcode_acp.actors.session.v4heldqueue import V4HeldQueue, queue_held
-from zcode_acp.actors.session.v4mode import adopt_modes
-from zcode_acp.actors.session.v4stopfallback import StopFallback
-from zcode_acp.actors.session.v4opening import opening_mode
-from zcode_acp.actors.session.v4notices import TurnNotice, titles, turn_notice
-from zcode_acp.actors.session.v4prompts import Answer, OwedPrompt, V4Prompts
-from zcode_acp.actors.session.v4unqueue import V4Unqueue
-from zcode_acp.actors.session.v4workspace import ConfigStep, V4WorkspaceConfig
+from zcode_acp.actors.messages import Reply, V4Expire
+from zcode_acp.actors.session.path import SessionPort
+from zcode_acp.actors.session.v4.attachments import V4Uploads
+from zcode_acp.actors.session.v4.close import closing_calls
+from zcode_acp.actors.session.v4.commands import V4Commands
+from zcode_acp.actors.session.v4.countdowns import Countdowns
+from zcode_acp.actors.session.v4.extras import V4Extras
+from zcode_acp.actors.session.v4.feed import Step, V4Feed
+from zcode_acp.actors.session.v4.extras import queue_items
+from zcode_acp.actors.session.v4.heldqueue import V4HeldQueue, queue_held
+from zcode_acp.actors.session.v4.mode import adopt_modes
+from zcode_acp.actors.session.v4.stopfallback import StopFallback
+from zcode_acp.actors.session.v4.opening import opening_mode
+from zcode_acp.actors.session.v4.notices import TurnNotice, titles, turn_notice
+from zcode_acp.actors.session.v4.prompts import Answer, OwedPrompt, V4Prompts
+from zcode_acp.actors.session.v4.unqueue import V4Unqueue
+from zcode_acp.actors.session.v4.workspace import ConfigStep, V4WorkspaceConfig
 from zcode_acp.protocol.i18n import t
 
 log = logging.getLogger(__name__)
@@ -53,7 +51,7 @@ log = logging.getLogger(__name__)
 # How long after a stop a prompt kept behind the stopped turn is told why it waits: an engine
 # that ends the turn at the stop (the usual case) runs the prompt before then, unannounced.
 CANCEL_GRACE_SECONDS = 0.15
-# How long a made session waits for the frame that shows its opening mode (v4mode.py) after the
+# How long a made session waits for the frame that shows its opening mode (v4/mode.py) after the
 # switch's ack; the frame follows the ack at once unless it was lost.
 MODE_GRACE_SECONDS = 1.0
 
@@ -86,9 +84,9 @@ def settled_end(settled: TurnSettled, rows: list[dict[str, Any]]) -> TurnEnded:
         return TurnEnded("cancelled", None)
     text = next((row.get("text") for row in reversed(rows) if row.get("kind") == "assistantText"), None)
     return TurnEnded(None, None, text.strip() if isinstance(text, str) else "")
-def compact_command(compaction: Any) -> str | None:
-    """The ``v4/command compact`` id of an accepted compaction (its marker's ``sourceCommandId``)."""
-    answer = getattr(compaction, "answer", None)
+def compact_command(answer: dict[str, Any] | None) -> str | None:
+    """The ``v4/command compact`` id of an accepted compaction (its marker's ``sourceCommandId``), from
+    the engine's answer to it (None: no compaction of ours runs, or it is not answered yet)."""
     compact = answer.get("compact") if isinstance(answer, dict) else None
     command_id = compact.get("operationId") if isinstance(compact, dict) else None
     return command_id if isinstance(command_id, str) and command_id else None
@@ -101,11 +99,11 @@ def cold(error: RpcError) -> bool:
 
 
 class V4Subscription:
-    def __init__(self, session: Any) -> None:
-        self.session = session
+    def __init__(self, session: SessionPort) -> None:
+        self.session = session  # the Session, through its port only
         self.connection_id = f"zcode-acp-{uuid.uuid4().hex[:12]}"
         self.feed: V4Feed | None = None
-        self.workspace: V4WorkspaceConfig | None = None  # the catalog and slash commands (v4workspace.py)
+        self.workspace: V4WorkspaceConfig | None = None  # the catalog and slash commands (v4/workspace.py)
         self.commands = V4Commands(self, self.connection_id, session.config.lang)
         self.uploads = V4Uploads(self, self.connection_id, lambda: str(self.session.cwd or ""))
         self.countdowns = Countdowns()  # the engine's dialog countdowns, to say when one answered by itself
@@ -121,8 +119,8 @@ class V4Subscription:
         self.muted = False  # a cancelled turn answered before its end: its late updates are not sent
         self.fallback = StopFallback(session.config.stop_fallback)  # such a turn, running on, is closed
         self.unqueue = V4Unqueue()  # the queued prompts a session/cancel cancelled, to delete from the engine's queue
-        self.held_queue = V4HeldQueue()  # a queue the engine held after a failure, resumed (v4heldqueue.py)
-        self.fresh = False  # made by createSession and not live yet: its mode is the engine's default (v4opening.py)
+        self.held_queue = V4HeldQueue()  # a queue the engine held after a failure, resumed (v4/heldqueue.py)
+        self.fresh = False  # made by createSession and not live yet: its mode is the engine's default (v4/opening.py)
         self.announce_settings = False  # settings changes go to clients (not while a resume is still answering)
         # live once the feed shows this mode (or at the deadline): (mode, ready, deadline in ms)
         self.mode_wait: tuple[str, Callable[[], None], float] | None = None
@@ -138,15 +136,15 @@ class V4Subscription:
 
     # -- the port V4Commands uses ------------------------------------------------------------
 
-    def v4_call(self, method: str, params: dict[str, Any], then: Callable[[Any, Any], None],
+    def engine_call(self, method: str, params: dict[str, Any], then: Callable[[Any, Any], None],
                 timeout: float | None = None) -> None:
-        self.session._call(method, params, functools.partial(Answered, then), timeout)
+        self.session.call(method, params, then, timeout)
 
     def v4_base(self) -> v4.Base:
         return self.feed.base() if self.feed is not None else v4.Base(0)
 
     def v4_wake(self, seconds: float) -> None:
-        gevent.spawn_later(seconds + 0.01, safe_tell, self.session.actor_ref, V4Expire())
+        self.session.remind(seconds + 0.01, V4Expire())
 
     # -- the engine session --------------------------------------------------------------------
 
@@ -177,7 +175,7 @@ class V4Subscription:
             # session the engine holds in memory (this one, just made) a resume is a read: it finds
             # the record and answers its snapshot, changing nothing (server-operations.ts,
             # activateSessionForResume) — docs/decisions.md, "The v4 catalog".
-            self.v4_call("session/resume", {"sessionId": session_id, "workspace": made["session"]["workspace"]},
+            self.engine_call("session/resume", {"sessionId": session_id, "workspace": made["session"]["workspace"]},
                          functools.partial(self._catalog_read, made, done))
 
         self.commands.send(command, acked)
@@ -187,7 +185,7 @@ class V4Subscription:
         """The resume's settings (the whole catalog) in the made answer; without them the session still opens.
 
         Not its mode: that is the engine's default for a draft, which the opening switch replaces with
-        the Session's own (v4opening.py); taken here, it would become the Session's mode and no switch
+        the Session's own (v4/opening.py); taken here, it would become the Session's mode and no switch
         would be sent."""
         if error is None and isinstance(result, dict) and isinstance(result.get("settings"), dict):
             made["settings"] = {key: value for key, value in result["settings"].items() if key != "mode"}
@@ -197,7 +195,7 @@ class V4Subscription:
 
     def end_subscriptions(self) -> None:
         """The engine may let the session go: each topic unsubscribed, then the connection closed
-        (``v4close.py``). Once: a later use subscribes afresh, from a snapshot."""
+        (``v4/close.py``). Once: a later use subscribes afresh, from a snapshot."""
         topics = [(part.topic, part.subscription.subscription_id) for part in (self.feed, self.workspace)
                   if part is not None]
         if self.feed is None and self.workspace is None:
@@ -205,7 +203,7 @@ class V4Subscription:
         self.feed = self.workspace = None
         self.until_ready = None
         for method, params in closing_calls(self.connection_id, topics):
-            self.v4_call(method, params, functools.partial(self._closed, method))
+            self.engine_call(method, params, functools.partial(self._closed, method))
 
     def _closed(self, method: str, result: Any, error: Any) -> None:
         if error is not None:  # an engine without the method (or the topic already gone): nothing more to do
@@ -221,8 +219,8 @@ class V4Subscription:
         refused subscribes again without one, and its snapshot is diffed (the text the gap lost)."""
         backend_id = self.session.backend_session_id
         if self.feed is None or self.feed.topic != f"conversation/{backend_id}":
-            self.feed = V4Feed(backend_id, self.connection_id, self.session.config.lang,
-                               supports_terminal_output(self.session.capabilities), own_command=self.commands.issued)
+            self.feed = V4Feed(str(backend_id), self.connection_id, self.session.config.lang,
+                               self.session.terminal_output(), own_command=self.commands.issued)
         elif resumed:
             self.feed.translator.rebaseline()
         feed = self.feed
@@ -237,7 +235,7 @@ class V4Subscription:
             self._do(feed.subscribed(result, now_ms()))
 
         self._subscribe_workspace()
-        self.v4_call("v4/conversation/subscribe", feed.subscribe_params(), answered,
+        self.engine_call("v4/conversation/subscribe", feed.subscribe_params(), answered,
                      timeout=self.session.config.subscribe_timeout)
 
     def _subscribe_workspace(self) -> None:
@@ -258,14 +256,14 @@ class V4Subscription:
                 return
             self._configured(config.subscribed(result, now_ms()))
 
-        self.v4_call("v4/conversation/subscribe", config.subscribe_params(), answered,
+        self.engine_call("v4/conversation/subscribe", config.subscribe_params(), answered,
                      timeout=self.session.config.subscribe_timeout)
 
     def _configured(self, step: ConfigStep) -> None:
         for reason in step.ignored:
             log.debug("session %s: workspace config frame ignored: %s", self.session.session_id, reason)
         for surface in step.surfaces:  # as a create answer's catalog and commands; a resume's answer tells them itself
-            self.session.surface.materialized(self.announce_settings, surface, False)
+            self.session.surface_seen(self.announce_settings, surface)
         if step.resync is not None and self.workspace is not None:
             config = self.workspace
 
@@ -273,7 +271,7 @@ class V4Subscription:
                 if config is self.workspace and error is None:
                     self._configured(config.subscribed(result, now_ms()))
 
-            self.v4_call("v4/conversation/resync", step.resync, resynced, timeout=self.session.config.subscribe_timeout)
+            self.engine_call("v4/conversation/resync", step.resync, resynced, timeout=self.session.config.subscribe_timeout)
         self._do(Step())  # the Session may be live now
 
     def frames(self, frames: list[dict[str, Any]]) -> None:
@@ -319,7 +317,7 @@ class V4Subscription:
         log.warning("session %s: the stopped turn still runs %gs after its stop; closing and resuming the session",
                     self.session.session_id, self.session.config.stop_fallback)
         self.muted = False  # the close ends it: what follows is the next turn's
-        self.session.on_stop_failed(StopFailed(0))
+        self.session.close_and_resume()
         self.session.when_live(self.release_held, lambda failure: self._drop_held(failure))
 
     def _do(self, step: Step) -> None:
@@ -331,19 +329,18 @@ class V4Subscription:
         if self.mode_wait is not None:  # the opening switch names the mode the client already shows
             step.updates[:] = [u for u in step.updates if not (u.get("sessionUpdate") == "current_mode_update"
                                                                 and u.get("currentModeId") == self.mode_wait[0])]
-        step.updates = adopt_modes(step.updates, self.session.settings)  # a mode is told once (v4mode.py)
+        step.updates = adopt_modes(step.updates, self.session.settings)  # a mode is told once (v4/mode.py)
         if not self.muted:
             self.session.deliver_feed(step.updates)
         for title in titles(step.updates):  # the hub's list and the notices name the session by it
-            self.session.title = title
-            self.session.supervisor.tell(SessionActivity(self.session.session_id, self.prompts.busy, title))
+            self.session.titled(title)
         for signal in step.signals:
             if isinstance(signal, TurnEnded):
-                compaction = self.session.controls.compaction
-                if compaction is not None and not self.prompts.running and compact_command(compaction) is None:
+                if self.session.compaction_running() and not self.prompts.running and \
+                        compact_command(self.session.compaction_answer()) is None:
                     # (no command id to find its marker by: the end of a turn nobody's prompt ran is its end)
                     self._turn_usage()
-                    self.session.controls.compaction_ended(compaction_reason(signal))
+                    self.session.compaction_ended(compaction_reason(signal))
                     continue
                 self.fallback.over()  # a turn ended: no stopped one left to close
                 stopped_turn_over, self.muted = self.muted, False  # what follows is the next turn's
@@ -351,7 +348,7 @@ class V4Subscription:
                 self.settled = None
                 drains = self.feed is None or not queue_held(self.feed.state.state)
                 self._answer(self.prompts.turn_ended(signal, self._turn_usage(), drains), ended)
-                if stopped_turn_over:  # the prompts that waited for it go now (v4stopfallback.py),
+                if stopped_turn_over:  # the prompts that waited for it go now (v4/stopfallback.py),
                     self.release_held()  # after this end is answered: it is not theirs
             elif isinstance(signal, TurnSettled):
                 self.settled = signal  # the turn is over: its prompts end with it if control never says so
@@ -379,7 +376,7 @@ class V4Subscription:
         self.commands.caught_up(now_ms())  # a stale command goes again once the feed shows the engine's state
         if step.resync is not None:
             log.info("session %s: resyncing %s", self.session.session_id, step.resync["topic"])
-            self.v4_call("v4/conversation/resync", step.resync, self._resynced,
+            self.engine_call("v4/conversation/resync", step.resync, self._resynced,
                          timeout=self.session.config.subscribe_timeout)
         self._arm_expiry()
 
@@ -427,7 +424,7 @@ class V4Subscription:
             self.prompts.started(opened.source_command_id)
 
     def _follow_queue(self) -> None:
-        """A queue the engine held after a failure is resumed (v4heldqueue.py); not while a cancel
+        """A queue the engine held after a failure is resumed (v4/heldqueue.py); not while a cancel
         empties the queue (it sends its own ``setAutoDrain``)."""
         if self.feed is None or self.unqueue.pending:
             return
@@ -447,13 +444,12 @@ class V4Subscription:
     def _compaction_reached(self) -> None:
         """Our compaction is over when its own marker says so (``compaction_marker.py``): never at the
         end of the turn it was queued behind, nor of a prompt's."""
-        compaction = self.session.controls.compaction
-        command_id = compact_command(compaction) if compaction is not None else None
+        command_id = compact_command(self.session.compaction_answer())
         if command_id is None or self.feed is None:
             return
         reason = compaction_marker.ended_reason(self.feed.state.rows, command_id)
         if reason is not None:
-            self.session.controls.compaction_ended(reason)
+            self.session.compaction_ended(reason)
 
     def _live_in_mode(self, ready: Callable[[], None]) -> None:
         """A session createSession just made runs in the engine's default mode: switched to the
@@ -478,7 +474,7 @@ class V4Subscription:
             # A frame that never comes (lost: only the next one would show the gap) holds it no longer than
             # the grace, a timer message (V4Expire), not a wait.
             self.mode_wait = (wanted, ready, now_ms() + MODE_GRACE_SECONDS * 1000)
-            gevent.spawn_later(MODE_GRACE_SECONDS + 0.01, safe_tell, self.session.actor_ref, V4Expire())
+            self.session.remind(MODE_GRACE_SECONDS + 0.01, V4Expire())
 
         self.commands.send(command, switched)
 
@@ -525,7 +521,7 @@ class V4Subscription:
         if due is None or (self.expiry_armed is not None and self.expiry_armed <= due):
             return
         self.expiry_armed = due
-        gevent.spawn_later(max(due - now_ms(), 0.0) / 1000.0 + 0.01, safe_tell, self.session.actor_ref, V4Expire())
+        self.session.remind(max(due - now_ms(), 0.0) / 1000.0 + 0.01, V4Expire())
 
     def _answer(self, answers: list[Answer], ended: TurnNotice | None = None) -> None:
         for answer in answers:
@@ -536,11 +532,10 @@ class V4Subscription:
 
     def _activity(self, ended: TurnNotice | None = None) -> None:
         """The Supervisor's listing (and the webhook's turn notice, with ``ended``'s outcome and answer)."""
-        self.session.supervisor.tell(SessionActivity(self.session.session_id, self.prompts.busy,
-                                                     outcome=ended.outcome if ended else "",
-                                                     answer=ended.answer if ended else ""))
+        self.session.activity(self.prompts.busy, outcome=ended.outcome if ended else "",
+                              answer=ended.answer if ended else "")
 
-    # -- what the layer above fills in (v4path.py) ------------------------------------------------
+    # -- what the layer above fills in (v4/path.py) ------------------------------------------------
 
     def release_held(self) -> None:
         raise NotImplementedError  # V4Path

@@ -13,7 +13,8 @@ topic, and from then on this part owns the v4 side:
 * ``V4Prompts`` — the prompts owed an answer, answered when ``control`` says their turn
   ended, after its last update (both leave this actor, in order, for the same client).
 
-It works through the Session (``_call``, ``deliver``, its ids), like the other parts.
+It works through the Session's ``SessionPort`` (actors/session/path.py), like the other parts;
+``V4Engine`` (v4/engine.py) is the layer above, the Session's ``EnginePath``.
 """
 
 from __future__ import annotations
@@ -24,10 +25,8 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-import gevent
 
 from zcode_acp.protocol.errors import RpcError
-from zcode_acp.protocol.handshake import supports_terminal_output
 from zcode_acp.protocol.tools import text_content
 from zcode_acp.protocol.translator import notice_chunk
 from zcode_acp.protocol.v4 import commands as v4
@@ -37,15 +36,14 @@ from zcode_acp.protocol.v4.conversation_view import control as control_of
 from zcode_acp.protocol.v4.interaction_answers import matching, resolve_command
 from zcode_acp.protocol.v4.conversation_apply import Reset
 
-from zcode_acp.actors.base import safe_tell
-from zcode_acp.actors.messages import AnswerBackend, V4Expire, V4Resolve
-from zcode_acp.actors.session import v4tasks
-from zcode_acp.actors.session.v4extras import queue_items
-from zcode_acp.actors.session.v4heldqueue import held_disposition
-from zcode_acp.actors.session.v4prompts import Answer, OwedPrompt
+from zcode_acp.actors.messages import V4Expire, V4Resolve
+from zcode_acp.actors.session.v4 import tasks as v4tasks
+from zcode_acp.actors.session.v4.extras import queue_items
+from zcode_acp.actors.session.v4.heldqueue import held_disposition
+from zcode_acp.actors.session.v4.prompts import Answer, OwedPrompt
 from zcode_acp.protocol.i18n import t
 
-from zcode_acp.actors.session.v4subscription import V4Subscription, cold, countdown_notice, now_ms, CANCEL_GRACE_SECONDS
+from zcode_acp.actors.session.v4.subscription import V4Subscription, cold, countdown_notice, now_ms, CANCEL_GRACE_SECONDS
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +65,7 @@ class V4Path(V4Subscription):
             self._answer([Answer(owed, None, error)])
 
     def prompt(self, owed: OwedPrompt, text: str, attachments: list[dict[str, Any]]) -> None:
-        if self.session.controls.hold_prompt():  # our compaction runs: the prompt starts after it, still held
+        if self.session.compaction_holds_prompt():  # our compaction runs: the prompt starts after it, still held
             self.held.append((owed, text, attachments))
             return
         if self.muted:  # a stopped turn runs on: the prompt waits for its end or the fallback's close
@@ -81,7 +79,7 @@ class V4Path(V4Subscription):
             return  # answered while it waited (cancelled, or its session lost)
         self.prompts.sent(owed)
         self._activity()
-        if attachments:  # uploaded first: a command carries them by ref only (v4attachments.py)
+        if attachments:  # uploaded first: a command carries them by ref only (v4/attachments.py)
             self.uploads.upload(str(self.session.backend_session_id), attachments,
                                 lambda refs, error: self._uploaded(owed, text, refs, error))
             return
@@ -96,16 +94,16 @@ class V4Path(V4Subscription):
 
     def _send_text(self, owed: OwedPrompt, text: str, refs: list[dict[str, Any]] | None, resumed: bool) -> None:
         # A queue the engine holds (routing ``choice``) needs a word on it, or the engine refuses the
-        # prompt: it goes past the queue, which the bridge resumes (v4heldqueue.py).
+        # prompt: it goes past the queue, which the bridge resumes (v4/heldqueue.py).
         held = held_disposition(self.feed.state.state) if self.feed is not None else {}
-        command = v4.send_text(self.session.backend_session_id, text, attachments=refs, **held)
+        command = v4.send_text(str(self.session.backend_session_id), text, attachments=refs, **held)
 
         def admitted(ack: v4.CommandAck | None, error: RpcError | None) -> None:
             if error is not None and not resumed and cold(error):
                 # The engine let the session go from memory (its resident pool): v4 has no resume, so
                 # the legacy one loads it back, the topic is subscribed again, and the prompt sent once more.
                 log.info("session %s: the engine holds the session no more; resuming it", self.session.session_id)
-                self.session._lost()
+                self.session.lost()
                 self.session.when_live(lambda: self._send_text(owed, text, refs, resumed=True),
                                        lambda failure: self._answer([self.prompts.refused(owed, failure)]))
                 return
@@ -158,14 +156,14 @@ class V4Path(V4Subscription):
             owed.cancelled = True
         # A timer message (V4Expire), not a wait: the stopped turn usually ends well before it.
         self.cancel_due = now_ms() + CANCEL_GRACE_SECONDS * 1000
-        gevent.spawn_later(CANCEL_GRACE_SECONDS + 0.01, safe_tell, self.session.actor_ref, V4Expire())
-        gevent.spawn_later(self.fallback.arm(now_ms()) + 0.01, safe_tell, self.session.actor_ref, V4Expire())
+        self.session.remind(CANCEL_GRACE_SECONDS + 0.01, V4Expire())
+        self.session.remind(self.fallback.arm(now_ms()) + 0.01, V4Expire())
         # What runs now, when the state names it: the engine then stops only that (a queued input
         # that started meanwhile is not stopped by a cancel meant for the one before: a noop).
         running = control_of(self.feed.state.state) if self.feed is not None else None
         execution = next((w.foreground_execution_id for w in running.active_works if w.foreground_execution_id),
                          None) if running is not None and running.running else None
-        command = v4.stop(self.session.backend_session_id, expected_foreground_execution_id=execution)
+        command = v4.stop(str(self.session.backend_session_id), expected_foreground_execution_id=execution)
 
         def stopped(ack: v4.CommandAck | None, error: RpcError | None) -> None:
             if error is not None:
@@ -178,7 +176,7 @@ class V4Path(V4Subscription):
         self.answer_cancelled()
 
     def _cancel_queued(self, only: OwedPrompt | None = None) -> None:
-        """The prompts in the engine's queue are cancelled with the turn (actors/session/v4unqueue.py)."""
+        """The prompts in the engine's queue are cancelled with the turn (actors/session/v4/unqueue.py)."""
         answers = self.prompts.unqueue(only)
         self.unqueue.add([answer.owed.command_id for answer in answers if answer.owed.command_id])
         self._answer(answers)
@@ -240,7 +238,7 @@ class V4Path(V4Subscription):
         if item is not None and command is not None:
             self.countdowns.answered(item.interaction_id)
             self.commands.send(command, functools.partial(self._resolved, item.interaction_id))
-        self.session.backend.tell(AnswerBackend(message.generation, message.request_ids, message.result))
+        self.session.answer_backend(message.generation, message.request_ids, message.result)
 
     def _resolved(self, interaction_id: str, ack: v4.CommandAck | None, error: RpcError | None) -> None:
         if error is not None:  # the legacy answer, already sent, is the one that counts
@@ -248,6 +246,9 @@ class V4Path(V4Subscription):
                         error.message)
         elif ack is not None and ack.status == "noop":
             log.info("session %s: interaction %s was already resolved", self.session.session_id, interaction_id)
+
+    def declines_dialogs(self) -> bool:
+        return self.muted  # the cancel answered the stopped turn (cancel): its late questions are declined
 
     def owns_card(self, card_id: str) -> bool:
         return self.feed is not None and self.feed.translator.has_card(card_id)
@@ -271,7 +272,7 @@ class V4Path(V4Subscription):
             return []
         state = self.feed.state
         translator = ConversationTranslator(replay_history=True, lang=self.session.config.lang,
-                                            terminal_output=supports_terminal_output(self.session.capabilities))
+                                            terminal_output=self.session.terminal_output())
         return translator.translate([Reset(dict(state.state), tuple(state.rows))]).updates
 
     def lost(self, error: RpcError) -> None:

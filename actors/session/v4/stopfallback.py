@@ -4,7 +4,7 @@ The legacy path's Turn watches a stopped turn and, still running after
 ``ZCODE_ACP_STOP_FALLBACK`` seconds, has the Session close and resume the backend
 session (actors/turn.py). The v4 path has no Turn actor: the cancel answers the prompt
 after a short grace and mutes the stopped turn's late frames until the engine's state
-says it ended (actors/session/v4path.py). The engine's own queue would run a new
+says it ended (actors/session/v4/path.py). The engine's own queue would run a new
 prompt after that turn — never, if the turn ignores the stop — so the v4 path keeps a
 prompt meanwhile (told why, once) and, past the deadline, closes and resumes the session,
 then sends it. This object keeps the deadline and whether the notice was told.

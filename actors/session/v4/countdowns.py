@@ -1,7 +1,7 @@
 """The engine's countdowns on dialogs, watched to the end (issue 31: never a silent empty answer).
 
 Where the engine runs a countdown on a question or a permission (``pendingInteractions[].autoResolution``)
-the dialog says when it answers by itself (v4path.py ``with_countdown``). When the interaction then
+the dialog says when it answers by itself (v4/path.py ``with_countdown``). When the interaction then
 leaves the conversation past its deadline and no answer of this bridge resolved it, the engine
 answered by itself — a question with no answers, a permission with its first option — and the
 user is told so, in the session's language. Closed before the deadline, another client answered:

@@ -19,7 +19,7 @@ from zcode_acp.protocol.v4 import file_changes
 from zcode_acp.protocol.v4.row_actions import Refusal
 from zcode_acp.protocol.v4.row_actions import target as granted_target
 
-from zcode_acp.actors.session.v4commands import V4Commands
+from zcode_acp.actors.session.v4.commands import V4Commands
 
 OnResult = Callable[[Any], None]
 OnError = Callable[[RpcError], None]
@@ -103,7 +103,7 @@ class V4Extras:
                 return
             on_result(file_changes.for_client(result, row["rowId"]))
 
-        port.v4_call(file_changes.METHOD, request, answered)
+        port.engine_call(file_changes.METHOD, request, answered)
 
     def _command(self, method: str, params: dict[str, Any], rows: list[dict[str, Any]]) -> v4.Command:
         sid = self.session_id()

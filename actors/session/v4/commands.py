@@ -16,7 +16,6 @@ calls ``caught_up`` after each frame; a feed that never gets there fails it at `
 from __future__ import annotations
 
 import time
-import uuid
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,12 +26,14 @@ from zcode_acp.protocol.i18n import t
 from zcode_acp.protocol.v4 import commands as v4
 from zcode_acp.protocol.v4.row_actions import guard_message_key
 
+from zcode_acp.actors.v4_sender import command_params
+
 Done = Callable[[v4.CommandAck | None, RpcError | None], None]
 """The ack (accepted, duplicate or noop) or why the command failed; called exactly once."""
 
 
 class CommandPort(Protocol):
-    def v4_call(self, method: str, params: dict[str, Any], then: Callable[[Any, Any], None]) -> None: ...
+    def engine_call(self, method: str, params: dict[str, Any], then: Callable[[Any, Any], None]) -> None: ...
 
     def v4_base(self) -> v4.Base: ...
 
@@ -95,10 +96,9 @@ class V4Commands:
 
     def send(self, command: v4.Command, done: Done, *, retried: bool = False) -> None:
         needs_base = command.type in v4.COMMANDS_REQUIRING_BASE_REVISION or command.type in v4.ROW_TARGETING_COMMANDS
-        base = self.port.v4_base() if needs_base else None
         try:
-            params = v4.envelope(command, command_id=str(uuid.uuid4()), client_id=self.client_id,
-                                 issued_at=int(time.time() * 1000), base=base)
+            base = self.port.v4_base() if needs_base else None
+            params = command_params(command, client_id=self.client_id, base=base)
         except ValueError as exc:  # a row command before the state names a log epoch
             done(None, RpcError(INTERNAL_ERROR, f"cannot send {command.type} yet: {exc}"))
             return
@@ -120,7 +120,7 @@ class V4Commands:
                 self._stale.append(stale)
 
     def _send(self, sent: _Sent) -> None:
-        self.port.v4_call("v4/command", sent.params, lambda result, error: self._acked(sent, result, error))
+        self.port.engine_call("v4/command", sent.params, lambda result, error: self._acked(sent, result, error))
 
     def _acked(self, sent: _Sent, result: Any, error: Any) -> None:
         if error is not None:
@@ -165,4 +165,4 @@ class V4Commands:
             else:
                 sent.done(None, RpcError(INTERNAL_ERROR, f"the engine never received {sent.command.type}"))
 
-        self.port.v4_call("v4/commands/query", v4.query_params([key]), answered)
+        self.port.engine_call("v4/commands/query", v4.query_params([key]), answered)

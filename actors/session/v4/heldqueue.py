@@ -9,7 +9,7 @@ queue (``setAutoDrain true``, decided against the revision it saw: a queue chang
 makes the command stale, and ``V4Commands`` tries once more against the new state), and the
 queued prompts run in their order, each answered at its own turn's end. A queue someone paused
 by hand (``pauseReason: manual``) is left as it is; a stop's hold is the cancel's to undo
-(``v4unqueue.py``). A prompt sent while the routing is still ``choice`` goes past the queue
+(``v4/unqueue.py``). A prompt sent while the routing is still ``choice`` goes past the queue
 (``keepQueueAndSend``, naming the items the bridge saw, so none added meanwhile is dropped).
 """
 
@@ -19,7 +19,7 @@ from typing import Any
 
 from zcode_acp.protocol.v4 import commands as v4
 from zcode_acp.protocol.v4.conversation_view import input_routing
-from zcode_acp.actors.session.v4extras import queue_items
+from zcode_acp.actors.session.v4.extras import queue_items
 
 
 def queue_held(state: dict[str, Any]) -> bool:
