@@ -439,7 +439,7 @@ class TurnTranslator:
         """A turn that ended abnormally: every card still open (except those a
         background task took over) closes ``failed``, once."""
         updates = self.retry.close("failed")
-        for card in self.open_cards():
+        for card in sorted(self.open_cards(), key=lambda card: card.child is None):  # a child's before it ends
             if not card.launched:
                 card.status = "failed"
                 updates.append(_update(card.tool_call_id, status="failed"))

@@ -65,7 +65,7 @@ def test_a_sub_agent_cut_short_ends_its_child_failed_and_its_cards_in_the_child(
     translator.feed(tool(kind="scheduled", toolCallId="read_1", parentToolCallId="agent_1", toolName="Read",
                          input={}))
     assert sessions_and_kinds(encode(PARENT, translator.close_open_cards())) == [
-        (PARENT, "tool_call_update"), (PARENT, "subagent_update"), (CHILD_ID, "tool_call_update")]
+        (CHILD_ID, "tool_call_update"), (PARENT, "tool_call_update"), (PARENT, "subagent_update")]
     assert translator.close_open_cards() == []
 
 
