@@ -41,6 +41,7 @@ from zcode_acp.protocol.content import BackendPrompt
 from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError, from_backend_error, is_busy, is_not_active
 from zcode_acp.protocol.i18n import t
 from zcode_acp.protocol.quota_failure import quota_exceeded, quota_reason
+from zcode_acp.protocol.subagents import supports_subagents
 from zcode_acp.protocol.translator import TextChunkLines, TurnTranslator
 from zcode_acp.protocol.updates import encode as encode_updates, user_text
 from zcode_acp.protocol.usage import prompt_result, read_usage_update
@@ -128,6 +129,7 @@ class Turn(BridgeActor):
         typed_failures: bool = False,
         notices: bool = False,
         supervisor: Any = None,
+        subagents: bool = False,
     ) -> None:
         super().__init__()
         self.key = key
@@ -148,7 +150,8 @@ class Turn(BridgeActor):
         self.quota_pending: tuple[RpcError, str] | None = None  # the failure, held for the snapshot
         self.quota_timer: Any = None
         self.translator = TurnTranslator(message_id=message_id, terminal_output=terminal_output, plan=plan,
-                                         lang=config.lang, notices=notices)
+                                         lang=config.lang, notices=notices, subagents=subagents,
+                                         session_id=session_id)
         self.text_lines = TextChunkLines(session_id)
         self.finishing: dict[str, Any] | None = None  # the answer, held while the final plan is read
         self.state = "created"
@@ -538,6 +541,7 @@ class Turn(BridgeActor):
         self.clients = list(message.clients)  # a client that attaches mid-turn sees the rest of it
         self.typed_failures = air.client_declares(message.capabilities, air.SESSION_FAILURE)
         self.translator.notices = session_notices.supports_notices(message.capabilities)
+        self.translator.subagents = supports_subagents(message.capabilities)
 
     @handles(ShowInteraction)
     def on_show_interaction(self, message: ShowInteraction) -> None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from json.encoder import encode_basestring
 from typing import Any
 
-from . import framing, jsonrpc, session_notices, tools, updates
+from . import framing, jsonrpc, session_notices, subagents, tools, updates
 from .events import MODEL_STREAMING, SESSION_UPDATED, STREAM_RECOVERY_UPDATED, TOOL_UPDATED, payload
 from .i18n import EN, t
 from .recovery import RetryCard
@@ -36,6 +36,7 @@ class ToolCard:
     stderr_seen: str = ""
     streamed: bool = False  # some output already went out as terminal data
     launched: bool = False  # background launch acknowledged; the task closes the card
+    child: str | None = None  # a sub-agent's own call, shown in this child session (protocol/subagents.py)
 
     @property
     def final(self) -> bool:
@@ -123,6 +124,9 @@ class TurnTranslator:
     _text_shown: bool = False  # text since the last notice: the next notice starts a paragraph
     lang: str = EN  # the language of the cards the bridge titles itself (protocol/i18n)
     notices: bool = False  # a client declared session.notices: the bridge's notices as ``notice``
+    subagents: bool = False  # a client declared subagents: sub-agents as child sessions (protocol/subagents.py)
+    session_id: str = ""  # the parent session, whose id the child session ids are derived from
+    _children: dict[str, bool] = field(default_factory=dict)  # child session → still running
     retry: RetryCard = field(init=False)  # the engine's own retries, while they last (protocol/recovery.py)
 
     def __post_init__(self) -> None:
@@ -154,12 +158,15 @@ class TurnTranslator:
         if type(body) is not dict or body.get("kind") != "text_delta":
             return None
         delta = body.get("delta")
-        if type(delta) is not str or not delta:
+        if type(delta) is not str or not delta or (self.subagents and "parentToolCallId" in body):
             return None
         self._text_shown = True
         return self._message_id(), delta
 
     def feed(self, event: dict[str, Any]) -> list[dict[str, Any]]:
+        return self._route(self._feed(event))
+
+    def _feed(self, event: dict[str, Any]) -> list[dict[str, Any]]:
         kind = event.get("type")
         body = payload(event)
         if kind == MODEL_STREAMING:
@@ -185,6 +192,9 @@ class TurnTranslator:
 
     def _streaming(self, body: dict[str, Any]) -> list[dict[str, Any]]:
         kind = body.get("kind")
+        parent = body.get("parentToolCallId") if self.subagents else None
+        if isinstance(parent, str) and kind in ("text_delta", "reasoning_delta"):
+            return self._child_text(parent, kind, body.get("delta"))
         if kind == "text_delta":
             delta = body.get("delta")
             if isinstance(delta, str) and delta:
@@ -239,7 +249,47 @@ class TurnTranslator:
         if tool_call_id in self.cards:
             return []
         _, start = self._open(tool_call_id, {"toolName": tool_name, "input": tool_input})
-        return [start]
+        return self._route([start])
+
+    # -- sub-agents as child sessions (protocol/subagents.py) ------------------------------------
+
+    def _child_text(self, parent: str, kind: str, delta: Any) -> list[dict[str, Any]]:
+        if not isinstance(delta, str) or not delta:
+            return []
+        child = subagents.child_session_id(self.session_id, parent)
+        message_id = f"{self.message_id}-{parent}" + ("-thought" if kind == "reasoning_delta" else "")
+        update = agent_text(delta, message_id)
+        if kind == "reasoning_delta":
+            update["sessionUpdate"] = "agent_thought_chunk"
+        return [subagents.in_child(update, child)]
+
+    def _route(self, out: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Put a sub-agent's updates in its child session, announced first, and end the child with
+        its Agent/Task card. Without the client's capability, ``out`` as it is."""
+        if not self.subagents or not out:
+            return out
+        routed: list[dict[str, Any]] = []
+        for update in out:
+            tool_call_id = update.get("toolCallId")
+            card = self.cards.get(tool_call_id) if isinstance(tool_call_id, str) else None
+            child = update.get(subagents.CHILD) or (card.child if card is not None else None)
+            if child is not None:
+                if child not in self._children:  # traffic for a call this turn has not announced
+                    self._children[child] = True
+                    routed.append(subagents.announce(child, {}, child.rpartition("/")[2]))
+                routed.append(subagents.in_child(update, child))
+                continue
+            routed.append(update)
+            if card is None or card.name not in subagents.SUBAGENT_TOOLS or card.background:
+                continue
+            own = subagents.child_session_id(self.session_id, card.tool_call_id)
+            if own not in self._children:
+                self._children[own] = True
+                routed.append(subagents.announce(own, card.input, tools.tool_title(card.name, card.input)))
+            if card.final and self._children[own]:
+                self._children[own] = False
+                routed.append(subagents.finished(own, card.status == "completed"))
+        return routed
 
     def _tool(self, body: dict[str, Any]) -> list[dict[str, Any]]:
         tool_call_id = body.get("toolCallId")
@@ -249,6 +299,9 @@ class TurnTranslator:
         card = self.cards.get(tool_call_id)
         if card is None:
             card, start = self._open(tool_call_id, body)
+            parent = body.get("parentToolCallId")
+            if self.subagents and isinstance(parent, str) and parent != tool_call_id:
+                card.child = subagents.child_session_id(self.session_id, parent)
             out.append(start)
         if card.final:
             return out
@@ -376,11 +429,11 @@ class TurnTranslator:
         """A turn that ended abnormally: every card still open (except those a
         background task took over) closes ``failed``, once."""
         updates = self.retry.close("failed")
-        for card in self.open_cards():
+        for card in sorted(self.open_cards(), key=lambda card: card.child is None):  # a child's before it ends
             if not card.launched:
                 card.status = "failed"
                 updates.append(_update(card.tool_call_id, status="failed"))
-        return updates
+        return self._route(updates)
 
     def close_card(self, tool_call_id: str) -> list[dict[str, Any]]:
         """Close one card ``failed`` if it is still open here (a dialog abandoned)."""
@@ -388,7 +441,7 @@ class TurnTranslator:
         if card is None or card.final or card.launched:
             return []
         card.status = "failed"
-        return [_update(tool_call_id, status="failed")]
+        return self._route([_update(tool_call_id, status="failed")])
 
     def open_cards(self) -> list[ToolCard]:
         return [card for card in self.cards.values() if not card.final]

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import framing
+from .subagents import CHILD
 from zcode_acp.protocol.display_text import shown_title
 
 Update = dict[str, Any]
@@ -89,4 +90,14 @@ def encode(session_id: str, updates: list[Update]) -> bytes:
         return b""
     dumps = framing.dumps
     head = f'{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":{dumps(session_id)},"update":'
-    return "".join([f"{head}{dumps(update)}}}}}\n" for update in updates]).encode("utf-8")
+    return "".join([f"{head}{dumps(update)}}}}}\n" if CHILD not in update else _child_line(update)
+                    for update in updates]).encode("utf-8")
+
+
+def _child_line(update: Update) -> str:
+    """A sub-agent's update, in its child session's envelope (protocol/subagents.py)."""
+    dumps = framing.dumps
+    child = update[CHILD]
+    shown = {key: value for key, value in update.items() if key != CHILD}
+    return (f'{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":{dumps(child)},'
+            f'"update":{dumps(shown)}}}}}\n')

@@ -18,6 +18,7 @@ from zcode_acp.protocol.errors import (
 from zcode_acp.protocol.events import payload
 from zcode_acp.protocol.handshake import supports_terminal_output
 from zcode_acp.protocol.session_notices import supports_notices
+from zcode_acp.protocol.subagents import supports_subagents
 from zcode_acp.protocol.translator import notice_chunk
 from zcode_acp.protocol.i18n import t
 
@@ -104,6 +105,7 @@ class SessionPrompts(SessionCore):
             typed_failures=air.client_declares(self.capabilities, air.SESSION_FAILURE),
             notices=supports_notices(self.capabilities),
             supervisor=self.supervisor,
+            subagents=supports_subagents(self.capabilities),
         )
         self.turns[key] = turn
         self.turn_requests[key] = (conn.actor_urn, request_id)

@@ -1,0 +1,61 @@
+"""ZCode's sub-agents as the ACP subagents RFD's child sessions (unstable; docs/protocol-mapping.md).
+
+A client that declares ``clientCapabilities.subagents`` (``{}``, the unstable v1 schema of the
+TypeScript SDK 2.4.0) sees each blocking Agent/Task call as a child session: the parent session
+gets ``subagent_update {sessionId: <child>, title, description, state: running}`` before any of
+the child's traffic, the sub-agent's own tool calls (the ones naming the call as
+``parentToolCallId``) and text go as ``session/update``s whose ``sessionId`` is the child's, and
+the call's end sets ``state: idle``. The parent's Agent/Task card stays as it is
+(docs/decisions.md, "Sub-agents as child sessions"). No mutation capability is granted, so a
+request naming a child is answered "session not found" by the Supervisor, like any id it does not
+serve. Any other client gets today's nested cards unchanged.
+
+An update meant for a child carries its session id under ``CHILD``; ``updates.encode`` writes that
+id in the envelope and drops the key, so the translators stay unaware of envelopes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+CHILD = "\u2063childSessionId"  # never a key of a real ACP update; removed by updates.encode
+SUBAGENT_TOOLS = frozenset({"Agent", "Task"})
+_SEPARATOR = "/subagent/"
+
+
+def supports_subagents(capabilities: Any) -> bool:
+    subagents = capabilities.get("subagents") if isinstance(capabilities, dict) else None
+    return isinstance(subagents, dict)
+
+
+def child_session_id(parent_session_id: str, tool_call_id: str) -> str:
+    """The child's id, derived so the same call always names the same child (a replayed turn too)."""
+    return f"{parent_session_id}{_SEPARATOR}{tool_call_id}"
+
+
+def in_child(update: dict[str, Any], child: str) -> dict[str, Any]:
+    return {**update, CHILD: child}
+
+
+def announce(child: str, tool_input: dict[str, Any], title: str) -> dict[str, Any]:
+    """The first ``subagent_update`` for a child: who it is and that it runs."""
+    description = tool_input.get("subagent_type")
+    update: dict[str, Any] = {
+        "sessionUpdate": "subagent_update",
+        "sessionId": child,
+        "title": str(tool_input.get("description") or title),
+        "state": {"state": "running"},
+    }
+    if isinstance(description, str) and description:
+        update["description"] = description
+    return update
+
+
+def finished(child: str, completed: bool) -> dict[str, Any]:
+    """The call's end: idle (the RFD has no failed state; a failed call says so in ``_meta``)."""
+    state: dict[str, Any] = {"state": "idle"}
+    if completed:
+        state["stopReason"] = "end_turn"
+    else:
+        state["_meta"] = {"zcode": {"outcome": "failed"}}
+    return {"sessionUpdate": "subagent_update", "sessionId": child, "state": state}

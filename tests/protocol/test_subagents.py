@@ -1,0 +1,82 @@
+"""Sub-agents as child sessions (protocol/subagents.py) on the legacy translator: golden cases."""
+
+from __future__ import annotations
+
+import ujson
+
+from zcode_acp.protocol.subagents import CHILD, child_session_id, supports_subagents
+from zcode_acp.protocol.translator import TurnTranslator
+from zcode_acp.protocol.updates import encode
+
+PARENT = "sess-1"
+CHILD_ID = child_session_id(PARENT, "agent_1")
+
+
+def tool(**body):
+    return {"type": "tool.updated", "payload": body}
+
+
+def subagent_turn(translator: TurnTranslator) -> list[dict]:
+    out: list[dict] = []
+    out += translator.feed(tool(kind="scheduled", toolCallId="agent_1", toolName="Agent",
+                                input={"description": "look around", "subagent_type": "explore"}))
+    out += translator.feed(tool(kind="started", toolCallId="agent_1"))
+    out += translator.feed(tool(kind="scheduled", toolCallId="read_1", parentToolCallId="agent_1",
+                                toolName="Read", input={"file_path": "/w/README.md"}))
+    out += translator.feed({"type": "model.streaming",
+                            "payload": {"kind": "text_delta", "delta": "found it", "parentToolCallId": "agent_1"}})
+    out += translator.feed(tool(kind="result", toolCallId="read_1", parentToolCallId="agent_1",
+                                result={"content": "hi"}))
+    out += translator.feed(tool(kind="result", toolCallId="agent_1", result={"content": "done"}))
+    return out
+
+
+def sessions_and_kinds(lines: bytes) -> list[tuple[str, str]]:
+    frames = [ujson.loads(line) for line in lines.splitlines()]
+    return [(f["params"]["sessionId"], f["params"]["update"]["sessionUpdate"]) for f in frames]
+
+
+def test_the_capability_is_an_object_under_subagents():
+    assert supports_subagents({"subagents": {}})
+    assert not supports_subagents({"subagents": None}) and not supports_subagents({}) and not supports_subagents(None)
+
+
+def test_a_client_that_opts_in_sees_the_sub_agent_as_a_child_session():
+    translator = TurnTranslator(message_id="m", subagents=True, session_id=PARENT)
+    lines = encode(PARENT, subagent_turn(translator))
+    assert sessions_and_kinds(lines) == [
+        (PARENT, "tool_call"), (PARENT, "subagent_update"),  # the parent's card stays, the child announced
+        (PARENT, "tool_call_update"),
+        (CHILD_ID, "tool_call"), (CHILD_ID, "agent_message_chunk"), (CHILD_ID, "tool_call_update"),
+        (PARENT, "tool_call_update"), (PARENT, "subagent_update"),
+    ]
+    frames = [ujson.loads(line) for line in lines.splitlines()]
+    announce, end = (f["params"]["update"] for f in frames if f["params"]["update"]["sessionUpdate"] == "subagent_update")
+    assert announce == {"sessionUpdate": "subagent_update", "sessionId": CHILD_ID, "title": "look around",
+                        "state": {"state": "running"}, "description": "explore"}
+    assert end == {"sessionUpdate": "subagent_update", "sessionId": CHILD_ID,
+                   "state": {"state": "idle", "stopReason": "end_turn"}}
+    assert CHILD.encode() not in lines  # the routing mark never reaches the wire
+
+
+def test_a_sub_agent_cut_short_ends_its_child_failed_and_its_cards_in_the_child():
+    translator = TurnTranslator(message_id="m", subagents=True, session_id=PARENT)
+    translator.feed(tool(kind="scheduled", toolCallId="agent_1", toolName="Task", input={"description": "d"}))
+    translator.feed(tool(kind="scheduled", toolCallId="read_1", parentToolCallId="agent_1", toolName="Read",
+                         input={}))
+    assert sessions_and_kinds(encode(PARENT, translator.close_open_cards())) == [
+        (CHILD_ID, "tool_call_update"), (PARENT, "tool_call_update"), (PARENT, "subagent_update")]
+    assert translator.close_open_cards() == []
+
+
+def test_a_client_without_the_capability_gets_todays_nested_cards():
+    lines = encode(PARENT, subagent_turn(TurnTranslator(message_id="m", session_id=PARENT)))
+    assert {session for session, _ in sessions_and_kinds(lines)} == {PARENT}
+    assert "subagent_update" not in {kind for _, kind in sessions_and_kinds(lines)}
+
+
+def test_a_sub_agents_text_leaves_the_parents_fast_path():
+    translator = TurnTranslator(message_id="m", subagents=True, session_id=PARENT)
+    event = {"type": "model.streaming", "payload": {"kind": "text_delta", "delta": "x", "parentToolCallId": "a"}}
+    assert translator.text_delta(event) is None
+    assert TurnTranslator(message_id="m").text_delta(event) == ("m", "x")
