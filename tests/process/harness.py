@@ -15,7 +15,7 @@ import os
 import sys
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from collections.abc import Awaitable, Callable
 
 from acp import spawn_agent_process, text_block
@@ -26,6 +26,7 @@ from tests.schema import assert_valid_frame
 BIN = Path(sys.executable).parent
 SIM = str(BIN / "zcode-sim")
 TIMEOUT = 15.0
+T = TypeVar("T")
 
 
 def dialect() -> str:
@@ -190,6 +191,15 @@ class Bridge:
         calls = [c for c in calls if "method" in c]  # (the trace also holds the answers it got)
         return [c for c in calls if method is None or c["method"] == method]
 
+    async def backend_calls_once(self, method: str, where: Callable[[dict[str, Any]], bool] = lambda call: True,
+                                 timeout: float = TIMEOUT) -> list[dict[str, Any]]:
+        """The calls of ``method`` that match ``where``, once there is one (or none at the timeout).
+
+        A call the bridge makes as it answers the client (a cancel's v4 stop goes out just before
+        the cancelled prompt's answer) can reach the engine's trace a moment after that answer
+        reaches the test, so a test that reads it right after the answer waits for it here."""
+        return await eventually(lambda: [call for call in self.backend_calls(method) if where(call)], bool, timeout)
+
     def engine_acts(self, method: str) -> list[dict[str, Any]]:
         """The calls of the legacy ``method`` and of the v4 command that does the same act, in order.
 
@@ -276,10 +286,16 @@ async def bridge(tmp_path: Path, capabilities: dict[str, Any] | None = None, env
 
 async def file_contains(path: Path, needle: str, timeout: float = TIMEOUT) -> str:
     """The file's text once it contains ``needle`` (the bridge persists off its event loop)."""
+    return await eventually(lambda: path.read_text() if path.exists() else "", lambda text: needle in text, timeout)
+
+
+async def eventually(read: Callable[[], T], done: Callable[[T], bool], timeout: float = TIMEOUT) -> T:
+    """What ``read`` gives once ``done`` holds for it, or at the timeout: for what another process
+    writes to a file, which has no event to wait on."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while True:
-        text = path.read_text() if path.exists() else ""
-        if needle in text or loop.time() > deadline:
-            return text
+        value = read()
+        if done(value) or loop.time() > deadline:
+            return value
         await asyncio.sleep(0.02)

@@ -52,7 +52,7 @@ async def test_cancel_stops_through_the_v4_command_and_answers_cancelled(tmp_pat
         await b.conn.cancel(session_id=sid)
         response = await prompt
         assert response.stop_reason == "cancelled"
-        stops = [c for c in b.backend_calls("v4/command") if c["params"]["type"] == "stop"]
+        stops = await b.backend_calls_once("v4/command", lambda call: call["params"]["type"] == "stop")
         assert len(stops) == 1
         assert b.backend_calls("session/stop") == []
 
