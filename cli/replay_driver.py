@@ -30,6 +30,7 @@ GLOBAL = "(no session)"
 STDIO = "stdio"  # the editor's connection; every other one is a remote client (``ws-N``)
 REMOTE_URL = re.compile(r"remote ACP clients: (ws://\S+)")
 SETTLE = 0.3  # seconds of quiet after the expected count, for frames the recording did not have
+OVERALL_SLACK = 4  # the whole run may take the recording's span plus this many step timeouts
 
 
 def zcode_sim() -> str:
@@ -135,6 +136,10 @@ class Replay:
         self.sent: list[tuple[float, float]] = []  # (recorded t, actual time) per client step sent
         self.changed = gevent.event.Event()
         self.notes: list[str] = []
+        # One deadline for the whole run (set by ``drive``): each wait is bounded by it as well as by
+        # ``timeout``, so a bridge that stalls costs the run once, not ``timeout`` at every step, and
+        # the notes of what it waited for are printed before any caller's own timeout kills it.
+        self.deadline = float("inf")
 
     @property
     def recorded_count(self) -> int:
@@ -189,7 +194,7 @@ class Replay:
                 self._learn(r, a)
 
     def _wait(self, condition: Callable[[], bool], timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
+        deadline = min(time.monotonic() + timeout, self.deadline)
         while not condition():
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -223,9 +228,16 @@ class Replay:
         previous_t: float | None = None
         previous_real = time.monotonic()
         editor_left = False
+        times = [float(step[2].get("t", 0.0)) for step in self.steps]
+        span = 0.0 if self.fast or not times else max(times) - min(times)
+        self.deadline = time.monotonic() + span + OVERALL_SLACK * self.timeout
         for before, conn, record, answered, kinds in self.steps:
             if conn.closed:
                 continue
+            if time.monotonic() >= self.deadline:
+                self.notes.append(f"the run's deadline ({span + OVERALL_SLACK * self.timeout:g}s) passed before "
+                                  f"{conn.name}'s client frame at t={record.get('t')}; the rest was not sent")
+                break
             if not self._wait(functools.partial(self._has_sent, answered, kinds), self.timeout):
                 self.notes.append(f"waited {self.timeout:g}s for the bridge's frames before {conn.name}'s client "
                                   f"frame at t={record.get('t')} (short: {self._short_of(before)}); went on")
@@ -278,7 +290,7 @@ class Replay:
         while True:
             count = self.actual_count
             self.changed.clear()
-            if not self.changed.wait(SETTLE) and self.actual_count == count:
+            if (not self.changed.wait(SETTLE) and self.actual_count == count) or time.monotonic() > self.deadline:
                 return
 
     # -- comparing --------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from __future__ import annotations
 import gevent
 import ujson
 
-from zcode_acp.cli.replay_driver import STDIO, Connection, Replay
+from zcode_acp.cli.replay_driver import OVERALL_SLACK, STDIO, Connection, Replay
 from zcode_acp.protocol import trace as fmt
 
 PROMPT = {"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {"sessionId": "s", "prompt": []}}
@@ -75,3 +75,28 @@ def test_a_frame_of_a_kind_the_recording_lacks_does_not_stand_in_for_the_one_a_s
 
     replay.drive(open_conn)
     assert events == ["sent 3", "chunk", "sent 4"]
+
+
+def test_a_bridge_that_stalls_costs_the_run_one_deadline_not_a_timeout_at_every_step() -> None:
+    # Every step follows a frame this "bridge" never sends. Waited out step by step, ten steps would
+    # take ten timeouts; the run's one deadline (OVERALL_SLACK timeouts) stops it with a note saying
+    # so, and the editor's connection is still closed.
+    records: list[dict] = []
+    for step in range(10):
+        records.append({"t": step / 10, "dir": fmt.CLIENT_IN, "conn": STDIO, "frame": {**PROMPT, "id": step}})
+        records.append({"t": step / 10 + 0.05, "dir": fmt.CLIENT_OUT, "conn": STDIO,
+                        "frame": {**ANSWER, "id": step}})
+    replay = Replay(fmt.Trace(header={"version": 1}, records=records), [STDIO], fast=True, timeout=0.2)
+    sent: list[int] = []
+    closed: list[bool] = []
+
+    def open_conn(conn: Connection) -> None:
+        conn.write = lambda text: sent.append(ujson.loads(text)["id"])
+        conn.close = lambda: closed.append(True)
+
+    replay.drive(open_conn)
+    waited = [note for note in replay.notes if note.startswith("waited")]
+    assert any("deadline" in note for note in replay.notes), replay.notes
+    # (at most OVERALL_SLACK waits fit in the deadline; a slow machine may fit fewer)
+    assert 1 <= len(waited) <= OVERALL_SLACK and sent == list(range(len(waited) + 1)), (sent, replay.notes)
+    assert closed == [True]
