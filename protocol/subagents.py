@@ -51,6 +51,11 @@ def announce(child: str, tool_input: dict[str, Any], title: str) -> dict[str, An
     return update
 
 
+def state(child: str, current: str) -> dict[str, Any]:
+    """A state snapshot without a stop reason: ``running`` or ``requires_action`` (a dialog waits)."""
+    return {"sessionUpdate": "subagent_update", "sessionId": child, "state": {"state": current}}
+
+
 def finished(child: str, completed: bool) -> dict[str, Any]:
     """The call's end: idle (the RFD has no failed state; a failed call says so in ``_meta``)."""
     state: dict[str, Any] = {"state": "idle"}

@@ -10,7 +10,7 @@ import os
 import pytest
 from acp.exceptions import RequestError
 
-from tests.process.harness import bridge, run
+from tests.process.harness import allow_first, bridge, eventually, run
 
 
 def updates(b):
@@ -58,3 +58,44 @@ async def test_a_client_without_the_capability_sees_todays_nested_cards(tmp_path
         seen = updates(b)
         assert {s for s, _ in seen} == {sid}
         assert not [u for _, u in seen if u["sessionUpdate"] == "subagent_update"]
+
+
+def child_states(b, child=None):
+    return [u["state"]["state"] for _, u in updates(b) if u["sessionUpdate"] == "subagent_update"
+            and (child is None or u["sessionId"] == child)]
+
+
+@run
+async def test_a_sub_agents_dialog_makes_its_child_require_action_until_it_is_answered(tmp_path):
+    skip_on_v4()
+    async with bridge(tmp_path) as b:
+        await b.conn._conn.send_request("initialize", {"protocolVersion": 1, "clientCapabilities": {"subagents": {}}})
+        sid = await b.new_session()
+
+        async def answer_once_the_child_waits(session_id, params):
+            # The dialog is open: the child says so before anyone answers it.
+            states = await eventually(lambda: child_states(b), lambda seen: "requires_action" in seen)
+            assert states == ["running", "requires_action"]
+            return allow_first(session_id, params)
+
+        b.client.on_permission = answer_once_the_child_waits
+        assert (await b.prompt(sid, "#sim subagent_tools ask=1")).stop_reason == "end_turn"
+        assert child_states(b) == ["running", "requires_action", "running", "idle"]
+        child = next(u["sessionId"] for _, u in updates(b) if u["sessionUpdate"] == "subagent_update")
+        waits = [f for f in b.frames if f.get("method") == "session/update"
+                 and f["params"]["update"].get("state", {}).get("state") == "requires_action"]
+        assert [w["params"]["sessionId"] for w in waits] == [sid]  # on the parent, naming the child
+        assert waits[0]["params"]["update"]["sessionId"] == child
+        reads = [u for s, u in updates(b) if s == child and u["sessionUpdate"] == "tool_call_update"
+                 and u.get("status") == "completed"]
+        assert len(reads) == 2  # the asked read ran once allowed
+
+
+@run
+async def test_without_the_capability_a_sub_agents_dialog_changes_no_frame(tmp_path):
+    async with bridge(tmp_path) as b:
+        sid = await b.new_session()
+        assert (await b.prompt(sid, "#sim subagent_tools ask=1")).stop_reason == "end_turn"
+        assert {s for s, _ in updates(b)} == {sid}
+        assert not child_states(b)
+        assert len(b.client.dialogs_of("session/request_permission")) == 1

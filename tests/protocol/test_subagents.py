@@ -80,3 +80,27 @@ def test_a_sub_agents_text_leaves_the_parents_fast_path():
     event = {"type": "model.streaming", "payload": {"kind": "text_delta", "delta": "x", "parentToolCallId": "a"}}
     assert translator.text_delta(event) is None
     assert TurnTranslator(message_id="m").text_delta(event) == ("m", "x")
+
+
+def test_a_dialog_about_a_sub_agents_call_makes_its_child_require_action_once():
+    translator = TurnTranslator(message_id="m", subagents=True, session_id=PARENT)
+    translator.feed(tool(kind="scheduled", toolCallId="agent_1", toolName="Agent", input={"description": "d"}))
+    for read in ("read_1", "read_2"):
+        translator.feed(tool(kind="scheduled", toolCallId=read, parentToolCallId="agent_1", toolName="Read", input={}))
+    states = lambda out: [(u["sessionId"], u["state"]["state"]) for u in out]  # noqa: E731
+    assert states(translator.dialog_waits("read_1", True)) == [(CHILD_ID, "requires_action")]
+    assert translator.dialog_waits("read_2", True) == []  # already waiting
+    assert translator.dialog_waits("read_1", False) == []  # read_2's dialog still waits
+    assert states(translator.dialog_waits("read_2", False)) == [(CHILD_ID, "running")]
+    assert translator.dialog_waits("agent_1", True) == []  # the Agent call's own dialog is the parent's
+
+
+def test_a_dialog_changes_nothing_without_the_capability_or_after_the_child_ended():
+    plain = TurnTranslator(message_id="m", session_id=PARENT)
+    plain.feed(tool(kind="scheduled", toolCallId="read_1", parentToolCallId="agent_1", toolName="Read", input={}))
+    assert plain.dialog_waits("read_1", True) == []
+    translator = TurnTranslator(message_id="m", subagents=True, session_id=PARENT)
+    translator.feed(tool(kind="scheduled", toolCallId="agent_1", toolName="Task", input={}))
+    translator.feed(tool(kind="scheduled", toolCallId="read_1", parentToolCallId="agent_1", toolName="Read", input={}))
+    translator.close_open_cards()
+    assert translator.dialog_waits("read_1", False) == []  # idle already: no running after the end
