@@ -51,6 +51,22 @@ def announce(child: str, tool_input: dict[str, Any], title: str) -> dict[str, An
     return update
 
 
+def prompt_messages(parent: str, child: str, tool_call_id: str, tool_input: dict[str, Any]) -> list[dict[str, Any]]:
+    """The Agent/Task call's ``prompt`` as the inter-session message it is: the parent's outgoing view
+    and the child's incoming one, each naming the other's ``messageId`` (the unstable schema's
+    ``SessionMessage``). Ids derive from the call, so a replay names the same messages. The result
+    goes back through the parent's card, not as a message (the RFD: an operation's result is
+    reported by its tool call)."""
+    prompt = tool_input.get("prompt")
+    if not isinstance(prompt, str) or not prompt.strip():
+        return []
+    sent, received = f"{tool_call_id}-prompt", f"{tool_call_id}-prompt-received"
+    common = {"sessionUpdate": "session_message", "senderSessionId": parent, "recipientSessionId": child,
+              "content": [{"type": "text", "text": prompt}]}
+    return [{**common, "messageId": sent, "recipientMessageId": received},
+            in_child({**common, "messageId": received, "senderMessageId": sent}, child)]
+
+
 def state(child: str, current: str) -> dict[str, Any]:
     """A state snapshot without a stop reason: ``running`` or ``requires_action`` (a dialog waits)."""
     return {"sessionUpdate": "subagent_update", "sessionId": child, "state": {"state": current}}

@@ -305,6 +305,7 @@ class TurnTranslator:
             if own not in self._children:
                 self._children[own] = True
                 routed.append(subagents.announce(own, card.input, tools.tool_title(card.name, card.input)))
+                routed.extend(subagents.prompt_messages(self.session_id, own, card.tool_call_id, card.input))
             if card.final and self._children[own]:
                 self._children[own] = False
                 routed.append(subagents.finished(own, card.status == "completed"))

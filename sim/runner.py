@@ -352,9 +352,9 @@ class TurnRunner:
         """A blocking sub-agent whose own tool calls arrive in this stream naming their parent; with
         ``ask``, its first call asks the user's permission first, as any tool call does (the request
         names the sub-agent's call by its ``toolCallId``)."""
-        parent = self._declare("Agent", {"description": step.get("description", "look around"), "prompt": "go"})
-        self.emit("tool.updated", {"kind": "scheduled", "toolCallId": parent, "toolName": "Agent",
-                                   "input": {"description": step.get("description", "look around")}})
+        agent_input = {"description": step.get("description", "look around"), "prompt": "Read the project's files."}
+        parent = self._declare("Agent", agent_input)
+        self.emit("tool.updated", {"kind": "scheduled", "toolCallId": parent, "toolName": "Agent", "input": agent_input})
         self.emit("tool.updated", {"kind": "started", "toolCallId": parent, "startedAt": int(time.time() * 1000)})
         for index, path in enumerate(step.get("reads") or ["README.md"]):
             child = f"{parent}_c{index}"
@@ -376,7 +376,7 @@ class TurnRunner:
         self.emit("tool.updated", {"kind": "result", "toolCallId": parent, "result": {"content": "done looking"},
                                    "duration": 2})
         self.parts.append({"type": "tool", "id": parent, "tool": "Agent",
-                           "state": {"status": "completed", "input": {"description": "look around"},
+                           "state": {"status": "completed", "input": agent_input,
                                      "output": "done looking"}})
         return None
 

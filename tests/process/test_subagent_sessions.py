@@ -39,6 +39,12 @@ async def test_a_client_that_declares_subagents_sees_each_sub_agent_as_a_child_s
                        "state": {"state": "idle", "stopReason": "end_turn"}}
         order = [s for s, u in seen if s == child or u["sessionUpdate"] == "subagent_update"]
         assert order[0] == sid and order[-1] == sid  # announced before any child traffic, ended after
+        # The call's prompt: sent by the parent, received by the child, before the child's own work.
+        messages = [(s, u) for s, u in seen if u["sessionUpdate"] == "session_message"]
+        assert [s for s, _ in messages] == [sid, child]
+        assert all(u["senderSessionId"] == sid and u["recipientSessionId"] == child
+                   and u["content"] == [{"type": "text", "text": "Read the project's files."}] for _, u in messages)
+        assert [s for s, _ in seen].index(child) == seen.index(messages[1])  # the child's first frame
         reads = [u for s, u in seen if s == child and u["sessionUpdate"] == "tool_call"]
         assert [u["rawInput"]["file_path"] for u in reads] == ["README.md", "setup.cfg"]
         assert any(s == sid and u["sessionUpdate"] == "tool_call" and u["_meta"]["claudeCode"]["toolName"] == "Agent"

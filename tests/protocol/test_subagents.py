@@ -104,3 +104,22 @@ def test_a_dialog_changes_nothing_without_the_capability_or_after_the_child_ende
     translator.feed(tool(kind="scheduled", toolCallId="read_1", parentToolCallId="agent_1", toolName="Read", input={}))
     translator.close_open_cards()
     assert translator.dialog_waits("read_1", False) == []  # idle already: no running after the end
+
+
+def test_the_agent_calls_prompt_is_a_message_from_the_parent_to_the_child():
+    translator = TurnTranslator(message_id="m", subagents=True, session_id=PARENT)
+    out = translator.feed(tool(kind="scheduled", toolCallId="agent_1", toolName="Agent",
+                               input={"description": "d", "prompt": "Find the loader."}))
+    lines = encode(PARENT, out)
+    assert sessions_and_kinds(lines) == [(PARENT, "tool_call"), (PARENT, "subagent_update"),
+                                         (PARENT, "session_message"), (CHILD_ID, "session_message")]
+    sent, received = (ujson.loads(line)["params"]["update"] for line in lines.splitlines()[2:])
+    text = [{"type": "text", "text": "Find the loader."}]
+    assert sent == {"sessionUpdate": "session_message", "messageId": "agent_1-prompt", "senderSessionId": PARENT,
+                    "recipientSessionId": CHILD_ID, "recipientMessageId": "agent_1-prompt-received", "content": text}
+    assert received == {"sessionUpdate": "session_message", "messageId": "agent_1-prompt-received",
+                        "senderSessionId": PARENT, "recipientSessionId": CHILD_ID, "senderMessageId": "agent_1-prompt",
+                        "content": text}
+    plain = TurnTranslator(message_id="m", session_id=PARENT)
+    assert [u["sessionUpdate"] for u in plain.feed(tool(kind="scheduled", toolCallId="agent_1", toolName="Agent",
+                                                        input={"prompt": "Find the loader."}))] == ["tool_call"]
