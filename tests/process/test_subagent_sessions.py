@@ -105,3 +105,25 @@ async def test_without_the_capability_a_sub_agents_dialog_changes_no_frame(tmp_p
         assert {s for s, _ in updates(b)} == {sid}
         assert not child_states(b)
         assert len(b.client.dialogs_of("session/request_permission")) == 1
+
+
+@run
+async def test_a_cancel_naming_a_child_stops_nothing_since_no_child_grants_cancel(tmp_path):
+    skip_on_v4()
+    async with bridge(tmp_path) as b:
+        await b.conn._conn.send_request("initialize", {"protocolVersion": 1, "clientCapabilities": {"subagents": {}}})
+        sid = await b.new_session()
+
+        async def cancel_the_child_then_allow(session_id, params):
+            await eventually(lambda: child_states(b), lambda seen: "requires_action" in seen)
+            child = next(u["sessionId"] for _, u in updates(b) if u["sessionUpdate"] == "subagent_update")
+            await b.conn._conn.send_notification("session/cancel", {"sessionId": child})
+            await b.conn._conn.send_request("session/list", {})  # the Supervisor has handled the cancel
+            return allow_first(session_id, params)
+
+        b.client.on_permission = cancel_the_child_then_allow
+        assert (await b.prompt(sid, "#sim subagent_tools ask=1")).stop_reason == "end_turn"  # the parent ran on
+        assert child_states(b)[-1] == "idle"
+        announce = next(u for _, u in updates(b) if u["sessionUpdate"] == "subagent_update")
+        assert "capabilities" not in announce  # never supplied: no mutation, cancel included, is granted
+        assert not b.backend_calls("session/stop") and not b.backend_calls("session/cancelBackgroundTask")
