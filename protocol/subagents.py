@@ -80,3 +80,41 @@ def finished(child: str, completed: bool) -> dict[str, Any]:
     else:
         state["_meta"] = {"zcode": {"outcome": "failed"}}
     return {"sessionUpdate": "subagent_update", "sessionId": child, "state": state}
+
+
+def replay_children(replayed: list[dict[str, Any]], parent: str) -> list[dict[str, Any]]:
+    """A ``session/load`` replay (protocol/history.py) with each blocking Agent/Task card's sub-agent
+    as the child session it was live: the card, its child announced with the call's prompt as
+    messages, the sub-agent's own cards (placed after it by the history) in the child, and the
+    child's end once a card that is not its own follows. The same frames as live, but for the
+    tool cards, which a replay shows once, finished."""
+    out: list[dict[str, Any]] = []
+    agents: dict[str, str] = {}  # an Agent/Task call → its child session
+    running: tuple[str, bool] | None = None  # the child not yet ended, and whether its call completed
+
+    def end() -> None:
+        nonlocal running
+        if running is not None:
+            out.append(finished(*running))
+            running = None
+
+    for update in replayed:
+        if update.get("sessionUpdate") != "tool_call":
+            out.append(update)
+            continue
+        meta = update.get("_meta") if isinstance(update.get("_meta"), dict) else {}
+        called_by = (meta.get("zcode") or {}).get("parentToolCallId")
+        if isinstance(called_by, str) and called_by in agents:
+            out.append(in_child(update, agents[called_by]))
+            continue
+        end()
+        out.append(update)
+        tool_input = update.get("rawInput") if isinstance(update.get("rawInput"), dict) else {}
+        if (meta.get("claudeCode") or {}).get("toolName") in SUBAGENT_TOOLS and not tool_input.get("run_in_background"):
+            tool_call_id = str(update["toolCallId"])
+            child = agents[tool_call_id] = child_session_id(parent, tool_call_id)
+            out.append(announce(child, tool_input, str(update.get("title") or "")))
+            out.extend(prompt_messages(parent, child, tool_call_id, tool_input))
+            running = (child, update.get("status") == "completed")
+    end()
+    return out

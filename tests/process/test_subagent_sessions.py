@@ -127,3 +127,38 @@ async def test_a_cancel_naming_a_child_stops_nothing_since_no_child_grants_cance
         announce = next(u for _, u in updates(b) if u["sessionUpdate"] == "subagent_update")
         assert "capabilities" not in announce  # never supplied: no mutation, cancel included, is granted
         assert not b.backend_calls("session/stop") and not b.backend_calls("session/cancelBackgroundTask")
+
+
+def child_frames(frames):
+    """What makes the child sessions: the associations, the messages, and which cards each session holds."""
+    shown = [(f["params"]["sessionId"], f["params"]["update"]) for f in frames if f.get("method") == "session/update"]
+    links = [(s, u) for s, u in shown if u["sessionUpdate"] in ("subagent_update", "session_message")]
+    cards = sorted({(s, u["toolCallId"]) for s, u in shown if u["sessionUpdate"] == "tool_call"})
+    return links, cards
+
+
+@run
+async def test_a_load_replays_the_sub_agents_as_the_child_sessions_they_were_live(tmp_path):
+    skip_on_v4()
+    async with bridge(tmp_path) as b:
+        await b.conn._conn.send_request("initialize", {"protocolVersion": 1, "clientCapabilities": {"subagents": {}}})
+        sid = await b.new_session()
+        assert (await b.prompt(sid, "#sim subagent_tools")).stop_reason == "end_turn"
+        live = list(b.frames)
+        await b.conn._conn.send_request("session/load", {"sessionId": sid, "cwd": "/tmp", "mcpServers": []})
+        replayed = b.frames[len(live):]
+        links, cards = child_frames(live)
+        assert links and len({s for s, _ in cards}) == 2  # the parent's cards and the child's
+        assert child_frames(replayed) == (links, cards)
+
+
+@run
+async def test_without_the_capability_a_load_replays_todays_nested_cards(tmp_path):
+    skip_on_v4()  # (a v4 load replays the conversation's rows, not this history)
+    async with bridge(tmp_path) as b:
+        sid = await b.new_session()
+        assert (await b.prompt(sid, "#sim subagent_tools")).stop_reason == "end_turn"
+        before = len(b.frames)
+        await b.conn.load_session(session_id=sid, cwd="/tmp", mcp_servers=[])
+        links, cards = child_frames(b.frames[before:])
+        assert not links and {s for s, _ in cards} == {sid} and len(cards) == 3

@@ -123,3 +123,28 @@ def test_the_agent_calls_prompt_is_a_message_from_the_parent_to_the_child():
     plain = TurnTranslator(message_id="m", session_id=PARENT)
     assert [u["sessionUpdate"] for u in plain.feed(tool(kind="scheduled", toolCallId="agent_1", toolName="Agent",
                                                         input={"prompt": "Find the loader."}))] == ["tool_call"]
+
+
+def test_a_replay_shows_the_sub_agent_as_the_child_session_it_was_live():
+    from zcode_acp.protocol.history import replay_updates
+    from zcode_acp.protocol.subagents import replay_children
+    agent_input = {"description": "look around", "subagent_type": "explore", "prompt": "Read it."}
+    history = [{"info": {"role": "assistant", "id": "m"}, "parts": [
+        {"type": "tool", "id": "agent_1", "tool": "Agent", "state": {"status": "completed", "input": agent_input,
+                                                                      "output": "done"}},
+        {"type": "tool", "id": "read_1", "tool": "Read", "parentToolCallId": "agent_1",
+         "state": {"status": "completed", "input": {"file_path": "/w/README.md"}, "output": "hi"}},
+        {"type": "text", "text": "It looked."}]}]
+    replayed = replay_children(replay_updates(history), PARENT)
+    live = TurnTranslator(message_id="m", subagents=True, session_id=PARENT)
+    shown = live.feed(tool(kind="scheduled", toolCallId="agent_1", toolName="Agent", input=agent_input))
+    shown += live.feed(tool(kind="scheduled", toolCallId="read_1", parentToolCallId="agent_1", toolName="Read",
+                            input={"file_path": "/w/README.md"}))
+    shown += live.feed(tool(kind="result", toolCallId="read_1", parentToolCallId="agent_1", result={"content": "hi"}))
+    shown += live.feed(tool(kind="result", toolCallId="agent_1", result={"content": "done"}))
+    links = lambda out: [u for u in out if u["sessionUpdate"] in ("subagent_update", "session_message")]  # noqa: E731
+    assert links(replayed) == links(shown)
+    assert [(u.get(CHILD), u["toolCallId"]) for u in replayed if u["sessionUpdate"] == "tool_call"] == \
+        [(None, "agent_1"), (CHILD_ID, "read_1")]
+    assert replayed[-1]["sessionUpdate"] == "subagent_update"  # the child ends after its own cards
+    assert replay_updates(history)[-1]["sessionUpdate"] == "agent_message_chunk"
