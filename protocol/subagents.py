@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .shapes import obj
+
 CHILD = "\u2063childSessionId"  # never a key of a real ACP update; removed by updates.encode
 SUBAGENT_TOOLS = frozenset({"Agent", "Task"})
 _SEPARATOR = "/subagent/"
@@ -102,15 +104,15 @@ def replay_children(replayed: list[dict[str, Any]], parent: str) -> list[dict[st
         if update.get("sessionUpdate") != "tool_call":
             out.append(update)
             continue
-        meta = update.get("_meta") if isinstance(update.get("_meta"), dict) else {}
-        called_by = (meta.get("zcode") or {}).get("parentToolCallId")
+        meta = obj(update.get("_meta"))
+        called_by = obj(meta.get("zcode")).get("parentToolCallId")
         if isinstance(called_by, str) and called_by in agents:
             out.append(in_child(update, agents[called_by]))
             continue
         end()
         out.append(update)
-        tool_input = update.get("rawInput") if isinstance(update.get("rawInput"), dict) else {}
-        if (meta.get("claudeCode") or {}).get("toolName") in SUBAGENT_TOOLS and not tool_input.get("run_in_background"):
+        tool_input = obj(update.get("rawInput"))
+        if obj(meta.get("claudeCode")).get("toolName") in SUBAGENT_TOOLS and not tool_input.get("run_in_background"):
             tool_call_id = str(update["toolCallId"])
             child = agents[tool_call_id] = child_session_id(parent, tool_call_id)
             out.append(announce(child, tool_input, str(update.get("title") or "")))
