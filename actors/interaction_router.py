@@ -38,6 +38,7 @@ from zcode_acp.actors.messages import (
     DeclineAll,
     DialogAnswered,
     DialogGraceEnded,
+    DialogWaits,
     InteractionAborted,
     InteractionAsked,
     InteractionTimeout,
@@ -154,6 +155,7 @@ class InteractionRouter(BridgeActor):
         if kind != ix.PERMISSION and self._all_show_forms(self.clients):
             item.path = "form"
         self.open[key] = item
+        self._tell_waits(item, True)
         if self.timeout > 0:
             item.timer = gevent.spawn_later(self.timeout, safe_tell, self.actor_ref, InteractionTimeout(key))
         self._ask(item, self.clients)  # with no client: it waits for the first that loads the session
@@ -278,8 +280,15 @@ class InteractionRouter(BridgeActor):
         for timer in (item.timer, item.grace):
             if timer is not None:
                 timer.kill(block=False)
-        self.open.pop(item.key, None)
+        if self.open.pop(item.key, None) is not None:
+            self._tell_waits(item, False)
         self._reply(item, answer)
+
+    def _tell_waits(self, item: Open, waiting: bool) -> None:
+        """The card's owner learns a dialog about it opened or is settled (a sub-agent's child state)."""
+        tool_call_id = item.tool_call.get("toolCallId")
+        if isinstance(tool_call_id, str):
+            safe_tell(item.session, DialogWaits(tool_call_id, waiting))
 
     def _reply(self, item: Open, answer: dict[str, Any]) -> None:
         handed = item.answer_via is not None and safe_tell(  # a v4 session: resolveInteraction, then the request

@@ -61,6 +61,7 @@ from zcode_acp.actors.messages import (
     CancelTurn,
     ClientsChanged,
     Evicted,
+    DialogWaits,
     FailTurn,
     InteractionAborted,
     InteractionAsked,
@@ -561,6 +562,10 @@ class Turn(BridgeActor):
     @handles(InteractionAborted)
     def on_interaction_aborted(self, message: InteractionAborted) -> None:
         self._emit(self.translator.close_card(message.tool_call_id))
+
+    @handles(DialogWaits)
+    def on_dialog_waits(self, message: DialogWaits) -> None:
+        self._emit(self.translator.dialog_waits(message.tool_call_id, message.waiting))
 
     @handles(FailTurn)
     def on_fail_turn(self, message: FailTurn) -> None:

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .shapes import obj
+
 CHILD = "\u2063childSessionId"  # never a key of a real ACP update; removed by updates.encode
 SUBAGENT_TOOLS = frozenset({"Agent", "Task"})
 _SEPARATOR = "/subagent/"
@@ -51,6 +53,27 @@ def announce(child: str, tool_input: dict[str, Any], title: str) -> dict[str, An
     return update
 
 
+def prompt_messages(parent: str, child: str, tool_call_id: str, tool_input: dict[str, Any]) -> list[dict[str, Any]]:
+    """The Agent/Task call's ``prompt`` as the inter-session message it is: the parent's outgoing view
+    and the child's incoming one, each naming the other's ``messageId`` (the unstable schema's
+    ``SessionMessage``). Ids derive from the call, so a replay names the same messages. The result
+    goes back through the parent's card, not as a message (the RFD: an operation's result is
+    reported by its tool call)."""
+    prompt = tool_input.get("prompt")
+    if not isinstance(prompt, str) or not prompt.strip():
+        return []
+    sent, received = f"{tool_call_id}-prompt", f"{tool_call_id}-prompt-received"
+    common = {"sessionUpdate": "session_message", "senderSessionId": parent, "recipientSessionId": child,
+              "content": [{"type": "text", "text": prompt}]}
+    return [{**common, "messageId": sent, "recipientMessageId": received},
+            in_child({**common, "messageId": received, "senderMessageId": sent}, child)]
+
+
+def state(child: str, current: str) -> dict[str, Any]:
+    """A state snapshot without a stop reason: ``running`` or ``requires_action`` (a dialog waits)."""
+    return {"sessionUpdate": "subagent_update", "sessionId": child, "state": {"state": current}}
+
+
 def finished(child: str, completed: bool) -> dict[str, Any]:
     """The call's end: idle (the RFD has no failed state; a failed call says so in ``_meta``)."""
     state: dict[str, Any] = {"state": "idle"}
@@ -59,3 +82,41 @@ def finished(child: str, completed: bool) -> dict[str, Any]:
     else:
         state["_meta"] = {"zcode": {"outcome": "failed"}}
     return {"sessionUpdate": "subagent_update", "sessionId": child, "state": state}
+
+
+def replay_children(replayed: list[dict[str, Any]], parent: str) -> list[dict[str, Any]]:
+    """A ``session/load`` replay (protocol/history.py) with each blocking Agent/Task card's sub-agent
+    as the child session it was live: the card, its child announced with the call's prompt as
+    messages, the sub-agent's own cards (placed after it by the history) in the child, and the
+    child's end once a card that is not its own follows. The same frames as live, but for the
+    tool cards, which a replay shows once, finished."""
+    out: list[dict[str, Any]] = []
+    agents: dict[str, str] = {}  # an Agent/Task call → its child session
+    running: tuple[str, bool] | None = None  # the child not yet ended, and whether its call completed
+
+    def end() -> None:
+        nonlocal running
+        if running is not None:
+            out.append(finished(*running))
+            running = None
+
+    for update in replayed:
+        if update.get("sessionUpdate") != "tool_call":
+            out.append(update)
+            continue
+        meta = obj(update.get("_meta"))
+        called_by = obj(meta.get("zcode")).get("parentToolCallId")
+        if isinstance(called_by, str) and called_by in agents:
+            out.append(in_child(update, agents[called_by]))
+            continue
+        end()
+        out.append(update)
+        tool_input = obj(update.get("rawInput"))
+        if obj(meta.get("claudeCode")).get("toolName") in SUBAGENT_TOOLS and not tool_input.get("run_in_background"):
+            tool_call_id = str(update["toolCallId"])
+            child = agents[tool_call_id] = child_session_id(parent, tool_call_id)
+            out.append(announce(child, tool_input, str(update.get("title") or "")))
+            out.extend(prompt_messages(parent, child, tool_call_id, tool_input))
+            running = (child, update.get("status") == "completed")
+    end()
+    return out

@@ -127,6 +127,7 @@ class TurnTranslator:
     subagents: bool = False  # a client declared subagents: sub-agents as child sessions (protocol/subagents.py)
     session_id: str = ""  # the parent session, whose id the child session ids are derived from
     _children: dict[str, bool] = field(default_factory=dict)  # child session → still running
+    _waiting: dict[str, set[str]] = field(default_factory=dict)  # child session → its cards a dialog waits on
     retry: RetryCard = field(init=False)  # the engine's own retries, while they last (protocol/recovery.py)
 
     def __post_init__(self) -> None:
@@ -263,6 +264,24 @@ class TurnTranslator:
             update["sessionUpdate"] = "agent_thought_chunk"
         return [subagents.in_child(update, child)]
 
+    def dialog_waits(self, tool_call_id: str, waiting: bool) -> list[dict[str, Any]]:
+        """A dialog about a sub-agent's own call opened (its child ``requires_action``) or was settled
+        (``running`` again once no other dialog of that child waits). A dialog about the Agent/Task
+        call itself is the parent's (the RFD: a parent's request to delegate stays a parent interaction)."""
+        card = self.cards.get(tool_call_id)
+        child = card.child if card is not None else None
+        if not self.subagents or child is None or not self._children.get(child):
+            return []
+        cards = self._waiting.setdefault(child, set())
+        before = bool(cards)
+        if waiting:
+            cards.add(tool_call_id)
+        else:
+            cards.discard(tool_call_id)
+        if bool(cards) == before:
+            return []
+        return [subagents.state(child, "requires_action" if cards else "running")]
+
     def _route(self, out: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Put a sub-agent's updates in its child session, announced first, and end the child with
         its Agent/Task card. Without the client's capability, ``out`` as it is."""
@@ -286,6 +305,7 @@ class TurnTranslator:
             if own not in self._children:
                 self._children[own] = True
                 routed.append(subagents.announce(own, card.input, tools.tool_title(card.name, card.input)))
+                routed.extend(subagents.prompt_messages(self.session_id, own, card.tool_call_id, card.input))
             if card.final and self._children[own]:
                 self._children[own] = False
                 routed.append(subagents.finished(own, card.status == "completed"))

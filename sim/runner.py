@@ -348,17 +348,26 @@ class TurnRunner:
         problem = self.server.official_mcp_auth(self, step)
         self.step_text({"text": f"official MCP unavailable: {problem}" if problem else "official MCP connected"})
 
-    def step_subagent_tools(self, step: dict[str, Any]) -> None:
-        """A blocking sub-agent whose own tool calls arrive in this stream naming their parent."""
-        parent = self._declare("Agent", {"description": step.get("description", "look around"), "prompt": "go"})
-        self.emit("tool.updated", {"kind": "scheduled", "toolCallId": parent, "toolName": "Agent",
-                                   "input": {"description": step.get("description", "look around")}})
+    def step_subagent_tools(self, step: dict[str, Any]) -> str | None:
+        """A blocking sub-agent whose own tool calls arrive in this stream naming their parent; with
+        ``ask``, its first call asks the user's permission first, as any tool call does (the request
+        names the sub-agent's call by its ``toolCallId``)."""
+        agent_input = {"description": step.get("description", "look around"), "prompt": "Read the project's files."}
+        parent = self._declare("Agent", agent_input)
+        self.emit("tool.updated", {"kind": "scheduled", "toolCallId": parent, "toolName": "Agent", "input": agent_input})
         self.emit("tool.updated", {"kind": "started", "toolCallId": parent, "startedAt": int(time.time() * 1000)})
         for index, path in enumerate(step.get("reads") or ["README.md"]):
             child = f"{parent}_c{index}"
             child_input = {"file_path": path}
             base = {"toolCallId": child, "parentToolCallId": parent, "source": "subagent"}
             self.emit("tool.updated", {**base, "kind": "scheduled", "toolName": "Read", "input": child_input})
+            if step.get("ask") and index == 0:
+                verdict = self.server.ask_permission(self, child, "Read", child_input, step)
+                if verdict is None:
+                    return "stopped"
+                if not verdict[0]:
+                    self.emit("tool.updated", {**base, "kind": "error", "error": f"Permission denied: {verdict[1]}"})
+                    continue
             self.emit("tool.updated", {**base, "kind": "result", "result": {"content": f"contents of {path}"},
                                        "duration": 1})
             self.parts.append({"type": "tool", "id": child, "tool": "Read", "parentToolCallId": parent,
@@ -367,8 +376,9 @@ class TurnRunner:
         self.emit("tool.updated", {"kind": "result", "toolCallId": parent, "result": {"content": "done looking"},
                                    "duration": 2})
         self.parts.append({"type": "tool", "id": parent, "tool": "Agent",
-                           "state": {"status": "completed", "input": {"description": "look around"},
+                           "state": {"status": "completed", "input": agent_input,
                                      "output": "done looking"}})
+        return None
 
     def step_background(self, step: dict[str, Any]) -> None:
         """Launch a background Bash command or sub-agent; its task outlives this turn."""

@@ -176,7 +176,8 @@ def subagent(params: dict[str, str]) -> list[dict[str, Any]]:
 
 
 def subagent_tools(params: dict[str, str]) -> list[dict[str, Any]]:
-    return [{"type": "subagent_tools", "reads": params.get("reads", "README.md|setup.cfg").split("|")},
+    return [{"type": "subagent_tools", "reads": params.get("reads", "README.md|setup.cfg").split("|"),
+             "ask": params.get("ask") == "1"},
             {"type": "text", "text": "The sub-agent looked."}]
 
 
@@ -295,7 +296,7 @@ DESCRIPTIONS = {
     "bg_agent": "a background sub-agent, then a notification turn",
     "subagent": "a synchronous sub-agent call with its usage markers",
     "steer_fk": "today's engine: a running turn whose first steer fails once with a foreign-key error",
-    "subagent_tools": "a sub-agent whose own tool calls name their parent (reads=README.md|setup.cfg)",
+    "subagent_tools": "a sub-agent whose own tool calls name their parent (reads=a|b; ask=1: the first asks first)",
     "official_mcp": "today's engine: an official plugin's MCP server asks for the user's identity headers",
     "tool_error": "a Bash tool that fails with an error text (error=)",
     "v4fault": "today's engine: a v4 data-plane fault on a frame that follows (fault=gap|checksum|"

@@ -193,6 +193,15 @@ class InteractionAborted:
     tool_call_id: str
 
 
+@message
+class DialogWaits:
+    """The router opened a dialog about a card (``waiting``), or the dialog is settled (answered,
+    declined, withdrawn): a sub-agent's child ``requires_action`` while one waits (protocol/subagents.py)."""
+
+    tool_call_id: str
+    waiting: bool
+
+
 # replies to the Session's own backend calls
 @message
 class Resumed:

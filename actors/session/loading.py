@@ -32,6 +32,7 @@ from zcode_acp.actors.messages import (
     TurnReplayed,
 )
 from zcode_acp.actors.session.history import POLL_INTERVAL, split_replay
+from zcode_acp.protocol.subagents import replay_children, supports_subagents
 
 from zcode_acp.actors.session.stream import SessionStream
 
@@ -73,7 +74,11 @@ class SessionLoading(SessionStream):
         self.when_live(live, fail)
 
     def _encode_replay(self, replay: list[dict[str, Any]]) -> bytes:
-        return encode_cooperatively(self.session_id, replay)
+        return encode_cooperatively(self.session_id, self._as_live(replay))
+
+    def _as_live(self, replay: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Sub-agents as the child sessions they were live, for clients that show them (protocol/subagents.py)."""
+        return replay_children(replay, self.session_id) if supports_subagents(self.capabilities) else replay
 
     def _attached(self, message: Attach, replay: list[dict[str, Any]] | bytes | None,
                   covers: int | None = None) -> None:
@@ -120,7 +125,7 @@ class SessionLoading(SessionStream):
             # A turn runs (or has just ended and its Turn is still here): the engine's history
             # lags it, so the Turn sends its own record after the history before it.
             key = max(self.turns)
-            before, during = split_replay(self.history.messages, self.turn_prompts.get(key))
+            before, during = map(self._as_live, split_replay(self.history.messages, self.turn_prompts.get(key)))
             head = encode_cooperatively(self.session_id, before)
             tail = encode_cooperatively(self.session_id, during + extras)
             last = encode_cooperatively(self.session_id, extras)

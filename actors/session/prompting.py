@@ -34,6 +34,7 @@ from zcode_acp.actors.messages import (
     ErrorDict,
     Evicted,
     FailTurn,
+    DialogWaits,
     InteractionAborted,
     InteractionAsked,
     PlanRead,
@@ -173,6 +174,12 @@ class SessionPrompts(SessionCore):
             self.turns[self.current].tell(message)
         if self.cards is not None:
             self.deliver(self.cards.close_card(message.tool_call_id))
+
+    @handles(DialogWaits)
+    def on_dialog_waits(self, message: DialogWaits) -> None:
+        """A dialog opened or settled: the Turn whose card it is about may show a sub-agent waiting."""
+        if self.turns:  # the current Turn, or the one still stopping (only the legacy path runs Turns)
+            self.turns[self.current if self.current is not None else max(self.turns)].tell(message)
 
     @handles(CancelPromptRequest)
     def on_cancel_prompt_request(self, message: CancelPromptRequest) -> None:
