@@ -43,6 +43,7 @@ from zcode_acp.protocol.v4.row_actions import target as granted_target
 from zcode_acp.actors.messages import V4Expire
 from zcode_acp.actors.session.path import SessionPort
 from zcode_acp.actors.session.v4.commands import V4Commands
+from zcode_acp.actors.session.v4.notices import TurnNotice
 from zcode_acp.actors.session.v4.prompts import Answer
 
 log = logging.getLogger(__name__)
@@ -61,12 +62,13 @@ class ArmedRetry:
 
 class V4Quota:
     def __init__(self, port: SessionPort, commands: V4Commands, rows: Callable[[], Sequence[dict[str, Any]]],
-                 reply: Callable[[list[Answer]], None]) -> None:
+                 reply: Callable[[list[Answer], TurnNotice | None], None]) -> None:
         self.port = port
         self.commands = commands
         self.rows = rows  # the feed's rows now (their ``actions``)
-        self.reply = reply  # sends answers to their clients
+        self.reply = reply  # sends answers to their clients (and, with a TurnNotice, says the turn ended)
         self.held: list[Answer] = []  # quotaExceeded answers waiting for the snapshot
+        self.ended: TurnNotice | None = None  # their turn's end, said with their answer (the Supervisor's alerts follow it)
         self.armed: ArmedRetry | None = None
         self.retrying = False  # our retryTurn was taken: the end of its turn, which no prompt owns, is told
 
@@ -77,8 +79,10 @@ class V4Quota:
 
     # -- the answer names the window ---------------------------------------------------------------
 
-    def hold(self, answers: list[Answer]) -> list[Answer]:
-        """The answers to send now; a quota failure's waits for the QuotaWatch's snapshot."""
+    def hold(self, answers: list[Answer], ended: TurnNotice | None) -> tuple[list[Answer], TurnNotice | None]:
+        """The answers to send now, and the turn's end to say now; a quota failure's answer waits for
+        the QuotaWatch's snapshot, and its turn ends with it: the Supervisor tells a session its quota
+        alerts at a turn's end, and the window the answer names must not be told again."""
         now = []
         for answer in answers:
             if answer.error is not None and answer.error.code == QUOTA_EXCEEDED and answer.owed.error is None:
@@ -86,7 +90,9 @@ class V4Quota:
                 self.port.quota_at_failure(functools.partial(self._snapshot, answer))
             else:
                 now.append(answer)
-        return now
+        if self.held and len(now) < len(answers):
+            self.ended, ended = ended or self.ended, None
+        return now, ended
 
     def _snapshot(self, answer: Answer, snapshot: Any) -> None:
         if answer not in self.held or answer.error is None:
@@ -96,7 +102,8 @@ class V4Quota:
         meter = window_named(typed, snapshot)
         if meter is not None:  # said here: the notice "… is used up" would only say it again
             self.port.quota_told(meter)
-        self.reply([Answer(answer.owed, None, typed)])
+        ended, self.ended = (self.ended, None) if not self.held else (None, self.ended)
+        self.reply([Answer(answer.owed, None, typed)], ended)
         if meter is not None and typed.data.get("quotaReason") == "window":
             self._arm(meter)
 
@@ -104,9 +111,10 @@ class V4Quota:
         """The session is lost or closed: what waits for the snapshot is answered now, in the engine's
         words, and a retry armed is dropped (its reply is another process's now, or gone)."""
         held, self.held = self.held, []
+        ended, self.ended = self.ended, None
         self.armed = None
         self.retrying = False
-        self.reply(held)
+        self.reply(held, ended)
 
     # -- wait and retry ------------------------------------------------------------------------------
 

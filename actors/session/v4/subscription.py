@@ -531,20 +531,26 @@ class V4Subscription:
         self.session.remind(max(due - now_ms(), 0.0) / 1000.0 + 0.01, V4Expire())
 
     def _answer(self, answers: list[Answer], ended: TurnNotice | None = None) -> None:
-        self._replied(self.quota.hold(answers), activity=False)  # a quota failure's waits for the snapshot
+        now, ended = self.quota.hold(answers, ended)  # a quota failure's answer waits for the snapshot
+        self._tell(now)
         if answers:
             self._activity(ended)
 
-    def _replied(self, answers: list[Answer], activity: bool = True) -> None:
+    def _replied(self, answers: list[Answer], ended: TurnNotice | None) -> None:
+        """V4Quota's answers, once the snapshot is in (or the wait ran out)."""
+        self._tell(answers)
+        if answers:
+            self._activity(ended)
+
+    @staticmethod
+    def _tell(answers: list[Answer]) -> None:
         for answer in answers:
             answer.owed.conn.tell(Reply(answer.owed.request_id, answer.result,
                                         answer.error.to_dict() if answer.error else None))
-        if answers and activity:
-            self._activity()
 
     def _activity(self, ended: TurnNotice | None = None) -> None:
         """The Supervisor's listing (and the webhook's turn notice, with ``ended``'s outcome and answer)."""
-        self.session.activity(self.prompts.busy, outcome=ended.outcome if ended else "",
+        self.session.activity(self.prompts.busy or bool(self.quota.held), outcome=ended.outcome if ended else "",
                               answer=ended.answer if ended else "")
 
     # -- what the layer above fills in (v4/path.py) ------------------------------------------------
