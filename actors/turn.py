@@ -40,7 +40,7 @@ from zcode_acp.protocol import air, interactions, session_notices, turn_end
 from zcode_acp.protocol.content import BackendPrompt
 from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError, from_backend_error, is_busy, is_not_active
 from zcode_acp.protocol.i18n import t
-from zcode_acp.protocol.quota_failure import quota_exceeded, quota_reason
+from zcode_acp.protocol.quota_failure import quota_exceeded, quota_reason, window_named
 from zcode_acp.protocol.subagents import supports_subagents
 from zcode_acp.protocol.translator import TextChunkLines, TurnTranslator
 from zcode_acp.protocol.updates import encode as encode_updates, user_text
@@ -250,11 +250,10 @@ class Turn(BridgeActor):
             self.quota_timer.kill(block=False)
             self.quota_timer = None
         typed = quota_exceeded(error, reason, message.snapshot, datetime.now(UTC), self.config.lang)
-        meter = message.snapshot.exhausted if message.snapshot is not None else None
-        if meter is not None and "meterId" in typed.data and self.supervisor is not None:
+        meter = window_named(typed, message.snapshot)
+        if meter is not None and self.supervisor is not None:
             # Said here: the notice "… is used up" would only say it again after the turn's end.
-            self.supervisor.tell(QuotaToldAtTurnEnd(self.session_id, meter.id,
-                                                    meter.resets_at.isoformat() if meter.resets_at else ""))
+            self.supervisor.tell(QuotaToldAtTurnEnd.of(self.session_id, meter))
         self._fail(typed)
 
     def _maybe_done(self) -> None:

@@ -84,6 +84,7 @@ class Config:
     # The Coding Plan's quota (docs/quota.md): read when a key exists, unless turned off.
     quota_enabled: bool = True
     quota_url: str = ""  # where it is read from: the provider's own endpoint when empty
+    quota_retry: bool = False  # a v4 turn a window stopped is retried at its reset (docs/quota.md)
     # The language of every string the bridge writes for a person (protocol/i18n): resolved once, here.
     lang: str = "en"
     # Which engine surface a session runs on: the legacy session/* methods, or the v4 data plane
@@ -425,6 +426,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("ZCODE_ACP_QUOTA_URL", "quota_url", "",
             "where the quota is read from, with the key (default: the provider's own endpoint, api.z.ai or "
             "open.bigmodel.cn)", web_address),
+    Setting("ZCODE_ACP_QUOTA_RETRY", "quota_retry", "0",
+            "`1`: a turn the GLM Coding Plan's window stopped is retried once the window resets, with a "
+            "countdown you can cancel (v4 path only: `ZCODE_ACP_ENGINE_API=v4`)", zero_or_one),
     Setting("ZCODE_ACP_ENGINE_API", "engine_api", "legacy",
             "`v4` runs sessions on the engine's v4 data plane (topics and commands, docs/v4.md) instead of "
             "the legacy `session/*` methods", engine_api),

@@ -27,7 +27,7 @@ from typing import Any
 
 from .errors import RpcError
 from .i18n import t
-from .quota import POOL_ID, QuotaSnapshot, exhausted_text, rfc3339
+from .quota import POOL_ID, Meter, QuotaSnapshot, exhausted_text, meter_label, reset_words, rfc3339
 
 QUOTA_EXCEEDED = -32003  # the RFD's placeholder for ``quotaExceeded``
 # The provider's business code → why the plan will not serve the request.
@@ -80,3 +80,28 @@ def quota_exceeded(error: RpcError, reason: str, snapshot: QuotaSnapshot | None,
     else:
         text = t(lang, f"quota.failure.{reason}", message=engine_words or t(lang, "error.no_details"))
     return RpcError(QUOTA_EXCEEDED, text, data)
+
+
+def reworded(typed: RpcError, snapshot: QuotaSnapshot | None, now: datetime | None, lang: str) -> RpcError:
+    """A ``quotaExceeded`` error said before the snapshot was known (errors.from_backend_error's, the
+    v4 path's), said again with it: the same words and ``data`` as the legacy Turn's."""
+    data = _record(typed.data)
+    return quota_exceeded(typed, str(data.get("quotaReason") or "window"), snapshot, now, lang)
+
+
+def window_named(typed: RpcError, snapshot: QuotaSnapshot | None) -> Meter | None:
+    """The used-up window a ``quotaExceeded`` error names (its ``meterId``), or None: it said the
+    engine's words only (no snapshot, none at 100 %, not a window failure)."""
+    meter = snapshot.exhausted if snapshot is not None else None
+    if meter is None or _record(typed.data).get("meterId") != meter.id:
+        return None
+    return meter
+
+
+def retry_armed_text(meter: Meter, now: datetime, lang: str) -> str:
+    """The countdown of a retry at the window's reset: when, and how to stop it."""
+    return t(lang, "quota.retry.armed", label=meter_label(meter, lang), reset=reset_words(meter.resets_at, now, lang))
+
+
+def retry_now_text(meter: Meter, lang: str) -> str:
+    return t(lang, "quota.retry.now", label=meter_label(meter, lang))

@@ -84,6 +84,14 @@ def notice_chunk(text: str, message_id: str) -> dict[str, Any]:
     return agent_text(notice_text(text), message_id)
 
 
+def between_turns_notice(text: str, capabilities: Any, message_id: str) -> dict[str, Any]:
+    """The bridge's own word between turns: a ``notice`` for a client that declared
+    ``session.notices``, else an agent message set off as its own paragraph (protocol/session_notices.py)."""
+    if session_notices.supports_notices(capabilities):
+        return session_notices.notice(text)
+    return notice_chunk(text, message_id)
+
+
 _MARK = "\u2063delta\u2063"  # never escaped, so it can be found in the encoded line
 
 

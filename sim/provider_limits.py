@@ -24,8 +24,9 @@ QUOTA_CODES = ("1308", "1309", "1113")
 RESET_IN = 42 * 60  # seconds until the simulated window resets
 
 
-def provider_message(code: str, window: str = "5 hour", lang: str = "en", now: float | None = None) -> str:
-    reset = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime((now or time.time()) + RESET_IN))
+def provider_message(code: str, window: str = "5 hour", lang: str = "en", now: float | None = None,
+                     until: float | None = None) -> str:
+    reset = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(until or (now or time.time()) + RESET_IN))
     if lang.startswith("zh"):
         return {
             "1308": f"已达到 {window.replace(' hour', ' 小时')}的使用上限。您的限额将在 {reset} 重置。",
@@ -45,11 +46,25 @@ def error_type(code: Any) -> str | None:
     return ERROR_TYPE if str(code) in QUOTA_CODES else None
 
 
+def _until(params: dict[str, str]) -> float | None:
+    try:
+        return float(params["until"]) if "until" in params else None
+    except ValueError:
+        return None
+
+
 def quota(params: dict[str, str]) -> list[dict[str, Any]]:
-    """The turn streams a little, then the provider refuses the next model request (code=1308|1309|1113)."""
+    """The turn streams a little, then the provider refuses the next model request (code=1308|1309|1113).
+
+    ``until=EPOCH_SECONDS``: the window resets then, and a turn run from then on (the same prompt
+    again: a ``retryTurn`` re-runs the turn from its user input) is served, as the provider serves
+    a plan whose window has reset."""
     code = params.get("code", "1308")
     if code not in QUOTA_CODES:
         code = "1308"
+    until = _until(params)
+    if until is not None and time.time() >= until:
+        return [{"type": "text", "text": "The window has reset: here is the answer."}]
     return [{"type": "text", "text": "Working on it… "},
             {"type": "fail", "code": code,
-             "message": provider_message(code, params.get("window", "5 hour"), params.get("lang", "en"))}]
+             "message": provider_message(code, params.get("window", "5 hour"), params.get("lang", "en"), until=until)}]

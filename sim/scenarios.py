@@ -275,7 +275,7 @@ DESCRIPTIONS = {
     "history": "adds many messages to the history at once (count=10000)",
     "fail": "the turn fails (code= message= times=)",
     "quota": "the GLM Coding Plan's limit stops the turn with the provider's code (code=1308|1309|1113 "
-             "window='5 hour' lang=en|zh)",
+             "window='5 hour' lang=en|zh until=EPOCH: served again from then on)",
     "end": "the turn ends with turn.completed of a resultType (result=error_max_turns|error_max_budget|"
            "error_during_execution|error_max_tool_calls|cancelled)",
     "retry": "the engine retries a model request itself, then recovers the stream (attempts=2 wait=0.05 stream=1)",

@@ -86,3 +86,8 @@ class QuotaToldAtTurnEnd:
     session_id: str
     meter_id: str
     resets_at: str
+
+    @staticmethod
+    def of(session_id: str, meter: Any) -> QuotaToldAtTurnEnd:
+        """For the used-up ``meter`` (protocol/quota.Meter) a turn's end named."""
+        return QuotaToldAtTurnEnd(session_id, meter.id, meter.resets_at.isoformat() if meter.resets_at else "")

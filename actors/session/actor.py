@@ -25,6 +25,7 @@ from zcode_acp.actors.messages import (
     CancelTurn,
     CloseTasks,
     Extension,
+    QuotaForFailure,
     QuotaNews,
     Reply,
     SetSetting,
@@ -62,6 +63,11 @@ class Session(SessionLoading):
         if self.path.extension(message.name, call, reply, fail):
             return  # one only this path answers (on legacy, a v4-only one is refused -32601)
         self.controls.extension(message.name, call, message.conn, message.request_id, reply, fail)
+
+    @handles(QuotaForFailure)
+    def on_quota_for_failure(self, message: QuotaForFailure) -> None:
+        """The QuotaWatch's snapshot for a v4 turn the plan's limit stopped (or the wait ran out)."""
+        self.quota_for_failure(message)
 
     @handles(QuotaNews)
     def on_quota_news(self, message: QuotaNews) -> None:

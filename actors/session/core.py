@@ -77,6 +77,9 @@ from zcode_acp.actors.messages import (
     Forget,
     Forked,
     LearnCatalog,
+    QuotaAtFailure,
+    QuotaForFailure,
+    QuotaToldAtTurnEnd,
     Materialized,
     RegisterRoute,
     Resumed,
@@ -154,6 +157,8 @@ class SessionCore(BridgeActor):
         self.next_key = 1
         self.plan: list[dict[str, str]] | None = None
         self.tasks: Any = None
+        # a v4 turn the plan's limit stopped, waiting for the QuotaWatch's snapshot: key → what to do with it
+        self.quota_waits: dict[int, Callable[[Any], None]] | None = None
         # how it speaks to the engine: the legacy methods and event stream, or the v4 data plane (path.py)
         self.path: EnginePath = engine_path(self, config)
         self.speaks_v4 = self.path.speaks_zcode_protocol  # 0.16+ from the start: removed methods are refused here
@@ -418,6 +423,28 @@ class SessionCore(BridgeActor):
 
     def remind(self, delay: float, message: V4Expire) -> None:
         gevent.spawn_later(delay, safe_tell, self.actor_ref, message)
+
+    def quota_at_failure(self, then: Callable[[Any], None]) -> None:
+        """As the legacy Turn asks (actors/turn.py): through the Supervisor, answered by a message
+        (``QuotaForFailure``), or by this Session's own deadline at ``QUOTA_WAIT``."""
+        from zcode_acp.actors import turn  # its QUOTA_WAIT, read when asked (a test shortens it)
+
+        waits = self.quota_waits = self.quota_waits or {}
+        key = self.next_key  # one counter with the Turns': the keys never meet
+        self.next_key += 1
+        waits[key] = then
+        self.supervisor.tell(QuotaAtFailure(self.actor_ref, key))
+        gevent.spawn_later(turn.QUOTA_WAIT, safe_tell, self.actor_ref, QuotaForFailure(key, None, timed_out=True))
+
+    def quota_for_failure(self, message: QuotaForFailure) -> None:
+        then = self.quota_waits.pop(message.key, None) if self.quota_waits else None
+        if not self.quota_waits:
+            self.quota_waits = None
+        if then is not None:  # (None: answered already, by the snapshot or the deadline)
+            then(message.snapshot)
+
+    def quota_told(self, meter: Any) -> None:
+        self.supervisor.tell(QuotaToldAtTurnEnd.of(self.session_id, meter))
 
     def compaction_holds_prompt(self) -> bool:
         return self.controls.hold_prompt()

@@ -25,11 +25,11 @@ from typing import Any, Protocol
 from collections.abc import Callable
 
 
-from zcode_acp.protocol import commands, compaction_updates, model_catalog, session_notices
+from zcode_acp.protocol import commands, compaction_updates, model_catalog
 from zcode_acp.protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RpcError, from_backend_error
 from zcode_acp.protocol.i18n import EN, t
 from zcode_acp.protocol.session_config import config_options, validate_config_value
-from zcode_acp.protocol.translator import agent_text, notice_chunk
+from zcode_acp.protocol.translator import agent_text, between_turns_notice
 
 from zcode_acp.actors.session.compaction import Compaction
 from zcode_acp.actors.session.path import EnginePath
@@ -111,9 +111,7 @@ class Controls:
     def _notice(self, text: str) -> dict[str, Any]:
         """The bridge's own word: a ``notice`` for a client that declared ``session.notices``, else an
         agent message set off as its own paragraph (protocol/session_notices.py)."""
-        if session_notices.supports_notices(getattr(self.port, "capabilities", None)):
-            return session_notices.notice(text)
-        return notice_chunk(text, uuid.uuid4().hex)
+        return between_turns_notice(text, getattr(self.port, "capabilities", None), uuid.uuid4().hex)
 
     # -- settings -----------------------------------------------------------------------------
 

@@ -59,6 +59,11 @@ class SessionPort(Protocol):
 
     def workspace_of(self, session: Json) -> dict[str, Any]: ...
 
+    @property
+    def capabilities(self) -> dict[str, Any]:
+        """The session's clients' capabilities, merged (``session.notices``, AIR's ``sessionFailure``)."""
+        ...
+
     # -- the engine ------------------------------------------------------------------------------
 
     def call(self, method: str, params: dict[str, Any], then: Then, timeout: float | None = None) -> None:
@@ -106,6 +111,17 @@ class SessionPort(Protocol):
 
     def remind(self, delay: float, message: V4Expire) -> None:
         """Tell the Session ``message`` after ``delay`` seconds (a timer message, never a wait)."""
+        ...
+
+    # -- the plan's quota (docs/quota.md) -------------------------------------------------------
+
+    def quota_at_failure(self, then: Callable[[Any], None]) -> None:
+        """A turn the plan's limit stopped: ``then(snapshot)`` once, with the QuotaWatch's snapshot (a
+        QuotaSnapshot, or None: none known, or not within ``QUOTA_WAIT``), from a message to the Session."""
+        ...
+
+    def quota_told(self, meter: Any) -> None:
+        """A turn's end named this used-up window (a Meter): it is not told again as a notice."""
         ...
 
     # -- what the Session owns whichever path feeds it -------------------------------------------

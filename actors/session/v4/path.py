@@ -55,6 +55,7 @@ class V4Path(V4Subscription):
         """A prompt owed from the moment it arrives, while the engine session is made: a cancel
         meanwhile answers it at once, and it is never sent."""
         owed = OwedPrompt(conn, request_id)
+        self.quota.cancel()  # a new prompt stops the countdown to a retry: the user goes on otherwise
         self.prompts.hold(owed)
         self._activity()
         return owed
@@ -145,6 +146,8 @@ class V4Path(V4Subscription):
         for that turn's end, so nothing of it lands under the cancelled one."""
         if owed is not None:
             owed.error = error
+        else:
+            self.quota.cancel()  # the countdown to a retry at the window's reset stops too
         self._answer(self.prompts.cancel_waiting(owed))  # never sent: answered now
         if owed is None and self.prompts.queued:
             self._cancel_queued()
@@ -260,6 +263,7 @@ class V4Path(V4Subscription):
         if self.feed is not None:
             self.session.deliver(self.feed.translator.close_open_cards())
         self._answer(self.prompts.drop_all(None))
+        self.quota.flush()
         self._drop_held(None)
         self.end_subscriptions()  # before any legacy session/close: the engine may then let the session go
 
@@ -279,6 +283,7 @@ class V4Path(V4Subscription):
         if self.feed is not None:  # its cards first: the prompts' answers come after their last update
             self.session.deliver(self.feed.translator.close_open_cards())
         self._answer(self.prompts.drop_all(error))
+        self.quota.flush()
         self._drop_held(error)
         self.feed = None  # a new process: a new subscription, from a snapshot
         self.until_ready = None

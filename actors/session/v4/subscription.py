@@ -41,6 +41,7 @@ from zcode_acp.actors.session.v4.stopfallback import StopFallback
 from zcode_acp.actors.session.v4.opening import opening_mode
 from zcode_acp.actors.session.v4.notices import TurnNotice, titles, turn_notice
 from zcode_acp.actors.session.v4.prompts import Answer, OwedPrompt, V4Prompts
+from zcode_acp.actors.session.v4.quota import V4Quota
 from zcode_acp.actors.session.v4.unqueue import V4Unqueue
 from zcode_acp.actors.session.v4.workspace import ConfigStep, V4WorkspaceConfig
 from zcode_acp.protocol.i18n import t
@@ -125,10 +126,13 @@ class V4Subscription:
         # live once the feed shows this mode (or at the deadline): (mode, ready, deadline in ms)
         self.mode_wait: tuple[str, Callable[[], None], float] | None = None
         self.settled: TurnSettled | None = None  # the last turn's header left running; control has not ended it yet
+        # a turn the plan's limit stopped: its answer names the window; the retry at its reset (v4/quota.py)
+        self.quota = V4Quota(session, self.commands, lambda: self.feed.state.rows if self.feed is not None else [],
+                             self._replied)
 
     @property
     def busy(self) -> bool:
-        return self.prompts.busy
+        return self.prompts.busy or self.quota.busy
 
     def turn_running(self) -> bool:
         """A turn runs in the engine (``control`` in a running phase): text can be steered into it."""
@@ -291,6 +295,7 @@ class V4Subscription:
             self._do(self.feed.expire(now_ms()))
         self._mode_reached(now_ms())
         self.commands.caught_up(now_ms())
+        self.quota.expire(now_ms())
         if self.cancel_due is not None and now_ms() >= self.cancel_due:
             self.cancel_due = None
             if self.muted and self.held and self.fallback.notice_due():  # a prompt waits for the stopped turn
@@ -347,7 +352,9 @@ class V4Subscription:
                 ended = turn_notice(signal, self.feed.state.rows) if self.feed is not None else None
                 self.settled = None
                 drains = self.feed is None or not queue_held(self.feed.state.state)
-                self._answer(self.prompts.turn_ended(signal, self._turn_usage(), drains), ended)
+                answers = self.prompts.turn_ended(signal, self._turn_usage(), drains)
+                self._answer(answers, ended)
+                self.quota.turn_ended(signal, bool(answers))
                 if stopped_turn_over:  # the prompts that waited for it go now (v4/stopfallback.py),
                     self.release_held()  # after this end is answered: it is not theirs
             elif isinstance(signal, TurnSettled):
@@ -524,15 +531,26 @@ class V4Subscription:
         self.session.remind(max(due - now_ms(), 0.0) / 1000.0 + 0.01, V4Expire())
 
     def _answer(self, answers: list[Answer], ended: TurnNotice | None = None) -> None:
-        for answer in answers:
-            answer.owed.conn.tell(Reply(answer.owed.request_id, answer.result,
-                                        answer.error.to_dict() if answer.error else None))
+        now, ended = self.quota.hold(answers, ended)  # a quota failure's answer waits for the snapshot
+        self._tell(now)
         if answers:
             self._activity(ended)
 
+    def _replied(self, answers: list[Answer], ended: TurnNotice | None) -> None:
+        """V4Quota's answers, once the snapshot is in (or the wait ran out)."""
+        self._tell(answers)
+        if answers:
+            self._activity(ended)
+
+    @staticmethod
+    def _tell(answers: list[Answer]) -> None:
+        for answer in answers:
+            answer.owed.conn.tell(Reply(answer.owed.request_id, answer.result,
+                                        answer.error.to_dict() if answer.error else None))
+
     def _activity(self, ended: TurnNotice | None = None) -> None:
         """The Supervisor's listing (and the webhook's turn notice, with ``ended``'s outcome and answer)."""
-        self.session.activity(self.prompts.busy, outcome=ended.outcome if ended else "",
+        self.session.activity(self.prompts.busy or bool(self.quota.held), outcome=ended.outcome if ended else "",
                               answer=ended.answer if ended else "")
 
     # -- what the layer above fills in (v4/path.py) ------------------------------------------------
