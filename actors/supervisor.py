@@ -180,9 +180,13 @@ class Supervisor(SessionRegistry, AirSessionIndex):
                     notification(message.conn, _params(frame))
                 return  # unknown notifications are ignored (JSON-RPC)
             handler = self.methods.get(method)
-            extension = commands.extension_name(method)
-            if handler is None and extension is not None:
-                handler = functools.partial(self._extension, extension)
+            if handler is None:
+                # The Session's code (warm by now: warm_session_actor) holds the one table of them.
+                from zcode_acp.actors.session.extensions.table import extension_name
+
+                extension = extension_name(method)
+                if extension is not None:
+                    handler = functools.partial(self._extension, extension)
             if handler is None:
                 raise errors.method_not_found(method)
             result = handler(message.conn, handle, _params(frame))
@@ -424,7 +428,6 @@ class Supervisor(SessionRegistry, AirSessionIndex):
             _no_additional_directories(params)
             if "cwd" in params:
                 _absolute_cwd(params)
-        commands.extension_call(name, params)  # refuse bad params here, before any backend call
         session.tell(Extension(conn, request_id, name, params))
         return _DEFERRED
 
