@@ -337,7 +337,7 @@ class Supervisor(SessionRegistry, AirSessionIndex):
             raise invalid_params("cwd", "invalid.must_be_absolute")
         self.air_list_request(conn, request_id, params)
         if cwd and self.config.engine_api == "v4":  # the workspace's sessions-index topic (docs/v4.md)
-            from zcode_acp.actors.session.v4index import ListIndex  # v4 only: a legacy bridge never imports it
+            from zcode_acp.actors.v4_sessions_index import ListIndex  # v4 only: a legacy bridge never imports it
 
             self._index_watch(cwd).tell(ListIndex(conn, request_id, self.actor_ref))
             return _DEFERRED
@@ -349,7 +349,7 @@ class Supervisor(SessionRegistry, AirSessionIndex):
     def _index_watch(self, cwd: str) -> Any:
         watch = self.index_watches.get(cwd)
         if watch is None:
-            from zcode_acp.actors.session.v4index import SessionsIndexWatch  # v4 only, as above
+            from zcode_acp.actors.v4_sessions_index import SessionsIndexWatch  # v4 only, as above
 
             watch = self.index_watches[cwd] = SessionsIndexWatch.start(cwd, self.backend, self.config.subscribe_timeout)
         return watch
@@ -411,7 +411,7 @@ class Supervisor(SessionRegistry, AirSessionIndex):
             finally:
                 session.stop(block=False)
         if on_v4:
-            from zcode_acp.actors.session.v4index import delete_acked, delete_params  # v4 only, as above
+            from zcode_acp.actors.v4_sessions_index import delete_acked, delete_params  # v4 only, as above
 
             self.backend.tell(BackendCall("v4/command", delete_params(str(backend_id)), self.actor_ref,
                                           functools.partial(Answered, functools.partial(delete_acked, session_id))))

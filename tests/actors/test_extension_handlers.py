@@ -11,7 +11,7 @@ from zcode_acp.actors.session.extensions.handler import ExtensionRequest, V4Only
 from zcode_acp.actors.session.extensions.table import HANDLERS, extension_name
 from zcode_acp.protocol.errors import METHOD_NOT_FOUND
 
-V4_ONLY = sorted(name for name, handler in HANDLERS.items() if isinstance(handler, V4Only))
+v4_only_names = sorted(name for name, handler in HANDLERS.items() if isinstance(handler, V4Only))
 
 
 def test_each_handler_is_listed_under_its_name_and_with_a_leading_underscore():
@@ -22,11 +22,12 @@ def test_each_handler_is_listed_under_its_name_and_with_a_leading_underscore():
 
 
 def test_the_v4_only_methods_are_the_ones_the_mapping_lists():
-    assert V4_ONLY == sorted(["session/queue", "session/queueEdit", "session/queueRemove", "session/queueSendNow",
-                              "session/retry", "session/editPrompt", "session/fileChanges"])
+    listed = ["session/queue", "session/queueEdit", "session/queueRemove", "session/queueSendNow", "session/retry",
+              "session/editPrompt", "session/fileChanges"]  # docs/protocol-mapping.md, "Only on the v4 path"
+    assert v4_only_names == sorted(listed)
 
 
-@pytest.mark.parametrize("name", V4_ONLY)
+@pytest.mark.parametrize("name", v4_only_names)
 def test_a_v4_only_method_on_the_legacy_path_is_method_not_found_in_the_users_words(name):
     handler = HANDLERS[name]
     params: dict[str, Any] = {"queueItemId": "q1", "text": "t"}
