@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from zcode_acp.actors.session.extensions import Controls
+from zcode_acp.actors.session.controls import Controls
 from zcode_acp.actors.session.settings import Settings
 from zcode_acp.protocol import framing, jsonrpc
 from zcode_acp.protocol.session_config import SessionSettings

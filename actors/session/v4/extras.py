@@ -4,7 +4,8 @@ A plain part of a v4 Session: the engine's queue (list, edit, remove, send now),
 a turn, edit of an earlier prompt (the engine reruns from it), rename, a turn's file changes
 (``v4/conversation/fileChanges``, a read pinned to what the feed saw). Reads come from
 the conversation state the Session's feed holds; changes are ``v4/command``s through
-``V4Commands`` (their base revision and log epoch from that same state).
+``V4Commands`` (their base revision and log epoch from that same state). Which read or command
+an ACP method is, its handler says (actors/session/extensions/v4_only.py, through ``V4Engine``).
 """
 
 from __future__ import annotations
