@@ -180,9 +180,13 @@ class Supervisor(SessionRegistry, AirSessionIndex):
                     notification(message.conn, _params(frame))
                 return  # unknown notifications are ignored (JSON-RPC)
             handler = self.methods.get(method)
-            extension = commands.extension_name(method)
-            if handler is None and extension is not None:
-                handler = functools.partial(self._extension, extension)
+            if handler is None:
+                # The Session's code (warm by now: warm_session_actor) holds the one table of them.
+                from zcode_acp.actors.session.extensions.table import extension_name
+
+                extension = extension_name(method)
+                if extension is not None:
+                    handler = functools.partial(self._extension, extension)
             if handler is None:
                 raise errors.method_not_found(method)
             result = handler(message.conn, handle, _params(frame))
@@ -333,7 +337,7 @@ class Supervisor(SessionRegistry, AirSessionIndex):
             raise invalid_params("cwd", "invalid.must_be_absolute")
         self.air_list_request(conn, request_id, params)
         if cwd and self.config.engine_api == "v4":  # the workspace's sessions-index topic (docs/v4.md)
-            from zcode_acp.actors.session.v4index import ListIndex  # v4 only: a legacy bridge never imports it
+            from zcode_acp.actors.v4_sessions_index import ListIndex  # v4 only: a legacy bridge never imports it
 
             self._index_watch(cwd).tell(ListIndex(conn, request_id, self.actor_ref))
             return _DEFERRED
@@ -345,7 +349,7 @@ class Supervisor(SessionRegistry, AirSessionIndex):
     def _index_watch(self, cwd: str) -> Any:
         watch = self.index_watches.get(cwd)
         if watch is None:
-            from zcode_acp.actors.session.v4index import SessionsIndexWatch  # v4 only, as above
+            from zcode_acp.actors.v4_sessions_index import SessionsIndexWatch  # v4 only, as above
 
             watch = self.index_watches[cwd] = SessionsIndexWatch.start(cwd, self.backend, self.config.subscribe_timeout)
         return watch
@@ -407,7 +411,7 @@ class Supervisor(SessionRegistry, AirSessionIndex):
             finally:
                 session.stop(block=False)
         if on_v4:
-            from zcode_acp.actors.session.v4index import delete_acked, delete_params  # v4 only, as above
+            from zcode_acp.actors.v4_sessions_index import delete_acked, delete_params  # v4 only, as above
 
             self.backend.tell(BackendCall("v4/command", delete_params(str(backend_id)), self.actor_ref,
                                           functools.partial(Answered, functools.partial(delete_acked, session_id))))
@@ -424,7 +428,6 @@ class Supervisor(SessionRegistry, AirSessionIndex):
             _no_additional_directories(params)
             if "cwd" in params:
                 _absolute_cwd(params)
-        commands.extension_call(name, params)  # refuse bad params here, before any backend call
         session.tell(Extension(conn, request_id, name, params))
         return _DEFERRED
 

@@ -1,4 +1,4 @@
-"""Slash commands the bridge handles itself, and the ACP extension methods.
+"""Slash commands the bridge handles itself (the extension methods' params: extension_calls.py).
 
 A prompt that is exactly one of these commands is run by the bridge and
 answered as an agent message; anything else that starts with ``/`` (a pasted
@@ -7,14 +7,12 @@ path, a command the backend knows) goes to the backend as text.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
-from collections.abc import Callable
 
-from . import air
 from .errors import invalid_params
 from .i18n import EN, t
-from .session_config import DEFAULT_MODEL, MODE_IDS, SessionSettings, offered_modes, validate_mode
+from .session_config import DEFAULT_MODEL, MODE_IDS, SessionSettings, offered_modes
 
 # (name, catalog key of its description, catalog key of its input hint); the texts are in protocol/i18n.
 COMMANDS = (
@@ -28,88 +26,8 @@ COMMANDS = (
 )
 TITLE_LIMIT = 200  # characters: a title is a list entry, not a paragraph
 GOAL_ACTIONS = ("show", "set", "replace", "clear", "pause", "resume")
-
-
-
-@dataclass(frozen=True, slots=True)
-class ExtensionCall:
-    """What one ACP extension method asks of its Session, validated."""
-
-    method: str  # the backend method
-    params: dict[str, Any] = field(default_factory=dict)  # backend params, without sessionId
-    setting: tuple[str, Any] | None = None  # a settings change (config id, value) instead of a plain call
-    fork: bool = False  # answered with the new session once the Supervisor has given it an id
-    long_running: bool = False  # compaction: minutes, and prompts wait for it
-    cancels_task: str | None = None  # the background task whose card is cancelled on success
-    steer: str | None = None  # text for the running turn (session/steer or v4 sendText, whichever the engine has)
-    rename: str | None = None  # the session's new title (the engine's v4 renameSession command)
-    v4_only: bool = False  # what only the v4 data plane offers: ``method`` is the v4 command (docs/v4.md)
-    # The AIR set's answer shape (actors/session/air_answers.py): "steering" or "async_task_stop".
-    air_answer: str | None = None
-    prompt_required_when_idle: bool = False  # _session/steering's _meta.steering.idleBehavior opt-in
-
-
-# What each backend method takes besides ``sessionId``: today's engine checks its params with
-# strict schemas (an unknown key fails the whole call), so a client's extra keys stay here.
-BACKEND_KEYS: dict[str, tuple[str, ...]] = {
-    "session/compact": ("instructions",),
-    "session/cancelBackgroundTask": ("taskId",),
-    "session/steer": ("content",),
-    "session/rewind": ("target", "checkpointId"),
-}
 # Gone from 0.16 on: on today's engine the bridge refuses them itself, never calls them.
 REMOVED_IN_0_16 = frozenset({"session/steer", "session/rewind", "session/rewindCascade"})
-
-
-def _passed_through(params: dict[str, Any], method: str) -> dict[str, Any]:
-    return {key: params[key] for key in BACKEND_KEYS[method] if key in params}
-
-
-def _required_string(params: dict[str, Any], name: str) -> str:
-    value = params.get(name)
-    if not isinstance(value, str):
-        raise invalid_params(name, "invalid.must_be_string")
-    return value
-
-
-def _fork(params: dict[str, Any]) -> ExtensionCall:
-    target = params.get("target")
-    return ExtensionCall("session/fork", {"target": target if isinstance(target, dict) else {
-        "kind": "latestCheckpoint"}}, fork=True)
-
-
-def _steer(params: dict[str, Any]) -> ExtensionCall:
-    return ExtensionCall("session/steer", _passed_through(params, "session/steer"),
-                         steer=_required_string(params, "content"))
-
-
-def _steering(params: dict[str, Any]) -> ExtensionCall:
-    """``_session/steering {sessionId, prompt}`` (claude-agent-acp, codex-acp): text or ACP content blocks."""
-    prompt = params.get("prompt")
-    if isinstance(prompt, list):
-        texts = [block.get("text") for block in prompt if isinstance(block, dict) and block.get("type") == "text"]
-        prompt = "\n".join(text for text in texts if isinstance(text, str))
-    if not isinstance(prompt, str) or not prompt.strip():
-        raise invalid_params("prompt", "invalid.must_be_text")
-    idle = air.steering_idle_behaviour(params)
-    return ExtensionCall("session/steer", {"content": prompt}, steer=prompt, air_answer="steering",
-                         prompt_required_when_idle=idle == air.PROMPT_REQUIRED_BEHAVIOUR)
-
-
-def _async_task_stop(params: dict[str, Any]) -> ExtensionCall:
-    """``_session/async_task/stop {sessionId, asyncTaskId}`` (the AIR set): a background task
-    stopped as ``session/cancelBackgroundTask`` stops it, answered ``{stopped}``."""
-    task_id = _required_string(params, "asyncTaskId").strip()
-    if not task_id:
-        raise invalid_params("asyncTaskId", "invalid.must_be_nonempty_string")
-    return ExtensionCall("session/cancelBackgroundTask", {"taskId": task_id}, cancels_task=task_id,
-                         air_answer="async_task_stop")
-
-
-def _cancel_task(params: dict[str, Any]) -> ExtensionCall:
-    task_id = _required_string(params, "taskId")
-    return ExtensionCall("session/cancelBackgroundTask", _passed_through(params, "session/cancelBackgroundTask"),
-                         cancels_task=task_id)
 
 
 def session_title(value: Any) -> str:
@@ -120,57 +38,6 @@ def session_title(value: Any) -> str:
     if len(title) > TITLE_LIMIT:
         raise invalid_params("title", "invalid.too_long", limit=TITLE_LIMIT)
     return title
-
-
-def _rename(params: dict[str, Any]) -> ExtensionCall:
-    """``_session/rename {sessionId, title}``: ACP has no method for it (schema v1.19: a title only
-    travels agent → client in ``session_info_update``)."""
-    return ExtensionCall("v4/command", rename=session_title(params.get("title")))
-
-
-def _v4(command: str, *required: str) -> Callable[[dict[str, Any]], ExtensionCall]:
-    """A v4-only extension: its required strings, and an optional integer ``rowId`` (a row to target)."""
-    def build(params: dict[str, Any]) -> ExtensionCall:
-        out: dict[str, Any] = {name: _required_string(params, name) for name in required}
-        row_id = params.get("rowId")
-        if row_id is not None:
-            if not isinstance(row_id, int) or isinstance(row_id, bool):
-                raise invalid_params("rowId", "invalid.row_id")
-            out["rowId"] = row_id
-        return ExtensionCall(command, out, v4_only=True)
-    return build
-
-
-# ACP-side extension methods, one table (each also accepted with a leading "_", as SDKs send them).
-EXTENSIONS: dict[str, Callable[[dict[str, Any]], ExtensionCall]] = {
-    "session/fork": _fork,
-    "session/goal": lambda params: ExtensionCall("session/goal", goal_params(params)),
-    "session/compact": lambda params: ExtensionCall("session/compact", _passed_through(params, "session/compact"),
-                                                    long_running=True),
-    "session/steer": _steer,
-    "session/steering": _steering,
-    "session/rewind": lambda params: ExtensionCall("session/rewind", _passed_through(params, "session/rewind")),
-    "session/setMode": lambda params: ExtensionCall(
-        "session/setMode", setting=("mode", validate_mode(params.get("mode")))),
-    "session/setThoughtLevel": lambda params: ExtensionCall(
-        "session/setThoughtLevel", setting=("thought", params.get("thoughtLevel"))),
-    "session/cancelBackgroundTask": _cancel_task,
-    "session/async_task/stop": _async_task_stop,  # the AIR name of the same stop
-    # Only on the v4 data plane (ZCODE_ACP_ENGINE_API=v4); the legacy path answers -32601.
-    "session/queue": _v4("listQueue"),  # the engine's queue: {items: [{queueItemId, text, …}]}
-    "session/queueEdit": _v4("editQueueItem", "queueItemId", "text"),
-    "session/queueRemove": _v4("deleteQueueItem", "queueItemId"),
-    "session/queueSendNow": _v4("sendQueuedNow", "queueItemId"),
-    "session/retry": _v4("retryTurn"),  # the latest turn, or the one of rowId
-    "session/editPrompt": _v4("editUserQuery", "text"),  # the latest prompt, or the userInput row rowId
-    "session/fileChanges": _v4("fileChanges"),  # a turn's file changes as diffs: the latest turn, or rowId's
-    "session/rename": _rename,  # both paths: the engine's renameSession command
-}
-
-
-def extension_call(name: str, params: dict[str, Any]) -> ExtensionCall:
-    """Validate an extension method's params (raises ``-32602`` naming the field)."""
-    return EXTENSIONS[name](params)
 
 
 @dataclass(frozen=True)
@@ -238,12 +105,6 @@ def parse(text: str) -> Command | None:
     if name in ("compact", "fork") and argument:
         return None  # "/fork something" is not our command
     return Command(name, argument)
-
-
-def extension_name(method: str) -> str | None:
-    """``session/fork`` or ``_session/fork`` → ``session/fork``; None if not one of ours."""
-    name = method[1:] if method.startswith("_") else method
-    return name if name in EXTENSIONS else None
 
 
 def goal_params(params: dict[str, Any]) -> dict[str, Any]:

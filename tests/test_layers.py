@@ -195,7 +195,6 @@ SESSION_PACKAGE = "zcode_acp.actors.session"
 SESSION_ACTOR = ("__init__", "core", "prompting", "stream", "loading", "actor")
 # Each path's code: a module or subpackage of actors/session/ whose name starts so.
 PATHS = {"legacy": "legacy", "v4": "v4"}
-NOT_A_PATH = {"v4index"}  # the sessions-index watch: the Supervisor's actor, not a Session's path
 # The chooser (paths.py) may import each path's one entry: the class the Session holds.
 PATH_ENTRIES = {"zcode_acp.actors.session.legacy.path", "zcode_acp.actors.session.v4.engine",
                 "zcode_acp.actors.session.legacy", "zcode_acp.actors.session.v4"}
@@ -209,8 +208,6 @@ def session_module(path: Path) -> str:
 def path_of(module: str) -> str | None:
     """Which engine path the module under actors/session/ belongs to, if any."""
     top = module.split(".")[0]
-    if top in NOT_A_PATH:
-        return None
     return next((name for name, prefix in PATHS.items() if top.startswith(prefix)), None)
 
 
@@ -242,6 +239,10 @@ def seam_violations(root: Path = ROOT) -> list[str]:
     for path in sorted(session.rglob("*.py")):
         here = ".".join(path.relative_to(session).with_suffix("").parts)
         here_path = path_of(here)
+        if here_path is not None and "." not in here:
+            # The Session's rooms: a path's code in its subpackage; what is not a Session's (the
+            # Supervisor's sessions-index watch) outside actors/session/ (docs/architecture.md, Layout).
+            wrong.append(f"{path.relative_to(root)}: a {here_path} module outside actors/session/{PATHS[here_path]}/")
         for line, target in session_imports(path):
             where = f"{path.relative_to(root)}:{line} imports {SESSION_PACKAGE}.{target}"
             target_path = path_of(target)
@@ -266,16 +267,19 @@ def test_the_session_and_its_engine_paths_meet_only_at_the_seam():
     ("core", "from zcode_acp.actors.session.v4.feed import V4Feed\n", "the Session reaches a path only"),
     ("actor", "def later():\n    from zcode_acp.actors.session.legacy.path import LegacyPath\n",
      "the Session reaches a path only"),
-    ("v4feed", "from zcode_acp.actors.session import core\n", "a path reaches its Session only"),
-    ("v4path", "from zcode_acp.actors.session import Session\n", "a path reaches its Session only"),
-    ("legacy_path", "from zcode_acp.actors.session.prompting import SessionPrompts\n",
+    ("v4.feed", "from zcode_acp.actors.session import core\n", "a path reaches its Session only"),
+    ("v4.path", "from zcode_acp.actors.session import Session\n", "a path reaches its Session only"),
+    ("legacy.path", "from zcode_acp.actors.session.prompting import SessionPrompts\n",
      "a path reaches its Session only"),
-    ("legacy_path", "from zcode_acp.actors.session.v4.path import V4Path\n", "one engine path never imports"),
+    ("legacy.path", "from zcode_acp.actors.session.v4.path import V4Path\n", "one engine path never imports"),
+    # The sessions-index watch was here once: the Supervisor's actor, now actors/v4_sessions_index.py.
+    ("v4index", "import functools\n", "a v4 module outside actors/session/v4/"),
     ("paths", "from zcode_acp.actors.session.v4.path import V4Path\n", "the chooser imports a path's entry only"),
 ])
 def test_the_seam_scan_sees_a_forbidden_import(tmp_path: Path, module: str, source: str, expected: str):
-    (tmp_path / "actors" / "session").mkdir(parents=True)
-    (tmp_path / "actors" / "session" / f"{module}.py").write_text(source)
+    target = tmp_path / "actors" / "session" / f"{module.replace('.', '/')}.py"
+    target.parent.mkdir(parents=True)
+    target.write_text(source)
     found = seam_violations(root=tmp_path)
     assert len(found) == 1 and expected in found[0], found
 

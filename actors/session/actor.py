@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import uuid
 from typing import Any
-from collections.abc import Callable
 
-from zcode_acp.protocol import commands
 from zcode_acp.protocol.errors import (
     INTERNAL_ERROR,
     RpcError,
@@ -32,7 +30,8 @@ from zcode_acp.actors.messages import (
     Teardown,
     UnregisterRoute,
 )
-from zcode_acp.actors.session import air_answers
+from zcode_acp.actors.session.extensions.handler import ExtensionRequest
+from zcode_acp.actors.session.extensions.table import HANDLERS
 
 from zcode_acp.actors.session.loading import SessionLoading
 
@@ -55,14 +54,15 @@ class Session(SessionLoading):
         def answer(result: Any) -> None:
             message.conn.tell(Reply(message.request_id, result if isinstance(result, dict) else {}, None))
 
-        call = commands.extension_call(message.name, message.params)
-        reply: Callable[[Any], None] = answer
-        fail: Callable[[Any], None] = message.fail
-        if call.air_answer is not None:  # the AIR names answer in the reference adapters' shapes
-            reply, fail = air_answers.shaped(call, reply, fail)
-        if self.path.extension(message.name, call, reply, fail):
-            return  # one only this path answers (on legacy, a v4-only one is refused -32601)
-        self.controls.extension(message.name, call, message.conn, message.request_id, reply, fail)
+        handler = HANDLERS[message.name]
+        try:
+            call = handler.validate(message.params)  # the one check of its params: -32602 naming the field
+        except RpcError as exc:
+            message.fail(exc)
+            return
+        request = ExtensionRequest(message.name, self.controls, message.conn, message.request_id, answer,
+                                   message.fail, self.config.lang)
+        self.path.run_extension(handler, call, request)  # the handler's method for this path
 
     @handles(QuotaForFailure)
     def on_quota_for_failure(self, message: QuotaForFailure) -> None:

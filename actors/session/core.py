@@ -91,7 +91,7 @@ from zcode_acp.actors.session.attribution import Attribution
 from zcode_acp.actors.session.path import EnginePath
 from zcode_acp.actors.session.paths import engine_path
 from zcode_acp.actors.session.engine_surface import EngineSurface
-from zcode_acp.actors.session.extensions import Controls
+from zcode_acp.actors.session.controls import Controls
 from zcode_acp.actors.session.held import HeldSession
 from zcode_acp.actors.session.history import HistoryRead
 from zcode_acp.actors.session.lifecycle import Lifecycle, Phase, Step

@@ -17,15 +17,18 @@ Nothing here imports a path: ``paths.py`` picks one, importing only the chosen p
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from zcode_acp.protocol import commands
+from zcode_acp.protocol.extension_calls import EngineCall
 from zcode_acp.protocol.content import BackendPrompt
 from zcode_acp.protocol.errors import RpcError
 
 from zcode_acp.actors.messages import ErrorDict, Json, Ref, V4Expire, V4Resolve
 from zcode_acp.actors.session.settings import Settings
 from zcode_acp.config.settings import Config
+
+if TYPE_CHECKING:  # the handlers' module names the paths' Controls, which name this seam
+    from zcode_acp.actors.session.extensions.handler import ExtensionRequest, Handler
 
 Then = Callable[[Any, ErrorDict | None], None]  # an engine answer: (result, error)
 OnResult = Callable[[Any], None]
@@ -223,20 +226,19 @@ class EnginePath(Protocol):
 
     # -- extensions, settings, compaction, fork, rename -------------------------------------------
 
-    def extension(self, name: str, call: commands.ExtensionCall, on_result: OnResult,
-                  on_error: Callable[[RpcError], None]) -> bool:
-        """An extension method only this path can answer: True if it took it (else ``Controls`` do)."""
+    def run_extension(self, handler: Handler[Any], call: Any, request: ExtensionRequest) -> None:
+        """An extension method, its params validated (``call``): the handler's method for this path."""
         ...
 
     def set_setting(self, config_id: str, value: str, done: OnResult, fail: OnError) -> None:
         """A validated mode/model/thought change, once live; ``done`` with the engine's answer."""
         ...
 
-    def compact(self, call: commands.ExtensionCall, answered: OnResult, failed: OnError, timeout: float) -> None:
+    def compact(self, call: EngineCall, answered: OnResult, failed: OnError, timeout: float) -> None:
         """Ask the engine to compact (it may wait while a turn holds the session); not once live yet."""
         ...
 
-    def fork(self, call: commands.ExtensionCall, forked: OnResult, forked_unused: Callable[[], None],
+    def fork(self, call: EngineCall, forked: OnResult, forked_unused: Callable[[], None],
              on_error: OnError) -> None:
         """Fork the session; ``forked`` gets ``{forkedSessionId}`` (or the legacy answer);
         ``forked_unused``: nothing was said in it yet, so the fork is a new session with its settings."""

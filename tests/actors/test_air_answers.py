@@ -1,5 +1,5 @@
 """``_session/steering`` and ``_session/async_task/stop`` answer in the reference adapters' shapes
-(actors/session/air_answers.py; the outcomes are those of tests/protocol/golden/air/reference.json)."""
+(actors/session/extensions/air.py; the outcomes are those of tests/protocol/golden/air/reference.json)."""
 
 from __future__ import annotations
 
@@ -7,27 +7,29 @@ import json
 from pathlib import Path
 from typing import Any
 
-from zcode_acp.actors.session import air_answers
-from zcode_acp.protocol import commands
+from zcode_acp.actors.session.extensions import air
+from zcode_acp.protocol import extension_calls
 from zcode_acp.protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RpcError
 
 GOLDEN = json.loads((Path(__file__).parent.parent / "protocol" / "golden" / "air" / "reference.json").read_text())
 OUTCOMES = GOLDEN["shapes"]["steering"]["outcomes"]
 
 
-def run(call: commands.ExtensionCall, result: Any = None, error: Any = None) -> tuple[list[Any], list[Any]]:
+def run(call: extension_calls.Steer | None, result: Any = None, error: Any = None) -> tuple[list[Any], list[Any]]:
+    """``call`` a steering's, or None for the task stop's answers."""
     results: list[Any] = []
     errors: list[Any] = []
-    on_result, on_error = air_answers.shaped(call, results.append, errors.append)
+    on_result, on_error = (air.steering_answers(call.prompt_required_when_idle, results.append, errors.append)
+                           if call is not None else air.stop_answers(results.append, errors.append))
     on_result(result) if error is None else on_error(error)
     return results, errors
 
 
-def steering(opt_in: bool = False) -> commands.ExtensionCall:
+def steering(opt_in: bool = False) -> extension_calls.Steer:
     params: dict[str, Any] = {"sessionId": "s", "prompt": [{"type": "text", "text": "and tests"}]}
     if opt_in:
         params.update(GOLDEN["shapes"]["steering"]["idle_opt_in"])
-    return commands.extension_call("session/steering", params)
+    return extension_calls.steering(params)
 
 
 IDLE = RpcError(INVALID_PARAMS, "no turn is running", {"reason": "noRunningTurn"})
@@ -58,7 +60,7 @@ def test_an_engine_refusal_is_failed_but_a_missing_method_stays_an_error() -> No
 
 
 def test_async_task_stop_answers_stopped() -> None:
-    call = commands.extension_call("session/async_task/stop", {"sessionId": "s", "asyncTaskId": "t"})
+    call = None  # the stop's answers
     assert run(call, {})[0] == [{"stopped": True}]
     assert run(call, {"cancelled": False})[0] == [{"stopped": False}]
     assert run(call, error={"code": -32602, "message": "no such task"})[0] == [{"stopped": False}]

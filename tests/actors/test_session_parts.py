@@ -9,7 +9,9 @@ import pytest
 
 from zcode_acp.config.settings import Config
 
-from zcode_acp.actors.session.extensions import Controls
+from zcode_acp.actors.session.controls import Controls
+from zcode_acp.actors.session.extensions.handler import ExtensionRequest
+from zcode_acp.actors.session.extensions.table import HANDLERS
 from zcode_acp.actors.session.legacy.path import LegacyPath
 from zcode_acp.actors.session.history import POLL_LIMIT, HistoryRead
 from zcode_acp.actors.session.lifecycle import Lifecycle, Phase, Step
@@ -255,6 +257,13 @@ class FakePort:
         self.started.extend(keys)
 
 
+def extend(controls: Controls, name: str, params: dict[str, Any], on_result: Any, on_error: Any,
+           conn: Any = None, request_id: Any = None) -> None:
+    """An extension method as the Session runs it on the legacy path: its handler, its params read once."""
+    handler = HANDLERS[name]
+    handler.on_legacy(handler.validate(params), ExtensionRequest(name, controls, conn, request_id, on_result,
+                                                                 on_error, "en"))
+
 def test_a_mode_change_is_announced_before_its_answer():
     port = FakePort()
     events: list[str] = []
@@ -270,8 +279,7 @@ def test_a_compaction_holds_prompts_until_it_is_over():
     port = FakePort()
     controls = Controls(port)
     answers: list[Any] = []
-    controls.extension("session/compact", commands.extension_call("session/compact", {}), None, None,
-                       answers.append, pytest.fail)
+    extend(controls, "session/compact", {}, answers.append, pytest.fail)
     method, _, on_result, _, timeout = port.calls[0]
     assert method == "session/compact" and timeout == 99.0
     assert controls.hold_turn(7) is True
@@ -281,8 +289,8 @@ def test_a_compaction_holds_prompts_until_it_is_over():
 
 def test_cancelling_a_background_task_marks_its_card_on_success():
     port = FakePort()
-    call = commands.extension_call("session/cancelBackgroundTask", {"sessionId": "s", "taskId": "t9"})
-    Controls(port).extension("session/cancelBackgroundTask", call, None, None, lambda r: None, pytest.fail)
+    extend(Controls(port), "session/cancelBackgroundTask", {"sessionId": "s", "taskId": "t9"}, lambda r: None,
+           pytest.fail)
     assert port.calls[0][1] == {"taskId": "t9"}
     port.calls[0][2]({})
     assert port.cancelled == ["t9"]
@@ -298,8 +306,7 @@ def test_slash_mode_without_argument_says_the_current_one_and_the_others():
 
 def test_a_fork_hands_the_new_backend_session_to_the_port():
     port = FakePort()
-    Controls(port).extension("session/fork", commands.extension_call("session/fork", {}), "conn", 4,
-                             pytest.fail, pytest.fail)
+    extend(Controls(port), "session/fork", {}, pytest.fail, pytest.fail, "conn", 4)
     port.calls[0][2]({"forkedSessionId": "b-2"})
     assert port.forks == ["b-2"]
 
@@ -312,7 +319,7 @@ def test_a_fork_hands_the_new_backend_session_to_the_port():
 ])
 def test_the_extension_table_refuses_bad_params_naming_the_field(name, params, field):
     with pytest.raises(RpcError) as caught:
-        commands.extension_call(name, params)
+        HANDLERS[name].validate(params)
     assert caught.value.code == -32602 and field in caught.value.message
 
 
@@ -325,8 +332,7 @@ ACCEPTED = {"response": "", "snapshot": {}, "compact": {"state": "accepted", "op
 
 def compacting(port: FakePort) -> tuple[Controls, list[Any], list[Any]]:
     controls, answers, errors = Controls(port), [], []
-    controls.extension("session/compact", commands.extension_call("session/compact", {}), None, None,
-                       answers.append, errors.append)
+    extend(controls, "session/compact", {}, answers.append, errors.append)
     return controls, answers, errors
 
 
@@ -380,9 +386,9 @@ def test_a_lost_backend_ends_the_wait_once():
 
 def test_a_task_the_engine_did_not_cancel_keeps_its_card():
     port = FakePort()
-    call = commands.extension_call("session/cancelBackgroundTask", {"sessionId": "s", "taskId": "t9"})
     answers: list[Any] = []
-    Controls(port).extension("session/cancelBackgroundTask", call, None, None, answers.append, pytest.fail)
+    extend(Controls(port), "session/cancelBackgroundTask", {"sessionId": "s", "taskId": "t9"}, answers.append,
+           pytest.fail)
     port.calls[0][2]({"cancelled": False})
     assert port.cancelled == [] and answers == [{"cancelled": False}]
 
@@ -392,8 +398,7 @@ def test_a_second_compaction_joins_the_running_one_and_both_are_answered_once():
     controls, answers, _ = compacting(port)
     port.calls[0][2](ACCEPTED)
     second: list[Any] = []
-    controls.extension("session/compact", commands.extension_call("session/compact", {}), None, None,
-                       second.append, pytest.fail)
+    extend(controls, "session/compact", {}, second.append, pytest.fail)
     assert len(port.calls) == 1  # not sent again
     controls.compaction_ended("session_compacted")
     controls.compaction_ended("session_compacted")
@@ -431,9 +436,8 @@ def test_what_differs_between_the_engine_paths_controls_ask_of_the_ports_path():
     controls = Controls(port)
     answers: list[Any] = []
     controls.set_setting("mode", "plan", answers.append, pytest.fail)
-    controls.extension("session/compact", commands.extension_call("session/compact", {}), None, None,
-                       answers.append, pytest.fail)
-    controls.extension("session/fork", commands.extension_call("session/fork", {}), "conn", 4, pytest.fail, pytest.fail)
+    extend(controls, "session/compact", {}, answers.append, pytest.fail)
+    extend(controls, "session/fork", {}, pytest.fail, pytest.fail, "conn", 4)
     controls.rename("Named", answers.append, pytest.fail)
     assert port.path.asked == [("set_setting", ("mode", "plan")), ("compact", 99.0), ("fork", "session/fork"),
                                ("rename", "Named")]

@@ -1,4 +1,4 @@
-"""actors/session/v4index.py: ``session/list`` on the v4 path from a workspace's sessions-index topic."""
+"""actors/v4_sessions_index.py: ``session/list`` on the v4 path from a workspace's sessions-index topic."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 from tests.actors.fakes import Probe
 from zcode_acp.actors.messages import BackendLost, V4Frames
-from zcode_acp.actors.session.v4index import ListIndex, SessionsIndexWatch
+from zcode_acp.actors.v4_sessions_index import ListIndex, SessionsIndexWatch
 
 CWD = "/fixture/workspace"
 TOPIC = f"sessions-index/{CWD}"

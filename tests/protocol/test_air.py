@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from zcode_acp.protocol import air, commands, handshake
+from zcode_acp.protocol import air, extension_calls, handshake
 from zcode_acp.protocol.errors import RpcError
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "air" / "reference.json").read_text(encoding="utf-8"))
@@ -53,13 +53,14 @@ def test_the_early_answer_carries_the_same_meta() -> None:
 
 def test_every_reference_method_has_a_route() -> None:
     from zcode_acp.actors.air_index import AirSessionIndex
+    from zcode_acp.actors.session.extensions.table import extension_name
 
     routed = set(AirSessionIndex().air_methods())
     for name, method in GOLDEN["methods"].items():
         if name == "list_changes":
             assert method == air.LIST_CHANGES_METHOD  # a notification the bridge sends
             continue
-        assert method in routed or commands.extension_name(method) is not None, method
+        assert method in routed or extension_name(method) is not None, method
 
 
 def test_the_list_filter_reads_the_reference_path_and_values() -> None:
@@ -108,13 +109,12 @@ def test_the_failure_kind_of_an_engine_error(data: dict[str, Any], kind: str) ->
 
 def test_steering_and_async_task_stop_take_the_reference_params() -> None:
     steering = GOLDEN["shapes"]["steering"]
-    call = commands.extension_call("session/steering", {
+    call = extension_calls.steering({
         "sessionId": "s", "prompt": [{"type": "text", "text": "also this"}], **steering["idle_opt_in"]})
-    assert call.prompt_required_when_idle and call.air_answer == "steering"
+    assert call == extension_calls.Steer("also this", prompt_required_when_idle=True)
     with pytest.raises(RpcError):
-        commands.extension_call("session/steering", {"sessionId": "s", "prompt": "x",
-                                                     "_meta": {"steering": {"idleBehavior": "queue"}}})
-    stop = commands.extension_call("session/async_task/stop", {"sessionId": "s", "asyncTaskId": " t1 "})
-    assert stop.params == {"taskId": "t1"} and stop.cancels_task == "t1"
+        extension_calls.steering({"sessionId": "s", "prompt": "x", "_meta": {"steering": {"idleBehavior": "queue"}}})
+    stop = extension_calls.async_task_stop({"sessionId": "s", "asyncTaskId": " t1 "})
+    assert stop == extension_calls.TaskStop("t1")
     with pytest.raises(RpcError):
-        commands.extension_call("session/async_task/stop", {"sessionId": "s", "asyncTaskId": ""})
+        extension_calls.async_task_stop({"sessionId": "s", "asyncTaskId": ""})

@@ -3,7 +3,7 @@
 The captures (tests/fixtures/engine-captures/, README there) hold the v4 surface, ``workspace/*``
 and ``runtime/capabilities``. The bridge reads two of those kinds today: every frame's kind
 (``protocol/framing.py`` and ``protocol/jsonrpc.py``, on the line exactly as the engine wrote it)
-and the ack of a ``v4/command`` it sent (``actors/session/extensions.py``, the steer). The
+and the ack of a ``v4/command`` it sent (``actors/session/controls.py``, the steer). The
 schemas check the same frames in tests/protocol/test_engine_schemas.py.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from zcode_acp.actors.session.extensions import Controls
+from zcode_acp.actors.session.controls import Controls
 from zcode_acp.actors.session.settings import Settings
 from zcode_acp.protocol import framing, jsonrpc
 from zcode_acp.protocol.session_config import SessionSettings

@@ -54,7 +54,7 @@ NOT_YET_WORDED = (
     "actors/backend.py", "actors/client_connection.py", "actors/lazy_store.py", "actors/messages/client.py",
     "actors/messages/session.py", "actors/project_files.py", "actors/quota.py", "actors/session/actor.py",
     "actors/session/core.py", "actors/session/prompting.py", "actors/session/v4/commands.py",
-    "actors/session/v4index.py", "actors/supervisor.py", "actors/supervisor_registry.py",
+    "actors/v4_sessions_index.py", "actors/supervisor.py", "actors/supervisor_registry.py",
     "actors/transport/backend_process.py", "actors/transport/remote.py", "actors/transport/stdio.py",
     "actors/transport/trace.py", "actors/webhook_post.py",
     "protocol/host_requests.py", "cli/editors.py",
@@ -101,7 +101,7 @@ EXEMPT: dict[str, dict[str, str]] = {
         "internal error while handling the turn": "a bridge bug's -32603, for the bug report",
         " during the turn": "appended to the backend's own words for its death (backend.py)",
     },
-    "actors/session/extensions.py": {
+    "actors/session/controls.py": {
         "FOREIGN KEY": "matched in the engine's message, not written",
         "the backend did not name the forked session": "an internal error's detail, for the bug report",
         "the engine did not take the text (": "wraps the engine's own reason code",

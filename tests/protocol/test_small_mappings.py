@@ -89,11 +89,13 @@ def test_busy_and_method_not_found_errors():
 
 def test_extension_calls_forward_only_the_keys_the_engine_schema_has() -> None:
     """Today's engine checks params strictly: a client's extra keys would fail the whole call."""
-    from zcode_acp.protocol.commands import extension_call
+    from zcode_acp.protocol import extension_calls
 
-    compact = extension_call("session/compact", {"sessionId": "s", "instructions": "keep the API", "_meta": {}})
+    compact = extension_calls.compact({"sessionId": "s", "instructions": "keep the API", "_meta": {}})
     assert compact.params == {"instructions": "keep the API"}
-    cancel = extension_call("session/cancelBackgroundTask", {"sessionId": "s", "taskId": "t1", "force": True})
-    assert cancel.params == {"taskId": "t1"}
-    steer = extension_call("session/steer", {"sessionId": "s", "content": "go", "priority": 1})
-    assert steer.params == {"content": "go"}
+    rewind = extension_calls.rewind({"sessionId": "s", "checkpointId": "c1", "force": True})
+    assert rewind.params == {"checkpointId": "c1"}
+    cancel = extension_calls.cancel_task({"sessionId": "s", "taskId": "t1", "force": True})
+    assert cancel == extension_calls.TaskStop("t1")  # sent as {taskId} alone (Controls.cancel_task)
+    steer = extension_calls.steer({"sessionId": "s", "content": "go", "priority": 1})
+    assert steer == extension_calls.Steer("go")  # sent as {content} alone (Controls.steer)

@@ -2,7 +2,7 @@
 
 The engine names the command behind a user's marker (``sourceCommandId``, rows.ts). When that
 command is this bridge's, the bridge already said "Model set to …" / "Conversation compacted."
-(actors/session/extensions.py); the same act by another client is still told.
+(actors/session/controls.py); the same act by another client is still told.
 """
 
 from tests.protocol.test_v4_conversation import Session, row

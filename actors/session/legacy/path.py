@@ -17,13 +17,13 @@ from typing import Any
 
 import gevent
 
-from zcode_acp.protocol import commands
+from zcode_acp.protocol.extension_calls import EngineCall
 from zcode_acp.protocol.content import BackendPrompt
-from zcode_acp.protocol.errors import METHOD_NOT_FOUND, RpcError, from_backend_error, is_busy
-from zcode_acp.protocol.i18n import t
+from zcode_acp.protocol.errors import RpcError, from_backend_error, is_busy
 from zcode_acp.protocol.sessions import workspace
 
 from zcode_acp.actors.messages import ErrorDict, Json, Ref, V4Expire, V4Resolve
+from zcode_acp.actors.session.extensions.handler import ExtensionRequest, Handler
 from zcode_acp.actors.session.compaction import COMPACT_BUSY_LIMIT, COMPACT_BUSY_RETRY
 from zcode_acp.actors.session.path import OnError, OnResult, SessionPort, Then, Updates
 
@@ -101,12 +101,8 @@ class LegacyPath:
 
     # -- extensions, settings, compaction, fork, rename -------------------------------------------
 
-    def extension(self, name: str, call: commands.ExtensionCall, on_result: OnResult,
-                  on_error: Callable[[RpcError], None]) -> bool:
-        if not call.v4_only:
-            return False
-        on_error(RpcError(METHOD_NOT_FOUND, t(self.port.config.lang, "error.needs_v4", method=name)))
-        return True
+    def run_extension(self, handler: Handler[Any], call: Any, request: ExtensionRequest) -> None:
+        handler.on_legacy(call, request)  # a v4-only one refuses -32601 by itself (V4Only)
 
     def set_setting(self, config_id: str, value: Json, done: OnResult, fail: OnError) -> None:
         if config_id == "mode":
@@ -117,12 +113,12 @@ class LegacyPath:
             method, params = "session/setThoughtLevel", {"thoughtLevel": value}
         self.port.request(method, params, done, fail)
 
-    def compact(self, call: commands.ExtensionCall, answered: OnResult, failed: OnError, timeout: float) -> None:
+    def compact(self, call: EngineCall, answered: OnResult, failed: OnError, timeout: float) -> None:
         retry = self._retry_while_busy(call, answered, failed, timeout, time.monotonic() + COMPACT_BUSY_LIMIT)
         self.port.when_live(lambda: self.port.request(call.method, call.params, answered, retry, timeout=timeout),
                             retry)
 
-    def _retry_while_busy(self, call: commands.ExtensionCall, on_result: OnResult, on_error: OnError,
+    def _retry_while_busy(self, call: EngineCall, on_result: OnResult, on_error: OnError,
                           timeout: float, deadline: float) -> OnError:
         """Today's engine answers a compaction -32010 while a turn holds the session: try again."""
         def failed(error: Any) -> None:
@@ -135,7 +131,7 @@ class LegacyPath:
 
         return failed
 
-    def fork(self, call: commands.ExtensionCall, forked: OnResult, forked_unused: Callable[[], None],
+    def fork(self, call: EngineCall, forked: OnResult, forked_unused: Callable[[], None],
              on_error: OnError) -> None:
         """The engine's ``session/fork`` (which forks an unused session too)."""
         self.port.request(call.method, call.params, forked, on_error)

@@ -1,9 +1,10 @@
 """The v4 engine path's ``EnginePath``: the top layer of ``V4Path`` (docs/v4.md, "The v4 backend path").
 
 ``V4Subscription`` (the engine session, its subscriptions and frames) and ``V4Path`` (prompts,
-cancels, extension methods, dialogs, the end) do the work; this layer answers the Session's
-``EnginePath`` calls that they do not name themselves: a prompt held from its arrival, the v4-only
-extension methods, and the settings, compaction and fork commands ``Controls`` ask for.
+cancels, dialogs, the end) do the work; this layer answers the Session's ``EnginePath`` calls
+that they do not name themselves: a prompt held from its arrival, an extension method's handler
+(its ``on_v4`` method, given this path as its ``V4Surface``), and the settings, compaction and fork
+commands ``Controls`` ask for.
 Imported only by a Session on ``ZCODE_ACP_ENGINE_API=v4`` (``paths.py``).
 """
 
@@ -15,14 +16,15 @@ from typing import Any
 
 import gevent
 
-from zcode_acp.protocol import commands
+from zcode_acp.protocol.extension_calls import EngineCall
 from zcode_acp.protocol.content import BackendPrompt
 from zcode_acp.protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RpcError, cli_without_v4, from_backend_error
 from zcode_acp.protocol.i18n import t
 from zcode_acp.protocol.v4 import commands as v4
+from zcode_acp.protocol.v4.row_actions import Action
 
 from zcode_acp.actors.messages import ErrorDict, Json, Ref
-from zcode_acp.actors.session.v4 import tasks as v4tasks
+from zcode_acp.actors.session.extensions.handler import ExtensionRequest, Handler
 from zcode_acp.actors.session.compaction import COMPACT_BUSY_LIMIT, COMPACT_BUSY_RETRY
 from zcode_acp.actors.session.path import OnError, OnResult
 from zcode_acp.actors.session.v4.path import V4Path
@@ -55,15 +57,26 @@ class V4Engine(V4Path):
 
     # -- extensions, settings, compaction, fork, rename -------------------------------------------
 
-    def extension(self, name: str, call: commands.ExtensionCall, on_result: OnResult,
-                  on_error: Callable[[RpcError], None]) -> bool:
-        if call.cancels_task is not None:  # the engine's cancelBackgroundWork (v4/tasks.py)
-            call = commands.ExtensionCall(v4tasks.METHOD, v4tasks.cancel_call_params(call.cancels_task), v4_only=True)
-        if not call.v4_only:
-            return False
-        method, params = call.method, call.params
-        self.session.when_live(lambda: self.extra(method, params, on_result, on_error), on_error)
-        return True
+    def run_extension(self, handler: Handler[Any], call: Any, request: ExtensionRequest) -> None:
+        handler.on_v4(call, request, self)  # this path is the handler's V4Surface
+
+    def when_live(self, action: Callable[[], None], on_error: OnError) -> None:
+        self.session.when_live(action, on_error)
+
+    def read_queue(self, on_result: OnResult, on_error: OnError) -> None:
+        self.extras.read_queue(on_result, on_error)
+
+    def read_file_changes(self, row_id: int | None, on_result: OnResult, on_error: OnError) -> None:
+        self.extras.read_file_changes(row_id, on_result, on_error)
+
+    def send_command(self, build: Callable[[str], v4.Command], on_result: OnResult, on_error: OnError,
+                     on_ack: Callable[[v4.CommandAck], None] | None = None) -> None:
+        self.extras.send(build, on_result, on_error, on_ack)
+
+    def send_row_command(self, action: Action, row_id: int | None,
+                         build: Callable[[str, v4.RowTarget], v4.Command], on_result: OnResult,
+                         on_error: OnError) -> None:
+        self.extras.send_row(action, row_id, build, on_result, on_error)
 
     def set_setting(self, config_id: str, value: Json, done: OnResult, fail: OnError) -> None:
         """``switchCollaborationMode`` / ``switchModelConfig`` (v4/settings.py); ``noop`` = already so."""
@@ -76,7 +89,7 @@ class V4Engine(V4Path):
             return
         self.commands.send(command, lambda ack, error: fail(error) if error is not None else done({}))
 
-    def compact(self, call: commands.ExtensionCall, answered: OnResult, failed: OnError, timeout: float) -> None:
+    def compact(self, call: EngineCall, answered: OnResult, failed: OnError, timeout: float) -> None:
         """The engine's compact command; its end is the conversation's (``compaction_ended``)."""
         deadline = time.monotonic() + COMPACT_BUSY_LIMIT
         self.session.when_live(lambda: self._compact(answered, failed, deadline), failed)
@@ -96,7 +109,7 @@ class V4Engine(V4Path):
 
         self.commands.send(v4.compact(str(self.session.backend_session_id)), acked)
 
-    def fork(self, call: commands.ExtensionCall, forked: OnResult, forked_unused: Callable[[], None],
+    def fork(self, call: EngineCall, forked: OnResult, forked_unused: Callable[[], None],
              on_error: OnError) -> None:
         """The engine's forkAssistant, from the newest settled assistant row."""
         rows = self.feed.state.rows if self.feed is not None else ()
@@ -122,5 +135,5 @@ class V4Engine(V4Path):
 
     def rename(self, title: str, on_done: Callable[[], None], on_error: OnError) -> bool:
         """Through this session's own ``V4Commands`` (acks judged there)."""
-        self.extra("renameSession", {"title": title}, lambda result: on_done(), on_error)
+        self.extras.send(lambda sid: v4.rename_session(sid, title), lambda result: on_done(), on_error)
         return True

@@ -4,7 +4,8 @@ A plain part of a v4 Session: the engine's queue (list, edit, remove, send now),
 a turn, edit of an earlier prompt (the engine reruns from it), rename, a turn's file changes
 (``v4/conversation/fileChanges``, a read pinned to what the feed saw). Reads come from
 the conversation state the Session's feed holds; changes are ``v4/command``s through
-``V4Commands`` (their base revision and log epoch from that same state).
+``V4Commands`` (their base revision and log epoch from that same state). Which read or command
+an ACP method is, its handler says (actors/session/extensions/v4_only.py, through ``V4Engine``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from zcode_acp.protocol.errors import INVALID_PARAMS, RpcError, from_backend_err
 from zcode_acp.protocol.i18n import t
 from zcode_acp.protocol.v4 import commands as v4
 from zcode_acp.protocol.v4 import file_changes
-from zcode_acp.protocol.v4.row_actions import Refusal
+from zcode_acp.protocol.v4.row_actions import Action, Refusal
 from zcode_acp.protocol.v4.row_actions import target as granted_target
 
 from zcode_acp.actors.session.v4.commands import V4Commands
@@ -54,24 +55,47 @@ class V4Extras:
         self.session_id = session_id
         self.lang = lang
 
-    def run(self, call_method: str, params: dict[str, Any], on_result: OnResult, on_error: OnError,
-            on_ack: Callable[[v4.CommandAck], None] | None = None) -> None:
+    def _conversation(self, on_error: OnError) -> Any:
         conversation = self.state()
         if conversation is None:
             on_error(RpcError(-32603, "the session's conversation is not subscribed yet"))
-            return
-        if call_method == "listQueue":
-            on_result(queue_view(conversation.state))
-            return
-        if call_method == "fileChanges":
-            self._file_changes(params, conversation.rows, on_result, on_error)
-            return
-        try:
-            command = self._command(call_method, params, conversation.rows)
-        except RpcError as error:
-            on_error(error)
-            return
+        return conversation
 
+    def read_queue(self, on_result: OnResult, on_error: OnError) -> None:
+        conversation = self._conversation(on_error)
+        if conversation is not None:
+            on_result(queue_view(conversation.state))
+
+    def read_file_changes(self, row_id: int | None, on_result: OnResult, on_error: OnError) -> None:
+        conversation = self._conversation(on_error)
+        if conversation is not None:
+            self._file_changes(row_id, conversation.rows, on_result, on_error)
+
+    def send(self, build: Callable[[str], v4.Command], on_result: OnResult, on_error: OnError,
+             on_ack: Callable[[v4.CommandAck], None] | None = None) -> None:
+        """``build(engine session id)``'s command, answered ``{status, …ack result}`` once acked."""
+        if self._conversation(on_error) is not None:
+            self._send(build(self.session_id()), on_result, on_error, on_ack)
+
+    def send_row(self, action: Action, row_id: int | None, build: Callable[[str, v4.RowTarget], v4.Command],
+                 on_result: OnResult, on_error: OnError) -> None:
+        """A command on a row (``row_id``'s, else the latest) only if the engine grants it ``action``
+        (it refuses any other: row_actions.py); a retry names the turn's reply, an edit the prompt's own row."""
+        conversation = self._conversation(on_error)
+        if conversation is None:
+            return
+        rows = conversation.rows
+        if row_id is not None and not any(row.get("rowId") == row_id for row in rows):
+            on_error(invalid_params("rowId", "invalid.no_such_row"))
+            return
+        target = granted_target(rows, action, row_id)
+        if isinstance(target, Refusal):
+            on_error(RpcError(INVALID_PARAMS, t(self.lang, target.message_key), {"reasonCode": target.reason_code}))
+            return
+        self._send(build(self.session_id(), target), on_result, on_error, None)
+
+    def _send(self, command: v4.Command, on_result: OnResult, on_error: OnError,
+              on_ack: Callable[[v4.CommandAck], None] | None) -> None:
         def acked(ack: v4.CommandAck | None, error: RpcError | None) -> None:
             if error is not None:
                 on_error(error)
@@ -82,10 +106,10 @@ class V4Extras:
 
         self.commands.send(command, acked)
 
-    def _file_changes(self, params: dict[str, Any], rows: list[dict[str, Any]], on_result: OnResult,
+    def _file_changes(self, row_id: int | None, rows: list[dict[str, Any]], on_result: OnResult,
                       on_error: OnError) -> None:
         """The turn's ``turnHeader`` row (the latest, or ``rowId``'s) names the turn the engine reports on."""
-        row = target_row(rows, params.get("rowId"), "turnHeader")
+        row = target_row(rows, row_id, "turnHeader")
         if row is None or not isinstance(row.get("rowId"), int) or not isinstance(row.get("entityId"), str):
             on_error(invalid_params("rowId", "invalid.no_such_turn"))
             return
@@ -104,28 +128,3 @@ class V4Extras:
             on_result(file_changes.for_client(result, row["rowId"]))
 
         port.engine_call(file_changes.METHOD, request, answered)
-
-    def _command(self, method: str, params: dict[str, Any], rows: list[dict[str, Any]]) -> v4.Command:
-        sid = self.session_id()
-        if method == "editQueueItem":
-            return v4.edit_queue_item(sid, params["queueItemId"], params["text"])
-        if method == "deleteQueueItem":
-            return v4.delete_queue_item(sid, params["queueItemId"])
-        if method == "sendQueuedNow":
-            return v4.send_queued_now(sid, params["queueItemId"])
-        if method == "renameSession":
-            return v4.rename_session(sid, params["title"])
-        if method == "cancelBackgroundWork":
-            return v4.cancel_background_work(sid, params["workId"])
-        row_id = params.get("rowId")
-        if row_id is not None and not any(row.get("rowId") == row_id for row in rows):
-            raise invalid_params("rowId", "invalid.no_such_row")
-        # Only a row whose actions grant it (the engine refuses any other: row_actions.py); a retry
-        # names the turn's reply, an edit the prompt's own row.
-        target = granted_target(rows, "canRetry" if method == "retryTurn" else "canEdit",
-                                row_id if isinstance(row_id, int) else None)
-        if isinstance(target, Refusal):
-            raise RpcError(INVALID_PARAMS, t(self.lang, target.message_key), {"reasonCode": target.reason_code})
-        if method == "retryTurn":
-            return v4.retry_turn(sid, target)
-        return v4.edit_user_query(sid, target, params["text"])

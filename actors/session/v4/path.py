@@ -37,7 +37,6 @@ from zcode_acp.protocol.v4.interaction_answers import matching, resolve_command
 from zcode_acp.protocol.v4.conversation_apply import Reset
 
 from zcode_acp.actors.messages import V4Expire, V4Resolve
-from zcode_acp.actors.session.v4 import tasks as v4tasks
 from zcode_acp.actors.session.v4.extras import queue_items
 from zcode_acp.actors.session.v4.heldqueue import held_disposition
 from zcode_acp.actors.session.v4.prompts import Answer, OwedPrompt
@@ -202,23 +201,19 @@ class V4Path(V4Subscription):
         self.cancel(error, owed)
         return True
 
-    def extra(self, method: str, params: dict[str, Any], on_result: Callable[[Any], None],
-              on_error: Callable[[RpcError], None]) -> None:
-        """A v4-only extension method (``protocol/commands.py`` EXTENSIONS, ``v4_only``)."""
-        on_ack = None
-        if method == "deleteQueueItem" and self.feed is not None:
-            item = next((i for i in queue_items(self.feed.state.state) if i.get("queueItemId") == params["queueItemId"]),
-                        None)
-            source = item.get("sourceCommandId") if item else None
-            if isinstance(source, str):
-                def on_ack(ack: v4.CommandAck) -> None:
-                    if ack.status in ("accepted", "duplicate"):
-                        answer = self.prompts.unqueued(source)
-                        self._answer([answer] if answer else [])
-        if method == v4tasks.METHOD:
-            work_id, answer = str(params["workId"]), on_result
-            on_result = lambda result: answer(v4tasks.cancel_answer(work_id, result))  # noqa: E731
-        self.extras.run(method, params, on_result, on_error, on_ack)
+    def unqueue_on_ack(self, queue_item_id: str) -> Callable[[v4.CommandAck], None] | None:
+        """What answers the prompt a queue item came from (``cancelled``), once its delete is acked."""
+        item = next((i for i in queue_items(self.feed.state.state) if i.get("queueItemId") == queue_item_id),
+                    None) if self.feed is not None else None
+        source = item.get("sourceCommandId") if item else None
+        if not isinstance(source, str):
+            return None
+
+        def on_ack(ack: v4.CommandAck) -> None:
+            if ack.status in ("accepted", "duplicate"):
+                answer = self.prompts.unqueued(source)
+                self._answer([answer] if answer else [])
+        return on_ack
 
     def with_countdown(self, frame: dict[str, Any], tool_call: dict[str, Any]) -> dict[str, Any]:
         """The dialog's ``toolCall`` for the legacy request ``frame``, saying when the engine answers it

@@ -1,7 +1,8 @@
-"""The Session's controls: settings changes, extension methods, slash commands.
+"""The Session's controls: settings changes, what extension methods ask, slash commands.
 
-``session/set_mode`` / ``set_config_option``, the ``_session/*`` extension
-methods (one table in ``protocol/commands.py``), and the slash commands the
+``session/set_mode`` / ``set_config_option``, the work the ``_session/*`` extension
+methods' handlers ask for (one table in ``actors/session/extensions/table.py``, each handler
+deciding per engine path which of these it runs), and the slash commands the
 bridge runs itself (``/compact``, ``/goal``, ``/fork``, ``/mode``, …). A
 compaction holds the session: prompts that arrive meanwhile start after it.
 
@@ -25,7 +26,8 @@ from typing import Any, Protocol
 from collections.abc import Callable
 
 
-from zcode_acp.protocol import commands, compaction_updates, model_catalog
+from zcode_acp.protocol import commands, compaction_updates, extension_calls, model_catalog
+from zcode_acp.protocol.extension_calls import EngineCall
 from zcode_acp.protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RpcError, from_backend_error
 from zcode_acp.protocol.i18n import EN, t
 from zcode_acp.protocol.session_config import config_options, validate_config_value
@@ -145,48 +147,29 @@ class Controls:
     def config_answer(self) -> dict[str, Any]:
         return {"configOptions": config_options(self.port.settings.current)}
 
-    # -- extension methods ---------------------------------------------------------------------
+    # -- what the extension methods' handlers ask (actors/session/extensions/) --------------------
 
-    def extension(self, name: str, call: commands.ExtensionCall, reply_to: Any, request_id: Any,
-                  on_result: OnResult, on_error: OnError) -> None:
-        fail = lambda error: on_error(as_rpc_error(error, name))  # noqa: E731
-        if call.setting is not None:
-            self.set_setting(call.setting[0], call.setting[1], on_result, fail)
-        elif call.steer is not None:
-            self.steer(call.steer, on_result, fail)
-        elif call.rename is not None:
-            self.rename(call.rename, on_result, fail)
-        elif call.fork:
-            self._fork(call, reply_to, request_id, as_command=False, on_error=fail)
-        else:
-            self._call(call, on_result, fail)
-
-    def _call(self, call: commands.ExtensionCall, on_result: OnResult, on_error: OnError) -> None:
-        timeout = None
-        if call.method == "session/goal":
-            self._goal(call.params, on_result, on_error)
-            return
-        if call.long_running:
-            self._compact(call, on_result, on_error)
-            return
-        if call.cancels_task is not None:
-            task_id, answer = call.cancels_task, on_result
-
-            def on_result(result: Any) -> None:
-                if not (isinstance(result, dict) and result.get("cancelled") is False):
-                    self.port.task_cancelled(task_id)  # {cancelled: false}: the task runs on, its card too
-                answer(result)
-
+    def call(self, call: EngineCall, on_result: OnResult, on_error: OnError) -> None:
+        """The engine's method as the client named it (one 0.16 removed is refused, never sent)."""
         def send() -> None:
             if self.port.speaks_v4 and call.method in commands.REMOVED_IN_0_16:
                 on_error(RpcError(METHOD_NOT_FOUND, t(self.port.settings.current.lang, "error.removed_in_0_16",
                                                       method=call.method), {"removedIn": "0.16"}))
                 return
-            self.port.request(call.method, call.params, on_result, on_error, timeout=timeout)
+            self.port.request(call.method, call.params, on_result, on_error)
 
         self.port.when_live(send, on_error)
 
-    def _goal(self, params: dict[str, Any], on_result: OnResult, on_error: OnError) -> None:
+    def cancel_task(self, task_id: str, on_result: OnResult, on_error: OnError) -> None:
+        """``session/cancelBackgroundTask``; the task's card is cancelled unless the engine says it was not."""
+        def cancelled(result: Any) -> None:
+            if not (isinstance(result, dict) and result.get("cancelled") is False):
+                self.port.task_cancelled(task_id)  # {cancelled: false}: the task runs on, its card too
+            on_result(result)
+
+        self.call(EngineCall("session/cancelBackgroundTask", {"taskId": task_id}), cancelled, on_error)
+
+    def goal(self, params: dict[str, Any], on_result: OnResult, on_error: OnError) -> None:
         replaced = commands.goal_as_replace(params)
         if replaced is not None and self.goal_replace:
             params, replaced = replaced, None
@@ -194,7 +177,7 @@ class Controls:
         def failed(error: Any) -> None:
             if replaced is not None and isinstance(error, dict) and error.get("code") == INVALID_PARAMS:
                 self.goal_replace = True  # today's engine: goal actions without "set"
-                self._goal(replaced, on_result, on_error)
+                self.goal(replaced, on_result, on_error)
                 return
             on_error(error)
 
@@ -296,7 +279,7 @@ class Controls:
 
     # -- compaction -------------------------------------------------------------------------------
 
-    def _compact(self, call: commands.ExtensionCall, on_result: OnResult, on_error: OnError) -> None:
+    def compact(self, call: EngineCall, on_result: OnResult, on_error: OnError) -> None:
         """Prompts are held until the engine says the compaction is over (not merely accepted).
 
         A second compaction asked for while ours runs joins it (the engine would answer
@@ -364,8 +347,7 @@ class Controls:
         self.port.start_turns(deferred)
         return callers
 
-    def _fork(self, call: commands.ExtensionCall, reply_to: Any, request_id: Any, as_command: bool,
-              on_error: OnError) -> None:
+    def fork(self, call: EngineCall, reply_to: Any, request_id: Any, as_command: bool, on_error: OnError) -> None:
         def forked(result: Any) -> None:
             backend_id = None
             if isinstance(result, dict):
@@ -396,11 +378,10 @@ class Controls:
 
         name, argument = command.name, command.argument
         if name == "compact":
-            self._call(commands.extension_call("session/compact", {}), lambda result: say(compacted(result, lang)),
-                       failed)
+            self.compact(extension_calls.compact({}), lambda result: say(compacted(result, lang)), failed)
         elif name == "goal":
-            self._call(commands.ExtensionCall("session/goal", commands.goal_from_command(argument)),
-                       lambda result: say(commands.describe(result, lang)), failed)
+            self.goal(commands.goal_from_command(argument), lambda result: say(commands.describe(result, lang)),
+                       failed)
         elif name == "rename":
             if not argument:
                 say(t(lang, "command.rename_usage"))
@@ -412,8 +393,7 @@ class Controls:
                 return
             self.rename(title, lambda result: say(t(lang, "command.renamed", title=title)), failed)
         elif name == "fork":
-            self._fork(commands.extension_call("session/fork", {}), reply_to, request_id, as_command=True,
-                       on_error=failed)
+            self.fork(extension_calls.fork({}), reply_to, request_id, as_command=True, on_error=failed)
         else:
             config_id = "thought" if name == "thought" else name
             if not argument:

@@ -1,0 +1,1 @@
+"""The Session's extension methods, one small handler object each (table.py)."""
