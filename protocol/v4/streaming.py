@@ -28,8 +28,10 @@ from .conversation_apply import STREAMABLE_PATHS
 # Bounds of what the fast path takes, so that the size bound below holds: every number an
 # integer of at most 20 characters (a float, even a finite one, goes the general way).
 _INT_BOUND = 1 << 63
+_MAX_SAFE_INTEGER = limits.MAX_SAFE_INTEGER
 _ENVELOPE_BYTES = 256  # the logical frame's keys, quotes and braces, its three numbers (~170)
-_DELTA_BYTES = 96  # one row.delta's keys, quotes, braces and comma, its op and rowId (~70)
+_DELTA_BYTES = 96 + 6 * max(map(len, STREAMABLE_PATHS))
+"""One row.delta but its append: keys, quotes, braces and comma, its op and rowId (~70), its path."""
 
 def _encodable(text: str) -> bool:
     """Whether ``text`` has a UTF-8 encoding (no lone surrogate): the general path's measure
@@ -55,18 +57,17 @@ class StreamShape(NamedTuple):
     wire: tuple[Any, ...]
     frame: tuple[Any, ...]
     envelope_bytes: int
-    encodable: bool
-    """The topic and subscription id have a UTF-8 encoding (a lone surrogate has none)."""
 
 
 def stream_shape(topic: str, subscription_id: str | None) -> StreamShape | None:
-    """The shape for ``text_deltas``; None when no subscription is current (nothing takes the shortcut)."""
-    if subscription_id is None:
+    """The shape for ``text_deltas``; None (nothing takes the shortcut) when no subscription is
+    current, or when the topic or subscription id is not ASCII (it might have no UTF-8 encoding, a
+    lone surrogate, which the general path's measure faults)."""
+    if subscription_id is None or not (topic.isascii() and subscription_id.isascii()):
         return None
     return StreamShape(("complete", limits.WIRE_VERSION, topic, subscription_id, str, int, dict),
                        (topic, subscription_id, int, int, int, dict),
-                       _ENVELOPE_BYTES + 6 * (len(topic) + len(subscription_id)),
-                       topic.isascii() and subscription_id.isascii())
+                       _ENVELOPE_BYTES + 6 * (len(topic) + len(subscription_id)))
 
 
 def text_deltas(params: Any, shape: StreamShape | None, max_logical_bytes: int) -> TextDeltas | None:
@@ -80,7 +81,7 @@ def text_deltas(params: Any, shape: StreamShape | None, max_logical_bytes: int) 
     # a deltas frame, and its payload's two. Values are compared a tuple at a time, in C
     # (``type(x) == int`` is False for a bool, as the general path wants), and read by
     # subscript in a ``try``: this runs once per frame of a streaming turn.
-    if shape is None or type(params) is not dict or len(params) != 8 or not shape.encodable:
+    if shape is None or type(params) is not dict or len(params) != 8:
         return None
     try:
         frame = params["frame"]
@@ -89,7 +90,7 @@ def text_deltas(params: Any, shape: StreamShape | None, max_logical_bytes: int) 
         if ((params["kind"], params["wireVersion"], params["topic"], params["subscriptionId"],
              type(frame_id), type(ordinal), type(frame)) != shape.wire
                 or params["deliveryKind"] not in _DELIVERY_KINDS
-                or not frame_id or not 1 <= ordinal <= limits.MAX_SAFE_INTEGER or len(frame) != 6):
+                or not frame_id or not 1 <= ordinal <= _MAX_SAFE_INTEGER or len(frame) != 6):
             return None
         from_seq, to_seq, sent_at, payload = frame["fromSeq"], frame["toSeq"], frame["sentAt"], frame["payload"]
         if ((frame["topic"], frame["subscriptionId"], type(from_seq), type(to_seq), type(sent_at), type(payload))
@@ -100,7 +101,7 @@ def text_deltas(params: Any, shape: StreamShape | None, max_logical_bytes: int) 
         deltas = payload["deltas"]
         if type(deltas) is not list:
             return None
-        size = shape.envelope_bytes
+        chars = 0  # of the appends: the rest of a delta's size is bounded by _DELTA_BYTES
         for delta in deltas:
             # conversation_apply's check of a row.delta, and the four keys the size bound counts.
             if type(delta) is not dict or len(delta) != 4:
@@ -110,9 +111,9 @@ def text_deltas(params: Any, shape: StreamShape | None, max_logical_bytes: int) 
                     or type(append) is not str or not -_INT_BOUND < row_id < _INT_BOUND
                     or path not in STREAMABLE_PATHS or not (append.isascii() or _encodable(append))):
                 return None
-            size += _DELTA_BYTES + 6 * (len(path) + len(append))
+            chars += len(append)
     except KeyError:  # a key missing (another of the same count in its place)
         return None
-    if size > max_logical_bytes:
+    if shape.envelope_bytes + _DELTA_BYTES * len(deltas) + 6 * chars > max_logical_bytes:
         return None  # perhaps within the limit: the general path measures it
     return params["deliveryKind"], frame_id, ordinal, from_seq, to_seq, deltas

@@ -27,7 +27,7 @@ when to apply them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 from .frames import DeltasPayload, TopicFrame
@@ -175,15 +175,18 @@ class TopicSubscription(Generic[C]):
         (the check, the assembler's settle, the applier) and no list of its own.
         """
         outcomes: list[Outcome[C]] = []
-        topic, assembler, apply = self.topic, self._assembler, self.applier.apply
+        topic, assembler, applier = self.topic, self._assembler, self.applier
         # Once a batch: accepting frames never changes the subscription (only an ack does).
         shape = stream_shape(topic, self.subscription_id)
+        key = (topic, self.subscription_id)  # the route of every frame that fits the shape
+        # text_deltas checked each delta as the applier's own check would: it may skip that check.
+        checked = getattr(applier, "apply_checked", None)
+        apply: Callable[[Sequence[dict[str, Any]]], list[C] | str] = applier.apply if checked is None else checked
         for params in batch:
             plain = text_deltas(params, shape, assembler.max_logical_bytes)
             if plain is not None:
                 delivery_kind, frame_id, ordinal, from_seq, to_seq, deltas = plain
-                if (from_seq == self.seq and to_seq > from_seq
-                        and assembler.take_whole((topic, params["subscriptionId"]), ordinal, frame_id)):
+                if from_seq == self.seq and to_seq > from_seq and assembler.take_whole(key, ordinal, frame_id):
                     changes = apply(deltas)
                     if isinstance(changes, str):
                         outcomes.append(self._resync(f"deltas refused: {changes}", force_snapshot=True))
