@@ -178,7 +178,8 @@ class TopicSubscription(Generic[C]):
         topic, assembler, applier = self.topic, self._assembler, self.applier
         # Once a batch: accepting frames never changes the subscription (only an ack does).
         shape = stream_shape(topic, self.subscription_id)
-        key = (topic, self.subscription_id)  # the route of every frame that fits the shape
+        # the route of every frame that fits the shape (none fits without a subscription)
+        key = (topic, self.subscription_id) if self.subscription_id is not None else None
         # text_deltas checked each delta as the applier's own check would: it may skip that check.
         checked = getattr(applier, "apply_checked", None)
         apply: Callable[[Sequence[dict[str, Any]]], list[C] | str] = applier.apply if checked is None else checked
@@ -186,7 +187,8 @@ class TopicSubscription(Generic[C]):
             plain = text_deltas(params, shape, assembler.max_logical_bytes)
             if plain is not None:
                 delivery_kind, frame_id, ordinal, from_seq, to_seq, deltas = plain
-                if from_seq == self.seq and to_seq > from_seq and assembler.take_whole(key, ordinal, frame_id):
+                if (key is not None and from_seq == self.seq and to_seq > from_seq
+                        and assembler.take_whole(key, ordinal, frame_id)):
                     changes = apply(deltas)
                     if isinstance(changes, str):
                         outcomes.append(self._resync(f"deltas refused: {changes}", force_snapshot=True))
