@@ -21,7 +21,7 @@ from tests.quota_server import QuotaServer
 from zcode_acp.config.coding_plan import key_path, save_plan_key
 
 KEY = "plan-key-0123456789abcdef-SECRET"
-RESET_IN = 6.0  # seconds (a bridge start under load takes more than 1.5): the window resets this soon (the bridge retries a little after: RETRY_SLACK_SECONDS)
+RESET_IN = 6.0  # seconds: the window resets this soon (a bridge start under load can take 1.5 s; the retry is a little after)
 COUNTDOWN = "will be retried once the GLM Coding Plan's 5-hour window resets at"
 CANCELLED = "The retry at the window's reset is cancelled."
 SERVED = "The window has reset: here is the answer."
