@@ -61,6 +61,12 @@ async def failed_at_the_limit(b, sid: str, reset: float) -> RequestError:
     return err.value
 
 
+async def counting_down(b, sid: str, reset: float) -> None:
+    """The turn failed at the limit, and the retry's countdown is shown."""
+    await failed_at_the_limit(b, sid, reset)
+    await b.client.wait_for(lambda: COUNTDOWN in b.client.texts(sid))
+
+
 @pytest.mark.dialects("today")
 @run
 async def test_the_v4_failure_names_the_window_and_its_reset(tmp_path, plan, reset):
@@ -93,8 +99,7 @@ async def test_on_a_countdown_then_one_retry_turn_at_the_reset_then_the_answer_s
         pytest.skip("the legacy path offers no retry (below)")
     async with bridge(tmp_path, env={**plan, "ZCODE_ACP_QUOTA_RETRY": "1"}) as b:
         sid = await b.new_session()
-        await failed_at_the_limit(b, sid, reset)
-        await b.client.wait_for(lambda: COUNTDOWN in b.client.texts(sid))
+        await counting_down(b, sid, reset)
         assert "Cancel, or send a new prompt, to stop it." in b.client.texts(sid)
         assert not commands(b, "retryTurn")  # not before the reset
         await b.client.wait_for(lambda: SERVED in b.client.texts(sid), timeout=RESET_IN + 15)
@@ -133,12 +138,11 @@ async def test_cancel_during_the_countdown_stops_it(tmp_path, plan, reset):
         pytest.skip("the legacy path offers no retry")
     async with bridge(tmp_path, env={**plan, "ZCODE_ACP_QUOTA_RETRY": "1"}) as b:
         sid = await b.new_session()
-        await failed_at_the_limit(b, sid, reset)
-        await b.client.wait_for(lambda: COUNTDOWN in b.client.texts(sid))
+        await counting_down(b, sid, reset)
         await b.conn.cancel(session_id=sid)
         await b.client.wait_for(lambda: CANCELLED in b.client.texts(sid))
         assert not commands(b, "retryTurn")
-        # (That nothing is sent at the reset afterwards: tests/actors/test_v4_quota.py, without a clock to wait on.)
+        # (That nothing is sent at the reset afterwards is not tested here: it would wait on the clock.)
 
 
 @pytest.mark.dialects("today")
@@ -148,8 +152,7 @@ async def test_a_new_prompt_during_the_countdown_stops_it(tmp_path, plan, reset)
         pytest.skip("the legacy path offers no retry")
     async with bridge(tmp_path, env={**plan, "ZCODE_ACP_QUOTA_RETRY": "1"}) as b:
         sid = await b.new_session()
-        await failed_at_the_limit(b, sid, reset)
-        await b.client.wait_for(lambda: COUNTDOWN in b.client.texts(sid))
+        await counting_down(b, sid, reset)
         await b.prompt(sid, "#sim stream count=1\nsomething else")
         assert CANCELLED in b.client.texts(sid)
         assert not commands(b, "retryTurn")

@@ -9,6 +9,7 @@ epoch from that same state) answered ``{status, …result}`` once acked (``V4Sur
 from __future__ import annotations
 
 from typing import Any
+from collections.abc import Callable
 
 from zcode_acp.protocol import extension_calls
 from zcode_acp.protocol.extension_calls import RowCall
@@ -22,6 +23,21 @@ class RowHandler(V4Only[RowCall]):
     def validate(self, params: dict[str, Any]) -> RowCall:
         return extension_calls.row_call(*self.required)(params)
 
+    @staticmethod
+    def _once_live(engine: V4Surface, request: ExtensionRequest, act: Callable[[], None]) -> None:
+        """``act`` once the session's engine conversation is live (a failure answers the request)."""
+        engine.when_live(act, request.on_error)
+
+    def _command(self, engine: V4Surface, request: ExtensionRequest, build: Callable[[str], Any],
+                 on_ack: Callable[[Any], None] | None = None) -> None:
+        self._once_live(engine, request,
+                        lambda: engine.send_command(build, request.on_result, request.on_error, on_ack))
+
+    def _row_command(self, engine: V4Surface, request: ExtensionRequest, action: Any, row_id: int | None,
+                     build: Callable[..., Any]) -> None:
+        self._once_live(engine, request,
+                        lambda: engine.send_row_command(action, row_id, build, request.on_result, request.on_error))
+
 
 class Queue(RowHandler):
     """The engine's queue: ``{items: [{queueItemId, text, state}]}``, in its order."""
@@ -29,7 +45,7 @@ class Queue(RowHandler):
     name = "session/queue"
 
     def on_v4(self, call: RowCall, request: ExtensionRequest, engine: V4Surface) -> None:
-        engine.when_live(lambda: engine.read_queue(request.on_result, request.on_error), request.on_error)
+        self._once_live(engine, request, lambda: engine.read_queue(request.on_result, request.on_error))
 
 
 class QueueEdit(RowHandler):
@@ -40,8 +56,7 @@ class QueueEdit(RowHandler):
         from zcode_acp.protocol.v4 import commands as v4  # the v4 path's own: imported with it
 
         item, text = call.params["queueItemId"], call.params["text"]
-        engine.when_live(lambda: engine.send_command(lambda sid: v4.edit_queue_item(sid, item, text),
-                                                     request.on_result, request.on_error), request.on_error)
+        self._command(engine, request, lambda sid: v4.edit_queue_item(sid, item, text))
 
 
 class QueueRemove(RowHandler):
@@ -54,8 +69,7 @@ class QueueRemove(RowHandler):
         from zcode_acp.protocol.v4 import commands as v4
 
         item = call.params["queueItemId"]
-        engine.when_live(lambda: engine.send_command(lambda sid: v4.delete_queue_item(sid, item), request.on_result,
-                                                     request.on_error, engine.unqueue_on_ack(item)), request.on_error)
+        self._command(engine, request, lambda sid: v4.delete_queue_item(sid, item), engine.unqueue_on_ack(item))
 
 
 class QueueSendNow(RowHandler):
@@ -66,8 +80,7 @@ class QueueSendNow(RowHandler):
         from zcode_acp.protocol.v4 import commands as v4
 
         item = call.params["queueItemId"]
-        engine.when_live(lambda: engine.send_command(lambda sid: v4.send_queued_now(sid, item), request.on_result,
-                                                     request.on_error), request.on_error)
+        self._command(engine, request, lambda sid: v4.send_queued_now(sid, item))
 
 
 class Retry(RowHandler):
@@ -78,8 +91,7 @@ class Retry(RowHandler):
     def on_v4(self, call: RowCall, request: ExtensionRequest, engine: V4Surface) -> None:
         from zcode_acp.protocol.v4 import commands as v4
 
-        engine.when_live(lambda: engine.send_row_command("canRetry", call.params.get("rowId"), v4.retry_turn,
-                                                         request.on_result, request.on_error), request.on_error)
+        self._row_command(engine, request, "canRetry", call.params.get("rowId"), v4.retry_turn)
 
 
 class EditPrompt(RowHandler):
@@ -92,9 +104,8 @@ class EditPrompt(RowHandler):
         from zcode_acp.protocol.v4 import commands as v4
 
         text = call.params["text"]
-        engine.when_live(lambda: engine.send_row_command(
-            "canEdit", call.params.get("rowId"), lambda sid, target: v4.edit_user_query(sid, target, text),
-            request.on_result, request.on_error), request.on_error)
+        self._row_command(engine, request, "canEdit", call.params.get("rowId"),
+                          lambda sid, target: v4.edit_user_query(sid, target, text))
 
 
 class FileChanges(RowHandler):
@@ -103,5 +114,5 @@ class FileChanges(RowHandler):
     name = "session/fileChanges"
 
     def on_v4(self, call: RowCall, request: ExtensionRequest, engine: V4Surface) -> None:
-        engine.when_live(lambda: engine.read_file_changes(call.params.get("rowId"), request.on_result,
-                                                          request.on_error), request.on_error)
+        self._once_live(engine, request, lambda: engine.read_file_changes(call.params.get("rowId"), request.on_result,
+                                                                          request.on_error))
