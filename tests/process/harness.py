@@ -164,6 +164,17 @@ class Bridge:
         # The SDK logs and swallows what an observer raises, so a frame that fails
         # the schema is kept here and fails the test when the bridge is left.
         self.invalid: list[str] = []
+        self.frame_arrived = asyncio.Event()  # set by each incoming frame: ``wait_for_frame`` waits on it
+
+    async def wait_for_frame(self, predicate: Callable[[dict[str, Any]], bool], timeout: float = TIMEOUT) -> None:
+        """Until a frame from the bridge matches: also one the client's handlers never see (a request
+        the SDK answers "method not found", such as ``$/cancel_request``), which wakes no
+        ``client.wait_for``."""
+        async def seen() -> None:
+            while not any(predicate(frame) for frame in self.frames):
+                self.frame_arrived.clear()
+                await self.frame_arrived.wait()
+        await asyncio.wait_for(seen(), timeout)
 
     def observe(self, event: Any) -> None:
         message = event.message
@@ -172,6 +183,7 @@ class Bridge:
                 self.methods[message["id"]] = message["method"]
             return
         self.frames.append(message)
+        self.frame_arrived.set()
         try:
             assert_valid_frame(message, self.methods)
         except AssertionError as error:

@@ -266,7 +266,7 @@ async def test_cancel_during_an_open_dialog_withdraws_it_and_declines(tmp_path):
         dialog_id = next(f["id"] for f in b.frames if f.get("method") == "session/request_permission")
         await b.conn.cancel(session_id=sid)
         assert (await prompt).stop_reason == "cancelled"
-        await client.wait_for(lambda: any(f.get("method") == "$/cancel_request" for f in b.frames))
+        await b.wait_for_frame(lambda f: f.get("method") == "$/cancel_request")
         withdrawn = [f["params"]["requestId"] for f in b.frames if f.get("method") == "$/cancel_request"]
         assert withdrawn == [dialog_id]
         card = client.dialogs_of("session/request_permission")[0]["toolCall"]["toolCallId"]

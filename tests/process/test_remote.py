@@ -163,7 +163,7 @@ async def test_three_clients_race_for_a_permission_the_first_answer_wins(tmp_pat
         await second.wait_for(lambda: any(f.get("method") == "$/cancel_request" for f in second.frames))
         assert [f["params"]["requestId"] for f in second.frames if f.get("method") == "$/cancel_request"] \
             == [second.dialogs[0]["id"]]
-        await client.wait_for(lambda: any(f.get("method") == "$/cancel_request" for f in b.frames))
+        await b.wait_for_frame(lambda f: f.get("method") == "$/cancel_request")
         assert not any(f.get("method") == "$/cancel_request" for f in first.frames)  # the winner keeps its own
         assert [a["decision"] for a in backend_answers(b)] == ["allow"]  # exactly one reply reached the backend
         await first.close()
@@ -186,7 +186,7 @@ async def test_a_client_that_attaches_later_gets_the_open_question_after_its_rep
         option = next(o["optionId"] for o in remote.dialogs[0]["params"]["options"] if o["kind"].startswith("allow"))
         await remote.socket.send(json.dumps({"jsonrpc": "2.0", "id": remote.dialogs[0]["id"], "result": pick(option)}))
         assert (await prompt).stop_reason == "end_turn"  # it joined the same race, and won
-        await client.wait_for(lambda: any(f.get("method") == "$/cancel_request" for f in b.frames))
+        await b.wait_for_frame(lambda f: f.get("method") == "$/cancel_request")
         # On v4 the turn goes on from resolveInteraction; the legacy answer behind it may reach the trace later.
         await file_contains(b.trace, '"decision"')
         assert [a["decision"] for a in backend_answers(b)] == ["allow"]
