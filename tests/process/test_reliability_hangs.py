@@ -13,18 +13,22 @@ import signal
 
 from tests.process.reliability import alive, running, spawn_child, until_text, wait_gone
 
+# Short enough to keep the tests quick, long enough that a loaded CI machine never misses it on an
+# innocent call (at 1 s a busy 2-core run timed out the warm-up prompt).
+CALL_TIMEOUT = 3
+
 
 def test_a_backend_that_stops_reading_never_freezes_other_requests(tmp_path):
-    with running(tmp_path, env={"ZCODE_ACP_CALL_TIMEOUT": "1"}) as b:
+    with running(tmp_path, env={"ZCODE_ACP_CALL_TIMEOUT": str(CALL_TIMEOUT)}) as b:
         sid = b.new_session()
         b.prompt("warm", sid, "#sim stream count=1")
         assert b.answer("warm")["result"]["stopReason"] == "end_turn"
         os.kill(b.backend(), signal.SIGSTOP)
         b.prompt("big", sid, "x" * (2 * 1024 * 1024))  # more than any pipe buffer holds
         b.request("list", "session/list", {})
-        listed = b.answer("list", timeout=4)  # the call timeout is 1 s
+        listed = b.answer("list", timeout=CALL_TIMEOUT + 3)
         assert listed["error"]["code"] == -32603
-        big = b.answer("big", timeout=4)
+        big = b.answer("big", timeout=CALL_TIMEOUT + 3)
         assert big["error"]["code"] == -32603
 
 
@@ -55,7 +59,7 @@ def test_a_killed_backend_whose_child_holds_its_stdout_is_seen_dead(tmp_path):
 
 
 def test_a_backend_that_stopped_answering_is_replaced_on_next_use(tmp_path):
-    with running(tmp_path, env={"ZCODE_ACP_CALL_TIMEOUT": "1"}) as b:
+    with running(tmp_path, env={"ZCODE_ACP_CALL_TIMEOUT": str(CALL_TIMEOUT)}) as b:
         sid = b.new_session()
         b.prompt("p1", sid, "#sim freeze")
         until_text(b, sid, "…")
@@ -65,9 +69,9 @@ def test_a_backend_that_stopped_answering_is_replaced_on_next_use(tmp_path):
         assert cancelled.get("result", {}).get("stopReason") == "cancelled", cancelled
         other = b.new_session(request_id="new-2")
         b.prompt("p2", other, "#sim stream count=2")
-        b.answer("p2", timeout=4)  # may fail (the frozen backend times out) or already run on a new one
+        b.answer("p2", timeout=CALL_TIMEOUT + 3)  # may fail (the frozen backend times out) or run on a new one
         b.prompt("p3", other, "#sim stream count=2")
-        assert b.answer("p3", timeout=6)["result"]["stopReason"] == "end_turn"
+        assert b.answer("p3", timeout=CALL_TIMEOUT + 5)["result"]["stopReason"] == "end_turn"
         assert not alive(frozen)
 
 

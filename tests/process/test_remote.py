@@ -272,9 +272,12 @@ async def test_a_stalled_remote_client_is_dropped_and_never_slows_the_editor(tmp
                                        "params": {"protocolVersion": 1, "clientCapabilities": {}}}))
         await stalled.send(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "session/load",  # it watches sid
                                        "params": {"sessionId": sid, "cwd": "/tmp", "mcpServers": []}}))
-        response = await b.prompt(sid, "#sim stream count=150000 text=abcdefghij", timeout=200)
+        # 30 MB in deltas of 1,000 characters: more than the 8 MB bound plus both kernels' socket
+        # buffers hold, in few enough updates that a loaded machine streams them well within the timeout.
+        chunk = "abcdefghij" * 100
+        response = await b.prompt(sid, f"#sim stream count=30000 text={chunk}", timeout=200)
         assert response.stop_reason == "end_turn"
-        assert b.client.texts(sid) == "abcdefghij" * 150000  # the editor lost nothing
+        assert b.client.texts(sid) == chunk * 30000  # the editor lost nothing
         assert "disconnecting it with 1013" in await file_contains(b.log, "reads too slowly")
         with pytest.raises(websockets.ConnectionClosed):  # its buffers full, it may never read the close frame
             while True:
