@@ -293,7 +293,8 @@ class Supervisor(SessionRegistry, AirSessionIndex):
 
     @handles(AnnounceLater)
     def on_announce_later(self, message: AnnounceLater) -> None:
-        self._announce(message.conn, message.session_id, later=False)
+        if not self.shutting_down:  # a session made after the teardown would outlive the backend
+            self._announce(message.conn, message.session_id, later=False)
 
     def _resolve(self, session_id: str, cwd: str, mcp_servers: list[Any]) -> Any:
         """live mapping → persisted placeholder → raw backend id (docs/sessions.md, "`session/load` and `session/resume`")."""

@@ -82,8 +82,12 @@ def warm_session_actor() -> None:
     the greenlets this turn wakes, among them the client connection that writes the answer."""
     if "zcode_acp.actors.session.actor" not in sys.modules:
         gevent.spawn_later(0, session_actor)
+
+
 # How long the first session/new waits for the remembered model catalog (a small local file).
 CATALOG_READ_WAIT = 1.0
+# How long a teardown waits for creates in flight to answer (a sim's or engine's create takes ~10 ms).
+CREATE_SETTLE = 2.0
 
 
 class SessionRegistry(BridgeActor):
@@ -383,13 +387,17 @@ class SessionRegistry(BridgeActor):
         self.shutting_down = True
         self.quiet_release.stop()
         log.info("tearing down: %s", reason)
-        futures = [session.ask(Teardown(), block=False) for session in self.sessions.values()]
+        futures = {session_id: session.ask(Teardown(), block=False) for session_id, session in self.sessions.items()}
         deadline = time.monotonic() + 1.0  # one second for all of them, not one each
-        for future in futures:
+        creating: dict[str, Any] = {}
+        for session_id, future in futures.items():
             try:
-                future.get(timeout=max(0.0, deadline - time.monotonic()))
+                settled = future.get(timeout=max(0.0, deadline - time.monotonic()))
             except Exception:
-                pass
+                continue
+            if settled is not None:
+                creating[session_id] = settled
+        self._keep_created(creating)
         try:  # every open question gets its decline before the backend goes
             self.router.ask(DeclineAll("the editor disconnected"), timeout=1.0)
         except Exception:
@@ -409,6 +417,22 @@ class SessionRegistry(BridgeActor):
             self.notifier.stop(block=False)
         self.sessions.clear()
         gevent.spawn(self.on_exit)
+
+
+    def _keep_created(self, creating: dict[str, Any]) -> None:
+        """The engine's id of each session whose create was in flight at teardown, once answered
+        (bounded; the backend is still up): stored, so that the next run resumes that session.
+        Dropped, the engine's session would be orphaned and the next run would make a second one
+        (a first run, which makes its session at once to learn the models, often ends this way)."""
+        deadline = time.monotonic() + CREATE_SETTLE
+        for session_id, settled in creating.items():
+            try:
+                backend_id = settled.get(timeout=max(0.0, deadline - time.monotonic()))
+            except gevent.Timeout:
+                log.info("session=%s: its create did not answer before the teardown went on", session_id)
+                continue
+            if backend_id is not None:
+                self.on_materialized(Materialized(session_id, backend_id))
 
 
 def _listed(session_id: str, updated_at: int, status: str, title: str | None) -> dict[str, Any]:

@@ -8,6 +8,8 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+import gevent.event
+
 from zcode_acp.protocol.errors import (
     INTERNAL_ERROR,
     RpcError,
@@ -32,6 +34,7 @@ from zcode_acp.actors.messages import (
 )
 from zcode_acp.actors.session.extensions.handler import ExtensionRequest
 from zcode_acp.actors.session.extensions.table import HANDLERS
+from zcode_acp.actors.session.lifecycle import Phase
 
 from zcode_acp.actors.session.loading import SessionLoading
 
@@ -97,9 +100,12 @@ class Session(SessionLoading):
         self.router.tell(CancelInteractions(self.session_id, message.reason))
 
     @handles(Teardown)
-    def on_teardown(self, message: Teardown) -> None:
-        """Cancel every turn (each stops its backend turn) before the backend goes away."""
+    def on_teardown(self, message: Teardown) -> gevent.event.AsyncResult | None:
+        """Cancel every turn (each stops its backend turn) before the backend goes away. A create
+        in flight (a first run learning the models) gives the caller what its answer will settle."""
         was_live = self.lifecycle.live
+        if self.lifecycle.phase is Phase.MATERIALIZING:
+            self.create_settled = gevent.event.AsyncResult()
         self.lifecycle.close()
         self.router.tell(CancelInteractions(self.session_id, message.reason))
         self.path.close()
@@ -121,6 +127,7 @@ class Session(SessionLoading):
                 # ACP session/close: the engine closes its session too (an engine without the method says -32601).
                 self._call("session/close", {"sessionId": self.backend_session_id})
             self.backend.tell(UnregisterRoute(self.backend_session_id, self.actor_ref))
+        return self.create_settled
 
     def on_stop(self) -> None:
         for turn in self.turns.values():

@@ -35,6 +35,7 @@ from typing import Any
 from collections.abc import Callable
 
 import gevent
+import gevent.event
 
 from zcode_acp.protocol import updates
 from zcode_acp.protocol.errors import (
@@ -146,6 +147,9 @@ class SessionCore(BridgeActor):
         self.steer_deliveries: dict[str, str] = {}  # v4 sendText commandId → the delivery the engine admitted
         self.workspace_ref: dict[str, str] | None = None  # the engine's own {workspacePath, workspaceKey}
         self.history = HistoryRead()
+        # a create in flight when the bridge tore down: set to the engine's id (None if it failed) once
+        # answered, so that the next run resumes that session instead of orphaning it (on_teardown)
+        self.create_settled: gevent.event.AsyncResult | None = None
         self.settings = Settings(settings)
         self.controls = Controls(self)
         self.cards: TurnTranslator | None = None  # cards of questions asked between turns: between_turns()
@@ -329,10 +333,12 @@ class SessionCore(BridgeActor):
         self._materialized(Step.RESUME, message.result, message.error)
 
     def _materialized(self, step: Step, result: Any, error: ErrorDict | None) -> None:
-        if self.lifecycle.closed:
-            return  # work in flight at close must not bring the session back
         session = result.get("session") if isinstance(result, dict) else None
         backend_id = session.get("sessionId") if isinstance(session, dict) else None
+        if self.lifecycle.closed:  # work in flight at close must not bring the session back
+            if step is Step.CREATE and self.create_settled is not None:
+                self.create_settled.set(backend_id if error is None and isinstance(backend_id, str) else None)
+            return
         if error is not None or not isinstance(backend_id, str):
             if step is Step.CREATE:
                 failure = self.path.create_refused(error)

@@ -294,6 +294,35 @@ def test_a_create_answered_after_close_does_not_revive_the_session(world):
     assert backend.calls("session/subscribe") == [] and backend.of("RegisterRoute") == []
 
 
+def test_a_create_in_flight_at_teardown_settles_to_the_engines_id_for_the_store(world):
+    """A first run makes its session at once to learn the models; an editor that leaves before that
+    create answers must not orphan the engine's session (the next run would make a second one)."""
+    session, backend, conn, _ = world
+    script = Script(session, backend)
+    prompt(session, conn, 1)
+    create = backend.wait_call("session/create")
+    settled = session.ask(Teardown())
+    assert not settled.ready()
+    script.reply(create, {"session": {"sessionId": "b-1"}})
+    assert settled.get(timeout=5) == "b-1"
+    assert backend.of("RegisterRoute") == []  # closed all the same: only its id is kept
+
+
+def test_a_create_that_fails_after_teardown_settles_to_nothing(world):
+    session, backend, conn, _ = world
+    script = Script(session, backend)
+    prompt(session, conn, 1)
+    create = backend.wait_call("session/create")
+    settled = session.ask(Teardown())
+    script.reply(create, error={"code": -32603, "message": "boom"})
+    assert settled.get(timeout=5) is None
+
+
+def test_a_teardown_with_no_create_in_flight_has_nothing_to_settle(world):
+    session, *_ = world  # never used: a placeholder, no create sent
+    assert session.ask(Teardown()) is None
+
+
 def test_after_a_stop_fails_the_session_resumes_only_once_its_close_is_answered(world):
     """A resume sent before the close's answer could be overtaken by the close (a backend handles
     requests concurrently): the session would be closed under a bridge that believes it live."""
