@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from pathlib import Path
 from typing import Any
 
-import pytest
 from acp.schema import ClientCapabilities
 
 from tests.process.harness import RecordingClient, bridge, run
@@ -142,8 +140,6 @@ async def test_stopping_an_unknown_async_task_answers_not_stopped(tmp_path):
 
 @run
 async def test_a_failed_turn_is_a_typed_failure_for_a_client_that_declared_it(tmp_path):
-    if os.environ.get("ZCODE_ACP_ENGINE_API") == "v4":
-        pytest.skip("the v4 path reports a failed turn through its own feed (docs/protocol-mapping.md)")
     failure = GOLDEN["session_failure"]
     async with bridge(tmp_path, capabilities=AIR_CAPS) as b:
         sid = await b.new_session()

@@ -69,8 +69,6 @@ async def test_in_the_users_language(tmp_path, plan):
 @pytest.mark.parametrize("code", sorted(REASONS))
 @run
 async def test_a_client_that_speaks_air_session_failure_reads_quota_exhausted(tmp_path, plan, code):
-    if v4():
-        pytest.skip("the v4 path reports a failed turn through its own feed (docs/protocol-mapping.md)")
     async with bridge(tmp_path, capabilities=AIR_CAPS, env=plan) as b:
         sid = await b.new_session()
         response = await b.prompt(sid, f"#sim quota code={code}")

@@ -21,7 +21,6 @@ from zcode_acp.protocol.v4.conversation import TurnEnded
 from zcode_acp.protocol.i18n import t
 
 
-
 @dataclass(slots=True, eq=False)  # each request is itself, whatever its id
 class OwedPrompt:
     conn: Any
@@ -40,6 +39,9 @@ class Answer:
     owed: OwedPrompt
     result: dict[str, Any] | None
     error: RpcError | None
+    failed_turn: bool = False
+    """The error is the turn's own failure (the engine ended it in error), not a refusal or a loss:
+    a client that declared AIR's ``sessionFailure`` gets it typed, with ``end_turn``."""
 
 
 class V4Prompts:
@@ -119,9 +121,9 @@ class V4Prompts:
             elif ended.stop_reason is not None:
                 answers.append(Answer(one, prompt_result(ended.stop_reason, usage), None))
             elif ended.error is not None:
-                answers.append(Answer(one, None, from_backend_error(ended.error, "session/prompt", self.lang)))
+                answers.append(Answer(one, None, from_backend_error(ended.error, "session/prompt", self.lang), True))
             else:
-                answers.append(Answer(one, None, self._unfinished(ended.words)))
+                answers.append(Answer(one, None, self._unfinished(ended.words), True))
         return answers
 
     def _unfinished(self, words: str) -> RpcError:

@@ -103,7 +103,7 @@ class V4Quota:
         if meter is not None:  # said here: the notice "… is used up" would only say it again
             self.port.quota_told(meter)
         ended, self.ended = (self.ended, None) if not self.held else (None, self.ended)
-        self.reply([Answer(answer.owed, None, typed)], ended)
+        self.reply([Answer(answer.owed, None, typed, answer.failed_turn)], ended)
         if meter is not None and typed.data.get("quotaReason") == "window":
             self._arm(meter)
 

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 
+from zcode_acp.protocol import air
 from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError
 from zcode_acp.protocol.sessions import ZCODE_PROTOCOL, iso_time
 from zcode_acp.protocol.translator import notice_chunk
@@ -542,11 +543,23 @@ class V4Subscription:
         if answers:
             self._activity(ended)
 
-    @staticmethod
-    def _tell(answers: list[Answer]) -> None:
+    def _tell(self, answers: list[Answer]) -> None:
+        typed = air.client_declares(self.session.capabilities, air.SESSION_FAILURE)
         for answer in answers:
+            if typed and answer.failed_turn and answer.error is not None:
+                self._tell_typed_failure(answer.owed, answer.error)
+                continue
             answer.owed.conn.tell(Reply(answer.owed.request_id, answer.result,
                                         answer.error.to_dict() if answer.error else None))
+
+    def _tell_typed_failure(self, owed: OwedPrompt, error: RpcError) -> None:
+        """The AIR answer to a failed turn, as the legacy Turn gives it (actors/turn.py): the failure
+        as a ``session_info_update`` carrying ``_meta.jetbrains.air.sessionFailure``, then ``end_turn``
+        with the same ``_meta``; ``quota_exhausted`` for a used-up window."""
+        failure_id, kind = f"{self.session.session_id}:turn-{uuid.uuid4().hex[:12]}:error", air.failure_kind(error.data)
+        self.session.deliver([air.failure_update(failure_id, 1, kind, error.message)])
+        owed.conn.tell(Reply(owed.request_id, {"stopReason": "end_turn",
+                                               "_meta": air.failure_meta(failure_id, 1, kind, error.message)}, None))
 
     def _activity(self, ended: TurnNotice | None = None) -> None:
         """The Supervisor's listing (and the webhook's turn notice, with ``ended``'s outcome and answer)."""
