@@ -14,7 +14,8 @@ A plain part of the v4 Session.
   turn from its own user input (``startCanonicalIntent`` with the original text), so no user message
   is repeated, and the retried turn's output streams to the clients as the feed's. A countdown notice
   says when, and how to stop it: ``session/cancel``, or a new prompt. The reset is a timer message to
-  the Session (``V4Expire``), never a sleep; at the reset the reply must still be the one the engine
+  the Session (``V4Expire``), never a sleep, and so are the countdown's marks (``COUNTDOWN_AT_SECONDS``),
+  where the notice is said again with the time left; at the reset the reply must still be the one the engine
   grants ``canRetry`` (the latest assistant reply), else nothing is sent and the user is told why.
 """
 
@@ -51,6 +52,11 @@ log = logging.getLogger(__name__)
 # After the provider's reset time: its clock and this machine's differ by a little, and a retry sent
 # a moment too soon would fail again (and is not tried twice).
 RETRY_SLACK_SECONDS = 2.0
+# The countdown is said again as these many seconds are left (an hour, half an hour, ten, five and one
+# minute): an editor has no notice it can update in place, and one line a minute would bury the chat.
+COUNTDOWN_AT_SECONDS = (3600.0, 1800.0, 600.0, 300.0, 60.0)
+# A mark this close after the first notice is skipped: that notice said it already.
+COUNTDOWN_GAP_SECONDS = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +76,7 @@ class V4Quota:
         self.held: list[Answer] = []  # quotaExceeded answers waiting for the snapshot
         self.ended: TurnNotice | None = None  # their turn's end, said with their answer (the Supervisor's alerts follow it)
         self.armed: ArmedRetry | None = None
+        self.countdown: list[float] = []  # when the countdown is said again (epoch ms, soonest first)
         self.retrying = False  # our retryTurn was taken: the end of its turn, which no prompt owns, is told
 
     @property
@@ -113,6 +120,7 @@ class V4Quota:
         held, self.held = self.held, []
         ended, self.ended = self.ended, None
         self.armed = None
+        self.countdown = []
         self.retrying = False
         self.reply(held, ended)
 
@@ -131,22 +139,33 @@ class V4Quota:
         log.info("session %s: the turn is retried at the window's reset, in %.0f s", self.port.session_id,
                  max(0.0, due_ms / 1000.0 - time.time()))
         self._notice(retry_armed_text(meter, datetime.now(UTC), self.port.config.lang))
-        self.port.remind(max(0.0, due_ms / 1000.0 - time.time()) + 0.01, V4Expire())
+        now_ms = time.time() * 1000.0
+        self.countdown = sorted(due_ms - left * 1000.0 for left in COUNTDOWN_AT_SECONDS
+                                if due_ms - left * 1000.0 > now_ms + COUNTDOWN_GAP_SECONDS * 1000.0)
+        self._remind(self.countdown[0] if self.countdown else due_ms, now_ms)
+
+    def _remind(self, at_ms: float, now_ms: float) -> None:
+        self.port.remind(max(0.0, at_ms - now_ms) / 1000.0 + 0.01, V4Expire())
 
     def cancel(self) -> None:
         """``session/cancel``, or a new prompt: the countdown stops, nothing is sent."""
         if self.armed is None:
             return
         self.armed = None
+        self.countdown = []
         log.info("session %s: the retry at the window's reset is cancelled", self.port.session_id)
         self._notice(t(self.port.config.lang, "quota.retry.cancelled"))
 
     def expire(self, now_ms: float) -> None:
         """A timer message came: at the reset, ``retryTurn`` on the reply (still the one the engine grants)."""
         armed = self.armed
-        if armed is None or now_ms < armed.due_ms:
+        if armed is None:
+            return
+        if now_ms < armed.due_ms:
+            self._count_down(armed, now_ms)
             return
         self.armed = None
+        self.countdown = []
         lang = self.port.config.lang
         target = granted_target(self.rows(), "canRetry")
         if target != armed.target:  # another reply is the latest now, or none may be retried
@@ -155,6 +174,16 @@ class V4Quota:
             return
         self._notice(retry_now_text(armed.meter, lang))
         self.commands.send(v4.retry_turn(str(self.port.backend_session_id), armed.target), self._retried)
+
+    def _count_down(self, armed: ArmedRetry, now_ms: float) -> None:
+        """A mark of the countdown passed: the notice again, with the time now left; the next timer."""
+        passed = [at for at in self.countdown if at <= now_ms]
+        if not passed:
+            return  # another timer of the Session's (the feed's expiry)
+        self.countdown = [at for at in self.countdown if at > now_ms]
+        self._notice(retry_armed_text(armed.meter, datetime.fromtimestamp(now_ms / 1000.0, UTC),
+                                      self.port.config.lang))
+        self._remind(self.countdown[0] if self.countdown else armed.due_ms, now_ms)
 
     def _retried(self, ack: v4.CommandAck | None, error: Any) -> None:
         if error is not None:
