@@ -35,6 +35,7 @@ class CatalogFile:
         self.path = self.folder / model_catalog.FILE_NAME
         self.pending: bytes | None = None  # the catalog to write next (the newest asked for)
         self.writing = False  # a writer greenlet is running: a save only sets ``pending``
+        self.writer: gevent.Greenlet | None = None
 
     def load(self, deliver: Any) -> None:
         """Read in the thread pool; ``deliver(catalog_or_None)`` runs on the loop afterwards."""
@@ -52,7 +53,12 @@ class CatalogFile:
         self.pending = model_catalog.encode(catalog)
         if not self.writing:
             self.writing = True
-            gevent.spawn(self._write_pending)
+            self.writer = gevent.spawn(self._write_pending)
+
+    def flush(self, timeout: float) -> None:
+        """Wait (bounded) for a save in progress: the process is about to exit."""
+        if self.writer is not None:
+            self.writer.join(timeout)
 
     def _write_pending(self) -> None:
         try:

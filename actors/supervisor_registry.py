@@ -410,6 +410,7 @@ class SessionRegistry(BridgeActor):
         except Exception:
             log.exception("backend termination failed")
         self.store.flush(1.0)  # what was recorded reaches the disk (bounded)
+        self.catalog_file.flush(1.0)
         for actor in [*self.sessions.values(), *self.index_watches.values(), *self.clients, self.router, self.backend,
                       *([self.quota] if self.quota is not None else [])]:
             actor.stop(block=False)
@@ -421,18 +422,22 @@ class SessionRegistry(BridgeActor):
 
     def _keep_created(self, creating: dict[str, Any]) -> None:
         """The engine's id of each session whose create was in flight at teardown, once answered
-        (bounded; the backend is still up): stored, so that the next run resumes that session.
+        (bounded; the backend is still up): stored, so that the next run resumes that session, with
+        the model catalog the answer lists.
         Dropped, the engine's session would be orphaned and the next run would make a second one
         (a first run, which makes its session at once to learn the models, often ends this way)."""
         deadline = time.monotonic() + CREATE_SETTLE
         for session_id, settled in creating.items():
             try:
-                backend_id = settled.get(timeout=max(0.0, deadline - time.monotonic()))
+                created = settled.get(timeout=max(0.0, deadline - time.monotonic()))
             except gevent.Timeout:
                 log.info("session=%s: its create did not answer before the teardown went on", session_id)
                 continue
-            if backend_id is not None:
+            if created is not None:
+                backend_id, catalog = created
                 self.on_materialized(Materialized(session_id, backend_id))
+                if catalog is not None:
+                    self.on_catalog_seen(CatalogSeen(catalog))
 
 
 def _listed(session_id: str, updated_at: int, status: str, title: str | None) -> dict[str, Any]:

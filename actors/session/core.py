@@ -37,7 +37,7 @@ from collections.abc import Callable
 import gevent
 import gevent.event
 
-from zcode_acp.protocol import updates
+from zcode_acp.protocol import model_catalog, updates
 from zcode_acp.protocol.errors import (
     METHOD_NOT_FOUND,
     BACKEND_SESSION_NOT_ACTIVE,
@@ -147,8 +147,9 @@ class SessionCore(BridgeActor):
         self.steer_deliveries: dict[str, str] = {}  # v4 sendText commandId → the delivery the engine admitted
         self.workspace_ref: dict[str, str] | None = None  # the engine's own {workspacePath, workspaceKey}
         self.history = HistoryRead()
-        # a create in flight when the bridge tore down: set to the engine's id (None if it failed) once
-        # answered, so that the next run resumes that session instead of orphaning it (on_teardown)
+        # a create in flight when the bridge tore down: set to the engine's id and the model catalog
+        # its answer lists (None if it failed), so that the next run resumes that session instead of
+        # orphaning it, and offers the models (on_teardown)
         self.create_settled: gevent.event.AsyncResult | None = None
         self.settings = Settings(settings)
         self.controls = Controls(self)
@@ -337,7 +338,9 @@ class SessionCore(BridgeActor):
         backend_id = session.get("sessionId") if isinstance(session, dict) else None
         if self.lifecycle.closed:  # work in flight at close must not bring the session back
             if step is Step.CREATE and self.create_settled is not None:
-                self.create_settled.set(backend_id if error is None and isinstance(backend_id, str) else None)
+                made = error is None and isinstance(backend_id, str)
+                catalog = model_catalog.catalog_of(result.get("settings")) if made else None
+                self.create_settled.set((backend_id, catalog) if made else None)
             return
         if error is not None or not isinstance(backend_id, str):
             if step is Step.CREATE:

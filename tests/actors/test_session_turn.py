@@ -303,8 +303,10 @@ def test_a_create_in_flight_at_teardown_settles_to_the_engines_id_for_the_store(
     create = backend.wait_call("session/create")
     settled = session.ask(Teardown())
     assert not settled.ready()
-    script.reply(create, {"session": {"sessionId": "b-1"}})
-    assert settled.get(timeout=5) == "b-1"
+    models = {"available": [{"providerId": "zai", "modelId": "glm-5", "name": "GLM-5"}]}  # the seed's shape
+    script.reply(create, {"session": {"sessionId": "b-1"}, "settings": {"model": models}})
+    backend_id, catalog = settled.get(timeout=5)
+    assert backend_id == "b-1" and catalog is not None  # the next run offers the models too
     assert backend.of("RegisterRoute") == []  # closed all the same: only its id is kept
 
 

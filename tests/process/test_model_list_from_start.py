@@ -108,3 +108,25 @@ async def test_a_temporary_file_left_by_a_killed_bridge_is_removed_at_start(tmp_
         while leftover.exists():  # (bounded: the read may end after the 1 s wait on a loaded machine)
             assert asyncio.get_running_loop().time() < deadline, "the leftover was never removed"
             await asyncio.sleep(0.05)
+
+
+def test_a_client_that_leaves_right_after_its_first_session_new_leaves_nothing_orphaned(tmp_path):
+    """`acpx sessions new` exits once its session is answered: the engine's session, made in the
+    background to learn the models, must be the one the next run resumes (its id stored), and the
+    models remembered; else the next run makes a second engine session and learns them again."""
+    from tests.process.raw import RawBridge
+
+    bridge_ = RawBridge(tmp_path)
+    bridge_.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}})
+    bridge_.until(lambda f: f.get("id") == 0)
+    bridge_.send({"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": str(tmp_path), "mcpServers": []}})
+    session_id = bridge_.until(lambda f: f.get("id") == 1)["result"]["sessionId"]
+    assert bridge_.close() == 0  # stdin closed at once, as the client exits
+    home = tmp_path / "zcode-home" / "v2"
+    engine_sessions = [path.stem for path in (tmp_path / "sim").glob("sess_*.json")]
+    stored = json.loads((home / "acp-lazy-sessions.json").read_text())
+    assert len(engine_sessions) <= 1
+    if engine_sessions:  # the create reached the engine before the teardown: its id and models are kept
+        assert stored[session_id].get("zcodeSid") == engine_sessions[0]
+        catalog = json.loads((home / "acp-model-catalog.json").read_text())
+        assert [e["ref"]["modelId"] for e in catalog["available"]] == CATALOG
