@@ -110,7 +110,7 @@ def test_cancel_during_a_turn_answers_at_once_and_stops_the_backend_turn(world):
     session, backend, conn, _ = world
     script = Script(session, backend)
     start_running(session, backend, conn, script)
-    session.tell(CancelTurn("user"))
+    session.tell(CancelTurn())
     assert conn.wait_reply(1).result == {"stopReason": "cancelled"}
     stop = backend.wait_call("session/stop")
     assert stop.params == {"sessionId": "b-1"}
@@ -128,7 +128,7 @@ def test_cancel_while_the_send_is_in_flight_stops_the_turn_it_started(world):
     prompt(session, conn, 1)
     script.go_live()
     send = backend.wait_call("session/send")
-    session.tell(CancelTurn("user"))
+    session.tell(CancelTurn())
     assert conn.wait_reply(1).result == {"stopReason": "cancelled"}
     assert backend.calls("session/stop") == []
     script.reply(send, {"accepted": True})
