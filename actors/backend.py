@@ -298,8 +298,8 @@ class Backend(BridgeActor):
         try:
             line = framing.encode(jsonrpc.backend_request(request_id, message.method, message.params))
         except (TypeError, ValueError, OverflowError) as exc:
-            self.pending.fail(request_id, backend_failure(t(self.config.lang, "backend.cannot_encode", method=message.method, detail=exc),
-                                                          encoding=True))
+            words = t(self.config.lang, "backend.cannot_encode", method=message.method, detail=exc)
+            self.pending.fail(request_id, backend_failure(words, encoding=True))
             return
         self._put(line)
 

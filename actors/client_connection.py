@@ -140,7 +140,8 @@ class ClientConnection(BridgeActor):
                 log.exception("handling an inbound frame failed")
                 request_id = jsonrpc.request_id_or_none(frame)
                 if request_id is not None and not jsonrpc.is_response(frame):
-                    self._write_frame(jsonrpc.acp_error(request_id, errors.worded(errors.INTERNAL_ERROR, "error.internal"), self.lang))
+                    failure = errors.worded(errors.INTERNAL_ERROR, "error.internal")
+                    self._write_frame(jsonrpc.acp_error(request_id, failure, self.lang))
 
     def _inbound(self, frame: dict[str, Any]) -> None:
         try:
