@@ -533,7 +533,7 @@ MESSAGES: dict[str, str] = {
     "v4.marker.checkpoint": "文件已恢复到某个检查点。",
     # -- the backend process's death and plumbing (actors/backend.py): "{subject} {how}" --
     "backend.subject.backend": "ZCode 后端",
-    "backend.subject.cli": "ZCode CLI",
+    "backend.subject.cli": "ZCode CLI 进程",
     "backend.gone.exited": "{subject}已退出（退出码 {code}）",
     "backend.gone.mute": "{subject}关闭了输出，但进程仍在运行",
     "backend.gone.not_reading": "{subject}不再读取输入",
