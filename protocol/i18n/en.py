@@ -195,7 +195,6 @@ MESSAGES: dict[str, str] = {
     "invalid.v4_mode": "mode {mode} is not one the engine's v4 commands take",
     "invalid.no_provider": "names model {model}, for which no provider is known",
     "invalid.no_such_turn": "names no turn of this conversation the engine still shows",
-    "invalid.no_such_prompt": "names no prompt of this conversation the engine still shows",
     "invalid.row_id": "must be an integer (a row of the conversation)",
     "invalid.not_an_image_type": "{mime} is not an image type (image/png, image/jpeg, …)",
     "invalid.image_no_data": "the image has no data",

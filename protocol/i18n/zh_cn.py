@@ -183,7 +183,6 @@ MESSAGES: dict[str, str] = {
     "invalid.v4_mode": "模式 {mode} 不是引擎的 v4 命令接受的模式",
     "invalid.no_provider": "指定的模型 {model} 没有已知的提供方",
     "invalid.no_such_turn": "指向的轮次在引擎当前显示的对话中不存在",
-    "invalid.no_such_prompt": "指向的提问在引擎当前显示的对话中不存在",
     "invalid.row_id": "必须是整数（对话中的一行）",
     "invalid.not_an_image_type": "{mime} 不是图片类型（image/png、image/jpeg 等）",
     "invalid.image_no_data": "图片没有数据",
