@@ -533,7 +533,7 @@ class Backend(BridgeActor):
         tail = list(self.stderr_tail)
         if tail:
             log.warning("%s; its last words on stderr:\n  %s", english, "\n  ".join(tail))
-            reason = f"{reason}: {tail[-1]}"  # the engine's own words pass untranslated
+            reason = t(self.config.lang, "backend.died_saying", reason=reason, said=tail[-1])  # (said: the engine's)
         else:
             log.warning("%s", english)
         now = gevent.get_hub().loop.now()

@@ -553,6 +553,7 @@ MESSAGES: dict[str, str] = {
     "backend.gone.not_reading": "{subject} stopped reading its input",
     "backend.gone.silent": "{subject} stopped answering",
     "backend.gone.not_protocol": "{subject} is printing non-protocol output (first line: {line})",
+    "backend.died_saying": "{reason}: {said}",
     "backend.backlog": "the ZCode backend is not reading its input ({bytes} bytes waiting)",
     "backend.cannot_encode": "could not encode {method} for the backend: {detail}",
     "backend.no_answer": "ZCode backend did not answer {method} within {seconds}s",

@@ -538,6 +538,7 @@ MESSAGES: dict[str, str] = {
     "backend.gone.not_reading": "{subject}不再读取输入",
     "backend.gone.silent": "{subject}已无响应",
     "backend.gone.not_protocol": "{subject}输出的不是协议帧（第一行：{line}）",
+    "backend.died_saying": "{reason}：{said}",
     "backend.backlog": "ZCode 后端没有读取输入（{bytes} 字节待发送）",
     "backend.cannot_encode": "无法为后端编码 {method}：{detail}",
     "backend.no_answer": "ZCode 后端在 {seconds} 秒内没有回应 {method}",
