@@ -519,9 +519,7 @@ class Supervisor(SessionRegistry, AirSessionIndex):
 
     def _session_set_mode(self, conn: Any, request_id: Any, params: dict[str, Any]) -> Any:
         session = self._session(params)
-        # ``mode``: an older draft's name for it, which chuk-acp still sends (docs/clients.md)
-        mode = params["modeId"] if "modeId" in params else params.get("mode")
-        session.tell(SetSetting(conn, request_id, "mode", validate_mode(mode), "mode"))
+        session.tell(SetSetting(conn, request_id, "mode", validate_mode(params.get("modeId")), "mode"))
         return _DEFERRED
 
     def _session_set_model(self, conn: Any, request_id: Any, params: dict[str, Any]) -> Any:
