@@ -325,6 +325,8 @@ def session_state(settings: SessionSettings) -> dict[str, Any]:
 
 def validate_mode(mode: Any) -> str:
     """A mode id, whatever its case (``/mode Build`` is ``build``, as ZCODE_ACP_MODE is)."""
+    if mode is None:  # not sent at all: say so, not that an absent value is not among the modes
+        raise invalid_params("modeId", "invalid.mode_id_missing", choices=", ".join(MODE_IDS))
     folded = mode.strip().lower() if isinstance(mode, str) else None
     if folded is None or folded not in MODE_IDS:
         raise invalid_params("modeId", "invalid.must_be_one_of", choices=", ".join(MODE_IDS))

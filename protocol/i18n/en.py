@@ -213,6 +213,7 @@ MESSAGES: dict[str, str] = {
     "invalid.plan_ignored": "plan is not offered: this ZCode engine accepts plan mode and ignores it",
     "invalid.plan_ignored_versions": "plan is not offered: this ZCode engine accepts plan mode and ignores it (plan mode works from ZCode CLI 0.16.9, desktop 3.14)",
     "invalid.unknown_config": "is unknown: {config_id} (mode, model, thought, {plan_first})",
+    "invalid.mode_id_missing": "is missing: name the mode in modeId (one of {choices})",
     "invalid.config_id_missing": "is missing: name the option in configId (mode, model, thought, {plan_first})",
     "invalid.not_an_available_model": "is not an available model: {value} (available: {available})",
     "invalid.not_an_available_thought": "is not an available thought level: {value} (available: {available})",

@@ -201,6 +201,7 @@ MESSAGES: dict[str, str] = {
     "invalid.plan_ignored": "未提供计划模式：这个 ZCode 引擎接受计划模式但会忽略它",
     "invalid.plan_ignored_versions": "未提供计划模式：这个 ZCode 引擎接受计划模式但会忽略它（计划模式从 ZCode CLI 0.16.9、桌面版 3.14 起可用）",
     "invalid.unknown_config": "未知：{config_id}（可用的是 mode、model、thought、{plan_first}）",
+    "invalid.mode_id_missing": "缺失：请在 modeId 中指定模式（可选：{choices}）",
     "invalid.config_id_missing": "缺失：请在 configId 中写明选项（mode、model、thought、{plan_first}）",
     "invalid.not_an_available_model": "不是可用的模型：{value}（可用：{available}）",
     "invalid.not_an_available_thought": "不是可用的思考强度：{value}（可用：{available}）",

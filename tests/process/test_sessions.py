@@ -234,6 +234,17 @@ async def test_mode_model_and_thought_changes(tmp_path, sim_dialect):
 
 
 @run
+async def test_set_mode_in_an_older_drafts_words_is_told_modeid_is_missing(tmp_path):
+    """chuk-acp sends ``session/set_mode {sessionId, mode}`` (an older draft's name for ``modeId``):
+    the answer names the field to change (docs/decisions.md, "Clients that speak an older draft")."""
+    async with bridge(tmp_path) as b:
+        sid = await b.new_session()
+        with pytest.raises(RequestError) as err:
+            await b.conn._conn.send_request("session/set_mode", {"sessionId": sid, "mode": "plan"})
+        assert err.value.code == -32602 and "modeId is missing" in str(err.value)
+
+
+@run
 async def test_the_agent_switching_mode_itself_updates_the_editor(tmp_path):
     async with bridge(tmp_path) as b:
         sid = await b.new_session()

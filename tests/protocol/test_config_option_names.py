@@ -21,3 +21,19 @@ def test_an_unknown_config_id_is_still_named():
     with pytest.raises(RpcError) as raised:
         validate_config_value(None, "test", True)
     assert "is unknown: 'test'" in raised.value.message
+
+
+def test_a_set_mode_without_a_mode_id_says_it_is_missing_in_the_sessions_language():
+    """acp-client sent ``session/set_mode`` with no ``modeId``: the answer said the value "must be one
+    of" the modes, as if one had been sent (issue 32, the clients' run)."""
+    import pytest
+
+    from zcode_acp.protocol.errors import RpcError
+    from zcode_acp.protocol.session_config import validate_mode
+
+    with pytest.raises(RpcError) as missing:
+        validate_mode(None)
+    assert "modeId is missing" in missing.value.message and "build" in missing.value.message
+    with pytest.raises(RpcError) as unknown:
+        validate_mode("fast")
+    assert "must be one of" in unknown.value.message
