@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import tests.protocol.test_v4_conversation as conversation_tests
 from tests.acp_schema import assert_valid_acp_frame
@@ -123,3 +125,40 @@ def test_without_the_capability_nothing_but_the_cards():
     s.deltas({"op": "row.appended", "row": agent_call("running")}, {"op": "row.appended", "row": sub_row("running")},
              {"op": "row.upserted", "row": sub_row("success")})
     assert links(s.updates) == []
+
+
+# -- a fuzz: any order of the calls' and the rows' statuses announces each child once, before anything
+# of it, and ends it at most once, after its announcement ------------------------------------------
+
+_call_status = st.sampled_from(["inputStreaming", "running", "success", "error", "cancelled"])
+_row_status = st.sampled_from(["running", "success", "failed", "cancelled"])
+
+
+@st.composite
+def _op(draw):
+    k = draw(st.integers(1, 3))
+    if draw(st.booleans()):
+        call = row(k, "toolCall", toolCallId=f"call-{k}", toolName="Agent", status=draw(_call_status), inputText="",
+                   input=AGENT_INPUT)
+        return {"op": "row.upserted" if draw(st.booleans()) else "row.appended", "row": call}
+    sub = row(10 + k, "subagent", parentToolCallId=f"call-{k}", subagentType="explore", status=draw(_row_status),
+              summaryText="")
+    return {"op": "row.upserted" if draw(st.booleans()) else "row.appended", "row": sub}
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=150)
+@given(frames=st.lists(st.lists(_op(), min_size=1, max_size=3), max_size=8), lost=st.booleans())
+def test_any_order_of_call_and_row_statuses_gives_each_child_one_announcement_and_at_most_one_end(frames, lost):
+    s = declaring()
+    for deltas in frames:
+        s.deltas(*deltas)  # every update schema-checked
+    updates = s.updates + (s.translator.close_open_cards() if lost else [])
+    for k in (1, 2, 3):
+        child = child_session_id(PARENT, f"call-{k}")
+        mine = [u for u in updates if u.get("sessionId") == child or u.get(CHILD) == child]
+        states = [u["state"]["state"] for u in mine if u["sessionUpdate"] == "subagent_update"]
+        assert states in ([], ["running"], ["running", "idle"]), states
+        if mine:
+            assert mine[0]["sessionUpdate"] == "subagent_update"  # announced before any of its traffic
+        if lost and states:
+            assert states[-1] == "idle"  # the engine gone: nothing is left running
