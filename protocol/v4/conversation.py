@@ -20,7 +20,9 @@ Row kinds and what they become:
 * ``assistantText`` → ``agent_message_chunk``, ``reasoning`` → ``agent_thought_chunk``
   (``messageId`` ``row-<rowId>``: one row is one message);
 * ``toolCall`` → a tool card under its ``toolCallId``; ``subagent`` → a card
-  ``subagent-<rowId>`` naming its ``parentToolCallId`` in ``_meta``, so a client can nest it;
+  ``subagent-<rowId>`` naming its ``parentToolCallId`` in ``_meta``, so a client can nest it
+  (none when its Agent/Task call has a card: that card shows it); for a client that declares
+  ``subagents``, also a child session (``conversation_children.py``);
 * ``timelineMarker`` → a short notice as its own agent message;
 * ``userInput`` → ``user_message_chunk`` only in the replayed history or when asked to echo (the client
   that sent a prompt already shows it); ``turnHeader``, ``hookInvocation``, ``artifact``:
@@ -40,6 +42,7 @@ from typing import Any
 
 from .. import updates
 from . import conversation_view as view
+from .conversation_children import ChildSessions
 from .conversation_retry import ApiRetryCard
 from .work_cards import WorkCards
 from .conversation_cards import FINAL, SUBAGENT_STATUSES, TOOL_STATUSES, ToolCards, _Card, output_text
@@ -112,7 +115,7 @@ class ConversationTranslator(ToolCards):
 
     def __init__(self, *, replay_history: bool = False, echo_user_input: bool = False, lang: str = EN,
                  terminal_output: bool = False, retry_prefix: str = "v4",
-                 own_command: Callable[[str], bool] | None = None) -> None:
+                 own_command: Callable[[str], bool] | None = None, subagents_of: str | None = None) -> None:
         self._lang = lang  # of the notices the bridge writes (protocol/i18n)
         # Whether a command id is one this bridge sent: a marker it caused was answered in the
         # bridge's own words already (``SELF_ANSWERED_MARKERS``), so it gets no second line.
@@ -128,6 +131,8 @@ class ConversationTranslator(ToolCards):
         self._cards: dict[str, _Card] = {}
         self._row_cards: dict[int, str] = {}
         self._markers: dict[int, str | None] = {}
+        # The client's sub-agents as child sessions of this ACP session (conversation_children.py).
+        self.children = ChildSessions(subagents_of)
         self._works = WorkCards(lang)  # background works → task cards (protocol/v4/work_cards.py)
         self._launches: dict[str, str] = {}  # work id → the card of the tool call that launched it
         self._interactions: set[str] = set()
@@ -238,7 +243,9 @@ class ConversationTranslator(ToolCards):
                 self._row_cards[row_id] = row["toolCallId"]
                 if isinstance(row.get("workId"), str):
                     self._launches[row["workId"]] = row["toolCallId"]
-            elif kind == "subagent" and not self._shown_by_its_call(row, f"subagent-{row_id}"):
+            elif kind == "subagent":
+                self.children.known(row)
+            if kind == "subagent" and not self._shown_by_its_call(row, f"subagent-{row_id}"):
                 status = SUBAGENT_STATUSES.get(str(row.get("status")), "in_progress")
                 self._cards[f"subagent-{row_id}"] = _Card(status, lingers=row.get("backgrounded") is True)
                 self._row_cards[row_id] = f"subagent-{row_id}"

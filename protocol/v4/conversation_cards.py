@@ -15,6 +15,7 @@ from typing import Any
 
 from .. import tools, updates
 from ..translator import terminal_exit, terminal_output
+from .conversation_children import ChildSessions
 from .work_cards import WorkCards
 from .conversation_signals import Translation, Update
 
@@ -63,6 +64,7 @@ class ToolCards:
     _row_cards: dict[int, str]
     _launches: dict[str, str]
     _works: WorkCards
+    children: ChildSessions
     _terminal: bool
     _replaying: bool
 
@@ -155,6 +157,8 @@ class ToolCards:
         card.lingers = row.get("backgrounded") is True
         if fields:
             out.updates.append({"sessionUpdate": "tool_call_update", "toolCallId": card_id, **fields})
+        if status in FINAL and name in SUBAGENT_CALLS:  # its child ends with it, as on the legacy path
+            self.children.call_settled(card_id, status == "completed", out.updates)
         if status not in FINAL:
             self._tool_output(card_id, card, output_text(row), out)
 
@@ -164,11 +168,12 @@ class ToolCards:
         closing = Translation()
         card.status = "pending"  # so the settle below is a change
         self._tool_row(row, closing)
-        [settle] = closing.updates
+        settle, *after = closing.updates  # after: an Agent call's child ending with it (conversation_children.py)
         settle.pop("sessionUpdate")
         settle.pop("toolCallId")
         meta = {**start["_meta"], **settle.pop("_meta", {})}
         out.updates.append({**start, **settle, "_meta": meta})
+        out.updates.extend(after)
 
     def _terminal_end(self, card_id: str, card: _Card, row: dict[str, Any], status: str, fields: dict[str, Any],
                       out: Translation) -> None:
@@ -204,6 +209,8 @@ class ToolCards:
 
     def _subagent_row(self, row: dict[str, Any], out: Translation) -> None:
         card_id = f"subagent-{row['rowId']}"
+        call = self._cards.get(row["parentToolCallId"]) if isinstance(row.get("parentToolCallId"), str) else None
+        self.children.row(row, call.input if call is not None else None, out.updates)
         if self._shown_by_its_call(row, card_id):
             return
         self._row_cards[row["rowId"]] = card_id
@@ -249,6 +256,7 @@ class ToolCards:
                 card.status = "failed"
         for card_id in list(self._cards):
             self._close(card_id, out)
+        self.children.close_all(out.updates)
         return out.updates
 
     def _close(self, card_id: str, out: Translation) -> None:

@@ -271,7 +271,8 @@ class V4Path(V4Subscription):
             return []
         state = self.feed.state
         translator = ConversationTranslator(replay_history=True, lang=self.session.config.lang,
-                                            terminal_output=self.session.terminal_output())
+                                            terminal_output=self.session.terminal_output(),
+                                            subagents_of=self.subagents_of())
         return translator.translate([Reset(dict(state.state), tuple(state.rows))]).updates
 
     def lost(self, error: RpcError) -> None:

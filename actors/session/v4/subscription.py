@@ -19,6 +19,7 @@ from typing import Any
 from zcode_acp.protocol import air
 from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError
 from zcode_acp.protocol.sessions import ZCODE_PROTOCOL, iso_time
+from zcode_acp.protocol.subagents import supports_subagents
 from zcode_acp.protocol.translator import notice_chunk
 from zcode_acp.protocol.v4 import commands as v4
 from zcode_acp.protocol.v4 import compaction_marker
@@ -215,6 +216,10 @@ class V4Subscription:
             log.debug("session %s: %s refused: %s", self.session.session_id, method,
                       error.get("message") if isinstance(error, dict) else error)
 
+    def subagents_of(self) -> str | None:
+        """This session, when its clients show sub-agents as its child sessions (protocol/subagents.py)."""
+        return self.session.session_id if supports_subagents(self.session.capabilities) else None
+
     def subscribe(self, done: Callable[[Any, Any], None], resumed: bool = True) -> None:
         """Subscribe the conversation topic of the Session's backend session; ``done(result, error)``.
 
@@ -229,6 +234,7 @@ class V4Subscription:
         elif resumed:
             self.feed.translator.rebaseline()
         feed = self.feed
+        feed.translator.children.parent = self.subagents_of()
 
         def answered(result: Any, error: Any) -> None:
             if error is not None or feed is not self.feed:
@@ -286,6 +292,7 @@ class V4Subscription:
                 self._configured(self.workspace.frames(config, now_ms()))
             frames = [f for f in frames if not str(f.get("topic") or "").startswith("workspace-config/")]
         if self.feed is not None and frames:
+            self.feed.translator.children.parent = self.subagents_of()  # the clients may have changed
             self._do(self.feed.frames(frames, now_ms()))
             if self.feed is not None:  # acted on: an idle conversation holds its rows packed
                 self.feed.rest()
