@@ -14,7 +14,7 @@ from typing import Any
 
 from . import tools, updates
 from .i18n import EN, t
-from .translator import terminal_exit, terminal_output
+from .updates import terminal_exit, terminal_output
 
 # The engine's final task statuses (its background-task status enum: running, completed, failed,
 # timed_out, cancelled, spawn_error, lost; "killed" is the seed's) → the card's last ACP status.
