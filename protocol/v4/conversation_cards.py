@@ -152,7 +152,7 @@ class ToolCards:
         card.launched = row.get("backgrounded") is True
         if card.status in FINAL or card.status == status:
             return
-        update: Update = {"sessionUpdate": "tool_call_update", "toolCallId": card_id, "status": status}
+        update = updates.tool_call_update(card_id, status=status)
         if content:
             update["content"] = content
         card.status = status
