@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from .. import tools, updates
-from ..tool_cards import FINAL, Card
+from ..tool_cards import FINAL as FINAL  # re-exported: conversation.py reads it
+from ..tool_cards import Card
 from .work_cards import WorkCards
 from .conversation_signals import Translation, Update
 
@@ -39,8 +40,9 @@ def output_text(row: dict[str, Any]) -> str:
 
 def row_card(row: dict[str, Any], terminal: bool) -> Card:
     """The card of a ``toolCall`` row, as the row says it is now (a new card, or one attached to)."""
-    name = row.get("toolName") if isinstance(row.get("toolName"), str) else ""
-    return Card(str(row["toolCallId"]), name, row.get("input"), TOOL_STATUSES.get(str(row.get("status")), "pending"),
+    name = row.get("toolName")
+    status = TOOL_STATUSES.get(str(row.get("status")), "pending")
+    return Card(str(row["toolCallId"]), name if isinstance(name, str) else "", row.get("input"), status,
                 terminal=terminal, launched=row.get("backgrounded") is True)
 
 
@@ -125,7 +127,8 @@ class ToolCards:
         """What a settled row shows: a terminal its output (else the error), any other card the error
         first (the reason it failed), else the output."""
         error = row.get("error")
-        message = error.get("message") if isinstance(error, dict) and isinstance(error.get("message"), str) else ""
+        message = error.get("message") if isinstance(error, dict) else None
+        message = message if isinstance(message, str) else ""
         text = output_text(row)
         if terminal:
             return text or message
