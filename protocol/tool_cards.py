@@ -101,9 +101,11 @@ class Card:
         return [tool_call_update(self.tool_call_id, content=tools.text_content(text), **fields)]
 
     def settle(self, failed: bool, text: str, *, exit_code: int | None = None,
-               raw_output: dict[str, Any] | None = None, meta: dict[str, Any] | None = None) -> list[Update]:
+               raw_output: dict[str, Any] | None = None, meta: dict[str, Any] | None = None,
+               fields: dict[str, Any] | None = None) -> list[Update]:
         """The card's one terminal status. A terminal card: the output it has not shown, then its exit;
-        any other: its result as content (an edit's diff when it succeeded, else the text)."""
+        any other: its result as content (an edit's diff when it succeeded, else the text), with
+        ``fields`` that changed with it (a title, an input)."""
         if self.final:
             return []
         status = "failed" if failed else "completed"
@@ -126,7 +128,8 @@ class Card:
         content = [] if failed else tools.diff_content(self.name, self.input if isinstance(self.input, dict) else None)
         if not content and text:
             content = tools.text_content(text)
-        return [tool_call_update(self.tool_call_id, status=status, content=content, **extra, _meta=card_meta)]
+        return [tool_call_update(self.tool_call_id, status=status, **(fields or {}), content=content, **extra,
+                                 _meta=card_meta)]
 
     def close(self) -> list[Update]:
         """The turn ended (or the engine went away) with the card open: it fails, once."""

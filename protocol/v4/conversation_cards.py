@@ -99,12 +99,12 @@ class ToolCards:
             out.updates.extend(card.advance(status, **fields))
             out.updates.extend(card.show(output_text(row)))
             return
-        if fields:
+        if fields and card.terminal:  # a terminal's exit carries no input: it goes first
             out.updates.append(updates.tool_call_update(card_id, **fields))
-        failed = status == "failed"
+            fields = {}
         output = row.get("output") if isinstance(row.get("output"), dict) else None
-        out.updates.extend(card.settle(failed, self._result_text(row, card.terminal), raw_output=output,
-                                       exit_code=tools.result_exit_code(output)))
+        out.updates.extend(card.settle(status == "failed", self._result_text(row, card.terminal), raw_output=output,
+                                       exit_code=tools.result_exit_code(output), fields=fields))
 
     def _settled_card(self, card: Card, row: dict[str, Any]) -> Update:
         """A non-terminal card that opens settled carries its result in its ``tool_call``, as a
@@ -113,8 +113,8 @@ class ToolCards:
         card.status = "pending"  # so the settle below is the card's one terminal status
         card.background = row.get("backgrounded") is True
         output = row.get("output") if isinstance(row.get("output"), dict) else None
-        [settle] = card.settle(card.status == "failed" or TOOL_STATUSES.get(str(row.get("status"))) == "failed",
-                               self._result_text(row, False), raw_output=output)
+        [settle] = card.settle(TOOL_STATUSES.get(str(row.get("status"))) == "failed", self._result_text(row, False),
+                               raw_output=output)
         settle.pop("sessionUpdate")
         settle.pop("toolCallId")
         if not settle.get("content"):
