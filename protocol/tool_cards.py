@@ -131,6 +131,24 @@ class Card:
         return [tool_call_update(self.tool_call_id, status=status, **(fields or {}), content=content, **extra,
                                  _meta=card_meta)]
 
+    def hand_over(self, text: str, raw_output: dict[str, Any] | None) -> list[Update]:
+        """A background launch returned (the legacy path's Bash ``run_in_background``): the card stays
+        ``in_progress``, marked ``_meta.background``, with what the launch printed; its task closes it."""
+        self.status = "in_progress"
+        self.launched = True
+        extra: dict[str, Any] = {"rawOutput": raw_output} if raw_output is not None else {}
+        if self.terminal:
+            out = []
+            if text.startswith(self.shown) and len(text) > len(self.shown):
+                out.append(terminal_output(self.tool_call_id, text[len(self.shown):]))
+                self.streamed = True
+            self.shown = text if text.startswith(self.shown) else self.shown
+            return out + [tool_call_update(self.tool_call_id, status="in_progress", **extra,
+                                           _meta={"background": True, **self.meta()})]
+        content = tools.diff_content(self.name, self.input) or (tools.text_content(text) if text else [])
+        return [tool_call_update(self.tool_call_id, status="in_progress", content=content, **extra,
+                                 _meta={**self.meta(), "background": True})]
+
     def close(self) -> list[Update]:
         """The turn ended (or the engine went away) with the card open: it fails, once."""
         if self.final or self.launched:

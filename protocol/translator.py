@@ -25,9 +25,6 @@ from .recovery import RetryCard
 from .usage import context_usage_update
 
 
-ToolCard = Card  # one state machine for both engine paths (protocol/tool_cards.py)
-
-
 def agent_text(text: str, message_id: str) -> dict[str, Any]:
     return {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}, "messageId": message_id}
 
@@ -86,7 +83,7 @@ class TextChunkLines:
 class TurnTranslator:
     message_id: str
     terminal_output: bool = False
-    cards: dict[str, ToolCard] = field(default_factory=dict)
+    cards: dict[str, Card] = field(default_factory=dict)
     saw_tool_result: bool = False
     plan: list[dict[str, str]] | None = None  # the last plan this turn showed (or was given)
     last_usage: dict[str, Any] | None = None  # the last context meter this turn showed
@@ -192,7 +189,7 @@ class TurnTranslator:
 
     # -- tool cards ------------------------------------------------------------
 
-    def _open(self, tool_call_id: str, body: dict[str, Any]) -> tuple[ToolCard, dict[str, Any]]:
+    def _open(self, tool_call_id: str, body: dict[str, Any]) -> tuple[Card, dict[str, Any]]:
         name, tool_input = self._declared.pop(tool_call_id, (None, {}))
         name = body.get("toolName") or name or "Tool"
         if isinstance(body.get("input"), dict) and not body.get("inputOmitted"):
@@ -296,10 +293,10 @@ class TurnTranslator:
             out.extend(self._error(card, body.get("error")))
         return out
 
-    def _start(self, card: ToolCard) -> list[dict[str, Any]]:
+    def _start(self, card: Card) -> list[dict[str, Any]]:
         return card.advance("in_progress") if card.status == "pending" else []
 
-    def _progress(self, card: ToolCard, body: dict[str, Any]) -> list[dict[str, Any]]:
+    def _progress(self, card: Card, body: dict[str, Any]) -> list[dict[str, Any]]:
         out = self._start(card)
         stdout_tail, stderr_tail = body.get("stdoutTail"), body.get("stderrTail")
         stdout: str = stdout_tail if isinstance(stdout_tail, str) else card.shown
@@ -316,35 +313,16 @@ class TurnTranslator:
             card.shown = stdout
         return out
 
-    def _result(self, card: ToolCard, result: Any) -> list[dict[str, Any]]:
+    def _result(self, card: Card, result: Any) -> list[dict[str, Any]]:
         self.saw_tool_result = True
         text = tools.result_text(result)
         failed = tools.result_failed(result)
         raw = tools.raw_output(result).get("rawOutput")
         if card.background and card.name == "Bash" and not failed:
-            return self._launched(card, text, raw)
+            return card.hand_over(text, raw)  # a background launch returned: its task closes the card
         return card.settle(failed, text, exit_code=tools.result_exit_code(result), raw_output=raw)
 
-    def _launched(self, card: ToolCard, text: str, raw: dict[str, Any] | None) -> list[dict[str, Any]]:
-        """A background Bash launch returned: the card stays ``in_progress``, its task closes it."""
-        card.status = "in_progress"
-        card.launched = True
-        extra: dict[str, Any] = {"rawOutput": raw} if raw is not None else {}
-        if card.terminal:
-            out = []
-            if not card.streamed and text:
-                out.append(updates.terminal_output(card.tool_call_id, text))
-            elif card.streamed and text.startswith(card.shown) and len(text) > len(card.shown):
-                out.append(updates.terminal_output(card.tool_call_id, text[len(card.shown):]))
-            card.shown = text if text.startswith(card.shown) else card.shown
-            card.streamed = card.streamed or bool(text)
-            return out + [updates.tool_call_update(card.tool_call_id, status="in_progress", **extra,
-                                                   _meta={"background": True, **card.meta()})]
-        content = tools.diff_content(card.name, card.input) or (tools.text_content(text) if text else [])
-        return [updates.tool_call_update(card.tool_call_id, status="in_progress", content=content, **extra,
-                                         _meta={**card.meta(), "background": True})]
-
-    def _error(self, card: ToolCard, error: Any) -> list[dict[str, Any]]:
+    def _error(self, card: Card, error: Any) -> list[dict[str, Any]]:
         self.saw_tool_result = True
         if isinstance(error, dict):
             text = str(error.get("message") or error.get("error") or error)
@@ -392,5 +370,5 @@ class TurnTranslator:
         card = self.cards.get(tool_call_id)
         return self._route(card.close()) if card is not None else []
 
-    def open_cards(self) -> list[ToolCard]:
+    def open_cards(self) -> list[Card]:
         return [card for card in self.cards.values() if not card.final]
