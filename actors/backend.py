@@ -34,6 +34,7 @@ import gevent.event
 
 from zcode_acp.protocol import framing, jsonrpc
 from zcode_acp.protocol.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, RpcError, worded
+from zcode_acp.protocol.i18n import EN, t
 from zcode_acp.protocol.host_requests import host_answer
 
 from zcode_acp.actors.base import BridgeActor, handles, safe_tell
@@ -230,7 +231,7 @@ class Backend(BridgeActor):
         with gevent.Timeout(EXIT_GRACE, False):
             proc.wait()
         if proc.poll() is None:  # alive but mute: as good as dead
-            safe_tell(me, BackendGone(generation, "closed its output but kept running"))
+            safe_tell(me, BackendGone(generation, "backend.gone.mute"))
 
     def _watch_exit(self, generation: int, proc: Any, eof: gevent.event.Event,
                     stderr_eof: gevent.event.Event) -> None:
@@ -244,7 +245,7 @@ class Backend(BridgeActor):
         eof.wait(EXIT_GRACE)
         stderr_eof.wait(EXIT_GRACE)  # its last words are in the tail before its death is told
         trace.TRACER.exited(f"backend-{generation}", returncode)
-        safe_tell(self.actor_ref, BackendGone(generation, f"exited (code {returncode})"))
+        safe_tell(self.actor_ref, BackendGone(generation, "backend.gone.exited", returncode))
 
     @staticmethod
     def _drain_stderr(proc: Any, tail: deque[str], done: gevent.event.Event) -> None:
@@ -292,13 +293,13 @@ class Backend(BridgeActor):
         assert self.writer is not None
         if self.writer.pending > WRITE_BACKLOG_LIMIT:
             self.pending.fail(request_id, backend_failure(
-                f"the ZCode backend is not reading its input ({self.writer.pending} bytes waiting)"))
+                t(self.config.lang, "backend.backlog", bytes=self.writer.pending)))
             return
         try:
             line = framing.encode(jsonrpc.backend_request(request_id, message.method, message.params))
         except (TypeError, ValueError, OverflowError) as exc:
-            self.pending.fail(request_id, backend_failure(f"could not encode {message.method} for the backend: {exc}",
-                                                          encoding=True))
+            words = t(self.config.lang, "backend.cannot_encode", method=message.method, detail=exc)
+            self.pending.fail(request_id, backend_failure(words, encoding=True))
             return
         self._put(line)
 
@@ -315,11 +316,11 @@ class Backend(BridgeActor):
             self.pending.extend(message.request_id)
             return
         self.pending.fail(message.request_id, backend_failure(
-            f"ZCode backend did not answer {pending.method} within {pending.timeout:g}s", timeout=True,
+            t(self.config.lang, "backend.no_answer", method=pending.method, seconds=f"{pending.timeout:g}"), timeout=True,
             generation=pending.generation))
         silent = self.last_heard <= pending.sent_at and not self.throttled_by  # (we were not pausing it)
         if silent and pending.generation == self.generation and self.proc is not None:
-            self._died("stopped answering")  # not one word for a whole request timeout: wedged
+            self._died("backend.gone.silent")  # not one word for a whole request timeout: wedged
 
     def _behind(self, extended: int) -> bool:
         """Whether the reader is held back with the backend's output unread.
@@ -339,7 +340,7 @@ class Backend(BridgeActor):
     def on_stalled(self, message: BackendStalled) -> None:
         """A running turn's probe got no answer: the process is wedged, not just slow."""
         if self.proc is not None and message.generation in (None, self.generation):
-            self._died("stopped answering")
+            self._died("backend.gone.silent")
 
     @handles(Throttle)
     def on_throttle(self, message: Throttle) -> None:
@@ -472,7 +473,8 @@ class Backend(BridgeActor):
     def _backend_request(self, frame: dict[str, Any]) -> None:
         method = frame["method"]
         answer = host_answer(method, frame.get("params"),
-                             lambda: process_plumbing().personal_provider_config(self.child_env), own_plan_key)
+                             lambda: process_plumbing().personal_provider_config(self.child_env), own_plan_key,
+                             self.config.lang)
         if answer is not None:
             log.debug("answering the engine's %s (id %r)", method, frame["id"])
             self._write(jsonrpc.backend_result(frame["id"], answer))
@@ -493,12 +495,12 @@ class Backend(BridgeActor):
             return
         # Before its first answer: it is not speaking the protocol at all (wrong binary, a login
         # prompt…). Say so now instead of after the create's timeout.
-        self._died(f"is printing non-protocol output (first line: {message.line!r})", subject="the ZCode CLI")
+        self._died("backend.gone.not_protocol", "backend.subject.cli", line=repr(message.line))
 
     @handles(BackendGone)
     def on_gone(self, message: BackendGone) -> None:
         if message.generation == self.generation and self.proc is not None:
-            self._died(message.reason)
+            self._died(message.reason, code=message.code)
 
     @handles(WriteFailed)
     def on_write_failed(self, message: WriteFailed) -> None:
@@ -511,25 +513,29 @@ class Backend(BridgeActor):
         with gevent.Timeout(WRITE_FAILURE_GRACE, False):
             proc.wait()
         if proc.poll() is None:
-            safe_tell(self.actor_ref, BackendGone(generation, "stopped reading its input"))
+            safe_tell(self.actor_ref, BackendGone(generation, "backend.gone.not_reading"))
 
     @handles(Backlog)
     def on_backlog(self, message: Backlog) -> None:
         if message.backlogged and message.source == self.generation:
             log.warning("the ZCode backend reads its input slowly; requests are queueing")
 
-    def _died(self, how: str, subject: str = "ZCode backend") -> None:
+    def _died(self, how: str, subject: str = "backend.subject.backend", **params: Any) -> None:
+        """The process is gone or useless (``how``: a ``backend.gone.*`` key). The log says why in
+        English; the sessions, the pending calls and the notice in the bridge's language (one per
+        bridge: ``Config.lang``), as every client shows these errors to the user (issue 29)."""
         proc, self.proc = self.proc, None
         writer, self.writer = self.writer, None
         if writer is not None:
             writer.stop()
-        reason = f"{subject} {how}"
+        english = t(EN, how, subject=t(EN, subject), **params)
+        reason = t(self.config.lang, how, subject=t(self.config.lang, subject), **params)
         tail = list(self.stderr_tail)
         if tail:
-            log.warning("%s; its last words on stderr:\n  %s", reason, "\n  ".join(tail))
-            reason = f"{reason}: {tail[-1]}"
+            log.warning("%s; its last words on stderr:\n  %s", english, "\n  ".join(tail))
+            reason = t(self.config.lang, "backend.died_saying", reason=reason, said=tail[-1])  # (said: the engine's)
         else:
-            log.warning("%s", reason)
+            log.warning("%s", english)
         now = gevent.get_hub().loop.now()
         self.early_deaths = 0 if self.answered else self.early_deaths + 1
         if self.early_deaths:
@@ -568,7 +574,7 @@ class Backend(BridgeActor):
             backend_process.terminate_group(proc, message.grace)
             backend_process.release_guard(self.watchdog)
             self.watchdog = None
-        self._lost("the bridge is shutting down")
+        self._lost(t(self.config.lang, "error.shutting_down"))
 
 
 def decline_unroutable(method: str) -> dict[str, Any]:

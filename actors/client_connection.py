@@ -95,19 +95,19 @@ class ClientConnection(BridgeActor):
         self.transport.start(self.actor_ref)
 
     def on_stop(self) -> None:
-        self._answer_open("the connection is closing")
+        self._answer_open()
         self._flush()
         self.transport.drain(1.0)
         self._close()
 
-    def _answer_open(self, reason: str) -> None:
+    def _answer_open(self) -> None:
         """Every request read from this client is answered, even when the bridge stops first.
 
         (At teardown the backend's failures of pending calls reach the Supervisor
         after it has stopped this connection: their answers would be lost.)
         """
         for handle in list(self.open_requests):
-            self._answer(handle, None, {"code": errors.INTERNAL_ERROR, "message": reason})
+            self._answer(handle, None, errors.worded(errors.INTERNAL_ERROR, "error.connection_closing").to_dict())
 
     def _close(self) -> None:
         self.closed = True
@@ -140,7 +140,8 @@ class ClientConnection(BridgeActor):
                 log.exception("handling an inbound frame failed")
                 request_id = jsonrpc.request_id_or_none(frame)
                 if request_id is not None and not jsonrpc.is_response(frame):
-                    self._write_frame(jsonrpc.acp_error(request_id, errors.internal("internal error"), self.lang))
+                    failure = errors.worded(errors.INTERNAL_ERROR, "error.internal")
+                    self._write_frame(jsonrpc.acp_error(request_id, failure, self.lang))
 
     def _inbound(self, frame: dict[str, Any]) -> None:
         try:
@@ -257,7 +258,7 @@ class ClientConnection(BridgeActor):
 
     @handles(CloseConnection)
     def on_close_connection(self, message: CloseConnection) -> None:
-        self._answer_open("the connection is closing")
+        self._answer_open()
         self._flush()
         self.transport.drain(1.0)
         self._close()

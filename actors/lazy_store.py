@@ -172,12 +172,14 @@ class LazySessionStore:
         except FileNotFoundError:
             return {}, False
         except OSError as exc:
-            self._warn(f"cannot read {self.path}: {exc}; treating it as empty")
+            if self._first_warning():
+                log.warning("cannot read %s: %s; treating it as empty", self.path, exc)
             return {}, False
         try:
             entries = lazy_sessions.parse(text)
         except lazy_sessions.CorruptStore as exc:
-            self._warn(f"{self.path} is corrupt ({exc}); treating it as empty")
+            if self._first_warning():
+                log.warning("%s is corrupt (%s); treating it as empty", self.path, exc)
             entries, corrupt = {}, True
         else:
             corrupt = False
@@ -190,7 +192,8 @@ class LazySessionStore:
         except FileNotFoundError:
             return {}
         except OSError as exc:
-            self._warn(f"cannot read {self.journal_path}: {exc}; ignoring it")
+            if self._first_warning():
+                log.warning("cannot read %s: %s; ignoring it", self.journal_path, exc)
             return {}
         entries: dict[str, dict[str, Any]] = {}
         for line in text.splitlines():
@@ -200,10 +203,10 @@ class LazySessionStore:
                 continue
         return entries
 
-    def _warn(self, message: str) -> None:
-        if not self._warned:
-            self._warned = True
-            log.warning("%s", message)
+    def _first_warning(self) -> bool:
+        """Whether a damaged store is worth a log line: one per store (it is read at every load)."""
+        first, self._warned = not self._warned, True
+        return first
 
     # -- reading -------------------------------------------------------------------------
 

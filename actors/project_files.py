@@ -34,7 +34,7 @@ import gevent
 
 from zcode_acp.actors.local_files import OPEN_FLAGS, Roots, configured_project_roots, inside, opened_path, roots_with
 from zcode_acp.config.child_env import scrubbed_environment
-from zcode_acp.protocol.errors import RpcError, invalid_params
+from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError, invalid_params, worded
 
 LIST_LIMIT = 2000
 READ_LIMIT = 512 * 1024
@@ -187,7 +187,7 @@ def serve(method: str, params: dict[str, Any], folder: str, answer: Answer,
                     return job(path, roots_with(folder, project_roots))
                 outcome = gevent.get_hub().threadpool.apply(in_pool)
         except Exception as exc:  # a bug: still one answer
-            answer(None, RpcError(-32603, f"internal error in _{method}: {type(exc).__name__}"))
+            answer(None, worded(INTERNAL_ERROR, "error.internal_in", method=f"_{method}", detail=type(exc).__name__))
             return
         if isinstance(outcome, RpcError):
             answer(None, outcome)

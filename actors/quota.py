@@ -87,7 +87,7 @@ class QuotaWatch(BridgeActor):
         if self.trailing is not None:
             self.trailing.kill(block=False)
         for reader in self.readers:
-            self._answer_error(reader, "quota.error.network", "the bridge is stopping")
+            self._answer_error(reader, "error.shutting_down", "")  # not the provider's failure: ours
         self.readers.clear()
         self._answer_failures(None)
 

@@ -195,7 +195,7 @@ class Supervisor(SessionRegistry, AirSessionIndex):
             return
         except Exception as exc:
             log.exception("handling %s failed", method)
-            answer(error=errors.internal(f"internal error in {method}: {exc}"))
+            answer(error=errors.worded(errors.INTERNAL_ERROR, "error.internal_in", method=method, detail=exc))
             return
         if result is not _DEFERRED:
             answer(result)
@@ -557,7 +557,7 @@ class Supervisor(SessionRegistry, AirSessionIndex):
         session_id = params.get("sessionId")
         session = self.sessions.get(session_id) if isinstance(session_id, str) else None
         if session is not None:
-            session.tell(CancelTurn("cancelled by the client"))
+            session.tell(CancelTurn())
 
     @handles(CatalogLoaded)
     def on_catalog_loaded(self, message: CatalogLoaded) -> None:
@@ -583,4 +583,6 @@ class Supervisor(SessionRegistry, AirSessionIndex):
                 conn.tell(Reply(handle, None, exc.to_dict()))
             except Exception as exc:  # answered, as _client_frame would have
                 log.exception("handling a session load/resume failed")
-                conn.tell(Reply(handle, None, errors.internal(f"internal error: {exc}").to_dict()))
+                conn.tell(Reply(handle, None, errors.worded(errors.INTERNAL_ERROR, "error.internal_in",
+                                                              method="session/load" if replay else "session/resume",
+                                                              detail=exc).to_dict()))

@@ -574,7 +574,7 @@ class Turn(BridgeActor):
     def on_backend_lost(self, message: BackendLost) -> None:
         self.send_in_flight = False
         self.stopping = False  # the process and its turn are gone
-        self._settle(error=RpcError(INTERNAL_ERROR, f"{message.reason} during the turn"))
+        self._settle(error=RpcError(INTERNAL_ERROR, t(self.config.lang, "backend.lost_during_turn", reason=message.reason)))
         self._maybe_done()
 
     def _start_silence_timer(self) -> None:

@@ -19,7 +19,7 @@ import time
 import uuid
 from typing import Any
 
-from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError
+from zcode_acp.protocol.errors import INTERNAL_ERROR, RpcError, worded
 from zcode_acp.protocol.v4 import commands as v4commands
 from zcode_acp.protocol.v4 import topic as v4topic
 from zcode_acp.protocol.v4.sessions_index_apply import IndexChange, SessionsIndexState
@@ -96,8 +96,8 @@ class SessionsIndexWatch(BridgeActor):
             return
         if error is not None:
             self.subscription = None
-            self._fail_waiting(RpcError(INTERNAL_ERROR, "the engine refused the sessions index: "
-                                        f"{(error or {}).get('message') if isinstance(error, dict) else error}"))
+            said = error.get("message") if isinstance(error, dict) else error  # the engine's words
+            self._fail_waiting(worded(INTERNAL_ERROR, "error.sessions_index_refused", message=said))
             return
         ack = result.get("ack") if isinstance(result, dict) else None
         self._outcomes(self.subscription.subscribed(ack, now_ms()))

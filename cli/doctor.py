@@ -395,7 +395,7 @@ def check_plan_key(config: Config, lang: str = EN) -> list[Check]:
     """Which Coding Plan key the bridge uses (provider headers, quota), never the key itself."""
     from zcode_acp.config.coding_plan import find_plan_key
 
-    found = find_plan_key(os.environ, Path.home(), config.zcode_home)
+    found = find_plan_key(os.environ, Path.home(), config.zcode_home, lang)
     checks = [Check(WARN, warning) for warning in found.warnings]
     if found.key is None:
         checks.append(Check(OK, t(lang, "doctor.plan_key_none"), lang=lang))
@@ -449,10 +449,10 @@ def run_doctor(out: TextIO | None = None) -> int:
         resolved = backend_argv(config.zcode_bin)
         launch = editors.Launch(launch.command, launch.args, (("ZCODE_BIN", resolved[-1] if resolved else config.zcode_bin),))
     say(t(lang, "doctor.editors", argv=" ".join(launch.argv())))
-    for title, where, _, text in editors.render_all(launch):
+    for title, where, _, text in editors.render_all(launch, lang):
         say()
         say(f"── {title} — {where}")
         say(text)
         if title == "acpx":
-            say(editors.acpx_commands(launch))
+            say(editors.acpx_commands(launch, lang))
     return 1 if failed else 0

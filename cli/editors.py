@@ -14,6 +14,8 @@ import shlex
 import sys
 from dataclasses import dataclass
 
+from zcode_acp.protocol.i18n import EN, t
+
 
 @dataclass(frozen=True)
 class Launch:
@@ -130,42 +132,37 @@ def acpx(launch: Launch) -> str:
     return json.dumps({"agents": {"zcode": {"command": command}}}, indent=2)
 
 
-PROMPT = "'your prompt'"
-
-
-def acpx_commands(launch: Launch) -> str:
-    """The acpx commands to use the bridge (acpx 0.19), each under a comment saying what it does.
+def acpx_commands(launch: Launch, lang: str = EN) -> str:
+    """The acpx commands to use the bridge (acpx 0.19), each under a comment saying what it does
+    (in ``lang``: doctor's; docs/editors.md shows the English).
 
     ``tests/clients/test_acpx.py`` runs every command, in order, in a project folder.
     """
     env = "".join(f"{name}={value} " for name, value in launch.env)
     agent = shlex.quote(f"env {env}{' '.join(launch.argv())}" if env else " ".join(launch.argv()))
+    prompt = shlex.quote(t(lang, "editors.acpx.prompt"))
     steps = [
-        ("one prompt in a new session (run in your project: acpx keeps sessions per folder)",
-         f"acpx zcode exec {PROMPT}"),
-        ("or a session acpx keeps for this folder: create it once, then prompt in it",
-         "acpx zcode sessions new"),
-        (None, f"acpx zcode {PROMPT}"),
-        ("end it, and the bridge acpx kept running for it (else it stops when idle: acpx --ttl)",
-         "acpx zcode sessions close"),
-        ("let the agent's tools run: a kept session's prompts (and exec with no terminal) deny every permission",
-         f"acpx --approve-all zcode exec {PROMPT}"),
-        ("the same without a config entry", f"acpx --agent {agent} exec {PROMPT}"),
+        ("editors.acpx.exec", f"acpx zcode exec {prompt}"),
+        ("editors.acpx.kept", "acpx zcode sessions new"),
+        (None, f"acpx zcode {prompt}"),
+        ("editors.acpx.close", "acpx zcode sessions close"),
+        ("editors.acpx.approve_all", f"acpx --approve-all zcode exec {prompt}"),
+        ("editors.acpx.no_config", f"acpx --agent {agent} exec {prompt}"),
     ]
-    return "\n".join((f"# {comment}\n" if comment else "") + command for comment, command in steps)
+    return "\n".join((f"# {t(lang, comment)}\n" if comment else "") + command for comment, command in steps)
 
 
-# (title, where it goes, language of the block, renderer)
+# (title: the editor's own name, where it goes: a catalog key, language of the block, renderer)
 EDITORS = (
-    ("Zed", "settings.json (`zed: open settings`)", "json", zed),
-    ("JetBrains IDEs", "~/.jetbrains/acp.json (AI Chat → Configure ACP Agents)", "json", jetbrains),
-    ("Neovim: CodeCompanion", "your CodeCompanion setup", "lua", codecompanion),
-    ("Neovim: avante.nvim", "your avante.nvim setup", "lua", avante),
-    ("Emacs: agent-shell", "your init file; then M-x zcode", "elisp", agent_shell),
-    ("acpx", "~/.acpx/config.json; then the commands below, in a project folder", "json", acpx),
+    ("Zed", "editors.where.zed", "json", zed),
+    ("JetBrains IDEs", "editors.where.jetbrains", "json", jetbrains),
+    ("Neovim: CodeCompanion", "editors.where.codecompanion", "lua", codecompanion),
+    ("Neovim: avante.nvim", "editors.where.avante", "lua", avante),
+    ("Emacs: agent-shell", "editors.where.agent_shell", "elisp", agent_shell),
+    ("acpx", "editors.where.acpx", "json", acpx),
 )
 
 
-def render_all(launch: Launch) -> list[tuple[str, str, str, str]]:
-    """``(title, where, language, text)`` for every editor."""
-    return [(title, where, language, render(launch)) for title, where, language, render in EDITORS]
+def render_all(launch: Launch, lang: str = EN) -> list[tuple[str, str, str, str]]:
+    """``(title, where, language, text)`` for every editor (``where`` in ``lang``)."""
+    return [(title, t(lang, where), language, render(launch)) for title, where, language, render in EDITORS]

@@ -77,7 +77,7 @@ def serve(log_level: str = "info", log_file: str | None = None, trace_file: str 
             try:
                 prepare(trace_file)
             except TracePathError as exc:
-                raise UsageError(str(exc)) from None
+                raise UsageError(exc.words(config.lang)) from None
         warnings = start_warnings(config)
     except (UsageError, SettingError) as exc:
         fail(str(exc))

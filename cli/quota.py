@@ -53,7 +53,7 @@ def run_quota(out: TextIO | None = None, url: str | None = None) -> int:
 
     out = out or sys.stdout
     lang = language_from_env(os.environ)
-    found = find_plan_key(os.environ, Path.home(), _zcode_home())
+    found = find_plan_key(os.environ, Path.home(), _zcode_home(), lang)
     for warning in found.warnings:
         out.write(warning + "\n")
     if found.key is None:

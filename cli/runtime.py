@@ -165,7 +165,7 @@ def announce(config: Config) -> None:
         log.info("new sessions start in mode %s (ZCODE_ACP_MODE)", config.default_mode)
 
 
-def start_trace(path: str | None, redact_content: bool) -> None:
+def start_trace(path: str | None, redact_content: bool, lang: str = "en") -> None:
     """``--trace FILE`` / ``ZCODE_ACP_TRACE``: record every frame (docs/traces.md)."""
     if not path:
         return
@@ -176,7 +176,7 @@ def start_trace(path: str | None, redact_content: bool) -> None:
         trace.start(path, redact_content, literals=compare.literals_from_env(environ), bridge_version=version(),
                     env=compare.replay_env(environ))
     except trace.TracePathError as exc:  # a folder, a file the bridge did not write, or not creatable
-        fail(str(exc))
+        fail(exc.words(lang))
     log.info("tracing to %s%s", path, " (content redacted)" if redact_content else "")
 
 
@@ -187,7 +187,7 @@ def serve_stdio(config: Config, trace_file: str | None = None, trace_redact_cont
     announce(config)
     tune_gc()
     protocol_out = protect_stdout()
-    start_trace(trace_file, trace_redact_content)
+    start_trace(trace_file, trace_redact_content, config.lang)
     exited = gevent.event.Event()
     supervisor = Supervisor.start(config, exited.set)
     preread, answered = early if early is not None else (b"", b"")

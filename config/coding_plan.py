@@ -28,6 +28,7 @@ from collections.abc import Mapping
 
 from zcode_acp.config.remote import config_path
 from zcode_acp.protocol.host_requests import CODING_PLAN_ACCESS
+from zcode_acp.protocol.i18n import EN, t
 from zcode_acp.protocol.quota import PROVIDERS
 
 KEY_FILE = "coding-plan.json"
@@ -49,7 +50,7 @@ class PlanKey:
 @dataclass(frozen=True)
 class PlanKeyLookup:
     key: PlanKey | None
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()  # in the language asked for: doctor and `zcode-acp quota` print them
 
 
 def key_path(env: Mapping[str, str], home: Path) -> Path:
@@ -73,18 +74,16 @@ def _read_json(path: Path) -> tuple[Any, int | None]:
         return None, None
 
 
-def parse_key_file(value: Any, mode: int | None, where: Path) -> PlanKeyLookup:
+def parse_key_file(value: Any, mode: int | None, where: Path, lang: str = EN) -> PlanKeyLookup:
     if value is None:
         return PlanKeyLookup(None)
     if mode is not None and stat.S_IMODE(mode) & 0o077:
-        return PlanKeyLookup(None, (f"{where} can be read by others (mode {stat.S_IMODE(mode):04o}); its key "
-                                    f"is not used. Run: chmod 600 {where}",))
+        return PlanKeyLookup(None, (t(lang, "plan_key.shared", where=where, mode=f"{stat.S_IMODE(mode):04o}"),))
     if not isinstance(value, dict):
-        return PlanKeyLookup(None, (f"{where} is not a JSON object; run `zcode-acp setup` again",))
+        return PlanKeyLookup(None, (t(lang, "plan_key.not_an_object", where=where),))
     provider, api_key = value.get("provider"), value.get("apiKey")
     if provider not in PROVIDERS or not isinstance(api_key, str) or not api_key.strip():
-        return PlanKeyLookup(None, (f"{where} needs a provider (zai or bigmodel) and an apiKey; run "
-                                    "`zcode-acp setup` again",))
+        return PlanKeyLookup(None, (t(lang, "plan_key.incomplete", where=where),))
     return PlanKeyLookup(PlanKey(provider, api_key.strip(), "setup"))
 
 
@@ -103,10 +102,11 @@ def engine_plan_key(config: Any) -> PlanKey | None:
     return None
 
 
-def find_plan_key(env: Mapping[str, str], home: Path, zcode_home: Path) -> PlanKeyLookup:
-    """The key the bridge uses, and what was ignored on the way (for ``doctor`` and one log line)."""
+def find_plan_key(env: Mapping[str, str], home: Path, zcode_home: Path, lang: str = EN) -> PlanKeyLookup:
+    """The key the bridge uses, and what was ignored on the way (for ``doctor`` and one log line:
+    its ``warnings`` in ``lang``, English for the log)."""
     where = key_path(env, home)
-    own = parse_key_file(*_read_json(where), where)
+    own = parse_key_file(*_read_json(where), where, lang)
     if own.key is not None:
         return own
     engine_config, _mode = _read_json(engine_config_path(env, zcode_home))

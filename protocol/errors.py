@@ -137,9 +137,16 @@ def from_backend_error(error: Any, method: str, lang: str = EN) -> RpcError:
             METHOD_NOT_FOUND,
             t(lang, "error.unsupported_method", method=method),
             {"backendCode": code, "backendMessage": message},
+            lambda into: t(into, "error.unsupported_method", method=method),
         )
-    text = t(lang, "error.backend_error_code" if code is not None else "error.backend_error",
-             method=method, message=message, code=code)
+
+    # The framing is the bridge's, so it follows the language of the connection that writes the
+    # answer (issue 29), as the caller may not know it; the engine's message passes untranslated.
+    def wording(into: str) -> str:
+        return t(into, "error.backend_error_code" if code is not None else "error.backend_error",
+                 method=method, message=message, code=code)
+
+    text = wording(lang)
     data = {"backendCode": code, "backendMessage": message}
     if error.get("detail"):
         data["detail"] = error["detail"]
@@ -149,7 +156,7 @@ def from_backend_error(error: Any, method: str, lang: str = EN) -> RpcError:
     reason = quota_reason(data)
     if reason is not None and not is_busy(error):  # the seed's busy answer is a 1308 too, a number
         return quota_exceeded(RpcError(INTERNAL_ERROR, text, data), reason, None, None, lang)
-    return RpcError(INTERNAL_ERROR, text, data)
+    return RpcError(INTERNAL_ERROR, text, data, wording)
 
 
 SUBSCRIBE_FLOOR = "0.14.8"

@@ -30,6 +30,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .i18n import EN, t
+
 RUNTIME_PREFERENCES = "session/requestRuntimePreferences"
 PROVIDER_HEADERS = "interaction/requestProviderRuntimeHeaders"
 MCP_AUTH_HEADERS = "interaction/requestOfficialMcpAuthHeaders"
@@ -50,15 +52,6 @@ def interaction_preferences(workspace: dict[str, Any]) -> dict[str, Any]:
     return {"workspace": workspace, "preferences": {"askUserQuestionAutoResolutionEnabled": False}}
 
 
-NO_PROVIDER_HEADERS_REASON = (
-    "This model signs in through a ZCode account, and the engine was started in host auth mode "
-    "(ZCODE_APP_SERVER_AUTH_MODE=host), which makes zcode-acp supply the account's credentials; "
-    "zcode-acp holds no ZCode account and found no Coding Plan API key in your provider configuration "
-    "(ZCODE_PERSONAL_PROVIDER_CONFIG_FILE, or <ZCODE_HOME>/v2/provider_config.json) nor one kept by "
-    "`zcode-acp setup`. Either run `zcode-acp setup`, or unset "
-    "ZCODE_APP_SERVER_AUTH_MODE (or set it to standalone) where zcode-acp starts and run `zcode login`, "
-    "or add a provider with access type zhipu-coding-plan-api-key and its apiKey to that file."
-)
 CODING_PLAN_ACCESS = "zhipu-coding-plan-api-key"
 MCP_AUTH_UNAVAILABLE: dict[str, Any] = {"ok": False, "reason": "official_auth_unavailable"}
 
@@ -82,17 +75,20 @@ def coding_plan_key(config: Any, provider_id: Any = None) -> str | None:
     return max(found, key=lambda item: item[:2])[2] if found else None
 
 
-def provider_headers_answer(params: Any, provider_config: Any, own_key: str | None = None) -> dict[str, Any]:
-    """The engine's own configured key for the provider it asks for; else the one ``zcode-acp setup`` kept."""
+def provider_headers_answer(params: Any, provider_config: Any, own_key: str | None = None,
+                            lang: str = EN) -> dict[str, Any]:
+    """The engine's own configured key for the provider it asks for; else the one ``zcode-acp setup`` kept.
+
+    Without one, the engine shows the user ``errorMessage`` as it is: it is in the user's ``lang``."""
     provider_id = params.get("providerId") if isinstance(params, dict) else None
     key = coding_plan_key(provider_config, provider_id) or own_key
     if key:
         return {"headersApplied": True, "requestAuth": {"apiKey": key}}
-    return {"headersApplied": False, "errorMessage": NO_PROVIDER_HEADERS_REASON}
+    return {"headersApplied": False, "errorMessage": t(lang, "host.no_provider_headers")}
 
 
 def host_answer(method: str, params: Any, provider_config: Callable[[], Any] | None = None,
-                own_key: Callable[[], str | None] | None = None) -> dict[str, Any] | None:
+                own_key: Callable[[], str | None] | None = None, lang: str = EN) -> dict[str, Any] | None:
     """The result the bridge gives ``method``, or None when it is not one the bridge answers here.
 
     ``provider_config`` reads the user's personal provider configuration and ``own_key`` the key
@@ -103,7 +99,7 @@ def host_answer(method: str, params: Any, provider_config: Callable[[], Any] | N
         return dict(NO_RUNTIME_FEATURES)
     if method == PROVIDER_HEADERS:
         return provider_headers_answer(params, provider_config() if provider_config else None,
-                                       own_key() if own_key else None)
+                                       own_key() if own_key else None, lang)
     if method == MCP_AUTH_HEADERS:
         return dict(MCP_AUTH_UNAVAILABLE)
     return None

@@ -51,7 +51,8 @@ class BackendGone:
     """The backend process of this generation exited, closed its output, or stopped answering."""
 
     generation: int
-    reason: str
+    reason: str  # a ``backend.gone.*`` catalog key (protocol/i18n): the Backend words it
+    code: int | None = None  # its exit code, when it exited
 
 
 @message

@@ -146,7 +146,7 @@ class WithdrawRequest:
 
 @message
 class CloseConnection:
-    reason: str = "the bridge is closing"
+    """From the Supervisor at teardown: answer what is open, flush, and close the transport."""
 
 
 @message
@@ -161,5 +161,4 @@ class Backlog:
 class WriteFailed:
     """From a writer: its reader is gone."""
 
-    reason: str = "the reader is gone"
     source: Any = None

@@ -77,7 +77,8 @@ class Prompt(ClientRequest):
 
 @message
 class CancelTurn:
-    reason: str
+    """Stop the running turn (a ``session/cancel``, a newer prompt, a teardown): it answers "cancelled"."""
+
     error: RpcError | None = None  # answer with this (``$/cancel_request``: -32800) instead of "cancelled"
 
 

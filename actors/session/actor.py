@@ -15,6 +15,7 @@ from zcode_acp.protocol.errors import (
     RpcError,
 )
 from zcode_acp.protocol.quota import quota_update
+from zcode_acp.protocol.i18n import t
 from zcode_acp.protocol.translator import agent_text, notice_text
 
 from zcode_acp.actors.base import handles
@@ -92,7 +93,8 @@ class Session(SessionLoading):
         self.sequencer.reset()
         self.lifecycle.fail_waiters(RpcError(INTERNAL_ERROR, message.reason))
         self.path.lost(RpcError(INTERNAL_ERROR, message.reason))
-        self.controls.compaction_lost({"message": f"{message.reason} during the compaction"})
+        self.controls.compaction_lost({"message": t(self.config.lang, "backend.lost_during_compaction",
+                                                     reason=message.reason)})
         for turn in list(self.turns.values()):
             turn.tell(BackendLost(message.reason))  # each closes its own cards
         self.deliver(self.close_cards_between_turns())
@@ -109,7 +111,7 @@ class Session(SessionLoading):
         self.lifecycle.close()
         self.router.tell(CancelInteractions(self.session_id, message.reason))
         self.path.close()
-        futures = [turn.ask(CancelTurn("teardown"), block=False) for turn in self.turns.values()]
+        futures = [turn.ask(CancelTurn(), block=False) for turn in self.turns.values()]
         for future in futures:
             try:
                 future.get(timeout=1.0)

@@ -82,7 +82,7 @@ class SessionPrompts(SessionCore):
     def run_turn(self, conn: Any, request_id: Any, prompt: BackendPrompt) -> None:
         """The legacy path's prompt: a Turn of its own, and the latest prompt wins."""
         if self.current is not None:
-            self.turns[self.current].tell(CancelTurn("preempted"))
+            self.turns[self.current].tell(CancelTurn())
             self.router.tell(CancelInteractions(self.session_id, "superseded by a new prompt"))
         self._start_turn(conn, request_id, prompt)
 
@@ -136,7 +136,7 @@ class SessionPrompts(SessionCore):
     def on_cancel_turn(self, message: CancelTurn) -> None:
         self.path.cancel()
         if self.current is not None:
-            self.turns[self.current].tell(CancelTurn(message.reason))
+            self.turns[self.current].tell(CancelTurn())
         else:
             self.deliver(self.close_cards_between_turns())  # a question asked between turns
         self.router.tell(CancelInteractions(self.session_id, "cancelled by user"))
@@ -188,7 +188,7 @@ class SessionPrompts(SessionCore):
             return
         for key, request in self.turn_requests.items():
             if request == (message.conn.actor_urn, message.request_id):
-                self.turns[key].tell(CancelTurn("request cancelled", cancelled()))
+                self.turns[key].tell(CancelTurn(cancelled()))
                 return
         message.conn.tell(Reply(message.request_id, None, cancelled().to_dict()))  # no turn (yet): at once
 

@@ -25,7 +25,7 @@ import gevent
 
 from zcode_acp.config.child_env import scrubbed_environment
 from zcode_acp.config.settings import backend_problem
-from zcode_acp.protocol.errors import RpcError, internal
+from zcode_acp.protocol.errors import RpcError
 from zcode_acp.protocol.i18n import t
 
 log = logging.getLogger(__name__)
@@ -48,7 +48,7 @@ def resolve_command(zcode_bin: str, extra_args: Sequence[str] = (), lang: str = 
     if path.endswith((".js", ".cjs", ".mjs")):
         node = shutil.which("node")
         if not node:
-            raise internal(f"ZCODE_BIN {path!r} is a JavaScript entry point but node is not on PATH")
+            raise RpcError(-32603, t(lang, "error.node_missing", path=repr(path)))
         argv = [node, *argv]
     return argv
 

@@ -31,6 +31,7 @@ import gevent
 import gevent.event
 
 from zcode_acp.protocol import trace as fmt
+from zcode_acp.protocol.i18n import EN, t
 from zcode_acp.protocol.trace import BACKEND_IN as BACKEND_IN  # re-exported for the hooks
 from zcode_acp.protocol.trace import BACKEND_OUT as BACKEND_OUT
 from zcode_acp.protocol.trace import CLIENT_IN as CLIENT_IN
@@ -54,7 +55,18 @@ BATCH_BYTES = 32 * 1024 * 1024  # or this much waiting: write now
 
 
 class TracePathError(OSError):
-    """``FILE`` cannot be a trace: a folder, a file the bridge did not write, or not creatable."""
+    """``FILE`` cannot be a trace: a folder, a file the bridge did not write, or not creatable.
+
+    Its ``str`` is English (the log's, when a rotation is refused); at start it is the one line
+    the user reads, in their language: ``words(lang)`` (a ``trace.*`` catalog key)."""
+
+    def __init__(self, key: str, **params: Any) -> None:
+        super().__init__(t(EN, key, **params))
+        self.key = key
+        self.params = params
+
+    def words(self, lang: str) -> str:
+        return t(lang, self.key, **self.params)
 
 
 HEADER_PREFIX = b'{"trace":"%s"' % fmt.FORMAT.encode()
@@ -70,12 +82,12 @@ def is_trace_file(path: str) -> bool:
     return os.path.isfile(path) and first.startswith(HEADER_PREFIX)
 
 
-def trace_path_problem(path: str) -> str | None:
+def trace_path_problem(path: str) -> TracePathError | None:
     """Why ``path`` (one of a trace's file names) may not be written or rotated, or None when it may."""
     if os.path.isdir(path):
-        return f"--trace {path!r} is a folder; give a file name inside it (e.g. {os.path.join(path, 'trace.jsonl')!r})"
+        return TracePathError("trace.is_a_folder", path=repr(path), example=repr(os.path.join(path, "trace.jsonl")))
     if os.path.lexists(path) and not is_trace_file(path):
-        return f"--trace {path!r} exists and is not a trace this bridge wrote; it is left alone: choose another name"
+        return TracePathError("trace.not_ours", path=repr(path))
     return None
 
 
@@ -88,10 +100,10 @@ def prepare(path: str) -> None:
             os.makedirs(folder, mode=0o700, exist_ok=True)
             os.chmod(folder, 0o700)  # makedirs' mode is filtered by the umask
     except OSError as exc:
-        raise TracePathError(f"--trace {path!r}: cannot create its folder ({exc.strerror})") from None
+        raise TracePathError("trace.no_folder", path=repr(path), reason=exc.strerror) from None
     problem = trace_path_problem(path)
     if problem is not None:
-        raise TracePathError(problem)
+        raise problem
 
 
 class NullTracer:
@@ -307,7 +319,7 @@ class TraceWriter:
             self.fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND | os.O_NOFOLLOW,
                               0o600)
         except OSError as exc:
-            raise TracePathError(f"--trace {self.path!r} cannot be opened for writing ({exc.strerror})") from None
+            raise TracePathError("trace.unwritable", path=repr(self.path), reason=exc.strerror) from None
         os.fchmod(self.fd, 0o600)  # even if the file existed with a wider mode
         self.part += 1
         self.size = 0
@@ -322,7 +334,7 @@ class TraceWriter:
         for name in names:
             problem = trace_path_problem(name)
             if problem is not None:
-                raise TracePathError(problem)
+                raise problem
         for index in range(self.keep, 0, -1):
             older = f"{self.path}.{index}"
             newer = self.path if index == 1 else f"{self.path}.{index - 1}"

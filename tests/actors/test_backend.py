@@ -48,6 +48,30 @@ def test_backend_death_fails_every_pending_request_and_tells_its_sessions(tmp_pa
     backend.stop()
 
 
+def test_a_chinese_bridge_words_the_backends_death_and_its_timeouts_in_chinese(tmp_path):
+    """Issue 29: what the Backend writes itself reaches the user in the bridge's language; its log stays English."""
+    chinese = replace(Config(), lang="zh-CN")
+    asker, session = Probe(), Probe()
+    backend = Backend.start(replace(chinese, zcode_bin=script(tmp_path, "read line; exit 3")))
+    try:
+        backend.tell(RegisterRoute("b-1", session.ref))
+        backend.tell(call("session/read", {"sessionId": "b-1"}, asker, "first"))
+        [reply] = asker.wait_for(lambda: asker.of("Answer"))
+        assert reply.error["message"] == "ZCode 后端已退出（退出码 3）"
+        [lost] = session.wait_for(lambda: session.of("BackendLost"))
+        assert lost.reason == "ZCode 后端已退出（退出码 3）"
+    finally:
+        backend.stop()
+    backend = Backend.start(replace(chinese, zcode_bin=script(tmp_path, "sleep 30")))
+    try:
+        backend.tell(call("session/read", {}, asker, "late", 0.2))
+        [late] = asker.wait_for(lambda: [a for a in asker.of("Answer") if a.tag == "late"])
+        assert late.error["timeout"] and late.error["message"] == "ZCode 后端在 0.2 秒内没有回应 session/read"
+    finally:
+        backend.ask(TerminateBackend(0.5))
+        backend.stop()
+
+
 def test_requests_time_out_with_a_clear_error(tmp_path):
     backend = Backend.start(replace(Config(), zcode_bin=script(tmp_path, "sleep 30")))
     asker = Probe()

@@ -165,3 +165,20 @@ def test_telling_any_other_stopped_actor_still_raises():
     with pytest.raises(pykka.ActorDeadError):
         session.tell(Teardown())
     probe.stop()
+
+
+def test_a_chinese_connection_answers_what_is_open_at_its_close_in_chinese():
+    """Issue 29: the bridge's own error words follow the session's language, to the last answer."""
+    from zcode_acp.actors.messages import CloseConnection
+
+    pipes = Pipes()
+    supervisor = Probe()
+    conn = ClientConnection.start(supervisor.ref, pipes.transport(), lang="zh-CN")
+    try:
+        pipes.send(b'{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":{}}\n')
+        supervisor.wait_for(lambda: supervisor.of("ClientFrame"))
+        conn.ask(CloseConnection(), timeout=3)
+        [answer] = pipes.read_lines(1)
+        assert answer["id"] == 5 and answer["error"] == {"code": -32603, "message": "连接正在关闭"}
+    finally:
+        conn.stop()

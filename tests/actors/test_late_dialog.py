@@ -36,7 +36,7 @@ def test_a_question_asked_after_the_cancel_is_declined_not_shown(world):
     session, backend, conn, router = world
     script = Script(session, backend)
     start_running(session, backend, conn, script)
-    session.tell(CancelTurn("user"))
+    session.tell(CancelTurn())
     assert conn.wait_reply(1).result == {"stopReason": "cancelled"}
     session.tell(BackendRequest(ASK, 1))  # the engine, still stopping the turn, asks
     [asked] = router.wait_for(lambda: router.of("InteractionAsked"))
@@ -75,7 +75,7 @@ def test_on_v4_too_a_question_asked_after_the_cancel_is_declined_not_shown():
         engine = plane.live()
         plane.serve("v4/command")
         plane.play(engine.start)
-        session.tell(CancelTurn("user"))
+        session.tell(CancelTurn())
         assert conn.wait_reply(1).result == {"stopReason": "cancelled"}
         session.tell(BackendRequest(PERMISSION_FRAME, 1))  # the engine, still stopping the turn, asks
         [asked] = router.wait_for(lambda: router.of("InteractionAsked"))

@@ -18,16 +18,25 @@ from tests.actors.fakes import Probe
 CONFIG = replace(Config(), busy_retry_interval=0.01, gap_wait=0.2, silence_probe=0)
 
 
-@pytest.fixture
-def world():
+def _world(config):
     backend, conn, supervisor, router = Probe(), Probe(), Probe(), Probe()
     session = Session.start(
         session_id="acp-1", cwd="/w", mcp_servers=[], settings=SessionSettings(), backend=backend.ref,
-        router=router.ref, supervisor=supervisor.ref, clients=[conn.ref], capabilities={}, config=CONFIG)
+        router=router.ref, supervisor=supervisor.ref, clients=[conn.ref], capabilities={}, config=config)
     yield session, backend, conn, supervisor
     session.stop()
     for probe in (backend, conn, supervisor):
         probe.stop()
+
+
+@pytest.fixture
+def world():
+    yield from _world(CONFIG)
+
+
+@pytest.fixture
+def chinese_world():
+    yield from _world(replace(CONFIG, lang="zh-CN"))
 
 
 class Script:
@@ -110,7 +119,7 @@ def test_cancel_during_a_turn_answers_at_once_and_stops_the_backend_turn(world):
     session, backend, conn, _ = world
     script = Script(session, backend)
     start_running(session, backend, conn, script)
-    session.tell(CancelTurn("user"))
+    session.tell(CancelTurn())
     assert conn.wait_reply(1).result == {"stopReason": "cancelled"}
     stop = backend.wait_call("session/stop")
     assert stop.params == {"sessionId": "b-1"}
@@ -128,7 +137,7 @@ def test_cancel_while_the_send_is_in_flight_stops_the_turn_it_started(world):
     prompt(session, conn, 1)
     script.go_live()
     send = backend.wait_call("session/send")
-    session.tell(CancelTurn("user"))
+    session.tell(CancelTurn())
     assert conn.wait_reply(1).result == {"stopReason": "cancelled"}
     assert backend.calls("session/stop") == []
     script.reply(send, {"accepted": True})
@@ -208,6 +217,16 @@ def test_backend_loss_fails_the_running_prompt(world):
     session.tell(BackendLost("ZCode backend exited (code -9)"))
     reply = conn.wait_reply(1)
     assert reply.error["code"] == -32603 and "exited" in reply.error["message"]
+
+
+def test_a_chinese_session_says_in_chinese_that_the_backend_was_lost_during_the_turn(chinese_world):
+    """Issue 29: the bridge's own words follow the session's language (the Backend words its death in it)."""
+    session, backend, conn, _ = chinese_world
+    script = Script(session, backend)
+    start_running(session, backend, conn, script)
+    session.tell(BackendLost("ZCode 后端已退出（退出码 -9）"))
+    reply = conn.wait_reply(1)
+    assert reply.error["message"] == "ZCode 后端已退出（退出码 -9）（发生在本轮对话中）"
 
 
 def test_background_notification_turns_never_reach_the_prompt(world):

@@ -170,7 +170,7 @@ def test_cancel_sends_the_v4_stop_and_the_turn_answers_cancelled(world):
     plane.serve("v4/command")
     plane.play(engine.start, lambda: engine.text("working"))
     conn.wait_for(lambda: conn.text())
-    session.tell(CancelTurn("cancelled by user"))
+    session.tell(CancelTurn())
     stop = plane.serve("v4/command")
     assert stop.params["type"] == "stop"
     assert plane.port.named("stop")

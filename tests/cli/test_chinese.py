@@ -67,6 +67,9 @@ def test_doctor_in_chinese(tmp_path):
     checks = [line for line in lines if line[:2] in ("✓ ", "! ", "✗ ")]
     # Every check in Chinese except those that are only a path or a version (Python, a file found).
     assert sum(bool(CJK.search(line)) for line in checks) >= len(checks) - 2, checks
+    # Where each editor's configuration goes, and the acpx commands' comments (cli/editors.py).
+    assert "── Neovim: CodeCompanion — 你的 CodeCompanion 配置" in lines
+    assert "# 不写配置条目，效果相同" in lines
 
 
 def test_doctor_names_a_missing_cli_and_its_fix_in_chinese(tmp_path):
@@ -81,6 +84,13 @@ def test_doctor_names_a_missing_cli_and_its_fix_in_chinese(tmp_path):
 def test_the_start_up_warning_in_chinese(tmp_path):
     done = run([ZCODE_ACP], chinese(tmp_path, ZCODE_BIN="no-such-zcode"), timeout=30)
     assert "警告：ZCODE_BIN='no-such-zcode' 不在当前进程的 PATH 中" in done.stderr, done.stderr
+
+
+def test_a_refused_trace_path_is_one_chinese_line(tmp_path):
+    """The one line a start refused for its ``--trace`` prints (exit 2) follows the locale too."""
+    done = run([ZCODE_ACP, "--trace", str(tmp_path)], chinese(tmp_path), timeout=30)
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
+    assert f"--trace {str(tmp_path)!r} 是一个文件夹；请给出其中的文件名" in done.stderr
 
 
 def test_the_demo_in_chinese(tmp_path):

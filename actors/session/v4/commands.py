@@ -63,8 +63,10 @@ def refused(ack: v4.CommandAck, lang: str = "en") -> RpcError:
     key = guard_message_key(ack.reason_code)
     if key is not None:  # a row guard: say why in the user's words (the engine's own text is for logs)
         return RpcError(INTERNAL_ERROR, t(lang, key), {**data, "engineMessage": ack.message})
-    detail = f": {ack.message}" if ack.message else ""
-    return RpcError(INTERNAL_ERROR, f"the engine answered {ack.status} ({ack.reason_code}){detail}", data)
+    if ack.message:  # the engine's own words pass untranslated
+        return RpcError(INTERNAL_ERROR, t(lang, "v4.command.refused_saying", status=ack.status,
+                                          reason=ack.reason_code, message=ack.message), data)
+    return RpcError(INTERNAL_ERROR, t(lang, "v4.command.refused", status=ack.status, reason=ack.reason_code), data)
 
 
 ISSUED_KEPT = 256
@@ -100,7 +102,7 @@ class V4Commands:
             base = self.port.v4_base() if needs_base else None
             params = command_params(command, client_id=self.client_id, base=base)
         except ValueError as exc:  # a row command before the state names a log epoch
-            done(None, RpcError(INTERNAL_ERROR, f"cannot send {command.type} yet: {exc}"))
+            done(None, RpcError(INTERNAL_ERROR, t(self.lang, "v4.command.not_yet", command=command.type, detail=exc)))
             return
         self._remember(params["commandId"])
         self._send(_Sent(command, params, done, retried=retried, base=base))
@@ -133,7 +135,8 @@ class V4Commands:
 
     def _judge(self, sent: _Sent, ack: v4.CommandAck | v4.AckInvalid) -> None:
         if isinstance(ack, v4.AckInvalid):
-            sent.done(None, RpcError(INTERNAL_ERROR, f"the engine's ack of {sent.command.type} is invalid: {ack.detail}"))
+            sent.done(None, RpcError(INTERNAL_ERROR, t(self.lang, "v4.command.ack_invalid", command=sent.command.type,
+                                                        detail=ack.detail)))
             return
         verdict = v4.judge(ack, retried=sent.retried)
         if verdict is v4.Verdict.RETRY_AFTER_REFRESH:
@@ -154,7 +157,7 @@ class V4Commands:
                 return
             items = v4.parse_query_result(result)
             if isinstance(items, v4.AckInvalid):
-                sent.done(None, RpcError(INTERNAL_ERROR, f"the engine's command query is invalid: {items.detail}"))
+                sent.done(None, RpcError(INTERNAL_ERROR, t(self.lang, "v4.command.query_invalid", detail=items.detail)))
                 return
             item = next((i for i in items if i.command_id == key[1]), None)
             if item is not None and item.ack is not None:
@@ -163,6 +166,6 @@ class V4Commands:
                 sent.resent = True
                 self._send(sent)  # it never arrived: the same id again (a duplicate is harmless)
             else:
-                sent.done(None, RpcError(INTERNAL_ERROR, f"the engine never received {sent.command.type}"))
+                sent.done(None, RpcError(INTERNAL_ERROR, t(self.lang, "v4.command.lost", command=sent.command.type)))
 
         self.port.engine_call("v4/commands/query", v4.query_params([key]), answered)
