@@ -14,7 +14,7 @@ from typing import Any
 
 from . import tools, updates
 from .i18n import EN, t
-from .translator import terminal_exit, terminal_output
+from .updates import terminal_exit, terminal_output
 
 # The engine's final task statuses (its background-task status enum: running, completed, failed,
 # timed_out, cancelled, spawn_error, lost; "killed" is the seed's) → the card's last ACP status.
@@ -72,8 +72,8 @@ class TaskCards:
             if ending and card.terminal:
                 out.append(terminal_output(card.card_id, f"\n{ending}\n"))
             elif ending:
-                out.append({"sessionUpdate": "tool_call_update", "toolCallId": card.card_id,
-                            "content": tools.text_content(f"{card.output}\n{ending}" if card.output else ending)})
+                out.append(updates.tool_call_update(
+                    card.card_id, content=tools.text_content(f"{card.output}\n{ending}" if card.output else ending)))
             out.append(self._close(card, status, cancelled=payload.get("status") == "cancelled",
                                    ending=str(payload.get("status")) if ending else None))
         return out
@@ -83,8 +83,7 @@ class TaskCards:
         if isinstance(payload.get("outputPath"), str):
             meta["backgroundTask"]["outputPath"] = payload["outputPath"]
         if card.reused:
-            return {"sessionUpdate": "tool_call_update", "toolCallId": card.card_id, "status": "in_progress",
-                    "_meta": meta}
+            return updates.tool_call_update(card.card_id, status="in_progress", _meta=meta)
         description = payload.get("description") or payload.get("toolName") or "task"
         return updates.tool_call(card.card_id, f"[background] {description}", "other", "in_progress", meta,
                                  raw_input={"taskId": card.task_id})
@@ -97,8 +96,7 @@ class TaskCards:
         if tail == card.output:
             return []
         card.output = tail
-        return [{"sessionUpdate": "tool_call_update", "toolCallId": card.card_id,
-                 "content": tools.text_content(tail)}]
+        return [updates.tool_call_update(card.card_id, content=tools.text_content(tail))]
 
     def _close(self, card: TaskCard, status: str, cancelled: bool = False, ending: str | None = None) -> dict[str, Any]:
         card.closed = True
@@ -109,7 +107,7 @@ class TaskCards:
             meta["backgroundTask"]["status"] = ending
         if card.terminal:
             return terminal_exit(card.card_id, status, 0 if status == "completed" else 1, _meta=meta)
-        return {"sessionUpdate": "tool_call_update", "toolCallId": card.card_id, "status": status, "_meta": meta}
+        return updates.tool_call_update(card.card_id, status=status, _meta=meta)
 
     def cancel(self, task_id: str) -> list[dict[str, Any]]:
         """``session/cancelBackgroundTask`` succeeded: the card fails, marked cancelled."""

@@ -75,12 +75,12 @@ class RetryCard:
         if title == self.title and not extra:
             return []
         self.title = title
-        return [{"sessionUpdate": "tool_call_update", "toolCallId": self.card_id, "title": title, **extra}]
+        return [updates.tool_call_update(self.card_id, title=title, **extra)]
 
     def close(self, status: str = "completed") -> list[dict[str, Any]]:
         if self.card_id is None:
             return []
-        update: dict[str, Any] = {"sessionUpdate": "tool_call_update", "toolCallId": self.card_id, "status": status}
+        update = updates.tool_call_update(self.card_id, status=status)
         if status == "completed":
             # A finished card must not keep an interim title ("… (2/10) in 3s"): it says how it ended.
             update["title"] = t(self.lang, "recovery.stream_done" if self.streaming else "recovery.done")

@@ -1,9 +1,9 @@
 """Backend turn events → ACP ``session/update`` payloads (docs/protocol-mapping.md, "Events → `session/update`").
 
-One ``TurnTranslator`` lives for one prompt turn. It is a small state machine
-over the turn's tool cards: what each card has shown (status, how much
-terminal output), so that every card opens once, closes once, and cumulative
-output tails are sent as new suffixes only.
+One ``TurnTranslator`` lives for one prompt turn. It reads the turn's
+``tool.updated`` events into steps of its tool cards, whose state machine
+(open once, settle once, cumulative output tails sent as new suffixes only) is
+``tool_cards.py``'s, the same the v4 path's rows feed.
 
 ``feed(event)`` takes one ``session/event`` params dict (already attributed to
 this turn) and returns the ACP ``update`` objects it produces, in order.
@@ -18,51 +18,11 @@ from json.encoder import encode_basestring
 from typing import Any
 
 from . import framing, jsonrpc, session_notices, subagents, tools, updates
+from .tool_cards import Card
 from .events import MODEL_STREAMING, SESSION_UPDATED, STREAM_RECOVERY_UPDATED, TOOL_UPDATED, payload
 from .i18n import EN, t
 from .recovery import RetryCard
 from .usage import context_usage_update
-
-
-@dataclass(slots=True)
-class ToolCard:
-    tool_call_id: str
-    name: str
-    input: dict[str, Any]
-    status: str = "pending"
-    terminal: bool = False  # rendered as a terminal (Bash on a terminal client)
-    background: bool = False  # launched with run_in_background
-    stdout_seen: str = ""  # last cumulative stdout snapshot already sent
-    stderr_seen: str = ""
-    streamed: bool = False  # some output already went out as terminal data
-    launched: bool = False  # background launch acknowledged; the task closes the card
-    child: str | None = None  # a sub-agent's own call, shown in this child session (protocol/subagents.py)
-
-    @property
-    def final(self) -> bool:
-        return self.status in ("completed", "failed")
-
-
-def _update(tool_call_id: str, **fields: Any) -> dict[str, Any]:
-    update = {"sessionUpdate": "tool_call_update", "toolCallId": tool_call_id}
-    update.update(fields)
-    return update
-
-
-def terminal_output(tool_call_id: str, data: str) -> dict[str, Any]:
-    return _update(tool_call_id, _meta={"terminal_output": {"terminal_id": tool_call_id, "data": data}})
-
-
-def terminal_exit(tool_call_id: str, status: str, exit_code: int, **extra: Any) -> dict[str, Any]:
-    meta = {"terminal_exit": {"terminal_id": tool_call_id, "exit_code": exit_code, "signal": None}}
-    meta.update(extra.pop("_meta", {}))
-    return _update(
-        tool_call_id,
-        status=status,
-        content=[{"type": "terminal", "terminalId": tool_call_id}],
-        _meta=meta,
-        **extra,
-    )
 
 
 def agent_text(text: str, message_id: str) -> dict[str, Any]:
@@ -123,7 +83,7 @@ class TextChunkLines:
 class TurnTranslator:
     message_id: str
     terminal_output: bool = False
-    cards: dict[str, ToolCard] = field(default_factory=dict)
+    cards: dict[str, Card] = field(default_factory=dict)
     saw_tool_result: bool = False
     plan: list[dict[str, str]] | None = None  # the last plan this turn showed (or was given)
     last_usage: dict[str, Any] | None = None  # the last context meter this turn showed
@@ -229,29 +189,16 @@ class TurnTranslator:
 
     # -- tool cards ------------------------------------------------------------
 
-    def _open(self, tool_call_id: str, body: dict[str, Any]) -> tuple[ToolCard, dict[str, Any]]:
+    def _open(self, tool_call_id: str, body: dict[str, Any]) -> tuple[Card, dict[str, Any]]:
         name, tool_input = self._declared.pop(tool_call_id, (None, {}))
         name = body.get("toolName") or name or "Tool"
         if isinstance(body.get("input"), dict) and not body.get("inputOmitted"):
             tool_input = body["input"]
-        card = ToolCard(
-            tool_call_id=tool_call_id,
-            name=str(name),
-            input=tool_input,
-            terminal=self.terminal_output and name == "Bash",
-            background=bool(tool_input.get("run_in_background")),
-        )
+        card = Card(tool_call_id, str(name), tool_input, terminal=self.terminal_output and name == "Bash",
+                    background=bool(tool_input.get("run_in_background")))
         self.cards[tool_call_id] = card
         self._segment += 1  # text after a tool card is a new message
-        start = updates.tool_call(tool_call_id, tools.tool_title(card.name, card.input), tools.tool_kind(card.name),
-                                  "pending", {"claudeCode": {"toolName": card.name}}, raw_input=card.input,
-                                  locations=tools.tool_locations(card.input))
-        if card.terminal:
-            start["content"] = [{"type": "terminal", "terminalId": tool_call_id}]
-            start["_meta"]["terminal_info"] = {"terminal_id": tool_call_id}
-        if card.background:
-            start["_meta"]["background"] = True
-        return card, start
+        return card, card.opened()
 
     def ensure_card(self, tool_call_id: str, tool_name: str, tool_input: dict[str, Any]) -> list[dict[str, Any]]:
         """Open the card an interaction refers to, unless it is already shown."""
@@ -346,85 +293,42 @@ class TurnTranslator:
             out.extend(self._error(card, body.get("error")))
         return out
 
-    def _start(self, card: ToolCard) -> list[dict[str, Any]]:
-        if card.status != "pending":
-            return []
-        card.status = "in_progress"
-        return [_update(card.tool_call_id, status="in_progress")]
+    def _start(self, card: Card) -> list[dict[str, Any]]:
+        return card.advance("in_progress") if card.status == "pending" else []
 
-    def _progress(self, card: ToolCard, body: dict[str, Any]) -> list[dict[str, Any]]:
+    def _progress(self, card: Card, body: dict[str, Any]) -> list[dict[str, Any]]:
         out = self._start(card)
         stdout_tail, stderr_tail = body.get("stdoutTail"), body.get("stderrTail")
-        stdout: str = stdout_tail if isinstance(stdout_tail, str) else card.stdout_seen
-        stderr: str = stderr_tail if isinstance(stderr_tail, str) else card.stderr_seen
+        stdout: str = stdout_tail if isinstance(stdout_tail, str) else card.shown
+        stderr: str = stderr_tail if isinstance(stderr_tail, str) else card.stderr_shown
         if card.terminal:
-            data = tools.new_suffix(card.stdout_seen, stdout) + tools.new_suffix(card.stderr_seen, stderr)
-            card.stdout_seen, card.stderr_seen = stdout, stderr
-            if data:
-                card.streamed = True
-                out.append(terminal_output(card.tool_call_id, data))
-        elif (stdout, stderr) != (card.stdout_seen, card.stderr_seen):
-            # Content replaces what a card shows, so it carries the current tail.
-            card.stdout_seen, card.stderr_seen = stdout, stderr
+            data = tools.new_suffix(card.shown, stdout) + tools.new_suffix(card.stderr_shown, stderr)
+            card.shown, card.stderr_shown = stdout, stderr
+            out.extend(card.stream_terminal(data))
+        elif (stdout, stderr) != (card.shown, card.stderr_shown):
+            # Content replaces what a card shows, so it carries the current tail of both streams.
+            card.stderr_shown = stderr
             text = stdout + ("\n" if stderr and stdout and not stdout.endswith("\n") else "") + stderr
-            out.append(_update(card.tool_call_id, content=tools.text_content(text),
-                               rawOutput={"stdout": stdout, "stderr": stderr}))
+            out.extend(card.show(text, rawOutput={"stdout": stdout, "stderr": stderr}))
+            card.shown = stdout
         return out
 
-    def _result(self, card: ToolCard, result: Any) -> list[dict[str, Any]]:
+    def _result(self, card: Card, result: Any) -> list[dict[str, Any]]:
         self.saw_tool_result = True
         text = tools.result_text(result)
         failed = tools.result_failed(result)
-        status = "failed" if failed else "completed"
-        meta: dict[str, Any] = {"claudeCode": {"toolName": card.name}}
-        if card.name in ("Agent", "Task") and not card.background:
-            sub = tools.subagent_meta(text)
-            if sub:
-                meta["subagent"] = sub
-        if card.terminal:
-            out = []
-            if not card.streamed and text:
-                out.append(terminal_output(card.tool_call_id, text))
-            elif card.streamed and text.startswith(card.stdout_seen) and len(text) > len(card.stdout_seen):
-                out.append(terminal_output(card.tool_call_id, text[len(card.stdout_seen):]))
-            card.stdout_seen = text if text.startswith(card.stdout_seen) else card.stdout_seen
-            card.streamed = card.streamed or bool(text)
-            if card.background and not failed:
-                # Launch acknowledged; the task's own events close this card later.
-                card.status = "in_progress"
-                card.launched = True
-                return out + [_update(card.tool_call_id, status="in_progress", **tools.raw_output(result),
-                                      _meta={"background": True, "claudeCode": meta["claudeCode"]})]
-            card.status = status
-            exit_code = tools.result_exit_code(result)
-            if exit_code is None:
-                exit_code = 1 if failed else 0
-            out.append(terminal_exit(card.tool_call_id, status, exit_code, **tools.raw_output(result),
-                                     _meta={"claudeCode": meta["claudeCode"]}))
-            return out
-        content = [] if failed else tools.diff_content(card.name, card.input)
-        if not content and text:
-            content = tools.text_content(text)
+        raw = tools.raw_output(result).get("rawOutput")
         if card.background and card.name == "Bash" and not failed:
-            card.status = "in_progress"
-            card.launched = True
-            meta["background"] = True
-            return [_update(card.tool_call_id, status="in_progress", content=content, **tools.raw_output(result),
-                            _meta=meta)]
-        card.status = status
-        return [_update(card.tool_call_id, status=status, content=content, **tools.raw_output(result), _meta=meta)]
+            return card.hand_over(text, raw)  # a background launch returned: its task closes the card
+        return card.settle(failed, text, exit_code=tools.result_exit_code(result), raw_output=raw)
 
-    def _error(self, card: ToolCard, error: Any) -> list[dict[str, Any]]:
+    def _error(self, card: Card, error: Any) -> list[dict[str, Any]]:
         self.saw_tool_result = True
         if isinstance(error, dict):
             text = str(error.get("message") or error.get("error") or error)
         else:
             text = str(error or t(self.lang, "tool.failed"))  # the engine said nothing: our words
-        card.status = "failed"
-        if card.terminal:
-            return [terminal_exit(card.tool_call_id, "failed", 1, rawOutput={"error": text})]
-        return [_update(card.tool_call_id, status="failed", content=tools.text_content(text),
-                        rawOutput={"error": text})]
+        return card.settle(True, text, exit_code=1, raw_output={"error": text})
 
     def _batch(self, body: dict[str, Any]) -> list[dict[str, Any]]:
         ids = body.get("toolCallIds")
@@ -438,9 +342,9 @@ class TurnTranslator:
                 continue
             card.status = status
             if card.terminal:
-                out.append(terminal_exit(tool_call_id, status, 1 if status == "failed" else 0))
+                out.append(updates.terminal_exit(tool_call_id, status, 1 if status == "failed" else 0))
             else:
-                out.append(_update(tool_call_id, status=status))
+                out.append(updates.tool_call_update(tool_call_id, status=status))
         return out
 
     # -- hand-over ----------------------------------------------------------------
@@ -458,18 +362,13 @@ class TurnTranslator:
         background task took over) closes ``failed``, once."""
         updates = self.retry.close("failed")
         for card in sorted(self.open_cards(), key=lambda card: card.child is None):  # a child's before it ends
-            if not card.launched:
-                card.status = "failed"
-                updates.append(_update(card.tool_call_id, status="failed"))
+            updates.extend(card.close())
         return self._route(updates)
 
     def close_card(self, tool_call_id: str) -> list[dict[str, Any]]:
         """Close one card ``failed`` if it is still open here (a dialog abandoned)."""
         card = self.cards.get(tool_call_id)
-        if card is None or card.final or card.launched:
-            return []
-        card.status = "failed"
-        return self._route([_update(tool_call_id, status="failed")])
+        return self._route(card.close()) if card is not None else []
 
-    def open_cards(self) -> list[ToolCard]:
+    def open_cards(self) -> list[Card]:
         return [card for card in self.cards.values() if not card.final]

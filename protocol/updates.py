@@ -35,8 +35,28 @@ def tool_call(tool_call_id: str, title: str, kind: str, status: str, meta: dict[
     return update
 
 
+def tool_call_update(tool_call_id: str, **fields: Any) -> Update:
+    """A card changed (``sessionUpdate: tool_call_update``): every such update, on either path, is built here."""
+    update: Update = {"sessionUpdate": "tool_call_update", "toolCallId": tool_call_id}
+    update.update(fields)
+    return update
+
+
 def tool_call_failed(tool_call_id: str) -> Update:
-    return {"sessionUpdate": "tool_call_update", "toolCallId": tool_call_id, "status": "failed"}
+    return tool_call_update(tool_call_id, status="failed")
+
+
+def terminal_output(tool_call_id: str, data: str) -> Update:
+    """New bytes of a terminal card (``_meta.terminal_output``, docs/protocol-mapping.md)."""
+    return tool_call_update(tool_call_id, _meta={"terminal_output": {"terminal_id": tool_call_id, "data": data}})
+
+
+def terminal_exit(tool_call_id: str, status: str, exit_code: int, **extra: Any) -> Update:
+    """A terminal card's one terminal status, with ``_meta.terminal_exit``."""
+    meta = {"terminal_exit": {"terminal_id": tool_call_id, "exit_code": exit_code, "signal": None}}
+    meta.update(extra.pop("_meta", {}))
+    return tool_call_update(tool_call_id, status=status, content=[{"type": "terminal", "terminalId": tool_call_id}],
+                            _meta=meta, **extra)
 
 
 def plan_entries(todos: Any) -> list[dict[str, str]] | None:

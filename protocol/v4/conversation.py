@@ -45,7 +45,9 @@ from . import conversation_view as view
 from .conversation_children import ChildSessions
 from .conversation_retry import ApiRetryCard
 from .work_cards import WorkCards
-from .conversation_cards import FINAL, SUBAGENT_STATUSES, TOOL_STATUSES, ToolCards, _Card, output_text
+from ..tool_cards import Card
+from .conversation_cards import FINAL, SUBAGENT_STATUSES, ToolCards, output_text, row_card
+from .conversation_cards import TOOL_STATUSES as TOOL_STATUSES  # re-exported: the tests read it
 from .conversation_signals import InteractionClosed as InteractionClosed
 from .conversation_signals import InteractionOpened as InteractionOpened
 from .conversation_signals import RoutingChanged as RoutingChanged
@@ -128,7 +130,7 @@ class ConversationTranslator(ToolCards):
         self._announced: dict[str, Any] = {}
         self._packed: bytes | None = None  # _announced and _last_text while the conversation rests (``rest``)
         self._sent: dict[int, int] = {}  # row id → characters of its text already sent
-        self._cards: dict[str, _Card] = {}
+        self._cards: dict[str, Card] = {}
         self._row_cards: dict[int, str] = {}
         self._markers: dict[int, str | None] = {}
         # The client's sub-agents as child sessions of this ACP session (conversation_children.py).
@@ -237,9 +239,8 @@ class ConversationTranslator(ToolCards):
             if kind in ("assistantText", "reasoning") and isinstance(row.get("text"), str):
                 self._sent[row_id] = len(row["text"])
             elif kind == "toolCall" and isinstance(row.get("toolCallId"), str):
-                self._cards[row["toolCallId"]] = _Card(TOOL_STATUSES.get(str(row.get("status")), "pending"), row.get("input"),
-                                                       row.get("backgrounded") is True, self._is_terminal(row),
-                                                       output_text(row))
+                card = self._cards[row["toolCallId"]] = row_card(row, self._is_terminal(row))
+                card.shown = output_text(row)
                 self._row_cards[row_id] = row["toolCallId"]
                 if isinstance(row.get("workId"), str):
                     self._launches[row["workId"]] = row["toolCallId"]
@@ -247,7 +248,8 @@ class ConversationTranslator(ToolCards):
                 self.children.known(row)
             if kind == "subagent" and not self._shown_by_its_call(row, f"subagent-{row_id}"):
                 status = SUBAGENT_STATUSES.get(str(row.get("status")), "in_progress")
-                self._cards[f"subagent-{row_id}"] = _Card(status, lingers=row.get("backgrounded") is True)
+                self._cards[f"subagent-{row_id}"] = Card(f"subagent-{row_id}", "", None, status,
+                                                         launched=row.get("backgrounded") is True)
                 self._row_cards[row_id] = f"subagent-{row_id}"
             elif kind == "timelineMarker":
                 self._markers[row_id] = marker_notice(row.get("marker"), self._lang)
@@ -320,8 +322,8 @@ class ConversationTranslator(ToolCards):
         elif path == "output.text" and kind == "toolCall":
             card_id = row.get("toolCallId")
             card = self._cards.get(card_id) if isinstance(card_id, str) else None
-            if isinstance(card_id, str) and card is not None and card.status not in FINAL:
-                self._tool_output(card_id, card, output_text(row), out)
+            if card is not None:
+                out.updates.extend(card.show(output_text(row)))
         # Tool input streams in too; the card shows it when the row settles (``row.upserted``),
         # so a client is not sent the same growing arguments again and again.
 
@@ -384,9 +386,8 @@ class ConversationTranslator(ToolCards):
         # The turn is over: a card it left open will never be closed by the engine.
         out.updates += self._retry.turn_ended(control.stop_reason is None)
         for card_id, card in self._cards.items():
-            if card.status not in FINAL and not card.lingers and not card_id.startswith("work-"):
-                card.status = "failed"
-                out.updates.append(updates.tool_call_failed(card_id))
+            if not card_id.startswith("work-"):
+                out.updates.extend(card.close())  # a launched card stays: its work closes it
         # A failed turn's last words: all a failure without ``lastError`` says (TurnEnded.words).
         words = self._last_text.get("text") if self._last_text is not None and control.stop_reason is None else None
         out.signals.append(TurnEnded(control.stop_reason, control.last_error if control.stop_reason is None else None,
@@ -412,7 +413,7 @@ class ConversationTranslator(ToolCards):
         if card_id is None and isinstance(anchor, int):  # the work's anchor: the backgrounded call's row
             card_id = self._row_cards.get(anchor)
         card = self._cards.get(card_id) if card_id is not None else None
-        return (card_id, card.terminal) if card_id is not None and card is not None and card.lingers else None
+        return (card_id, card.terminal) if card_id is not None and card is not None and card.launched else None
 
 
 def updates_notice(text: str, row_id: int) -> Update:

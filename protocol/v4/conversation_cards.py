@@ -1,8 +1,8 @@
 """The tool and sub-agent cards of a conversation: rows → cards with their status machine.
 
-A ``toolCall`` row is a card under its ``toolCallId``: opened once, updated when its status or
-input change, its output streamed (a terminal for a client that renders them, else the content
-so far), one final status, then silent; a replayed history shows a settled call as one card
+A ``toolCall`` row is a card under its ``toolCallId``, read into the steps of the card state
+machine both engine paths share (``protocol/tool_cards.py``): opened once, updated when its status
+or input change, its output streamed, one final status, then silent; a replayed history shows a settled call as one card
 with its result. A ``subagent`` row is a card of its own, or shown by its Agent call's card.
 ``ToolCards`` is the lower layer of ``ConversationTranslator`` (``conversation.py``), which
 owns the state these methods read (declared below); pure.
@@ -10,11 +10,11 @@ owns the state these methods read (declared below); pure.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from .. import tools, updates
-from ..translator import terminal_exit, terminal_output
+from ..tool_cards import FINAL as FINAL  # re-exported: conversation.py reads it
+from ..tool_cards import SUBAGENT_CALLS, Card
 from .conversation_children import ChildSessions
 from .work_cards import WorkCards
 from .conversation_signals import Translation, Update
@@ -33,34 +33,24 @@ TOOL_STATUSES = {
 SUBAGENT_STATUSES = {"running": "in_progress", "success": "completed", "failed": "failed", "cancelled": "failed"}
 
 
-FINAL = frozenset(("completed", "failed"))
-
-
-SUBAGENT_CALLS = frozenset(("Agent", "Task"))  # the tool calls that run a sub-agent
-
-
-@dataclass(slots=True)
-class _Card:
-    status: str
-    input: Any = None
-    lingers: bool = False
-    """A backgrounded tool call: its work card, not the turn, closes it."""
-    terminal: bool = False
-    """A Bash card of a client that renders terminals: its output goes out as ``terminal_output``."""
-    shown: str = ""
-    """The tool's output as far as the client has been sent it (``output.text`` grows while it runs)."""
-
-
 def output_text(row: dict[str, Any]) -> str:
     output = row.get("output")
     text = output.get("text") if isinstance(output, dict) else None
     return text if isinstance(text, str) else ""
 
 
+def row_card(row: dict[str, Any], terminal: bool) -> Card:
+    """The card of a ``toolCall`` row, as the row says it is now (a new card, or one attached to)."""
+    name = row.get("toolName")
+    status = TOOL_STATUSES.get(str(row.get("status")), "pending")
+    return Card(str(row["toolCallId"]), name if isinstance(name, str) else "", row.get("input"), status,
+                terminal=terminal, launched=row.get("backgrounded") is True)
+
+
 class ToolCards:
     """Cards of tool calls and sub-agents; the translator (conversation.py) sets this state up."""
 
-    _cards: dict[str, _Card]
+    _cards: dict[str, Card]
     _row_cards: dict[int, str]
     _launches: dict[str, str]
     _works: WorkCards
@@ -74,138 +64,81 @@ class ToolCards:
         replayed_settled = self._replaying and TOOL_STATUSES.get(str(row.get("status"))) in FINAL
         return self._terminal and row.get("toolName") == "Bash" and not replayed_settled
 
-    @staticmethod
-    def _tool_output(card_id: str, card: _Card, text: str, out: Translation) -> None:
-        """What the running tool printed since the client last saw its output.
-
-        A terminal gets only what is new (it appends); any other card's content is replaced
-        whole, so it carries all the output so far (as the legacy path shows a tool's tail).
-        """
-        if card.terminal:
-            data = tools.new_suffix(card.shown, text)
-            card.shown = text
-            if data:
-                out.updates.append(terminal_output(card_id, data))
-        elif text != card.shown:
-            card.shown = text
-            out.updates.append({"sessionUpdate": "tool_call_update", "toolCallId": card_id,
-                                "content": tools.text_content(text)})
-
     def _tool_row(self, row: dict[str, Any], out: Translation) -> None:
+        """A ``toolCall`` row → the steps of its card (protocol/tool_cards.py): open, advance,
+        output, settle. ``launched`` marks a backgrounded call, which its work card closes."""
         card_id = row.get("toolCallId")
         if not isinstance(card_id, str):
             return
-        name = row.get("toolName") if isinstance(row.get("toolName"), str) else None
         tool_input = row.get("input")
         status = TOOL_STATUSES.get(str(row.get("status")), "pending")
         self._row_cards[row["rowId"]] = card_id
         if isinstance(row.get("workId"), str):
             self._launches[row["workId"]] = card_id
-        if (row.get("backgrounded") is True and name == "Bash" and status in FINAL
+        backgrounded = row.get("backgrounded") is True
+        if (backgrounded and row.get("toolName") == "Bash" and status in FINAL
                 and card_id not in self._works.closed_card_ids()):
             status = "in_progress"  # the launch returned; its work carries on in this card (work_cards.py)
         card = self._cards.get(card_id)
         if card is None:
-            start = updates.tool_call(card_id, tools.tool_title(name, tool_input), tools.tool_kind(name), status,
-                                      {"claudeCode": {"toolName": name or ""}})
-            if isinstance(tool_input, dict):
-                start["rawInput"] = tool_input
-                start["locations"] = tools.tool_locations(tool_input)
-                diff = tools.diff_content(name, tool_input)
-                if diff:
-                    start["content"] = diff
-            terminal = self._is_terminal(row)
-            if terminal:
-                start["content"] = [{"type": "terminal", "terminalId": card_id}]
-                start["_meta"]["terminal_info"] = {"terminal_id": card_id}
-            out.updates.append(start)
-            card = self._cards[card_id] = _Card(status, tool_input, row.get("backgrounded") is True, terminal)
-            if status not in FINAL:
-                self._tool_output(card_id, card, output_text(row), out)
+            card = self._cards[card_id] = row_card(row, self._is_terminal(row))
+            card.status = status
+            if status in FINAL and not card.terminal:  # first seen settled (a replayed history): one card with its result
+                out.updates.append(self._settled_card(card, row))
+                if card.name in SUBAGENT_CALLS:  # its child ends with it (conversation_children.py)
+                    self.children.call_settled(card_id, status == "completed", out.updates)
                 return
-            if not terminal:  # a call first seen settled (a replayed history): one card with its result
-                out.updates.pop()
-                self._settled_card(start, card, row, out)
-                return
-            status_changed = False
-        else:
-            if card.status in FINAL:
-                return
-            status_changed = status != card.status
-        fields: dict[str, Any] = {}
-        if status_changed:
-            fields["status"] = status
-        if tool_input != card.input and isinstance(tool_input, dict):
-            fields["title"] = tools.tool_title(name, tool_input)
-            fields["rawInput"] = tool_input
-            fields["locations"] = tools.tool_locations(tool_input)
-        if status in FINAL and card.terminal:
-            self._terminal_end(card_id, card, row, status, fields, out)
+            out.updates.append(card.opened(with_input=isinstance(tool_input, dict)))
+            if status in FINAL:
+                card.status = "in_progress"  # a terminal card opened settled: its exit follows
+        if card.final:
             return
-        if status in FINAL:
-            content = self._tool_result(row)
-            if content:
-                fields["content"] = content
-            if isinstance(row.get("output"), dict):
-                fields["rawOutput"] = row["output"]
-            output = row.get("output")
-            text = output.get("text") if isinstance(output, dict) else None
-            sub = tools.subagent_meta(text) if name in SUBAGENT_CALLS and isinstance(text, str) else None
-            if sub and row.get("backgrounded") is not True:  # a synchronous sub-agent's usage, as the legacy card has it
-                fields["_meta"] = {"claudeCode": {"toolName": name}, "subagent": sub}
-        card.status, card.input = status, tool_input
-        card.lingers = row.get("backgrounded") is True
-        if fields:
-            out.updates.append({"sessionUpdate": "tool_call_update", "toolCallId": card_id, **fields})
-        if status in FINAL and name in SUBAGENT_CALLS:  # its child ends with it, as on the legacy path
-            self.children.call_settled(card_id, status == "completed", out.updates)
+        card.launched = card.background = backgrounded
+        fields: dict[str, Any] = {}
+        if tool_input != card.input and isinstance(tool_input, dict):
+            card.input = tool_input
+            fields = {"title": tools.tool_title(card.name, tool_input), "rawInput": tool_input,
+                      "locations": tools.tool_locations(tool_input)}
         if status not in FINAL:
-            self._tool_output(card_id, card, output_text(row), out)
+            out.updates.extend(card.advance(status, **fields))
+            out.updates.extend(card.show(output_text(row)))
+            return
+        if fields and card.terminal:  # a terminal's exit carries no input: it goes first
+            out.updates.append(updates.tool_call_update(card_id, **fields))
+            fields = {}
+        output = row.get("output") if isinstance(row.get("output"), dict) else None
+        out.updates.extend(card.settle(status == "failed", self._result_text(row, card.terminal), raw_output=output,
+                                       exit_code=tools.result_exit_code(output), fields=fields))
+        if card.name in SUBAGENT_CALLS:  # its child ends with it, as on the legacy path
+            self.children.call_settled(card_id, status == "completed", out.updates)
 
-    def _settled_card(self, start: Update, card: _Card, row: dict[str, Any], out: Translation) -> None:
+    def _settled_card(self, card: Card, row: dict[str, Any]) -> Update:
         """A non-terminal card that opens settled carries its result in its ``tool_call``, as a
         replayed legacy history has it, rather than in an update right after."""
-        closing = Translation()
-        card.status = "pending"  # so the settle below is a change
-        self._tool_row(row, closing)
-        settle, *after = closing.updates  # after: an Agent call's child ending with it (conversation_children.py)
+        start = card.opened(with_input=isinstance(card.input, dict))
+        card.status = "pending"  # so the settle below is the card's one terminal status
+        card.background = row.get("backgrounded") is True
+        output = row.get("output") if isinstance(row.get("output"), dict) else None
+        [settle] = card.settle(TOOL_STATUSES.get(str(row.get("status"))) == "failed", self._result_text(row, False),
+                               raw_output=output)
         settle.pop("sessionUpdate")
         settle.pop("toolCallId")
+        if not settle.get("content"):
+            settle.pop("content")
         meta = {**start["_meta"], **settle.pop("_meta", {})}
-        out.updates.append({**start, **settle, "_meta": meta})
-        out.updates.extend(after)
-
-    def _terminal_end(self, card_id: str, card: _Card, row: dict[str, Any], status: str, fields: dict[str, Any],
-                      out: Translation) -> None:
-        """A terminal card settles: the output it has not shown yet, then its exit (as the legacy path ends one)."""
-        fields.pop("status", None)
-        if fields:
-            out.updates.append({"sessionUpdate": "tool_call_update", "toolCallId": card_id, **fields})
-        text = output_text(row)
-        if not text and isinstance(row.get("error"), dict) and isinstance(row["error"].get("message"), str):
-            text = row["error"]["message"]
-        if text.startswith(card.shown) and len(text) > len(card.shown):
-            out.updates.append(terminal_output(card_id, text[len(card.shown):]))
-        card.shown = text if text.startswith(card.shown) else card.shown
-        card.status, card.input = status, row.get("input")
-        card.lingers = row.get("backgrounded") is True
-        output = row.get("output") if isinstance(row.get("output"), dict) else None
-        exit_code = tools.result_exit_code(output)
-        if exit_code is None:
-            exit_code = 0 if status == "completed" else 1
-        extra: dict[str, Any] = {"rawOutput": output} if output is not None else {}
-        out.updates.append(terminal_exit(card_id, status, exit_code, **extra,
-                                         _meta={"claudeCode": {"toolName": row.get("toolName") or ""}}))
+        return {**start, **settle, "_meta": meta}
 
     @staticmethod
-    def _tool_result(row: dict[str, Any]) -> list[dict[str, Any]]:
+    def _result_text(row: dict[str, Any], terminal: bool) -> str:
+        """What a settled row shows: a terminal its output (else the error), any other card the error
+        first (the reason it failed), else the output."""
         error = row.get("error")
-        if isinstance(error, dict) and isinstance(error.get("message"), str) and error["message"]:
-            return tools.text_content(error["message"])
-        output = row.get("output")
-        if isinstance(output, dict) and isinstance(output.get("text"), str) and output["text"]:
-            return tools.text_content(output["text"])
-        return []
+        message = error.get("message") if isinstance(error, dict) else None
+        message = message if isinstance(message, str) else ""
+        text = output_text(row)
+        if terminal:
+            return text or message
+        return message or text
 
     def _subagent_row(self, row: dict[str, Any], out: Translation) -> None:
         card_id = f"subagent-{row['rowId']}"
@@ -225,12 +158,12 @@ class ToolCards:
             if content:
                 start["content"] = content
             out.updates.append(start)
-            self._cards[card_id] = _Card(status, lingers=row.get("backgrounded") is True)
+            self._cards[card_id] = Card(card_id, "", None, status, launched=row.get("backgrounded") is True)
             return
-        card.lingers = row.get("backgrounded") is True
+        card.launched = row.get("backgrounded") is True
         if card.status in FINAL or card.status == status:
             return
-        update: Update = {"sessionUpdate": "tool_call_update", "toolCallId": card_id, "status": status}
+        update = updates.tool_call_update(card_id, status=status)
         if content:
             update["content"] = content
         card.status = status
@@ -261,6 +194,6 @@ class ToolCards:
 
     def _close(self, card_id: str, out: Translation) -> None:
         card = self._cards.get(card_id)
-        if card is not None and card.status not in FINAL:
-            card.status = "failed"
-            out.updates.append(updates.tool_call_failed(card_id))
+        if card is not None and card.status not in FINAL:  # the engine is gone: even a launched card fails
+            card.launched = False
+            out.updates.extend(card.close())

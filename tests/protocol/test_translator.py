@@ -37,7 +37,7 @@ def test_a_background_launch_card_stays_open():
     assert not translator.open_cards()[0].launched
     translator.feed({"type": "tool.updated", "payload": {"kind": "result", "toolCallId": "bg", "result": "started\n"}})
     [card] = translator.open_cards()  # left open: its background task closes it
-    assert card.tool_call_id == "bg" and card.terminal and card.stdout_seen == "started\n"
+    assert card.tool_call_id == "bg" and card.terminal and card.shown == "started\n"
     assert card.launched
 
 
