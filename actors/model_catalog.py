@@ -77,13 +77,21 @@ class CatalogFile:
             return exc
         return None
 
-    def _read(self) -> bytes | None:
+    def tidy(self) -> None:
+        """Only the leftovers' removal of ``load`` (in the thread pool): the stdio path's early answer
+        read the catalog itself (cli/early_answer.py)."""
+        gevent.spawn(gevent.get_hub().threadpool.apply, self._remove_leftovers)
+
+    def _remove_leftovers(self) -> None:
         # A bridge killed mid-write leaves its temporary file behind: gone once its process is.
         prefix = f".{model_catalog.FILE_NAME}."
         for leftover in self.folder.glob(f"{prefix}*.tmp") if self.folder.is_dir() else ():
             pid = leftover.name[len(prefix):-len(".tmp")].split(".")[0]  # <pid>[.<unique>].tmp
             if pid.isdigit() and not _alive(int(pid)):
                 leftover.unlink(missing_ok=True)
+
+    def _read(self) -> bytes | None:
+        self._remove_leftovers()
         try:
             return self.path.read_bytes()
         except FileNotFoundError:

@@ -36,11 +36,13 @@ from zcode_acp.protocol.handshake import (
     logout_unsupported,
     merge_capabilities,
 )
+from zcode_acp.protocol.first_session import new_session_result, one_workspace_root, workspace_root
 from zcode_acp.protocol.mcp_servers import normalize_mcp_servers
 from zcode_acp.protocol.session_config import session_state, validate_config_value, validate_mode
 from zcode_acp.protocol import lazy_sessions
 from zcode_acp.protocol.sessions import list_sessions, without_deleted
 
+from zcode_acp.actors.client_connection import id_key
 from zcode_acp.actors.base import handles, safe_tell
 from zcode_acp.config.settings import Config
 from zcode_acp.actors.messages import (
@@ -99,8 +101,7 @@ def _session_id(params: dict[str, Any]) -> str:
 
 
 def _no_additional_directories(params: dict[str, Any]) -> None:
-    if params.get("additionalDirectories"):
-        raise invalid_params("additionalDirectories", "invalid.one_workspace_root")
+    one_workspace_root(params)
 
 
 def _mcp_servers(params: dict[str, Any]) -> list[Any]:
@@ -110,24 +111,23 @@ def _mcp_servers(params: dict[str, Any]) -> list[Any]:
 
 def _absolute_cwd(params: dict[str, Any], must_exist: bool = False) -> str:
     """The workspace root, normalised (``/a/../b/`` → ``/b``); a new session's must exist."""
-    cwd = params.get("cwd")
-    if not isinstance(cwd, str) or not os.path.isabs(cwd):
-        raise invalid_params("cwd", "invalid.must_be_absolute")
-    try:
-        cwd.encode("utf-8")
-    except UnicodeEncodeError:
-        raise invalid_params("cwd", "invalid.lone_surrogate") from None
-    cwd = os.path.normpath(cwd)
-    if must_exist and not os.path.isdir(cwd):
-        raise invalid_params("cwd", "invalid.not_a_directory", path=cwd)
-    return cwd
+    return workspace_root(params, os.path.isdir if must_exist else None)
 
 _DEFERRED = object()  # the handler passed the request on; someone else answers it
 
 
 class Supervisor(SessionRegistry, AirSessionIndex):
-    def __init__(self, config: Config, on_exit: Callable[[], None], root: str | None = None) -> None:
+    def __init__(self, config: Config, on_exit: Callable[[], None], root: str | None = None,
+                 early_sessions: tuple[tuple[Any, str], ...] = (),
+                 early_catalog: tuple[dict[str, Any] | None] | None = None) -> None:
         super().__init__(config, on_exit, root)
+        # The stdio path answered these session/new requests before the runtime was up ((request id,
+        # the session id it gave)): each is made here with that id, and its answer is not written again.
+        self.early_sessions = {id_key(request): session for request, session in early_sessions}
+        if early_catalog is not None:
+            # It read the remembered catalog for that answer (its one element): the same read, so a
+            # prompt the client sends on that session at once never waits for a second one.
+            self.catalog, self.catalog_loaded = early_catalog[0], True
         self.air_index_init()
         self.methods: dict[str, Callable[[Any, Any, dict[str, Any]], Any]] = {
             "initialize": self._initialize,
@@ -241,16 +241,17 @@ class Supervisor(SessionRegistry, AirSessionIndex):
         cwd = self._pinned(_absolute_cwd(params, must_exist=True))
         _no_additional_directories(params)
         servers = _mcp_servers(params)
+        early = self.early_sessions.pop(id_key(request_id.id), None) if conn == self.primary else None
         if not self.catalog_loaded:
             # The remembered catalog is a small local file read at start (initialize never waits for
             # it); a session/new that comes first waits for it so that it offers the real models.
-            self.waiting_new.append((conn, request_id, (cwd, servers)))
+            self.waiting_new.append((conn, request_id, (cwd, servers, early)))
             return _DEFERRED
-        return self._new_session(cwd, servers)
+        return self._new_session(cwd, servers, early)
 
-    def _new_session(self, cwd: str, servers: list[Any]) -> dict[str, Any]:
+    def _new_session(self, cwd: str, servers: list[Any], session_id: str | None = None) -> dict[str, Any]:
         first = not self.sessions and not self.dormant
-        session_id = str(uuid.uuid4())
+        session_id = session_id or str(uuid.uuid4())
         self.store.record(session_id, cwd)  # first: a session the store refuses is never made
         settings = self._new_settings()
         # Not an actor until its first use: most editors open sessions they never prompt, and a
@@ -264,7 +265,7 @@ class Supervisor(SessionRegistry, AirSessionIndex):
             # the greenlets this turn wakes, the client connection's among them (docs/performance.md).
             gevent.spawn_later(0, safe_tell, self.actor_ref, RefreshQuota())
         warm_session_actor()  # the first prompt's Session, imported now that this answer is on its way
-        return {"sessionId": session_id, **session_state(settings)}
+        return new_session_result(session_id, settings)
 
     def _announce(self, conn: Any, session_id: str, later: bool = True) -> None:
         """The commands a session offers, after its new/fork answer (never before it)."""
@@ -567,9 +568,9 @@ class Supervisor(SessionRegistry, AirSessionIndex):
             return
         self.catalog_loaded = True
         waiting, self.waiting_new = self.waiting_new, []
-        for conn, handle, (cwd, servers) in waiting:
+        for conn, handle, (cwd, servers, early) in waiting:
             try:
-                result = self._new_session(cwd, servers)
+                result = self._new_session(cwd, servers, early)
             except RpcError as exc:
                 conn.tell(Reply(handle, None, exc.to_dict()))
                 continue

@@ -18,11 +18,11 @@ import gevent
 
 from zcode_acp.protocol.handshake import (
     merge_capabilities,
-    supports_boolean_options,
 )
 from zcode_acp.protocol import model_catalog
+from zcode_acp.protocol.first_session import new_session_settings
 from zcode_acp.protocol.display_text import shown_title
-from zcode_acp.protocol.session_config import V4_SETTABLE_MODES, SessionSettings
+from zcode_acp.protocol.session_config import SessionSettings
 
 from zcode_acp import version
 from zcode_acp.actors.backend import Backend
@@ -127,7 +127,7 @@ class SessionRegistry(BridgeActor):
         self.catalog_loaded = False  # the file was read (or given up on): session/new answers from then on
         self.catalog_asked = False  # a session was made in the engine at once to learn the catalog (once a run)
         self.index_watches: dict[str, Any] = {}  # cwd → its sessions-index watch (the v4 path's session/list)
-        self.waiting_new: list[tuple[Any, Any, tuple[str, list[Any]]]] = []  # session/new that came before it
+        self.waiting_new: list[tuple[Any, Any, tuple[str, list[Any], str | None]]] = []  # session/new that came before it
         self.waiting_attach: list[tuple[Any, Any, dict[str, Any], bool]] = []  # load/resume that came before it
 
     def on_stop(self) -> None:
@@ -138,9 +138,12 @@ class SessionRegistry(BridgeActor):
     def on_start(self) -> None:
         # Started in order, stopped in reverse (teardown).
         self.store.prepare()
-        self.catalog_file.load(lambda catalog: self.actor_ref.tell(CatalogLoaded(catalog)))
-        # A disk that does not answer must not hold session/new: past this, it answers without the catalog.
-        gevent.spawn_later(CATALOG_READ_WAIT, lambda: safe_tell(self.actor_ref, CatalogLoaded(None)))
+        if self.catalog_loaded:  # the stdio path's early answer read it already
+            self.catalog_file.tidy()
+        else:
+            self.catalog_file.load(lambda catalog: self.actor_ref.tell(CatalogLoaded(catalog)))
+            # A disk that does not answer must not hold session/new: past this, it answers without the catalog.
+            gevent.spawn_later(CATALOG_READ_WAIT, lambda: safe_tell(self.actor_ref, CatalogLoaded(None)))
         if self.config.notify_url:  # the webhook's actor, its formats and tenacity: imported only when one is set
             from zcode_acp.actors.notifier import start_notifier
 
@@ -198,12 +201,8 @@ class SessionRegistry(BridgeActor):
             self._clients_changed()
 
     def _new_settings(self) -> SessionSettings:
-        return model_catalog.seeded(
-            SessionSettings(mode=self.config.default_mode, plan_toggle=supports_boolean_options(self.capabilities),
-                            lang=self.config.lang,
-                            # v4 sets a mode with switchCollaborationMode: only the modes it names
-                            settable_modes=V4_SETTABLE_MODES if self.config.engine_api == "v4" else None),
-            self.catalog)
+        return new_session_settings(self.config.default_mode, self.capabilities, self.config.lang,
+                                    self.config.engine_api, self.catalog)
 
     def _spawn(self, session_id: str, cwd: str, mcp_servers: list[Any], backend_session_id: str | None = None,
                root_known: bool = True, settings: SessionSettings | None = None) -> tuple[Any, SessionSettings]:

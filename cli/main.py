@@ -98,7 +98,7 @@ def answer_early(log_level: str, log_file: str | None, trace_file: str | None) -
         return None
     from zcode_acp import version
     from zcode_acp.config.settings import Config, SettingError, home_problem
-    from zcode_acp.cli.early_answer import answer_waiting_initialize
+    from zcode_acp.cli.early_answer import SessionDefaults, answer_waiting_initialize
     from zcode_acp.cli.serve_options import LOG_LEVELS
 
     if log_level.lower() not in LOG_LEVELS:
@@ -109,7 +109,8 @@ def answer_early(log_level: str, log_file: str | None, trace_file: str | None) -
         return None
     if home_problem(config.zcode_home, config.lang) is not None:
         return None
-    return answer_waiting_initialize(version(), config.lang)
+    defaults = SessionDefaults(config.default_mode, config.lang, config.engine_api, config.zcode_home)
+    return answer_waiting_initialize(version(), config.lang, defaults=defaults)
 
 
 if __name__ == "__main__":

@@ -189,10 +189,11 @@ def serve_stdio(config: Config, trace_file: str | None = None, trace_redact_cont
     protocol_out = protect_stdout()
     start_trace(trace_file, trace_redact_content, config.lang)
     exited = gevent.event.Event()
-    supervisor = Supervisor.start(config, exited.set)
-    preread, answered = early if early is not None else (b"", b"")
+    preread, answered, sessions, catalog = early if early is not None else (b"", (), (), None)
+    supervisor = Supervisor.start(config, exited.set, early_sessions=sessions, early_catalog=catalog)
     if answered:
-        log.debug("initialize was answered before the runtime was imported (%d bytes read ahead)", len(preread))
+        log.debug("initialize%s was answered before the runtime was imported (%d bytes read ahead)",
+                  " and session/new" if sessions else "", len(preread))
     supervisor.ask(AttachClient(StdioTransport(0, protocol_out, preread=preread, answered=answered), True))
     from zcode_acp.cli.remote_access import start_remote  # only when serving: the hub client, sockets
 

@@ -24,9 +24,16 @@ from zcode_acp.actors.transport.writer import Writer
 log = logging.getLogger(__name__)
 
 
+def answer_head(answer: bytes) -> bytes:
+    """An answer frame's head: everything up to its result (``{"jsonrpc":"2.0","id":7,"result":``)."""
+    at = answer.find(b'"result":')
+    return answer[:at + len(b'"result":')] if at >= 0 else answer
+
+
 class StdioTransport:
     def __init__(self, read_fd: int, write_fd: int, name: str = "stdio",
-                 max_line: int = framing.DEFAULT_MAX_LINE, preread: bytes = b"", answered: bytes = b"") -> None:
+                 max_line: int = framing.DEFAULT_MAX_LINE, preread: bytes = b"",
+                 answered: tuple[bytes, ...] = ()) -> None:
         self.read_fd = read_fd
         self.write_fd = write_fd
         self.name = name
@@ -37,10 +44,11 @@ class StdioTransport:
         # Reading stays a few reads ahead of the tree: a client that writes faster than
         # the bridge handles leaves the rest in the pipe, not in mailboxes (docs/reliability.md).
         self.flow = Flow()
-        # Start-up (cli/early_answer.py): bytes read from read_fd before the runtime was up,
-        # read here first, and an answer already written for them, not to be written again.
+        # Start-up (cli/early_answer.py): bytes read from read_fd before the runtime was up, read
+        # here first, and the answers already written for them (initialize, session/new), each not
+        # to be written again: known by its head, up to its result (one id, one answer).
         self.preread = preread
-        self.answered = answered
+        self.answered = [answer_head(answer) for answer in answered]
 
     def start(self, owner: Any) -> None:
         fdio.widen_pipe(self.write_fd)  # a reader that lags a little parks the writer less
@@ -78,16 +86,20 @@ class StdioTransport:
             self.writer.put(data)
 
     def _without_answered(self, data: bytes) -> bytes:
-        """``data`` less the answer written before the runtime was up, where the runtime writes it.
+        """``data`` less the answers written before the runtime was up, where the runtime writes them.
 
-        ``data`` holds whole frames, so a match at its start or right after a newline is that frame.
+        ``data`` holds whole frames, one a line; an answer is known by its head (its id, up to
+        ``"result":``), so each is dropped once, the first time the runtime writes it.
         """
-        answered = self.answered
-        at = 0 if data.startswith(answered) else data.find(b"\n" + answered) + 1
-        if at == 0 and not data.startswith(answered):
-            return data  # not in this write: frames that go out before it (an error for a later line)
-        self.answered = b""
-        return data[:at] + data[at + len(answered):]
+        lines = data.split(b"\n")
+        kept = []
+        for line in lines:
+            head = next((head for head in self.answered if line.startswith(head)), None)
+            if head is None:
+                kept.append(line)
+            else:
+                self.answered.remove(head)
+        return data if len(kept) == len(lines) else b"\n".join(kept)
 
     def drain(self, timeout: float) -> None:
         if self.writer is not None:

@@ -172,11 +172,108 @@ def test_early_answer_reads_the_first_line_as_the_connection_does():
     assert early_initialize_answer(b"\n\n" + line, "1.2.3") == answer  # blank lines are skipped, as the splitter does
 
 
-def test_the_transport_drops_the_answer_already_written_once():
+def test_the_transport_drops_each_answer_already_written_once():
     answered = framing.encode({"jsonrpc": "2.0", "id": 1, "result": {"x": 1}})
+    new_session = framing.encode({"jsonrpc": "2.0", "id": 2, "result": {"sessionId": "s"}})
     other = framing.encode({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}})
-    transport = StdioTransport(0, 1, answered=answered)
+    request = framing.encode({"jsonrpc": "2.0", "id": 2, "method": "session/request_permission", "params": {}})
+    transport = StdioTransport(0, 1, answered=(answered, new_session))
     assert transport._without_answered(other) == other  # a frame before it: kept
     assert transport._without_answered(other + answered + other) == other + other
-    assert transport.answered == b""
+    assert transport._without_answered(request) == request  # the bridge's own request with that id: kept
+    # Known by its head: the runtime's answer to that id is dropped even if its result differs.
+    later = framing.encode({"jsonrpc": "2.0", "id": 2, "result": {"sessionId": "s", "more": 1}})
+    assert transport._without_answered(later) == b""
+    assert transport.answered == []
     assert transport._without_answered(answered) == answered  # the same frame again (a new request): written
+
+
+EARLY_NEW = "initialize and session/new was answered before the runtime was imported"
+
+
+def usual_session_new(env, tmp_path, cwd: str, catalog: str | None = None) -> dict[str, Any]:
+    """The runtime's own answer to the same session/new (a log file keeps the bridge on its usual path),
+    in a home of its own that remembers ``catalog`` (a first run learns one, and the next would offer it)."""
+    home = tmp_path / "usual-home"
+    if catalog is not None:
+        (home / "v2").mkdir(parents=True)
+        (home / "v2" / "acp-model-catalog.json").write_text(catalog)
+    usual = Prefilled(frame(1, "initialize", INITIALIZE) + frame(2, "session/new", {"cwd": cwd, "mcpServers": []}),
+                      {**env, "ZCODE_HOME": str(home)}, "--log-file", str(tmp_path / "usual.log"))
+    _, answer = usual.answers(2)
+    assert usual.close() == []
+    assert "was answered before the runtime" not in (tmp_path / "usual.log").read_text()
+    return answer
+
+
+def test_a_session_new_right_after_initialize_is_answered_early_once_and_the_session_is_real(env, tmp_path):
+    cwd = str(tmp_path)
+    bridge = Prefilled(frame(1, "initialize", INITIALIZE) + frame(2, "session/new", {"cwd": cwd, "mcpServers": []}),
+                       env)
+    _, created = bridge.answers(2)
+    session_id = created["result"]["sessionId"]
+    bridge.write(frame(3, "session/prompt", {"sessionId": session_id,
+                                             "prompt": [{"type": "text", "text": "#sim stream count=2"}]}))
+    [prompted] = bridge.answers(1)
+    assert "result" in prompted, prompted
+    rest = bridge.close()
+    assert rest == [], rest  # the runtime's answer to session/new was not written again
+    assert EARLY_NEW in bridge.stderr.decode(), bridge.stderr.decode()[-3000:]
+    assert prompted == {"jsonrpc": "2.0", "id": 3, "result": prompted["result"]}
+    assert prompted["result"]["stopReason"] == "end_turn"  # the runtime made the session with that id
+    stored = json.loads((tmp_path / "zcode-home" / "v2" / "acp-lazy-sessions.json").read_text())
+    assert stored[session_id]["cwd"] == cwd
+    usual = usual_session_new(env, tmp_path, cwd)
+    assert {**created["result"], "sessionId": "x"} == {**usual["result"], "sessionId": "x"}
+
+
+def test_the_early_session_new_offers_the_remembered_models_as_the_runtime_does(env, tmp_path):
+    folder = tmp_path / "zcode-home" / "v2"
+    folder.mkdir(parents=True)
+    catalog = {"version": 1, "available": [
+        {"ref": {"providerId": "zhipu", "modelId": "glm-5"}, "label": "GLM-5"},
+        {"ref": {"providerId": "zhipu", "modelId": "glm-5-air"}, "label": "GLM-5-Air"}]}
+    (folder / "acp-model-catalog.json").write_text(json.dumps(catalog))
+    cwd = str(tmp_path)
+    bridge = Prefilled(frame(1, "initialize", INITIALIZE) + frame(2, "session/new", {"cwd": cwd, "mcpServers": []}),
+                       env)
+    _, created = bridge.answers(2)
+    assert bridge.close() == []
+    assert EARLY_NEW in bridge.stderr.decode()
+    [model] = [o for o in created["result"]["configOptions"] if o["id"] == "model"]
+    assert [o["value"] for o in model["options"]] == ["glm-5", "glm-5-air"]
+    usual = usual_session_new(env, tmp_path, cwd, json.dumps(catalog))
+    assert {**created["result"], "sessionId": "x"} == {**usual["result"], "sessionId": "x"}
+
+
+@pytest.mark.parametrize("params", [{"cwd": "/no/such/folder", "mcpServers": []}, {"cwd": "relative", "mcpServers": []},
+                                    {"cwd": "/tmp", "mcpServers": [{"name": "x"}]},
+                                    {"cwd": "/tmp", "mcpServers": [], "additionalDirectories": ["/etc"]}])
+def test_a_session_new_the_runtime_refuses_is_answered_by_the_runtime_once(env, params):
+    bridge = Prefilled(frame(1, "initialize", INITIALIZE) + frame(2, "session/new", params), env)
+    _, refused = bridge.answers(2)
+    assert bridge.close() == []
+    assert refused["error"]["code"] == -32602
+    assert EARLY in bridge.stderr.decode() and EARLY_NEW not in bridge.stderr.decode()
+
+
+def test_a_session_new_written_once_initialize_is_answered_is_answered_early_too(env, tmp_path):
+    """What an editor does: read the initialize answer, then write session/new (within the wait)."""
+    read_end, stdin = os.pipe()
+    os.write(stdin, frame(1, "initialize", INITIALIZE))
+    proc = subprocess.Popen([sys.executable, "-m", "zcode_acp", "--log-level", "debug"], env=env, stdin=read_end,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    os.close(read_end)
+    try:
+        assert json.loads(proc.stdout.readline())["id"] == 1
+        os.write(stdin, frame(2, "session/new", {"cwd": str(tmp_path), "mcpServers": []}))
+        assert "sessionId" in json.loads(proc.stdout.readline())["result"]
+        os.write(stdin, frame(3, "session/list", {}))
+        while "method" in (answer := json.loads(proc.stdout.readline())):
+            pass  # the session's commands, announced after its answer
+        assert answer["id"] == 3  # not a second answer to 2
+    finally:
+        os.close(stdin)
+        proc.terminate()
+        _, err = proc.communicate(timeout=20)
+    assert EARLY_NEW in err.decode(), err.decode()[-3000:]

@@ -85,10 +85,23 @@ def imported_before_answers(argv: list[str], env: dict[str, str], requests: list
     return found
 
 
-def test_the_first_session_imports_nothing_a_later_request_or_an_option_needs(tmp_path):
+def test_the_first_session_new_is_answered_before_the_runtime_is_imported(tmp_path):
+    """An editor writes session/new as soon as initialize is answered: it is answered before the
+    runtime's import too (cli/early_answer.py), and the next request by the runtime."""
     env = clean_env(tmp_path, ZCODE_BIN="zcode-sim", ZCODE_ACP_LANG="en")
     _, first_session, next_request = imported_before_answers(["-m", "zcode_acp"], env, [
         ("initialize", INITIALIZE), ("session/new", {"cwd": str(tmp_path), "mcpServers": []}),
+        ("initialize", INITIALIZE)])
+    assert "zcode_acp.actors.supervisor" not in first_session and "gevent" not in first_session
+    assert "zcode_acp.actors.supervisor" in next_request
+
+
+def test_the_first_session_imports_nothing_a_later_request_or_an_option_needs(tmp_path):
+    """The runtime's own first session/new (here not right after initialize, so not answered early)."""
+    env = clean_env(tmp_path, ZCODE_BIN="zcode-sim", ZCODE_ACP_LANG="en")
+    _, _, first_session, next_request = imported_before_answers(["-m", "zcode_acp"], env, [
+        ("initialize", INITIALIZE), ("initialize", INITIALIZE),
+        ("session/new", {"cwd": str(tmp_path), "mcpServers": []}),
         ("initialize", INITIALIZE)])  # any request after it: a cheap one that needs no Session
     assert "zcode_acp.actors.supervisor" in first_session  # the measurement saw the runtime
     assert [name for name in NOT_ON_THE_FIRST_SESSION_PATH if name in first_session] == []
