@@ -4,7 +4,7 @@ Owns the process (started on first need, restarted on the next need after it
 died), the correlation table of requests sent to it (ids, deadlines, who gets
 the typed reply), the routing table backend session id → Session actor, and
 the automatic answers the backend must get (runtime preferences and the
-header requests of today's engine, ``protocol/host_requests.py``; ``-32601``
+header requests of the 0.16 engine, ``protocol/host_requests.py``; ``-32601``
 for requests nobody handles). Request ids are echoed as they came (integers or
 strings such as ``"server-17"``).
 

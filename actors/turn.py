@@ -11,10 +11,10 @@ State machine (docs/state-machines.md, "The Turn"):
   until the backend answers it, and stops that turn if it was accepted.
 * Attribution: the Session's ``Attribution`` (``session/attribution.py``)
   tells the Turn which backend turn its send started (``Adopt``), whether
-  ``turn.started`` came after the send's answer or before it (today's engine);
+  ``turn.started`` came after the send's answer or before it (the 0.16 engine);
   afterwards only events with that id (or none) belong to it.
 * Stopping (cancel, preemption, teardown): ``session/stop`` and, when the
-  turn's ``turn.started`` named a ``foregroundExecutionId`` (today's engine),
+  turn's ``turn.started`` named a ``foregroundExecutionId`` (the 0.16 engine),
   ``v4/command {type: "stop"}`` quoting it. A stopped Turn stays alive,
   watching for its backend turn's end; still running after
   ``config.stop_fallback`` seconds, it asks the Session to close and resume
@@ -96,7 +96,7 @@ BUSY_FIRST_WAIT = 0.02
 BUSY_NOTICE_AFTER = 1.0
 BUSY_NOTICE = "notice.busy"  # its catalog key (protocol/i18n)
 
-SESSION_CLOSED = "session.closed"  # today's engine: the last event of a closed session
+SESSION_CLOSED = "session.closed"  # the 0.16 engine: the last event of a closed session
 # How long a turn the plan's limit stopped waits for the quota's snapshot before it ends without it:
 # a read is bounded at 10 s, but the user should not wait that long to learn the turn is over.
 QUOTA_WAIT = 3.0
@@ -160,7 +160,7 @@ class Turn(BridgeActor):
         self.accepted = False
         self.backend_session_id: str | None = None
         self.turn_id: str | None = None
-        self.execution_id: str | None = None  # today's engine: the foreground execution to stop
+        self.execution_id: str | None = None  # the 0.16 engine: the foreground execution to stop
         self.stopping = False  # settled, stop sent, the backend turn not seen ending yet
         self.v4_stop_sent = False
         self.busy_since: float | None = None  # the first busy answer (loop time)
@@ -360,11 +360,11 @@ class Turn(BridgeActor):
         gevent.spawn_later(self.config.stop_fallback, safe_tell, self.actor_ref, StopDeadline())
 
     def _send_v4_stop(self) -> None:
-        """Today's engine: ``session/stop`` only recovers the stream; this stops the turn."""
+        """The 0.16 engine: ``session/stop`` only recovers the stream; this stops the turn."""
         if self.execution_id is None or self.v4_stop_sent:
             return  # the seed's engine (no execution id), or not known yet: sent on Adopt
         self.v4_stop_sent = True
-        # imported here: only today's engine gets here, and a legacy bridge imports no protocol/v4 at start
+        # imported here: only the 0.16 engine gets here, and a legacy bridge imports no protocol/v4 at start
         from zcode_acp.actors.v4_sender import command_params
         from zcode_acp.protocol.v4.commands import stop
 

@@ -2,10 +2,10 @@
 with a fresh ``commandId`` (its idempotency key), the bridge's ``CLIENT_ID`` and the time it was issued.
 
 Every command goes through ``command_params``: the v4 path's ``V4Commands`` (which also judges the
-acks), the legacy path's steer, rename and stop on today's engine, and the Supervisor's
+acks), the legacy path's steer, rename and stop on the 0.16 engine, and the Supervisor's
 ``deleteSession``. ``protocol/v4`` stays pure (ids and times come in as arguments); this module makes them.
 Importing it imports ``protocol/v4/commands``: a legacy session imports it only once it speaks to
-today's engine (docs/decisions.md, "The v4 path is imported only when used").
+the 0.16 engine (docs/decisions.md, "The v4 path is imported only when used").
 """
 
 from __future__ import annotations

@@ -630,7 +630,7 @@ def report(result: dict[str, Any], out: Any) -> int:
 async def main_async(args: argparse.Namespace) -> int:
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "big")
     print(f"seed {seed}, {args.remotes} remote clients, {args.sessions} sessions, {args.seconds:g} s per dialect")
-    dialects = ["classic", "today"] if args.dialect == "both" else [args.dialect]
+    dialects = ["classic", "cli016"] if args.dialect == "both" else [args.dialect]
     failures = 0
     for dialect in dialects:
         result = await run_dialect(dialect, args.seconds, args.remotes, args.sessions, seed, args.idle)
@@ -645,7 +645,7 @@ def main() -> None:
     parser.add_argument("--remotes", type=int, default=4, help="remote WebSocket clients (default 4)")
     parser.add_argument("--sessions", type=int, default=4, help="the editor's sessions, shared by all")
     parser.add_argument("--seed", type=int, default=None, help="seed (default: random, printed)")
-    parser.add_argument("--dialect", choices=["classic", "today", "both"], default="both")
+    parser.add_argument("--dialect", choices=["classic", "cli016", "both"], default="both")
     parser.add_argument("--idle", type=float, default=6.0, help="quiet seconds before RSS is read again")
     args = parser.parse_args()
     sys.exit(1 if asyncio.run(main_async(args)) else 0)

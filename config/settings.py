@@ -55,7 +55,7 @@ class Config:
     subscribe_timeout: float = 5.0
     read_timeout: float = 8.0
     messages_timeout: float = 45.0
-    compact_timeout: float = 600.0  # today's engine compacts for minutes
+    compact_timeout: float = 600.0  # the 0.16 engine compacts for minutes
     # A stopped turn still running after this long: its session is closed and resumed.
     stop_fallback: float = 5.0
     # A preempting prompt retries the backend's busy lock at most this often (from 20 ms, doubling), this long.

@@ -26,7 +26,7 @@ COMMANDS = (
 )
 TITLE_LIMIT = 200  # characters: a title is a list entry, not a paragraph
 GOAL_ACTIONS = ("show", "set", "replace", "clear", "pause", "resume")
-# Gone from 0.16 on: on today's engine the bridge refuses them itself, never calls them.
+# Gone from 0.16 on: on the 0.16 engine the bridge refuses them itself, never calls them.
 REMOVED_IN_0_16 = frozenset({"session/steer", "session/rewind", "session/rewindCascade"})
 
 
@@ -121,7 +121,7 @@ def goal_params(params: dict[str, Any]) -> dict[str, Any]:
 
 
 def goal_as_replace(params: dict[str, Any]) -> dict[str, Any] | None:
-    """Today's engine has no ``set``: the same goal as ``replace`` (None if it is not a ``set``)."""
+    """The 0.16 engine has no ``set``: the same goal as ``replace`` (None if it is not a ``set``)."""
     return {**params, "action": "replace"} if params.get("action") == "set" else None
 
 
@@ -137,7 +137,7 @@ def describe(result: Any, lang: str = EN) -> str:
     """A short readable line for a backend result shown as an agent message."""
     if isinstance(result, dict):
         if isinstance(result.get("response"), str) and result["response"]:
-            return str(result["response"])  # today's engine words it for the user
+            return str(result["response"])  # the 0.16 engine words it for the user
         goal = result.get("goal")
         if isinstance(goal, dict):
             objective = goal.get("objective")

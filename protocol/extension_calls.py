@@ -4,7 +4,7 @@ Each reader raises ``-32602`` naming the field; what it returns is all the Sessi
 of that method needs (``actors/session/extensions/``: the one table of handlers, each calling
 its reader once). Pure: dicts in, frozen records out.
 
-Today's engine checks its params with strict schemas (an unknown key fails the whole call),
+The 0.16 engine checks its params with strict schemas (an unknown key fails the whole call),
 so a client's extra keys never reach an ``EngineCall``: each reader keeps only the keys the
 engine's method takes.
 """

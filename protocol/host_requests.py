@@ -1,17 +1,17 @@
 """What the bridge answers when the engine asks its host something (docs/backend-protocol.md §4, §11).
 
 The engine sends requests of its own to whoever runs it. Ids are opaque JSON
-values: the seed's engine numbers them, today's engine sends strings such as
+values: the seed's engine numbers them, the 0.16 engine sends strings such as
 ``"server-17"``; an answer always echoes the id exactly as it came.
 
 Requests nobody else handles are answered here, at arrival:
 
 * ``session/requestRuntimePreferences`` — both shapes (``{}`` during an older
-  create; ``{scope, sessionId}`` on today's engine) get the same strict answer:
+  create; ``{scope, sessionId}`` on the 0.16 engine) get the same strict answer:
   none of the optional runtime features, and
   ``askUserQuestionAutoResolutionEnabled: false`` said out loud — omitted, the
   engine reads it as true and lets questions answer themselves;
-* ``interaction/requestProviderRuntimeHeaders`` — today's engine asks it before
+* ``interaction/requestProviderRuntimeHeaders`` — the 0.16 engine asks it before
   each model request, and only when it was started in host auth mode
   (``ZCODE_APP_SERVER_AUTH_MODE=host``); in its default standalone mode it uses
   the user's own ``zcode login`` and never asks. The bridge holds no ZCode

@@ -176,7 +176,7 @@ RESPONSE_KEYS = ("decision", "reason", "modifiedInput", "permissionUpdates")  # 
 
 
 def option_response(params: dict[str, Any], option_id: str) -> dict[str, Any] | None:
-    """The ``response`` today's engine attached to an option: what it wants back when it is chosen."""
+    """The ``response`` the 0.16 engine attached to an option: what it wants back when it is chosen."""
     for option in params.get("options") or []:
         if isinstance(option, dict) and option.get("optionId") == option_id:
             response = option.get("response")
@@ -186,7 +186,7 @@ def option_response(params: dict[str, Any], option_id: str) -> dict[str, Any] | 
 
 
 def speaks_responses(params: dict[str, Any]) -> bool:
-    """Today's engine: every option carries the response to send back."""
+    """The 0.16 engine: every option carries the response to send back."""
     options = [o for o in params.get("options") or [] if isinstance(o, dict)]
     return bool(options) and all(isinstance(o.get("response"), dict) for o in options)
 
@@ -207,7 +207,7 @@ def selected_option(result: Any) -> str | None:
 def permission_answer(result: Any, options: list[dict[str, str]], params: dict[str, Any] | None = None) -> dict[str, Any]:
     """The engine's answer to the chosen option.
 
-    Today's engine gets the option's own ``response`` back verbatim (so "always
+    The 0.16 engine gets the option's own ``response`` back verbatim (so "always
     allow in this project" carries its ``permissionUpdates``, and a deny its own
     stop-and-wait text); a cancelled dialog is a deny without a reason, which the
     engine turns into that same text. The seed's options carry no response.
@@ -258,12 +258,12 @@ def plan_form(session_id: str, tool_call_id: str | None, params: dict[str, Any],
 
 
 def plan_speaks_answers(params: dict[str, Any]) -> bool:
-    """Today's engine asks plan approval as a question (``questions``) and reads feedback as an answer."""
+    """The 0.16 engine asks plan approval as a question (``questions``) and reads feedback as an answer."""
     return bool(questions(params))
 
 
 def plan_form_answer(result: Any, params: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Empty feedback approves. Typed feedback redirects: today's engine takes it as an
+    """Empty feedback approves. Typed feedback redirects: the 0.16 engine takes it as an
     accepted answer other than "approve" (it then keeps planning and hands the text to
     the model); the seed's engine as a decline with the text as its reason."""
     if isinstance(result, dict) and result.get("action") == "accept":

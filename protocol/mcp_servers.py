@@ -1,6 +1,6 @@
-"""ACP ``mcpServers`` → the strict entries today's engine accepts (docs/protocol-mapping.md, "MCP servers").
+"""ACP ``mcpServers`` → the strict entries the 0.16 engine accepts (docs/protocol-mapping.md, "MCP servers").
 
-Today's engine validates ``session/create`` / ``session/resume`` entries
+The 0.16 engine validates ``session/create`` / ``session/resume`` entries
 strictly: one key it does not know fails the whole call. The shapes:
 
 * stdio: ``{name, command, args: [string], env: [{name, value}]}`` (no ``type``);

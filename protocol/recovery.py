@@ -1,6 +1,6 @@
 """The engine's own retries, shown to the user while they last (docs/decisions.md, "Retries the engine makes itself").
 
-Today's engine retries a failed model request itself and recovers an
+The 0.16 engine retries a failed model request itself and recovers an
 interrupted stream itself; the bridge never sends the prompt again. What it
 reports, read from its public source:
 

@@ -81,7 +81,7 @@ class SessionSettings:
                 models = tuple((_model_id(item), str(item.get("name") or item.get("label") or _model_id(item)))
                                for item in items)
                 if models:
-                    # Merged, never replaced: today's engine lists only the current model in every
+                    # Merged, never replaced: the 0.16 engine lists only the current model in every
                     # payload after create/resume (modelAvailability "current"), so a payload adds
                     # what it names and refreshes it, and the rest of the catalog stays offered.
                     providers = tuple((_model_id(item), _provider_id(item)) for item in items if _provider_id(item))

@@ -19,7 +19,7 @@ WORKSPACE_KEYS = ("workspacePath", "workspaceIdentity", "remoteSessionId", "work
 def own_workspace(listing: Any, backend_session_id: Any) -> dict[str, str] | None:
     """The engine's own workspace reference for a session, from ``session/list`` (or a resume answer).
 
-    Today's engine keys a workspace by more than its folder; resuming a session
+    The 0.16 engine keys a workspace by more than its folder; resuming a session
     under another key loses its model selection (docs/backend-protocol.md §11).
     Its ``workspaceIdentity`` (a remote or isolated workspace) and ``remoteSessionId``
     are kept too: a resume without them rebuilds the session on the wrong machine.
@@ -38,11 +38,11 @@ def own_workspace(listing: Any, backend_session_id: Any) -> dict[str, str] | Non
     return None
 
 
-ZCODE_PROTOCOL = "ZCode Protocol"  # the name today's engine gives its protocol (``protocol.name``)
+ZCODE_PROTOCOL = "ZCode Protocol"  # the name the 0.16 engine gives its protocol (``protocol.name``)
 
 
 def speaks_the_zcode_protocol(result: Any) -> bool:
-    """A create/resume answer that names ``protocol: {name: "ZCode Protocol"}``: today's engine (0.16+).
+    """A create/resume answer that names ``protocol: {name: "ZCode Protocol"}``: the 0.16 engine (0.16+).
 
     Its snapshot says so before any turn runs, so the bridge never calls what 0.16 removed
     (``session/steer``, ``session/rewind``) to find out.

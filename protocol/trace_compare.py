@@ -21,7 +21,7 @@ from .trace_redaction import CONTENT, CONTENT_KEYED, MIN_LITERAL, SECRET_KEY, st
 GENERATED = re.compile(
     r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|(?<![0-9a-zA-Z])[0-9a-f]{32}(?![0-9a-zA-Z])")
 TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?")
-# Numbers that are wall-clock times (today's engine: ``issuedAt``, ``timestamp`` in epoch milliseconds).
+# Numbers that are wall-clock times (the 0.16 engine: ``issuedAt``, ``timestamp`` in epoch milliseconds).
 TIME_KEY = re.compile(r"(?:At|[Tt]imestamp|[Tt]ime)$")
 EPOCH_FLOOR = 10**9  # seconds since 1970 are past this since 2001; milliseconds far past it
 

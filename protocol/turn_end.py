@@ -53,7 +53,7 @@ def completed(body: dict[str, Any], lang: str = EN) -> TurnEnd:
 def failed(body: dict[str, Any], lang: str = EN) -> RpcError:
     """``turn.failed``'s payload → the prompt's error, in the engine's words.
 
-    Today's engine sends ``error: {type, message, code?, detail?, retryable?}``
+    The 0.16 engine sends ``error: {type, message, code?, detail?, retryable?}``
     and ``turnPhase``; the seed's sent ``error: {code, message}``.
     """
     error = body.get("error")

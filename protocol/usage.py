@@ -63,7 +63,7 @@ def context_usage_update(payload: Any) -> dict[str, Any] | None:
 def read_usage_update(result: Any) -> dict[str, Any] | None:
     """``session/read`` → the context meter: what the context holds now, never cumulative tokens.
 
-    Today's engine reports the occupancy as ``runtime.contextUsage {used, size}``
+    The 0.16 engine reports the occupancy as ``runtime.contextUsage {used, size}``
     (its ``projection.totalTokenCount`` and ``session/usage`` count every
     request's input again); the seed's engine as ``projection.contextUsed``.
     """

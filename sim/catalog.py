@@ -1,4 +1,4 @@
-"""Today's engine's model catalog: ``ref``-keyed entries with labels, context sizes and
+"""The 0.16 engine's model catalog: ``ref``-keyed entries with labels, context sizes and
 per-model reasoning levels (docs/simulator.md, Dialects)."""
 
 from __future__ import annotations

@@ -53,10 +53,10 @@ def serve() -> int:
     from .wire import Wire
 
     dialect = Dialect.from_env()
-    if dialect.name == "today":
-        from .today import TodaySimServer
+    if dialect.name == "cli016":
+        from .cli016 import Cli016SimServer
 
-        server: SimServer = TodaySimServer(Wire(1), ScenarioBook(), dialect)
+        server: SimServer = Cli016SimServer(Wire(1), ScenarioBook(), dialect)
     else:
         server = SimServer(Wire(1), ScenarioBook(), dialect)
     if not server.ready_to_start():

@@ -1,7 +1,7 @@
 """Which engine the simulator plays: the dialect and the version (docs/simulator.md, Dialects).
 
 ``ZCODE_SIM_DIALECT`` picks the dialect: ``classic`` (the seed's app-server, the
-default) or ``today`` (today's desktop engine, ``sim/today.py``).
+default) or ``cli016`` (the 0.16 desktop engine, ``sim/cli016.py``).
 ``ZCODE_SIM_VERSION`` is a separate switch: the CLI version the simulator claims,
 which removes the methods that version lacks (the version floor).
 """
@@ -12,9 +12,12 @@ import os
 import sys
 from dataclasses import dataclass
 
-DIALECTS = ("classic", "today")
+DIALECTS = ("classic", "cli016")
+# The names a dialect had before: `today` was the 0.16 engine until it was named for its
+# version (a name that said "today" would be wrong by the next release).
+ALIASES = {"today": "cli016"}
 # What each dialect claims to be when ZCODE_SIM_VERSION is not set.
-DEFAULT_VERSION = {"classic": "0.15.2", "today": "0.16.9"}
+DEFAULT_VERSION = {"classic": "0.15.2", "cli016": "0.16.9"}
 # Methods the seed calls "extension methods": present from CLI 0.15.0 on.
 EXTENSION_METHODS = frozenset({
     "session/fork", "session/rewind", "session/goal", "session/compact", "session/steer",
@@ -48,6 +51,7 @@ class Dialect:
     @classmethod
     def from_env(cls) -> Dialect:
         name = os.environ.get("ZCODE_SIM_DIALECT", "classic").strip().lower() or "classic"
+        name = ALIASES.get(name, name)
         if name not in DIALECTS:
             sys.stderr.write(f"zcode-sim: unknown ZCODE_SIM_DIALECT {name!r}; using classic\n")
             name = "classic"
@@ -59,7 +63,7 @@ class Dialect:
 
     @property
     def today(self) -> bool:
-        return self.name == "today"
+        return self.name == "cli016"
 
     @property
     def newer_v4_source(self) -> bool:

@@ -1,7 +1,7 @@
-"""History in today's engine's spelling (docs/simulator.md, Dialects).
+"""History in the 0.16 engine's spelling (docs/simulator.md, Dialects).
 
 The simulator stores messages in the seed's shape (``info.id``, tool part ``id``);
-today's engine presents each as ``{info, parts}`` the way its strict message
+the 0.16 engine presents each as ``{info, parts}`` the way its strict message
 schema says: ``info.messageId``, ``sessionId``, ``role``, ``time``, ``agent``
 (and, for an assistant message, ``parentMessageId``, ``path``, ``cost``,
 ``tokens``); parts with ``partId``, ``sessionId`` and ``messageId``; a tool part
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .today_events import tool_text
+from .cli016_events import tool_text
 
 ZERO_TOKENS = {"input": 0, "output": 0, "reasoning": 0, "cache": {"read": 0, "write": 0}}
 HIDDEN = {"origin": "agent_runtime", "kind": "background_notification", "uiVisibility": "hidden",

@@ -1,4 +1,4 @@
-"""Today's engine checks ``mcpServers`` strictly: one bad entry fails the whole call.
+"""The 0.16 engine checks ``mcpServers`` strictly: one bad entry fails the whole call.
 
 The accepted shapes (docs/simulator.md, Dialects):
 

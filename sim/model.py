@@ -24,9 +24,9 @@ class SimTurn:
     unstoppable: bool = False
     # Ended by session/close: no leftovers, no turn.completed.
     closed: bool = False
-    # Today's engine: the id a v4 stop must quote, and text steered into the turn, not yet absorbed.
+    # The 0.16 engine: the id a v4 stop must quote, and text steered into the turn, not yet absorbed.
     execution_id: str = ""
-    announced: bool = False  # turn.started already sent (today's engine may send it before the send reply)
+    announced: bool = False  # turn.started already sent (the 0.16 engine may send it before the send reply)
     guides: list[dict[str, Any]] = field(default_factory=list)
     # What today's turn.completed reports: the input id the send chose, the answer's text, how many
     # tools ran, when the turn began (monotonic seconds).
@@ -69,7 +69,7 @@ class SimSession:
     active: bool = True
     resumed_at: float = 0.0
     last_used: float = field(default_factory=time.monotonic)
-    # Today's engine: cumulative usage (session/usage), a model selection lost by a resume under
+    # The 0.16 engine: cumulative usage (session/usage), a model selection lost by a resume under
     # another workspace key, inputs queued behind the running turn, v4 commands seen, and a
     # one-shot foreign-key failure a scenario arms for the next steer.
     usage_total: dict[str, int] = field(default_factory=dict)
@@ -78,8 +78,8 @@ class SimSession:
     revision: int = 0
     commands: dict[str, dict[str, Any]] = field(default_factory=dict)
     fk_once: bool = False
-    compaction: SimTurn | None = None  # today's engine: the compaction running in the background
-    # Today's engine: the trace id create names, the deliveryKind subscribe chose (echoed on every
+    compaction: SimTurn | None = None  # the 0.16 engine: the compaction running in the background
+    # The 0.16 engine: the trace id create names, the deliveryKind subscribe chose (echoed on every
     # event), and when the session was created (its snapshot's createdAt).
     trace_id: str = ""
     delivery_kind: str = ""

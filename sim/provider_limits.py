@@ -10,7 +10,7 @@ error-code table and public reports give them:
 * ``1113``: no balance and no resource package (no plan to charge).
 
 The classic dialect ends the turn ``{error: {code, message}}``; today's adds the engine's ``type``
-(``model_rate_limited``) and ``turnPhase: "model_request"`` (sim/today.py); v4 carries the code in the
+(``model_rate_limited``) and ``turnPhase: "model_request"`` (sim/cli016.py); v4 carries the code in the
 conversation's ``lastError`` (sim/v4/projection.py).
 """
 

@@ -183,7 +183,7 @@ class TurnRunner:
     def step_retry(self, step: dict[str, Any]) -> None:
         """The engine retries a failed model request itself, then recovers the interrupted stream.
 
-        As today's engine reports it: an API retry rides on ``session.updated`` as
+        As the 0.16 engine reports it: an API retry rides on ``session.updated`` as
         ``_meta.zcode.apiRetry`` (cleared with ``null`` once a request succeeds), and
         stream recovery is a run of ``streamRecovery.updated`` events (started, tail
         discarded, retry started) that ends when the model makes progress again.
@@ -246,7 +246,7 @@ class TurnRunner:
         return "stopped"
 
     def step_fk_once(self, step: dict[str, Any]) -> None:
-        """Today's engine: the next steer into this session fails once with a foreign-key error."""
+        """The 0.16 engine: the next steer into this session fails once with a foreign-key error."""
         self.session.fk_once = True
 
     def step_v4fault(self, step: dict[str, Any]) -> None:

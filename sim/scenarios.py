@@ -295,11 +295,11 @@ DESCRIPTIONS = {
     "bg_bash": "a background Bash task, then a notification turn",
     "bg_agent": "a background sub-agent, then a notification turn",
     "subagent": "a synchronous sub-agent call with its usage markers",
-    "steer_fk": "today's engine: a running turn whose first steer fails once with a foreign-key error",
+    "steer_fk": "the 0.16 engine: a running turn whose first steer fails once with a foreign-key error",
     "subagent_tools": "a sub-agent whose own tool calls name their parent (reads=a|b; ask=1: the first asks first)",
-    "official_mcp": "today's engine: an official plugin's MCP server asks for the user's identity headers",
+    "official_mcp": "the 0.16 engine: an official plugin's MCP server asks for the user's identity headers",
     "tool_error": "a Bash tool that fails with an error text (error=)",
-    "v4fault": "today's engine: a v4 data-plane fault on a frame that follows (fault=gap|checksum|"
+    "v4fault": "the 0.16 engine: a v4 data-plane fault on a frame that follows (fault=gap|checksum|"
                "stale_subscription|duplicate|fragment times=1), then a stream (count=5)",
     # fault scenarios (sim/faults.py)
     "text_then_mode": "text deltas and a mode change written in one burst (ordering)",

@@ -6,8 +6,8 @@ not answered until the bridge answers it; contiguous ``seq`` per session and
 ``session/subscribe {afterSeq}`` replay; the busy lock (``1308``) while a turn
 runs; cumulative ``stdoutTail``; leftover events of a stopped turn arriving
 after the stop (and after the lock is free again); unparseable lines skipped.
-This is the ``classic`` dialect; ``sim/today.py`` plays today's engine
-(``ZCODE_SIM_DIALECT=today``, docs/simulator.md).
+This is the ``classic`` dialect; ``sim/cli016.py`` plays the 0.16 engine
+(``ZCODE_SIM_DIALECT=cli016``, docs/simulator.md).
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ PERSISTED = ("session_id", "workspace", "mode", "model", "thought", "title", "se
 
 
 class SimServer(SessionMethods):
-    """The seed's dialect (``classic``); ``sim/today.py`` subclasses it for today's engine."""
+    """The seed's dialect (``classic``); ``sim/cli016.py`` subclasses it for the 0.16 engine."""
 
     busy = BUSY
     persisted = PERSISTED
@@ -76,14 +76,14 @@ class SimServer(SessionMethods):
         self.removed_prefixes: tuple[str, ...] = ()
 
     def check_params(self, method: str, params: Any) -> None:
-        """Hook: refuse params as the engine's schemas do (today's engine is strict; the seed's is not)."""
+        """Hook: refuse params as the engine's schemas do (the 0.16 engine is strict; the seed's is not)."""
 
     def ready_to_start(self) -> bool:
-        """Hook: whether the process may serve at all (today's engine checks its provider files)."""
+        """Hook: whether the process may serve at all (the 0.16 engine checks its provider files)."""
         return True
 
     def next_request_id(self) -> Any:
-        """The id of a request the simulator sends (integers here; strings in today's engine)."""
+        """The id of a request the simulator sends (integers here; strings in the 0.16 engine)."""
         return next(self.ids)
 
     # -- transport -------------------------------------------------------------------
@@ -178,7 +178,7 @@ class SimServer(SessionMethods):
         """The seed's engine re-announces at a steady pace."""
         return wait
 
-    # -- how this dialect asks the user (sim/interactions_today.py has today's engine's way) --------
+    # -- how this dialect asks the user (sim/interactions_cli016.py has the 0.16 engine's way) --------
 
     def ask_permission(self, runner: TurnRunner, tool_id: str, name: str, tool_input: Any,
                        step: dict[str, Any]) -> tuple[bool, str] | None:
@@ -449,7 +449,7 @@ class SimServer(SessionMethods):
         """Hook: what a dialect does once a turn has let go of the session."""
 
     def absorb_guides(self, session: SimSession, turn: SimTurn, runner: TurnRunner) -> None:
-        """Hook: fold text steered into a running turn (today's engine only)."""
+        """Hook: fold text steered into a running turn (the 0.16 engine only)."""
 
     def agent_changed_mode(self, session: SimSession, reason: str) -> None:
         """The agent entered or left plan mode itself (the seed's patch names the mode only)."""

@@ -1,4 +1,4 @@
-"""Today's engine's session-level shapes: settings, the session snapshot, ``state.updated``
+"""The 0.16 engine's session-level shapes: settings, the session snapshot, ``state.updated``
 (docs/simulator.md, Dialects; docs/backend-protocol.md, "Session state").
 
 Read from the engine's public source (``zcode-protocol/index.ts`` and the legacy types,
@@ -12,7 +12,7 @@ Read from the engine's public source (``zcode-protocol/index.ts`` and the legacy
   ``state.updated {type, scope: "session", sessionId, workspace, revision, reason, patch}``:
   the patch of a set* is the current-only settings, a prompt's is ``{status: "running"}``.
 
-The functions here only build dicts; ``sim/today.py`` decides when they go out.
+The functions here only build dicts; ``sim/cli016.py`` decides when they go out.
 """
 
 from __future__ import annotations

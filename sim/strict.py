@@ -1,4 +1,4 @@
-"""Today's engine checks params as its zod ``.strict()`` schemas do (docs/simulator.md, Dialects).
+"""The 0.16 engine checks params as its zod ``.strict()`` schemas do (docs/simulator.md, Dialects).
 
 An unknown key, a missing required one or a value outside an enum is refused
 ``-32602`` with the engine's wording (``parseParams`` of its app-server):

@@ -1,6 +1,6 @@
 """Validation of bridge↔engine frames against the engine's JSON Schemas (``schemas/``).
 
-Two schema sets: ``schemas/engine/`` (today's engine, written from its official zod
+Two schema sets: ``schemas/engine/`` (the 0.16 engine, written from its official zod
 definitions) and ``schemas/classic/`` (the seed's app-server, written from
 docs/backend-protocol.md). ``schemas/engine/README.md`` lists them and their sources.
 
@@ -40,7 +40,7 @@ DIRECTIONS = (HOST_TO_ENGINE, ENGINE_TO_HOST)
 # Which folder holds the requests that travel in each direction.
 REQUEST_FOLDERS = {HOST_TO_ENGINE: ("methods", "v4"), ENGINE_TO_HOST: ("host-requests",)}
 NOTIFICATION_FOLDERS = {HOST_TO_ENGINE: (), ENGINE_TO_HOST: ("notifications", "v4")}
-DIALECT_SETS = {"today": "engine", "engine": "engine", "classic": "classic"}
+DIALECT_SETS = {"cli016": "engine", "engine": "engine", "classic": "classic"}
 MAX_ERRORS_PER_FRAME = 3
 CHUNK_LIMIT = 512 * 1024
 """Decoded bytes of one ``v4/attachment/chunk`` (``core.ts`` PROTOCOL_V4_LIMITS): a length bound in the
@@ -166,7 +166,7 @@ class Conversation:
         # subscription seen before its ack: the engine writes the first snapshot after the ack.
         self.acked: set[str] = set()
         self.early_frames: dict[str, int] = {}
-        # Today's engine only (its order is part of what the evidence records): a send is answered after
+        # The 0.16 engine only (its order is part of what the evidence records): a send is answered after
         # the state.updated that started its prompt; a closed session emits no session.closed.
         self.ordered = self.schemas.name == "engine"
         self.sends: dict[Any, tuple[str, bool]] = {}  # request id -> (session, prompt_started seen since)

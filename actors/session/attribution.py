@@ -6,7 +6,7 @@ first out. Two engines differ in *when* ``turn.started`` is written:
 
 * the seed's engine writes the send's answer first, then ``turn.started``: the
   start goes to the oldest accepted send still waiting for one;
-* today's engine may write ``turn.started`` *before* the answer (early start).
+* the 0.16 engine may write ``turn.started`` *before* the answer (early start).
   A start that no accepted send is waiting for is held as unclaimed, with the
   events of its turn, until the next send's answer: an accepted send claims the
   latest unclaimed start whose turn has not ended; a refused send (busy) clears
@@ -39,7 +39,7 @@ HELD_EVENTS_LIMIT = 10_000  # events of one unclaimed turn kept for the send tha
 class Claim:
     key: int  # the Turn
     turn_id: str
-    execution_id: str | None  # today's engine: what a v4 stop must quote
+    execution_id: str | None  # the 0.16 engine: what a v4 stop must quote
     merged: bool = False  # the send was merged into a turn already running
     held: list[Event] = field(default_factory=list)  # its events that came before the claim
 

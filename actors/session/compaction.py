@@ -1,6 +1,6 @@
 """One compaction the bridge asked for, from its request to the engine's word that it is over.
 
-Today's engine answers ``session/compact`` at once (``compact: {state:
+The 0.16 engine answers ``session/compact`` at once (``compact: {state:
 "accepted" | "already_running", operationId}``) and compacts in the
 background; the end is a ``state.updated`` whose ``reason`` is
 ``session_compacted``, ``session_compact_cancelled`` or

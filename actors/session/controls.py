@@ -45,7 +45,7 @@ SETTING_METHODS = {"mode": "session/setMode", "model": "session/setModel"}  # na
 class ControlsPort(Protocol):
     settings: Settings
     compact_timeout: float
-    speaks_v4: bool  # today's engine: learned from turn.started's foregroundExecutionId
+    speaks_v4: bool  # the 0.16 engine: learned from turn.started's foregroundExecutionId
     backend_session_id: str | None
 
     @property
@@ -176,7 +176,7 @@ class Controls:
 
         def failed(error: Any) -> None:
             if replaced is not None and isinstance(error, dict) and error.get("code") == INVALID_PARAMS:
-                self.goal_replace = True  # today's engine: goal actions without "set"
+                self.goal_replace = True  # the 0.16 engine: goal actions without "set"
                 self.goal(replaced, on_result, on_error)
                 return
             on_error(error)
@@ -209,7 +209,7 @@ class Controls:
         self.port.request("session/steer", {"content": text}, steered, failed)
 
     def _steer_v4(self, text: str, on_result: OnResult, on_error: OnError, retries: int) -> None:
-        # imported here: only today's engine steers so, and a legacy bridge imports no protocol/v4 at start
+        # imported here: only the 0.16 engine steers so, and a legacy bridge imports no protocol/v4 at start
         from zcode_acp.actors.v4_sender import command_params
         from zcode_acp.protocol.v4.commands import send_text
 
@@ -268,7 +268,7 @@ class Controls:
                 self.port.renamed(title, kept=True)
                 on_result({"title": title})
                 return
-            # imported here: only today's engine renames so (a legacy bridge imports no protocol/v4 at start)
+            # imported here: only the 0.16 engine renames so (a legacy bridge imports no protocol/v4 at start)
             from zcode_acp.actors.v4_sender import command_params
             from zcode_acp.protocol.v4.commands import rename_session
 

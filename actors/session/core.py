@@ -141,7 +141,7 @@ class SessionCore(BridgeActor):
         self.attribution = Attribution()
         self.held = HeldSession(config.lang)  # an older turn of ours that still holds the engine's lock (issue 21)
         self.adopted: dict[int, None] = {}  # Turns whose backend turn is known (steering needs one running); keys only
-        self.speaks_v4 = False  # today's engine: a turn.started named its foreground execution
+        self.speaks_v4 = False  # the 0.16 engine: a turn.started named its foreground execution
         self.title = ""  # the engine's last word on the session's title
         self.surface = EngineSurface(self)  # what create/resume answers say about the engine
         self.steer_deliveries: dict[str, str] = {}  # v4 sendText commandId → the delivery the engine admitted
@@ -380,7 +380,7 @@ class SessionCore(BridgeActor):
     def _resume_failure(self, error: ErrorDict | None) -> RpcError:
         """A resume the backend refused: a session it does not know is "not found" to the client.
 
-        Today's engine answers an unknown session's resume ``-32004 "Session not found"``
+        The 0.16 engine answers an unknown session's resume ``-32004 "Session not found"``
         (the seed's, ``-32002``); both are ACP's resource-not-found ``-32002``.
         """
         unknown = isinstance(error, dict) and error.get("code") in (SESSION_NOT_FOUND, BACKEND_SESSION_NOT_ACTIVE)

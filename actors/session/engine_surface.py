@@ -4,7 +4,7 @@
 * the settings: the create's catalog reaches the clients' pickers at once (a load/resume
   answers after its resume, so it needs no update); the catalog is remembered for the
   next run's first ``session/new`` (the Supervisor keeps it);
-* ``protocol: {name: "ZCode Protocol"}`` marks today's engine: from then on steer and stop
+* ``protocol: {name: "ZCode Protocol"}`` marks the 0.16 engine: from then on steer and stop
   go through ``v4/command`` and no removed method is called;
 * the engine's own slash commands (the snapshot's ``slashCommands``);
 * ``runtime/capabilities``, once: plan mode is offered only where it works;
@@ -55,7 +55,7 @@ class EngineSurface:
         self.capabilities_read = False
 
     def materialized(self, created: bool, result: dict[str, Any], has_mcp_servers: bool) -> bool:
-        """Take in a create/resume answer; True if it came from today's engine."""
+        """Take in a create/resume answer; True if it came from the 0.16 engine."""
         settings = result.get("settings")
         listed = model_catalog.catalog_of(settings)
         if listed is not None:

@@ -1,6 +1,6 @@
 """Why a session is busy when a prompt's send is refused: an older turn of ours still holds it (issue 21).
 
-A stopped turn normally ends within moments. Today's engine ends one that
+A stopped turn normally ends within moments. The 0.16 engine ends one that
 ignored even the v4 stop when the Session closes and resumes the backend
 session (after ``ZCODE_ACP_STOP_FALLBACK``, 5 s). The seed's engine has no
 ``session/close`` (``-32601``): a turn that ignores ``session/stop`` there
@@ -58,7 +58,7 @@ class HeldSession:
     def busy_reason(self, older_turn_alive: bool, can_close: bool = True) -> tuple[str, bool] | None:
         """(notice, unbounded) for a Turn whose send was refused busy, when the Session knows why.
 
-        ``can_close``: whether this engine has ``session/close`` (today's engine does; the seed's
+        ``can_close``: whether this engine has ``session/close`` (the 0.16 engine does; the seed's
         answers ``-32601``). A notice promises only what the bridge can do on that engine
         (docs/decisions.md, "A stopping notice promises only what the engine allows").
         """

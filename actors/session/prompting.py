@@ -222,7 +222,7 @@ class SessionPrompts(SessionCore):
                 claim = self.attribution.accepted(message.key)
             else:
                 self.attribution.refused()
-                # Only today's engine (it speaks v4) has session/close for the stop fallback.
+                # Only the 0.16 engine (it speaks v4) has session/close for the stop fallback.
                 reason = self.held.busy_reason(any(key != message.key for key in self.turns), self.speaks_v4) \
                     if is_busy(message.error) else None
                 if turn is not None and reason is not None:
@@ -234,7 +234,7 @@ class SessionPrompts(SessionCore):
 
     def _adopt(self, claim: Claim) -> None:
         if claim.execution_id is not None:
-            self.speaks_v4 = True  # today's engine: stop and steer through v4/command
+            self.speaks_v4 = True  # the 0.16 engine: stop and steer through v4/command
         if claim.key in self.turns:
             self.adopted[claim.key] = None
             self.turns[claim.key].tell(Adopt(claim))

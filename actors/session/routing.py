@@ -5,7 +5,7 @@ An event in ``seq`` order goes to exactly one place:
 * the current Turn (its prompt's text, reasoning, tools, usage while it runs);
 * BackgroundTasks (task status, and the events of background-notification
   turns, which run beside or between prompts);
-* the Session itself (usage between turns; the title, which today's engine
+* the Session itself (usage between turns; the title, which the 0.16 engine
   sends as a ``session.titleUpdated`` event), as ready-made updates;
 * nowhere (``turn.terminal``, ``turn.steerDrained``: bookkeeping only).
 

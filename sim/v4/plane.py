@@ -1,4 +1,4 @@
-"""The v4 data plane as one object: the seam the today server wires in.
+"""The v4 data plane as one object: the seam the cli016 server wires in.
 
 The server owns the pipe and the legacy engine; it gives this plane a ``Port`` (what the
 engine can do) and a ``send`` (write one notification frame), then:

@@ -1,6 +1,6 @@
 """The seam: what the v4 data plane needs from the simulated engine behind it.
 
-The today server implements ``Port``; the data plane decides (admission, routing, acks,
+The cli016 server implements ``Port``; the data plane decides (admission, routing, acks,
 the queue) and asks the engine to act through it. What the engine then does comes back
 as legacy events (``DataPlane.feed``), which the projection turns into v4 state, exactly
 as the real CLI projects its own event log.

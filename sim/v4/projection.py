@@ -1,6 +1,6 @@
 """The conversation projection: the legacy engine event stream → v4 state and deltas.
 
-The today dialect emits the engine's legacy ``session/event`` stream (``turn.started``,
+The cli016 dialect emits the engine's legacy ``session/event`` stream (``turn.started``,
 ``model.streaming``, ``tool.updated``, ``turn.completed``/``turn.failed``, …). The
 engine's CLI projects the same events into the conversation its desktop subscribes to;
 this module does that projection for the simulator, one commit per event. What the rows

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..today_events import tool_text
+from ..cli016_events import tool_text
 from .conversation_state import ConversationState
 from .rows import RowStore
 

@@ -114,8 +114,8 @@ def test_a_missing_binary_is_a_clear_error_naming_zcode_bin(tmp_path):
     backend.stop()
 
 
-def test_todays_host_requests_with_string_ids_are_answered_at_arrival(tmp_path):
-    # Today's engine: string ids, two header requests and the scoped runtime preferences (engine-today.md rows 1-2).
+def test_cli016s_host_requests_with_string_ids_are_answered_at_arrival(tmp_path):
+    # The 0.16 engine: string ids, two header requests and the scoped runtime preferences (engine-today.md rows 1-2).
     out = tmp_path / "answers"
     body = (
         'echo \'{"id": "server-1", "method": "interaction/requestProviderRuntimeHeaders", '

@@ -1,4 +1,4 @@
-"""The provider-configuration variables derived for today's engine (engine-today row 3)."""
+"""The provider-configuration variables derived for the 0.16 engine (engine-today row 3)."""
 
 from zcode_acp.actors.transport.backend_process import entry_point, provider_environment
 

@@ -4,7 +4,7 @@ The backend is a recording fake; each call the Session makes is answered by a re
 ``DataPlane`` (its acks and the frames it writes, in the order it writes them: the ack
 first), so the frames the Session reads are the simulator's, not ones this test made
 up. The engine behind the plane is ``tests/sim/v4_fakes.py``'s: legacy events as the
-today dialect emits them.
+cli016 dialect emits them.
 """
 
 from __future__ import annotations

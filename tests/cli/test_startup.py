@@ -287,7 +287,7 @@ def test_the_suite_patches_what_the_entry_points_patch(tmp_path):
     run: unpatched (issue 29). The simulator, imported into the suite by its tests, patches no more."""
     from gevent import monkey
 
-    import zcode_acp.sim.today  # noqa: F401  (sim/server.py patches at import: it must not add ssl)
+    import zcode_acp.sim.cli016  # noqa: F401  (sim/server.py patches at import: it must not add ssl)
 
     bridge = run([sys.executable, "-c", "from zcode_acp.cli import runtime; " + PATCHED], clean_env(tmp_path))
     assert bridge.returncode == 0, bridge.stderr

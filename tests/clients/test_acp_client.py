@@ -17,8 +17,8 @@ from tests.process.harness import SIM, TIMEOUT
 
 acp_client = pytest.importorskip("acp_client", reason="acp-client is not installed: pip install -e '.[test]'")
 
-DIALECTS = {"classic": {"ZCODE_SIM_DIALECT": "classic"}, "today": {"ZCODE_SIM_DIALECT": "today"},
-            "today-v4": {"ZCODE_SIM_DIALECT": "today", "ZCODE_ACP_ENGINE_API": "v4"}}
+DIALECTS = {"classic": {"ZCODE_SIM_DIALECT": "classic"}, "cli016": {"ZCODE_SIM_DIALECT": "cli016"},
+            "cli016-v4": {"ZCODE_SIM_DIALECT": "cli016", "ZCODE_ACP_ENGINE_API": "v4"}}
 
 
 @pytest.fixture(params=list(DIALECTS))
@@ -73,7 +73,7 @@ def test_a_streamed_prompt_a_permission_and_a_reopened_session(dialect, tmp_path
 
 
 def test_cancel_then_ask_at_once(dialect, tmp_path):
-    """On today-v4 the next ask was told "Queued" (tests/process/test_real_client_cancel.py)."""
+    """On cli016-v4 the next ask was told "Queued" (tests/process/test_real_client_cancel.py)."""
 
     async def scenario():
         client = agent(tmp_path)

@@ -74,9 +74,9 @@ def said(done: subprocess.CompletedProcess) -> str:
 
 
 # The process suite's three engines (tests/process/conftest.py): the simulator's dialect, and on
-# today-v4 the bridge on the engine's v4 data plane. acpx passes its environment to the bridge.
-DIALECTS = {"classic": {"ZCODE_SIM_DIALECT": "classic"}, "today": {"ZCODE_SIM_DIALECT": "today"},
-            "today-v4": {"ZCODE_SIM_DIALECT": "today", "ZCODE_ACP_ENGINE_API": "v4"}}
+# cli016-v4 the bridge on the engine's v4 data plane. acpx passes its environment to the bridge.
+DIALECTS = {"classic": {"ZCODE_SIM_DIALECT": "classic"}, "cli016": {"ZCODE_SIM_DIALECT": "cli016"},
+            "cli016-v4": {"ZCODE_SIM_DIALECT": "cli016", "ZCODE_ACP_ENGINE_API": "v4"}}
 
 
 @pytest.mark.parametrize("dialect", list(DIALECTS))

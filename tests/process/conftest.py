@@ -1,10 +1,10 @@
 """Every process-level test runs against three engines (docs/simulator.md, Dialects).
 
-``classic`` plays the seed's app-server, ``today`` today's desktop engine, and ``today-v4``
-is today's engine with the bridge on its v4 data plane (docs/v4.md); the bridge must pass
+``classic`` plays the seed's app-server, ``cli016`` the 0.16 desktop engine, and ``cli016-v4``
+is the 0.16 engine with the bridge on its v4 data plane (docs/v4.md); the bridge must pass
 every test on each, and every frame between the bridge and the
 simulator must match the dialect's schemas (``engine_schema_check`` below). A test that concerns one dialect only
-says so with ``@pytest.mark.dialects("today")``. ``ZCODE_TEST_DIALECTS=today``
+says so with ``@pytest.mark.dialects("cli016")``. ``ZCODE_TEST_DIALECTS=cli016``
 (a comma list) narrows a local run.
 """
 
@@ -17,16 +17,18 @@ import pytest
 
 from tests import engine_schema
 
-# ``today-v4``: the today simulator with the bridge on the engine's v4 data plane
+# ``cli016-v4``: the cli016 simulator with the bridge on the engine's v4 data plane
 # (ZCODE_ACP_ENGINE_API=v4, docs/v4.md). BRIDGE_VARIANTS value: (simulator dialect, engine API).
-ALL_DIALECTS = ("classic", "today", "today-v4")
-BRIDGE_VARIANTS = {"today-v4": ("today", "v4")}
+ALL_DIALECTS = ("classic", "cli016", "cli016-v4")
+BRIDGE_VARIANTS = {"cli016-v4": ("cli016", "v4")}
+OLD_NAMES = {"today": "cli016", "today-v4": "cli016-v4"}  # what ZCODE_TEST_DIALECTS took before the rename
 
 
 def wanted_dialects() -> tuple[str, ...]:
     chosen = os.environ.get("ZCODE_TEST_DIALECTS", "")
-    known = (*ALL_DIALECTS, *BRIDGE_VARIANTS)  # (today-v4 is in both: the set is what counts)
-    names = tuple(name.strip() for name in chosen.split(",") if name.strip() in known)
+    known = (*ALL_DIALECTS, *BRIDGE_VARIANTS)  # (cli016-v4 is in both: the set is what counts)
+    names = tuple(OLD_NAMES.get(name.strip(), name.strip()) for name in chosen.split(","))
+    names = tuple(name for name in names if name in known)
     return names or ALL_DIALECTS
 
 

@@ -277,7 +277,7 @@ async def bridge(tmp_path: Path, capabilities: dict[str, Any] | None = None, env
     }
     if os.environ.get("ZCODE_SIM_FRAMES"):  # the engine-schema check (tests/process/conftest.py)
         environment["ZCODE_SIM_FRAMES"] = os.environ["ZCODE_SIM_FRAMES"]
-    if os.environ.get("ZCODE_ACP_ENGINE_API"):  # the today-v4 run (tests/process/conftest.py)
+    if os.environ.get("ZCODE_ACP_ENGINE_API"):  # the cli016-v4 run (tests/process/conftest.py)
         environment["ZCODE_ACP_ENGINE_API"] = os.environ["ZCODE_ACP_ENGINE_API"]
     environment.update(env or {})
     with open(log, "wb") as log_file:

@@ -33,7 +33,7 @@ async def test_background_bash_reuses_its_launch_card_until_the_task_ends(tmp_pa
         assert closes[0]["_meta"]["terminal_exit"]["exit_code"] == 0
         output = "".join(u["_meta"]["terminal_output"]["data"] for u in updates
                          if "terminal_output" in (u.get("_meta") or {}))
-        if os.environ.get("ZCODE_ACP_ENGINE_API") == "v4":  # the today-v4 run (conftest.py)
+        if os.environ.get("ZCODE_ACP_ENGINE_API") == "v4":  # the cli016-v4 run (conftest.py)
             # By the engine's design a v4 background work carries no output in its frames
             # (snapshot.ts backgroundWork: status only); the engine serves it on request, which
             # the bridge does not ask yet (docs/v4.md, "Not built yet"). The terminal shows the
@@ -121,8 +121,8 @@ async def test_cancelling_a_background_task_fails_its_card_once(tmp_path, sim_di
         task_id = next(u["_meta"]["backgroundTask"]["taskId"] for u in card_updates(b.client, sid, launch)
                        if "backgroundTask" in (u.get("_meta") or {}))
         result = await b.conn.ext_method("session/cancelBackgroundTask", {"sessionId": sid, "taskId": task_id})
-        # The seed answers {cancelled}; today's engine adds the task's status and id.
-        assert result == ({"cancelled": True, "status": "cancelled", "taskId": task_id} if sim_dialect == "today"
+        # The seed answers {cancelled}; the 0.16 engine adds the task's status and id.
+        assert result == ({"cancelled": True, "status": "cancelled", "taskId": task_id} if sim_dialect == "cli016"
                           else {"cancelled": True})
         await b.client.wait_for(lambda: any(closed(u) for u in card_updates(b.client, sid, launch)))
         await b.prompt(sid, "#sim stream count=1")  # barrier: the task's own "cancelled" event came by now
@@ -153,7 +153,7 @@ async def test_compact_then_prompt_the_prompt_waits_and_sees_no_compaction_text(
         compaction = asyncio.ensure_future(b.conn.ext_method("session/compact", {"sessionId": sid}))
         await asyncio.sleep(0.01)  # let the compaction reach the bridge first (order of two requests)
         response = await b.prompt(sid, "#sim stream count=2 text=b")
-        if sim_dialect == "today":  # answered once the engine said it is over, not when it accepted
+        if sim_dialect == "cli016":  # answered once the engine said it is over, not when it accepted
             assert (await compaction)["compact"]["state"] == "completed"
         else:
             assert (await compaction) == {"compacted": True}
@@ -167,7 +167,7 @@ async def test_goal_steer_and_a_backend_without_rewind(tmp_path, sim_dialect):
     async with bridge(tmp_path, env={"ZCODE_SIM_WITHOUT": "rewind"}) as b:
         sid = await b.new_session()
         goal = await b.conn.ext_method("session/goal", {"sessionId": sid, "action": "set", "objective": "Ship"})
-        if sim_dialect == "today":  # sent again as "replace"; today's engine words the goal: {response, snapshot}
+        if sim_dialect == "cli016":  # sent again as "replace"; the 0.16 engine words the goal: {response, snapshot}
             assert goal["response"] == "Goal: Ship (active)"
         else:
             assert goal["goal"] == {"objective": "Ship", "status": "active"}
@@ -208,7 +208,7 @@ async def test_slash_commands_are_handled_by_the_bridge(tmp_path, sim_dialect):
         # in its availability: compact idleCannotCompact, fork forkTargetNotStable): one turn first.
         assert (await b.prompt(sid, "#sim stream count=1")).stop_reason == "end_turn"
         compacted = await command("/compact")
-        assert compacted == "Conversation compacted."  # today's engine: only after session_compacted
+        assert compacted == "Conversation compacted."  # the 0.16 engine: only after session_compacted
         forked = await command("/fork")
         assert forked.startswith("Forked this conversation into a new session: ")
         new_id = forked.rsplit(" ", 1)[-1]

@@ -7,7 +7,7 @@ import asyncio
 
 from zcode_acp.protocol.i18n import t
 from tests.process.harness import RecordingClient, bridge, pick, run
-from tests.process.test_engine_today import LONG
+from tests.process.test_engine_cli016 import LONG
 from tests.process.test_remote import NO_FORMS
 
 NEW = "#sim stream count=3 text=new"

@@ -1,6 +1,6 @@
-"""Today's engine as its source says (issue 19): images, history replay, task endings, host requests.
+"""The 0.16 engine as its source says (issue 19): images, history replay, task endings, host requests.
 
-The simulator's ``today`` dialect reads and answers these the way the engine's
+The simulator's ``cli016`` dialect reads and answers these the way the engine's
 source does (docs/simulator.md): it drops an attachment it cannot read, marks
 model-only messages, keeps a failed tool's ``state.error``, names a sub-agent
 tool call's parent, ends tasks ``timed_out``/``spawn_error``/``lost``, asks for
@@ -17,7 +17,7 @@ from acp import RequestError, image_block, resource_link_block, text_block
 
 from tests.process.harness import bridge, run
 
-pytestmark = pytest.mark.dialects("today")
+pytestmark = pytest.mark.dialects("cli016")
 NO_FORMS = {"_meta": {"terminal_output": True}}
 PLAIN = {}
 

@@ -1,4 +1,4 @@
-"""Today's engine at the session level, through the official SDK client (docs/backend-protocol.md §11):
+"""The 0.16 engine at the session level, through the official SDK client (docs/backend-protocol.md §11):
 the model picker keeps the catalog, resume keeps the workspace identity and maps the engine's
 ``-32004`` to "not found", no removed method is called, the engine's slash commands are offered,
 MCP servers are connected, plan mode is offered where it works."""
@@ -9,7 +9,7 @@ from acp import RequestError
 from tests.process.harness import bridge, run
 from tests.sim.peer import SimPeer
 
-pytestmark = pytest.mark.dialects("today")
+pytestmark = pytest.mark.dialects("cli016")
 
 
 def option(options, config_id):
@@ -53,7 +53,7 @@ async def test_an_unknown_session_on_resume_is_resource_not_found(tmp_path):
 
 @run
 async def test_resume_keeps_the_workspace_identity(tmp_path):
-    made = SimPeer(tmp_path, "today")  # a session made elsewhere (a desktop, a remote workspace)
+    made = SimPeer(tmp_path, "cli016")  # a session made elsewhere (a desktop, a remote workspace)
     try:
         workspace = {"workspacePath": "/tmp", "workspaceKey": "ssh-box-tmp", "workspaceIdentity": "ssh://box/tmp"}
         created = made.result("session/create", {"workspace": workspace})

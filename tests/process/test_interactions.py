@@ -37,10 +37,10 @@ async def engine_answers(b):
     return interaction_answers(b)
 
 
-# What today's engine sends back for its official options (its permission-options source, in our words).
+# What the 0.16 engine sends back for its official options (its permission-options source, in our words).
 STOP_AND_WAIT = "The user doesn't want to proceed with this tool use."
-ALLOW_ONCE = {"classic": "opt_allow_once", "today": "allow_once"}
-DENY = {"classic": "opt_deny", "today": "deny"}
+ALLOW_ONCE = {"classic": "opt_allow_once", "cli016": "allow_once"}
+DENY = {"classic": "opt_deny", "cli016": "deny"}
 
 
 @pytest.mark.dialects("classic")
@@ -69,9 +69,9 @@ async def test_permission_card_first_then_one_option_per_kind_then_allow(tmp_pat
         assert (await engine_answers(b)) == [{"decision": "allow"}]
 
 
-@pytest.mark.dialects("today")
+@pytest.mark.dialects("cli016")
 @run
-async def test_todays_official_options_each_kind_once_with_the_engines_reason_and_risk(tmp_path):
+async def test_cli016s_official_options_each_kind_once_with_the_engines_reason_and_risk(tmp_path):
     client = RecordingClient()
     client.on_permission = lambda sid, params: pick("allow_once")
     async with bridge(tmp_path, NO_FORMS, client=client) as b:
@@ -86,7 +86,7 @@ async def test_todays_official_options_each_kind_once_with_the_engines_reason_an
         assert (await engine_answers(b)) == [{"decision": "allow", "reason": "Approved once"}]
 
 
-@pytest.mark.dialects("today")
+@pytest.mark.dialects("cli016")
 @run
 async def test_always_allow_in_this_project_sticks(tmp_path):
     client = RecordingClient()
@@ -102,7 +102,7 @@ async def test_always_allow_in_this_project_sticks(tmp_path):
             {"type": "addRules", "behavior": "allow", "rules": [{"toolName": "Bash", "ruleContent": "make"}]}]
 
 
-@pytest.mark.dialects("today")
+@pytest.mark.dialects("cli016")
 @run
 async def test_a_deny_keeps_the_engines_stop_and_wait_text(tmp_path):
     client = RecordingClient()
@@ -163,7 +163,7 @@ async def test_plan_approval_form_approve_feedback_and_cancel(tmp_path, sim_dial
         await b.prompt(sid, "#sim plan")
         assert client.texts(sid).endswith("Plan approved; starting.")
         await b.prompt(sid, "#sim plan")
-        if sim_dialect == "today":  # feedback is an answer other than "approve", not a decline
+        if sim_dialect == "cli016":  # feedback is an answer other than "approve", not a decline
             assert client.texts(sid).endswith("Plan rejected: feedback: Use pytest, not unittest")
             assert (await engine_answers(b))[1] == {"action": "accept", "content": {"answer": "Use pytest, not unittest"}}
         else:
@@ -294,7 +294,7 @@ async def test_a_re_announce_storm_is_one_dialog_and_every_id_gets_the_same_answ
         await b.prompt(sid, "#sim permission")
         assert len(client.dialogs) == 1
         answers = await engine_answers(b)
-        # (today's engine doubles its re-announce interval: fewer ids in the same wait)
+        # (the 0.16 engine doubles its re-announce interval: fewer ids in the same wait)
         assert len(answers) >= 3 and all(a == answers[0] and a["decision"] == "allow" for a in answers)
         asked = [json.loads(line) for line in b.trace.read_text().splitlines()]
         assert len([a for a in asked if "response" in a and a["result"] and "decision" in a["result"]]) == len(answers)

@@ -67,7 +67,7 @@ async def test_a_dialog_a_turn_end_and_a_backend_death_each_reach_the_webhook(tm
         assert "prompt" not in post.json() and "answer" not in post.json()  # no text unless opted in
 
 
-@pytest.mark.dialects("today")
+@pytest.mark.dialects("cli016")
 @run
 async def test_text_is_sent_when_opted_in(tmp_path, hook):
     async with bridge(tmp_path, env=notify_env(hook.url, ZCODE_ACP_NOTIFY_TEXT="1")) as b:
@@ -76,10 +76,10 @@ async def test_text_is_sent_when_opted_in(tmp_path, hook):
         [post] = await hook.until(1)
     assert post.json()["prompt"] == "#sim stream count=2\nSay hello"
     assert post.json()["answer"]  # the engine's final answer
-    assert post.json()["title"] == "Say hello"  # today's engine names it in an event (session.titleUpdated)
+    assert post.json()["title"] == "Say hello"  # the 0.16 engine names it in an event (session.titleUpdated)
 
 
-@pytest.mark.dialects("today")
+@pytest.mark.dialects("cli016")
 @run
 async def test_a_webhook_that_never_answers_never_delays_the_editor(tmp_path, hung):
     async with bridge(tmp_path, env=notify_env(hung.url, ZCODE_ACP_NOTIFY_FORMAT="ntfy")) as b:
@@ -91,7 +91,7 @@ async def test_a_webhook_that_never_answers_never_delays_the_editor(tmp_path, hu
     assert first.stop_reason == "end_turn" and [a.stop_reason for a in answers] == ["end_turn"] * 3
 
 
-@pytest.mark.dialects("today")
+@pytest.mark.dialects("cli016")
 @run
 async def test_an_https_webhook_whose_certificate_ssl_cert_file_trusts_gets_the_notice(tmp_path):
     # The bridge patches socket but not ssl (cli/runtime.py): the stdlib's ssl cannot wrap a
@@ -157,7 +157,7 @@ async def test_without_text_no_notice_carries_the_prompts_words_not_even_as_the_
         assert post.json()["title"] == f"tmp ({sid[:8]})"  # the session's folder (/tmp) and its id
 
 
-@pytest.mark.dialects("today")
+@pytest.mark.dialects("cli016")
 @run
 async def test_an_https_webhook_that_hangs_the_handshake_never_delays_the_editor(tmp_path):
     with socket.create_server(("127.0.0.1", 0)) as listener:  # accepts, never says a word of TLS

@@ -11,7 +11,7 @@ from tests.process.harness import bridge, eventually, run
 
 
 def on_v4() -> bool:
-    """The bridge runs on the engine's v4 data plane (the today-v4 run, tests/process/conftest.py)."""
+    """The bridge runs on the engine's v4 data plane (the cli016-v4 run, tests/process/conftest.py)."""
     return os.environ.get("ZCODE_ACP_ENGINE_API") == "v4"
 
 
@@ -57,7 +57,7 @@ async def test_cancel_answers_cancelled_at_once_and_stops_the_backend(tmp_path):
         elapsed = time.monotonic() - started
         assert response.stop_reason == "cancelled"
         assert elapsed < 0.5, f"cancel took {elapsed:.3f}s"
-        # The legacy path sends session/stop (and, to today's engine, the v4 stop beside it); the v4
+        # The legacy path sends session/stop (and, to the 0.16 engine, the v4 stop beside it); the v4
         # path the v4 stop alone.
         def stops():
             return b.engine_acts("session/stop") if on_v4() else b.backend_calls("session/stop")
@@ -150,10 +150,10 @@ async def test_a_retry_the_engine_makes_itself_is_shown_while_it_lasts_and_not_r
         assert response.stop_reason == "end_turn"
         assert len(b.engine_acts("session/send")) == 1
         cards = [c for c in b.client.of_kind(sid, "tool_call") if c["toolCallId"].startswith("zcode-retry-")]
-        # Only today's engine also recovers the interrupted stream (streamRecovery.updated).
-        assert [c["status"] for c in cards] == ["in_progress"] * (2 if sim_dialect == "today" else 1)
+        # Only the 0.16 engine also recovers the interrupted stream (streamRecovery.updated).
+        assert [c["status"] for c in cards] == ["in_progress"] * (2 if sim_dialect == "cli016" else 1)
         assert "Retrying the model request (1/10)" in cards[0]["title"]
-        assert sim_dialect != "today" or "Recovering" in cards[1]["title"]
+        assert sim_dialect != "cli016" or "Recovering" in cards[1]["title"]
         updates = b.client.of_kind(sid, "tool_call_update")
         first = [u for u in updates if u["toolCallId"] == cards[0]["toolCallId"]]
         assert any("(2/10)" in (u.get("title") or "") for u in first)  # each attempt, as it happens

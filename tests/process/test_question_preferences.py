@@ -1,6 +1,6 @@
 """A reopened session's questions wait for the user (issues 31 and 32).
 
-Today's engine answers an unanswered AskUserQuestion by itself (accepted, no answers) unless its
+The 0.16 engine answers an unanswered AskUserQuestion by itself (accepted, no answers) unless its
 host turned that off: its server-wide setting is on until ``workspace/updateInteractionPreferences``
 says otherwise, and it asks a session's runtime preferences only as it makes the session. A session
 loaded into a new engine process was never asked, so the bridge tells the engine for every session
@@ -13,7 +13,7 @@ import pytest
 
 from tests.process.harness import RecordingClient, bridge, run
 
-pytestmark = pytest.mark.dialects("today")
+pytestmark = pytest.mark.dialects("cli016")
 FORMS = {"elicitation": {"form": {}}, "_meta": {"terminal_output": True}}
 # The engine's countdown, short: a question it would answer by itself is answered long before the user does.
 QUICK_COUNTDOWN = {"ZCODE_SIM_AUTO_RESOLVE": "0.2"}

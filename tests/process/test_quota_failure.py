@@ -55,7 +55,7 @@ async def test_a_turn_the_limit_stopped_is_quota_exceeded(tmp_path, plan, code):
     assert KEY not in (tmp_path / "bridge.log").read_text()
 
 
-@pytest.mark.dialects("today")
+@pytest.mark.dialects("cli016")
 @run
 async def test_in_the_users_language(tmp_path, plan):
     async with bridge(tmp_path, env={**plan, "ZCODE_ACP_LANG": "zh-CN"}) as b:

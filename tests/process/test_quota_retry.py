@@ -67,7 +67,7 @@ async def counting_down(b, sid: str, reset: float) -> None:
     await b.client.wait_for(lambda: COUNTDOWN in b.client.texts(sid))
 
 
-@pytest.mark.dialects("today")
+@pytest.mark.dialects("cli016")
 @run
 async def test_the_v4_failure_names_the_window_and_its_reset(tmp_path, plan, reset):
     if not v4():
@@ -80,7 +80,7 @@ async def test_the_v4_failure_names_the_window_and_its_reset(tmp_path, plan, res
         assert error.data["resetsAt"].endswith("Z") and error.data["quotaReason"] == "window"
 
 
-@pytest.mark.dialects("today")
+@pytest.mark.dialects("cli016")
 @run
 async def test_off_by_default_no_countdown_and_no_retry(tmp_path, plan, reset):
     async with bridge(tmp_path, env=plan) as b:
@@ -92,7 +92,7 @@ async def test_off_by_default_no_countdown_and_no_retry(tmp_path, plan, reset):
         assert not commands(b, "retryTurn")
 
 
-@pytest.mark.dialects("today")
+@pytest.mark.dialects("cli016")
 @run
 async def test_on_a_countdown_then_one_retry_turn_at_the_reset_then_the_answer_streams(tmp_path, plan, reset):
     if not v4():
@@ -114,7 +114,7 @@ def notices(b, sid: str) -> list[dict]:
             and f["params"]["sessionId"] == sid and f["params"]["update"]["sessionUpdate"] == "notice"]
 
 
-@pytest.mark.dialects("today")
+@pytest.mark.dialects("cli016")
 @run
 async def test_a_client_that_reads_notices_gets_the_countdown_as_one(tmp_path, plan, reset):
     if not v4():
@@ -131,7 +131,7 @@ async def test_a_client_that_reads_notices_gets_the_countdown_as_one(tmp_path, p
         await b.conn.cancel(session_id=sid)
 
 
-@pytest.mark.dialects("today")
+@pytest.mark.dialects("cli016")
 @run
 async def test_cancel_during_the_countdown_stops_it(tmp_path, plan, reset):
     if not v4():
@@ -145,7 +145,7 @@ async def test_cancel_during_the_countdown_stops_it(tmp_path, plan, reset):
         # (That nothing is sent at the reset afterwards is not tested here: it would wait on the clock.)
 
 
-@pytest.mark.dialects("today")
+@pytest.mark.dialects("cli016")
 @run
 async def test_a_new_prompt_during_the_countdown_stops_it(tmp_path, plan, reset):
     if not v4():
@@ -158,7 +158,7 @@ async def test_a_new_prompt_during_the_countdown_stops_it(tmp_path, plan, reset)
         assert not commands(b, "retryTurn")
 
 
-@pytest.mark.dialects("classic", "today")
+@pytest.mark.dialects("classic", "cli016")
 @run
 async def test_the_legacy_path_offers_no_retry_with_the_setting_on(tmp_path, plan, reset):
     if v4():

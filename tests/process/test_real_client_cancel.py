@@ -2,7 +2,7 @@
 
 acp-client's ``Agent.ask`` sends ``session/cancel`` when its wait is cancelled and its next ``ask``
 sends ``session/prompt`` in the same moment (one read of the bridge holds both). The cancelled prompt
-is answered first and the next one runs clean. On today-v4 the bridge used to answer the new prompt
+is answered first and the next one runs clean. On cli016-v4 the bridge used to answer the new prompt
 with a "Queued" notice and stream the new turn's updates before it answered the cancelled prompt
 (fixed on main by "v4: a cancel answers its prompts at once"; this test failed before it).
 """

@@ -56,6 +56,9 @@ def test_zcode_home_and_its_new_parents_are_private_under_umask_000(tmp_path):
         with running(tmp_path, env=bridge_env) as b:
             os.umask(old)
             b.new_session()
+            # The first session/new is answered before the runtime is up (cli/early_answer.py): a
+            # request the runtime answers after it is the barrier that it has made the session.
+            assert "result" in b.call("barrier", "session/list", {})
     finally:
         os.umask(old)
     for folder in (tmp_path / "made", tmp_path / "made" / "for", home, home / "v2"):
@@ -72,6 +75,7 @@ def test_temporary_files_left_by_a_killed_bridge_are_cleaned_at_start(tmp_path):
     stale.write_text('{"half": ')
     with running(tmp_path) as b:
         b.new_session()
+        assert "result" in b.call("barrier", "session/list", {})  # the runtime is up (the answer above may not say so)
         assert not stale.exists()
 
 

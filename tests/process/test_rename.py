@@ -20,7 +20,7 @@ async def listed_title(b, sid):
     return entry.title
 
 
-@pytest.mark.dialects("today")
+@pytest.mark.dialects("cli016")
 @run
 async def test_a_rename_from_the_editor_reaches_the_list_and_an_info_update(tmp_path):
     async with bridge(tmp_path) as b:
@@ -36,7 +36,7 @@ async def test_a_rename_from_the_editor_reaches_the_list_and_an_info_update(tmp_
         assert command["params"]["sessionId"]  # the engine's id for the session
 
 
-@pytest.mark.dialects("today")
+@pytest.mark.dialects("cli016")
 @run
 async def test_the_rename_slash_command(tmp_path):
     async with bridge(tmp_path) as b:

@@ -55,7 +55,7 @@ async def test_without_the_capability_the_notice_is_never_glued_to_the_answer(tm
         assert "\n\nZCode stopped" in text
 
 
-@pytest.mark.dialects("today")
+@pytest.mark.dialects("cli016")
 @run
 async def test_a_prompt_held_by_a_compaction_says_why_as_a_notice(tmp_path):
     env = {"ZCODE_SIM_COMPACT_SECONDS": "1.0"}

@@ -27,7 +27,7 @@ async def test_a_session_survives_a_bridge_restart_with_its_whole_history(tmp_pa
         assert "agent_thought_chunk" in kinds and "agent_message_chunk" in kinds
         cards = [u for u in updates if u["sessionUpdate"] == "tool_call"]
         assert [c["title"] for c in cards] == ["Read: README.md", "Bash: ls -la"]
-        # Replayed cards keep the ids the live turn used (today's engine spells them callId).
+        # Replayed cards keep the ids the live turn used (the 0.16 engine spells them callId).
         live = {u["toolCallId"] for u in first.client.updates[sid] if u["sessionUpdate"] == "tool_call"}
         assert {c["toolCallId"] for c in cards} == live
         assert all(c["status"] == "completed" and c["rawInput"] for c in cards)
@@ -217,7 +217,7 @@ async def test_mode_model_and_thought_changes(tmp_path, sim_dialect):
             response.config_options[0], "root") else next(o for o in response.config_options if o.id == "model")
         assert (model.root if hasattr(model, "root") else model).current_value == "glm-5-air"
         expected = {"modelId": "glm-5-air", "providerId": "zhipu"}
-        if sim_dialect == "today":  # a model with reasoning levels is selected with one of them
+        if sim_dialect == "cli016":  # a model with reasoning levels is selected with one of them
             expected["options"] = {"reasoningLevel": "high"}
         assert b.models_selected()[0] == expected  # v4: switchModelConfig {provider, model, thought}
         await b.conn.set_config_option(session_id=sid, config_id="thought", value="low")

@@ -21,7 +21,7 @@ async def test_steering_is_applied_to_the_running_turn(tmp_path, sim_dialect):
             "sessionId": sid, "prompt": [{"type": "text", "text": "use tabs"}]})
         assert answer["applied"] is True and answer["queued"] is False
         assert (await turn).stop_reason == "end_turn"
-        if sim_dialect == "today":
+        if sim_dialect == "cli016":
             # (On the v4 path the prompt itself is a sendText too: the steered text is the guided one.)
             [command] = [c["params"] for c in b.backend_calls("v4/command") if c["params"]["type"] == "sendText"
                          and c["params"]["payload"].get("requestedDelivery") == "guide"]
@@ -33,7 +33,7 @@ async def test_steering_is_applied_to_the_running_turn(tmp_path, sim_dialect):
 
 
 @run
-@pytest.mark.dialects("today")
+@pytest.mark.dialects("cli016")
 async def test_a_transient_foreign_key_failure_is_retried_once(tmp_path):
     async with bridge(tmp_path) as b:
         sid = await b.new_session()

@@ -13,7 +13,7 @@ import pytest
 
 from tests.process.harness import bridge, run
 
-pytestmark = pytest.mark.dialects("today")  # today's simulator; its v4 variant only (below)
+pytestmark = pytest.mark.dialects("cli016")  # today's simulator; its v4 variant only (below)
 
 
 @pytest.fixture(autouse=True)

@@ -8,7 +8,7 @@ import pytest
 
 from tests.process.harness import bridge, run
 
-pytestmark = pytest.mark.dialects("today")
+pytestmark = pytest.mark.dialects("cli016")
 V4 = {"ZCODE_ACP_ENGINE_API": "v4"}
 
 

@@ -17,7 +17,7 @@ from acp import RequestError
 from tests.process.harness import allow_first, bridge, run
 from tests.process.test_v4_path import queue_once_listed
 
-pytestmark = pytest.mark.dialects("today")
+pytestmark = pytest.mark.dialects("cli016")
 # A turn that asks a permission (the test holds the answer until a prompt is queued), then fails.
 ASK_THEN_FAIL = {"scenarios": {"ask_then_fail": [
     {"type": "permission"}, {"type": "fail", "code": "internal_error", "message": "the model gave up"}]}}

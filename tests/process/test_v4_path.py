@@ -1,6 +1,6 @@
 """The bridge on the engine's v4 data plane (``ZCODE_ACP_ENGINE_API=v4``), through the official SDK.
 
-The today dialect serves the v4 plane (docs/simulator.md, "v4 data plane"); every frame
+The cli016 dialect serves the v4 plane (docs/simulator.md, "v4 data plane"); every frame
 both ways is checked against the engine's schemas by the process conftest, and every
 ACP frame against the official ACP schema by the harness.
 """
@@ -14,7 +14,7 @@ import pytest
 
 from tests.process.harness import NoForms, bridge, pick, run
 
-pytestmark = pytest.mark.dialects("today")
+pytestmark = pytest.mark.dialects("cli016")
 V4 = {"ZCODE_ACP_ENGINE_API": "v4"}
 
 

@@ -58,7 +58,7 @@ def test_every_captured_engine_frame_is_read_and_classified_as_what_it_is() -> N
 
 
 class SteerPort:
-    """What Controls needs to steer a running turn on today's engine (a v4 sendText)."""
+    """What Controls needs to steer a running turn on the 0.16 engine (a v4 sendText)."""
 
     compact_timeout = 1.0
     speaks_v4 = True

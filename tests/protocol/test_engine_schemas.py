@@ -65,7 +65,7 @@ def _refs(node: Any) -> list[str]:
     return []
 
 
-@pytest.mark.parametrize("dialect", ["today", "classic"])
+@pytest.mark.parametrize("dialect", ["cli016", "classic"])
 def test_every_schema_is_valid_draft_2020_12_and_every_ref_resolves(dialect: str) -> None:
     schemas = schema_set(dialect)
     files = sorted(schemas.root.rglob("*.json"))
@@ -89,7 +89,7 @@ def test_the_event_union_has_the_25_official_types_each_with_its_own_schema() ->
 
 
 def test_every_method_the_bridge_sends_and_every_engine_request_has_a_schema() -> None:
-    schemas = schema_set("today")
+    schemas = schema_set("cli016")
     assert set(BRIDGE_SENDS) <= set(schemas.requests[HOST_TO_ENGINE])
     assert set(ENGINE_ASKS) <= set(schemas.requests[ENGINE_TO_HOST])
     assert not set(REMOVED_IN_016) & set(schemas.requests[HOST_TO_ENGINE])
@@ -113,7 +113,7 @@ def test_every_backend_method_named_in_the_bridges_code_has_a_schema() -> None:
         for path in (root / folder).rglob("*.py"):
             found |= set(re.findall(r'"((?:session|v4|workspace|runtime|mcp)/[A-Za-z/]+)"', path.read_text()))
     assert set(BRIDGE_SENDS) <= found, "BRIDGE_SENDS names a method the bridge no longer sends"
-    unknown = found - acp_side - set(schema_set("today").requests[HOST_TO_ENGINE]) - set(REMOVED_IN_016)
+    unknown = found - acp_side - set(schema_set("cli016").requests[HOST_TO_ENGINE]) - set(REMOVED_IN_016)
     assert not unknown, f"backend methods with no schema in schemas/engine/: {sorted(unknown)}"
 
 
@@ -163,7 +163,7 @@ def test_the_four_captures_are_in_the_repository() -> None:
 def test_every_captured_frame_validates(name: str) -> None:
     entries = _capture(name)
     frames, _ = _wire_frames(entries)
-    findings = check_conversation(frames, "today", name)
+    findings = check_conversation(frames, "cli016", name)
     # The one frame the captures send on purpose to be refused: a sendText without text, which the
     # engine rejects (proto.invalidPayload). The schema must refuse it too, and nothing else.
     refused = [entry for entry in entries if entry.get("params", {}).get("type") == "sendText"
@@ -175,7 +175,7 @@ def test_every_captured_frame_validates(name: str) -> None:
 def test_captured_records_that_are_not_whole_frames_validate_in_their_parts() -> None:
     # queue-guide-goal records only type/payload/commandId of four commands and their whole acks;
     # history-management records four error answers as classified facts, not frames.
-    schemas = schema_set("today")
+    schemas = schema_set("cli016")
     command = schemas.uri("v4/command.json")
     checked = 0
     for name in CAPTURE_FILES:
@@ -208,7 +208,7 @@ def _event(event_type: str, payload: dict[str, Any], **envelope: Any) -> dict[st
     return {"method": "session/event", "params": params}
 
 
-def _findings(*frames: tuple[str, Any], dialect: str = "today") -> list[str]:
+def _findings(*frames: tuple[str, Any], dialect: str = "cli016") -> list[str]:
     return [f"{f.what} {f.path}: {f.message}" for f in check_conversation(frames, dialect)]
 
 
@@ -325,7 +325,7 @@ def _state(session: str, reason: str) -> tuple[str, dict[str, Any]]:
         "type": "state.updated", "scope": "session", "sessionId": session, "revision": 3, "reason": reason, "patch": {}}})
 
 
-def test_todays_engine_answers_a_send_after_the_state_update_that_starts_its_prompt() -> None:
+def test_cli016s_engine_answers_a_send_after_the_state_update_that_starts_its_prompt() -> None:
     assert _findings(SEND, _state("s1", "prompt_started"), SENT) == []
     late = "response to session/send $.result: session/send to 's1' answered before the state.updated"
     assert _findings(SEND, SENT, _state("s1", "prompt_started"))[0].startswith(late)
@@ -336,7 +336,7 @@ def test_todays_engine_answers_a_send_after_the_state_update_that_starts_its_pro
     assert _findings(SEND, SENT, dialect="classic") == []  # the seed's engine answered at once
 
 
-def test_todays_engine_sends_no_session_closed_after_a_close() -> None:
+def test_cli016s_engine_sends_no_session_closed_after_a_close() -> None:
     close = (HOST_TO_ENGINE, {"id": 5, "method": "session/close", "params": {"sessionId": "s1"}})
     closed = (ENGINE_TO_HOST, _event("session.closed", {}, sessionId="s1"))
     assert _findings(closed) == []
@@ -367,8 +367,8 @@ def test_a_recording_is_read_as_one_conversation_per_simulator_process(tmp_path:
     path.write_text("".join(json.dumps(record) + "\n" for record in records))
     conversations = read_recording(path)
     assert sorted(conversations) == [1, 2]
-    assert check_conversation(conversations[1], "today") == []
-    assert [f.what for f in check_conversation(conversations[2], "today")] == ["not a JSON object"]
+    assert check_conversation(conversations[1], "cli016") == []
+    assert [f.what for f in check_conversation(conversations[2], "cli016")] == ["not a JSON object"]
 
 
 # -- the end of a process test's check (tests/process/conftest.py) -------------------------------------------
@@ -387,22 +387,22 @@ BAD_ASK = [(ENGINE_TO_HOST, {"id": "server-1", "method": "interaction/requestOff
 
 
 def test_strict_fails_a_test_on_a_frame_the_bridge_sent(tmp_path: Path) -> None:
-    failure = conclude(_recording(tmp_path, *BAD_ASK), "today", "strict", "t", report=tmp_path / "r.jsonl")
-    assert failure is not None and failure.startswith("1 bridge↔engine frame(s) break schemas/ (today):")
+    failure = conclude(_recording(tmp_path, *BAD_ASK), "cli016", "strict", "t", report=tmp_path / "r.jsonl")
+    assert failure is not None and failure.startswith("1 bridge↔engine frame(s) break schemas/ (cli016):")
     assert "(host->engine, response to interaction/requestOfficialMcpAuthHeaders)" in failure
     assert "'ok' is a required property" in failure and not (tmp_path / "r.jsonl").exists()
 
 
 def test_strict_fails_a_test_on_a_frame_the_engine_sent(tmp_path: Path) -> None:
     frames = _recording(tmp_path, (ENGINE_TO_HOST, _event("turn.failed", {"error": {"message": "boom"}})))
-    failure = conclude(frames, "today", "strict", "t", report=tmp_path / "r.jsonl")
+    failure = conclude(frames, "cli016", "strict", "t", report=tmp_path / "r.jsonl")
     assert failure is not None and "'turnPhase' is a required property" in failure
 
 
 def test_report_appends_the_findings_and_fails_nothing(tmp_path: Path) -> None:
     report = tmp_path / "build" / "report.jsonl"
     for test in ("first", "second"):
-        assert conclude(_recording(tmp_path, *BAD_ASK), "today", "report", test, report=report) is None
+        assert conclude(_recording(tmp_path, *BAD_ASK), "cli016", "report", test, report=report) is None
     rows = [json.loads(line) for line in report.read_text().splitlines()]
     assert [row["test"] for row in rows] == ["first", "second"]
     assert rows[0]["direction"] == HOST_TO_ENGINE and rows[0]["path"] == "$.result"
@@ -411,9 +411,9 @@ def test_report_appends_the_findings_and_fails_nothing(tmp_path: Path) -> None:
 def test_a_clean_recording_off_mode_or_no_recording_conclude_quietly(tmp_path: Path) -> None:
     clean = _recording(tmp_path, (HOST_TO_ENGINE, {"id": 1, "method": "session/close", "params": {"sessionId": "s"}}),
                        (ENGINE_TO_HOST, {"id": 1, "result": {"closed": True}}))
-    assert conclude(clean, "today", "strict", "t") is None
-    assert conclude(_recording(tmp_path, *BAD_ASK), "today", "off", "t") is None
-    assert conclude(tmp_path / "never-written.jsonl", "today", "strict", "t") is None
+    assert conclude(clean, "cli016", "strict", "t") is None
+    assert conclude(_recording(tmp_path, *BAD_ASK), "cli016", "off", "t") is None
+    assert conclude(tmp_path / "never-written.jsonl", "cli016", "strict", "t") is None
 
 
 @pytest.mark.parametrize(("value", "mode"), [("", "strict"), ("REPORT", "report"), (" off ", "off")])
@@ -450,7 +450,7 @@ def _mutations(frame: Any) -> list[Any]:
 def test_the_fast_validator_and_the_reference_one_agree_on_every_verdict(name: str) -> None:
     # The checker takes its verdict from jsonschema-rs and asks the reference implementation only why:
     # on every captured frame and on thousands of broken copies, the two must say the same.
-    schemas = schema_set("today")
+    schemas = schema_set("cli016")
     frames, _ = _wire_frames(_capture(name))
     compared = 0
     for direction, frame in frames:

@@ -3,7 +3,7 @@
 from zcode_acp.protocol import interactions as ix
 from zcode_acp.protocol.host_requests import coding_plan_key, host_answer
 
-# Today's engine's three options, as its permission-options source builds them (in our words).
+# The 0.16 engine's three options, as its permission-options source builds them (in our words).
 OFFICIAL = {"reason": "Runs a shell command", "riskLevel": "medium", "options": [
     {"optionId": "allow_once", "kind": "allow_once", "name": "Allow once",
      "response": {"decision": "allow", "reason": "Approved once"}},

@@ -30,7 +30,7 @@ def test_editor_entries_become_the_strict_shapes():
          "headers": [{"name": "Authorization", "value": "Bearer t"}]},
         {"name": "docs", "type": "sse", "url": "https://docs.example.test/sse", "headers": []},
     ]
-    check_mcp_servers(out)  # the simulator's strict validator (today's engine) takes them all
+    check_mcp_servers(out)  # the simulator's strict validator (the 0.16 engine) takes them all
     with pytest.raises(SimError):
         check_mcp_servers([ZED])  # and would have refused what the editor sent
 

@@ -1,6 +1,6 @@
 """The model picker keeps the whole catalog (docs/sessions.md, "Modes, model, thought level").
 
-Today's engine lists every model only in the create/resume snapshot; ``session/read``, the
+The 0.16 engine lists every model only in the create/resume snapshot; ``session/read``, the
 set* answers and every ``state.updated`` carry the current model alone
 (``modelAvailability: "current"``). Entries are shaped as its source's ``zcodeModelOptionSchema``.
 """

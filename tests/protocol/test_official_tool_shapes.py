@@ -1,4 +1,4 @@
-"""The translator reads tool results and errors in the shapes today's engine sends them (issue 19):
+"""The translator reads tool results and errors in the shapes the 0.16 engine sends them (issue 19):
 a result object with its text in ``content`` (the executor's serialization), an error detail
 ``{type, message}``. Each event is first checked against the official schema, so the test
 feeds what the engine can send."""
@@ -14,7 +14,7 @@ ENVELOPE = {"eventId": "e", "sessionId": "s", "seq": 1, "timestamp": 1, "type": 
 
 def official(payload: dict) -> dict:
     event = {**ENVELOPE, "payload": payload}
-    schemas = schema_set("today")
+    schemas = schema_set("cli016")
     assert [e.message for e in schemas.errors(schemas.uri("events/tool.updated.json"), event)] == []
     return event
 

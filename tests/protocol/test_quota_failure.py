@@ -35,7 +35,7 @@ def today_end(code: str, lang: str = "en") -> dict:
 
 
 @pytest.mark.parametrize("code", sorted(REASONS))
-@pytest.mark.parametrize("shape", [classic_end, today_end], ids=["classic", "today"])
+@pytest.mark.parametrize("shape", [classic_end, today_end], ids=["classic", "cli016"])
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_each_provider_quota_code_is_a_quota_failure_in_both_dialects(code, shape, lang):
     error = turn_end.failed(shape(code, lang))

@@ -88,7 +88,7 @@ def test_busy_and_method_not_found_errors():
 
 
 def test_extension_calls_forward_only_the_keys_the_engine_schema_has() -> None:
-    """Today's engine checks params strictly: a client's extra keys would fail the whole call."""
+    """The 0.16 engine checks params strictly: a client's extra keys would fail the whole call."""
     from zcode_acp.protocol import extension_calls
 
     compact = extension_calls.compact({"sessionId": "s", "instructions": "keep the API", "_meta": {}})

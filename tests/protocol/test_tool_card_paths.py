@@ -1,7 +1,7 @@
 """One tool story, two engine paths, the same ACP frames (tests/protocol/golden/tool_cards/*.json).
 
 Each case tells one tool call twice: as the legacy engine's ``tool.updated`` events (the shapes
-sim/today_events.py sends) fed to ``TurnTranslator``, and as the v4 ``toolCall`` rows the
+sim/cli016_events.py sends) fed to ``TurnTranslator``, and as the v4 ``toolCall`` rows the
 simulator projects from those events (sim/v4/turn_parts.py) fed the whole way through
 wire → topic → state → ``ConversationTranslator``. Both must give the case's frames, each checked
 against the ACP schema. ``rawOutput`` is left out of the comparison: it is the engine's own

@@ -9,7 +9,7 @@ from tests.engine_schema import schema_set
 
 
 def errors(method: str, part: str, value: object) -> list[str]:
-    schemas = schema_set("today")
+    schemas = schema_set("cli016")
     uri = schemas.uri(f"v4/{method.removeprefix('v4/').replace('/', '.')}.json") + f"#/$defs/{part}"
     return [error.message for error in schemas.errors(uri, value)]
 

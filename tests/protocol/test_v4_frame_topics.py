@@ -16,7 +16,7 @@ def complete(topic: str, payload: dict) -> dict:
 
 
 def errors(params: dict) -> list[str]:
-    schemas = schema_set("today")
+    schemas = schema_set("cli016")
     return [error.message for error in schemas.errors(schemas.uri("v4/conversation.frame.json"), params)]
 
 

@@ -29,7 +29,7 @@ ROWS = {
 
 
 def row_errors(row: dict[str, Any]) -> list[str]:
-    schemas = schema_set("today")
+    schemas = schema_set("cli016")
     return [error.message for error in schemas.errors(schemas.uri("v4/rows.json") + "#/$defs/row", row)]
 
 
@@ -66,7 +66,7 @@ def frame(outer_topic: str, inner_topic: str, outer_sub: str = "sub-1", inner_su
 
 
 def findings(*frames: tuple[str, dict[str, Any]]) -> list[str]:
-    return [f"{f.path}: {f.message}" for f in check_conversation(list(frames), "today")]
+    return [f"{f.path}: {f.message}" for f in check_conversation(list(frames), "cli016")]
 
 
 def test_topic_and_subscription_must_match_inside_and_outside() -> None:

@@ -25,7 +25,7 @@ def start(tmp_path: Path) -> Iterator[Callable[..., SimPeer]]:
         peer.close()
 
 
-@pytest.fixture(params=["classic", "today"])
+@pytest.fixture(params=["classic", "cli016"])
 def dialect(request: pytest.FixtureRequest) -> str:
     return request.param
 
@@ -38,4 +38,4 @@ def sim(start: Callable[..., SimPeer], dialect: str) -> SimPeer:
 
 @pytest.fixture
 def today(start: Callable[..., SimPeer]) -> SimPeer:
-    return start("today")
+    return start("cli016")

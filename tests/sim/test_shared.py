@@ -55,7 +55,7 @@ def test_scenario_files_are_listed_and_a_named_scenario_still_wins(tmp_path, sta
     path = tmp_path / "scenarios.json"
     path.write_text('{"scenarios": {"hello": {"steps": [{"type": "text", "text": "Hi from a file."}]}}}')
     assert ("hello", f"from {path}") in list_scenarios(str(path))
-    peer = start("today", env={"ZCODE_SIM_SCENARIOS": str(path)})
+    peer = start("cli016", env={"ZCODE_SIM_SCENARIOS": str(path)})
     sid = peer.create()
     assert peer.text_of(peer.turn(sid, "#sim hello")) == "Hi from a file."
     assert peer.text_of(peer.turn(sid, "#sim stream count=3")) == "xxx"

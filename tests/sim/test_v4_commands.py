@@ -222,7 +222,7 @@ def test_an_interaction_past_its_countdown_is_resolved_by_the_engine() -> None:
 
 
 def test_a_question_past_its_countdown_goes_on_accepted_with_no_answers() -> None:
-    """As the engine's question auto-resolution does (the today dialect's own timer answers the same)."""
+    """As the engine's question auto-resolution does (the cli016 dialect's own timer answers the same)."""
     side = Bridge()
     side.send(bridge.send_text(side.session_id, "go"))
     side.engine.start("go")

@@ -150,14 +150,14 @@ BREAKAGES: dict[str, tuple[Callable[[Frames], None], str]] = {
 
 def test_the_simulators_own_frames_pass() -> None:
     assert notifications(RECORDED, "sessions-index", "deltas"), "the recording has a sessions-index delta"
-    findings = check_conversation(RECORDED, "today")
+    findings = check_conversation(RECORDED, "cli016")
     assert not findings, "\n".join(str(f) for f in findings[:5])
 
 
 @pytest.mark.parametrize("name", sorted(BREAKAGES))
 def test_a_broken_frame_of_each_kind_is_refused(name: str) -> None:
     mutate, where = BREAKAGES[name]
-    findings = check_conversation(breaking(mutate), "today")
+    findings = check_conversation(breaking(mutate), "cli016")
     assert findings, f"{name}: passed the check"
     assert any(where in f.path or where in f.message for f in findings), "\n".join(str(f) for f in findings)
 
@@ -166,6 +166,6 @@ def test_a_fragment_at_or_past_its_count_is_refused() -> None:
     frames = recorded(fragment_bytes=700)
     fragments = [m["params"] for _, m in frames if m.get("method") == "v4/conversation/frame"
                  and m["params"]["kind"] == "fragment"]
-    assert fragments and not check_conversation(frames, "today")
+    assert fragments and not check_conversation(frames, "cli016")
     fragments[0]["fragmentIndex"] = fragments[0]["fragmentCount"]
-    assert any("is not below fragmentCount" in f.message for f in check_conversation(frames, "today"))
+    assert any("is not below fragmentCount" in f.message for f in check_conversation(frames, "cli016"))

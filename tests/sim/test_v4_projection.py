@@ -1,6 +1,6 @@
-"""sim/v4/projection.py: the legacy event stream the today dialect emits → the v4 conversation.
+"""sim/v4/projection.py: the legacy event stream the cli016 dialect emits → the v4 conversation.
 
-Each test plays legacy events (shaped as sim/today.py emits them) into a projection and
+Each test plays legacy events (shaped as sim/cli016.py emits them) into a projection and
 checks the rows and keys against the engine's source (tests/sim/v4_shapes.py), and the
 ops against the bridge's own applier (``protocol/v4``: every commit must apply, and the
 applied state must be the projection's).
@@ -119,8 +119,8 @@ def test_a_tool_walks_its_statuses_and_its_cumulative_output_grows_by_appends() 
     assert len(played.rows("toolCall")) == 1
 
 
-def test_todays_result_object_and_error_detail_give_the_rows_their_text() -> None:
-    # The today dialect sends the executor's result object and an error detail (sim/today_events.py).
+def test_cli016s_result_object_and_error_detail_give_the_rows_their_text() -> None:
+    # The cli016 dialect sends the executor's result object and an error detail (sim/cli016_events.py).
     played = Played()
     played.start()
     for call in ("t1", "t2"):

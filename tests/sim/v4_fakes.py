@@ -1,7 +1,7 @@
 """A fake engine behind the v4 data plane, and a bridge-side client that decodes its frames.
 
 ``FakePort`` records what the plane asks of the engine; ``Engine`` plays legacy events
-the way the today dialect emits them (``session/event`` params). ``Client`` is the
+the way the cli016 dialect emits them (``session/event`` params). ``Client`` is the
 bridge's own decoder (``protocol/v4``: wire parsing, reassembly, the topic state
 machine, the conversation applier) reading the plane's notifications, so a test can
 check that what the bridge ends up holding is what the simulator holds.
@@ -97,7 +97,7 @@ class FakePort:
 
 
 class Engine:
-    """Legacy events for one session, shaped as the today dialect emits them."""
+    """Legacy events for one session, shaped as the cli016 dialect emits them."""
 
     def __init__(self, plane: DataPlane, session_id: str, wire: Wire | None = None) -> None:
         self.plane = plane

@@ -260,7 +260,7 @@ def load_history(c: Client) -> None:
 
 
 def streaming_titled(c: Client) -> None:
-    # Today's engine names the session with an event at the start of the first turn; that turn
+    # The 0.16 engine names the session with an event at the start of the first turn; that turn
     # is one burst (the title's place in it is the bridge's batch order), the stream is the second.
     c.initialize()
     sid = c.new_session()
@@ -296,14 +296,14 @@ SCENARIOS: dict[str, Callable[[Client], None]] = {
     "questions": questions, "cancel": cancel, "preempt": preempt, "background": background,
     "load-history": load_history, "backend-restart": backend_restart,
 }
-TODAY = {"ZCODE_SIM_DIALECT": "today"}
+TODAY = {"ZCODE_SIM_DIALECT": "cli016"}
 REDACT_CONTENT = {"ZCODE_ACP_TRACE_REDACT_CONTENT": "1"}
 # The corpus: file name → (scenario, environment of the recording). Most run on the simulator's
-# default dialect; the ``-today`` ones on today's engine (string server-request ids, v4/command).
+# default dialect; the ``-cli016`` ones on the 0.16 engine (string server-request ids, v4/command).
 CORPUS: dict[str, tuple[Callable[[Client], None], dict[str, str]]] = {
     **{name: (scenario, {}) for name, scenario in SCENARIOS.items()},
-    "streaming-today": (streaming_titled, TODAY), "cancel-today": (cancel, TODAY),
-    "permission-today": (permission, TODAY), "two-clients": (two_clients, REMOTE_ENV),
+    "streaming-cli016": (streaming_titled, TODAY), "cancel-cli016": (cancel, TODAY),
+    "permission-cli016": (permission, TODAY), "two-clients": (two_clients, REMOTE_ENV),
     # Recorded with --trace-redact-content (its variable form): texts are lengths and hashes.
     "questions-redacted": (questions, REDACT_CONTENT), "load-history-redacted": (load_history, REDACT_CONTENT),
 }

@@ -2,7 +2,7 @@
 
 The corpus is recorded from the simulator (``python -m tests.traces.driver``);
 a trace a user sends in joins it the same way (docs/traces.md). It holds both
-simulator dialects (the ``-today`` traces are today's engine), a session of
+simulator dialects (the ``-cli016`` traces are the 0.16 engine), a session of
 two clients (the editor and a remote one), and traces recorded with
 ``--trace-redact-content`` (``-redacted``).
 """
@@ -29,7 +29,7 @@ def replay(path: Path, *args: str) -> subprocess.CompletedProcess:
 def test_the_corpus_covers_the_scenarios_it_promises():
     names = {p.stem for p in CORPUS}
     assert {"streaming", "tools-terminal", "permission", "plan", "questions", "cancel", "preempt", "background",
-            "load-history", "backend-restart", "streaming-today", "cancel-today", "permission-today",
+            "load-history", "backend-restart", "streaming-cli016", "cancel-cli016", "permission-cli016",
             "two-clients", "questions-redacted", "load-history-redacted"} <= names
 
 

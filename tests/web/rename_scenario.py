@@ -56,10 +56,10 @@ async def steps(page: Page, base: str, port: int, instance_id: str) -> None:
 
 
 async def main(artifacts: Path) -> int:
-    # renameSession is a v4 command: today's engine has it.
+    # renameSession is a v4 command: the 0.16 engine has it.
     return await through_the_real_hub(artifacts, "rename",
                                       lambda page, base, port, instance_id, project: steps(page, base, port, instance_id),
-                                      dialect="today")
+                                      dialect="cli016")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Stopping a background task: ``session/cancelBackgroundTask`` and the AIR ``session/async_task/stop``.
 
 On the legacy path the call goes to the engine as is and its answer comes back
-(``{cancelled, status, taskId}`` from today's engine); the task's card is cancelled unless the
+(``{cancelled, status, taskId}`` from the 0.16 engine); the task's card is cancelled unless the
 engine says it was not (``Controls.cancel_task``). On v4 the same act is
 ``v4/command cancelBackgroundWork {workId}`` (a task id is the work's id), decided by the
 engine against its ``backgroundWorks``. The client gets the legacy answer's shape on either

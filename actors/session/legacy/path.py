@@ -33,7 +33,7 @@ class LegacyPath:
 
     # Every live Session has one: slots, not a __dict__ (docs/performance.md, "Idle sessions").
     __slots__ = ("port",)
-    speaks_zcode_protocol = False  # today's engine shows it is 0.16+ in its answers (EngineSurface)
+    speaks_zcode_protocol = False  # the 0.16 engine shows it is 0.16+ in its answers (EngineSurface)
     resolves_dialogs = False  # the router answers the engine's request itself
 
     def __init__(self, port: SessionPort) -> None:
@@ -120,7 +120,7 @@ class LegacyPath:
 
     def _retry_while_busy(self, call: EngineCall, on_result: OnResult, on_error: OnError,
                           timeout: float, deadline: float) -> OnError:
-        """Today's engine answers a compaction -32010 while a turn holds the session: try again."""
+        """The 0.16 engine answers a compaction -32010 while a turn holds the session: try again."""
         def failed(error: Any) -> None:
             if isinstance(error, dict) and is_busy(error) and time.monotonic() < deadline:
                 retry = self._retry_while_busy(call, on_result, on_error, timeout, deadline)

@@ -1,4 +1,4 @@
-"""Today's engine outside any one session: ``runtime/capabilities``, ``workspace/readPresentation``
+"""The 0.16 engine outside any one session: ``runtime/capabilities``, ``workspace/readPresentation``
 and ``mcp/list`` (docs/simulator.md, Dialects).
 
 * ``runtime/capabilities {}`` answers ``{independentPlanState: true}`` from CLI 0.16.9 on (the
@@ -49,7 +49,7 @@ def slash_commands(workspace_path: str) -> list[dict[str, Any]]:
 
 
 class WorkspaceMethods:
-    """Mixed into ``TodaySimServer``; needs ``dialect``, ``sessions`` and ``mcp_connected``."""
+    """Mixed into ``Cli016SimServer``; needs ``dialect``, ``sessions`` and ``mcp_connected``."""
 
     dialect: Any
     sessions: dict[str, SimSession]

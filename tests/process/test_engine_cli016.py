@@ -1,4 +1,4 @@
-"""Today's engine (docs/backend-protocol.md §11): one test per difference, against the ``today`` simulator.
+"""The 0.16 engine (docs/backend-protocol.md §11): one test per difference, against the ``cli016`` simulator.
 
 Everything else in tests/process runs against both dialects; these tests
 concern the newer engine's habits only.
@@ -12,7 +12,7 @@ import pytest
 
 from tests.process.harness import bridge, run
 
-pytestmark = pytest.mark.dialects("today")
+pytestmark = pytest.mark.dialects("cli016")
 
 
 def trace_start(b) -> dict:
@@ -69,7 +69,7 @@ SHORT = f"#sim slow count={SHORT_COUNT} interval=0.05 text=old"
 
 
 def on_v4() -> bool:
-    """The bridge runs on the engine's v4 data plane (the today-v4 run, tests/process/conftest.py)."""
+    """The bridge runs on the engine's v4 data plane (the cli016-v4 run, tests/process/conftest.py)."""
     return os.environ.get("ZCODE_ACP_ENGINE_API") == "v4"
 
 
@@ -340,7 +340,7 @@ async def test_a_session_made_elsewhere_is_resumed_under_its_own_workspace_key(t
 
 
 @run
-@pytest.mark.dialects("classic", "today")
+@pytest.mark.dialects("classic", "cli016")
 async def test_a_cli_without_session_subscribe_is_refused_naming_the_version_floor(tmp_path):
     from acp import RequestError
 

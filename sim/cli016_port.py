@@ -1,10 +1,10 @@
-"""The today server as the v4 data plane's ``Port``: what a v4 command asks, done on the legacy session model.
+"""The cli016 server as the v4 data plane's ``Port``: what a v4 command asks, done on the legacy session model.
 
 The plane (``sim/v4/``) decides every command; this adapter acts on the same
 ``SimSession`` objects, turns and scenarios as the legacy methods, so a v4 ``sendText``
 runs the same ``#sim`` lines as ``session/send``, a v4 stop ends the same turn a
 ``session/stop`` recovers, and so on. What the engine then does comes back to the plane
-as the legacy events the server emits (``sim/today_v4.py`` feeds them).
+as the legacy events the server emits (``sim/cli016_v4.py`` feeds them).
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from .v4.port import SessionSeed
 from .v4.snapshot import session_config
 
 
-class TodayEngine(Protocol):
-    """The today server (``TodaySimServer``) as this adapter drives it.
+class Cli016Engine(Protocol):
+    """The cli016 server (``Cli016SimServer``) as this adapter drives it.
 
     Named here so the adapter, a layer below the server it is handed (docs/simulator.md, Layers),
     never imports it.
@@ -70,10 +70,10 @@ def seed_of(session: SimSession) -> SessionSeed:
     return SessionSeed(session.session_id, config, context_window=catalog.context_window(session.model))
 
 
-class TodayPort:
-    """``sim.v4.port.Port`` over a ``TodaySimServer``."""
+class Cli016Port:
+    """``sim.v4.port.Port`` over a ``Cli016SimServer``."""
 
-    def __init__(self, server: TodayEngine) -> None:
+    def __init__(self, server: Cli016Engine) -> None:
         self.server = server
 
     def _session(self, session_id: str) -> SimSession:

@@ -52,7 +52,7 @@ def tool_error(error: Any) -> dict[str, Any]:
     return {"type": kind, "message": text}
 
 
-class TodayEvents:
+class Cli016Events:
     """Reshapes one session connection's events; remembers when each tool started."""
 
     def __init__(self) -> None:

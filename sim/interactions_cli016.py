@@ -1,4 +1,4 @@
-"""Today's engine asking its host: permissions, questions, plan approval, headers (docs/simulator.md).
+"""The 0.16 engine asking its host: permissions, questions, plan approval, headers (docs/simulator.md).
 
 Played from the engine's own source (its interaction broker, permission
 options, provider-header and official-MCP-auth requests), in our words:
@@ -116,8 +116,8 @@ def answer_text(value: Any) -> str | None:
     return None
 
 
-class TodayInteractions:
-    """Mixed into TodaySimServer: how today's engine asks, and reads the answers."""
+class Cli016Interactions:
+    """Mixed into Cli016SimServer: how the 0.16 engine asks, and reads the answers."""
 
     rules: dict[str, list[dict[str, Any]]]  # by session id: the "always allow" rules answers added
 
@@ -128,7 +128,7 @@ class TodayInteractions:
                  push: bool = True, flush: bool = True) -> dict[str, Any]: ...
 
     def next_reannounce(self, wait: float) -> float:
-        """Today's engine re-announces an unanswered request after 1 s, doubling up to 10 s."""
+        """The 0.16 engine re-announces an unanswered request after 1 s, doubling up to 10 s."""
         return min(wait * 2, 10 * REANNOUNCE)
 
     def _allowed_by_rule(self, session: SimSession, name: str, tool_input: Any) -> bool:

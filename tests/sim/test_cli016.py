@@ -1,4 +1,4 @@
-"""Today's engine (ZCODE_SIM_DIALECT=today): one test (or more) per row of the evidence table.
+"""The 0.16 engine (ZCODE_SIM_DIALECT=cli016): one test (or more) per row of the evidence table.
 
 Where the seed's dialect differs, the same test checks ``classic`` keeps its old behaviour.
 """
@@ -42,7 +42,7 @@ def never_completed(peer: SimPeer, sid: str, turn_id: str) -> bool:
 def test_row1_server_request_ids_are_strings_today_and_integers_in_classic(sim: SimPeer) -> None:
     sim.create()
     [request] = sim.requests("session/requestRuntimePreferences")
-    if sim.dialect == "today":
+    if sim.dialect == "cli016":
         assert isinstance(request["id"], str) and request["id"].startswith("server-")
     else:
         assert isinstance(request["id"], int)
@@ -75,7 +75,7 @@ def test_row2_standalone_mode_never_asks_for_provider_headers(today: SimPeer) ->
 
 
 def test_row2_host_mode_asks_before_the_model_request_and_nothing_applied_fails_it(start) -> None:
-    peer = start("today", env={"ZCODE_APP_SERVER_AUTH_MODE": "host"})
+    peer = start("cli016", env={"ZCODE_APP_SERVER_AUTH_MODE": "host"})
     sid = peer.create()
     start, _ = peer.send_prompt(sid, "#sim text")
     failed = peer.event(sid, "turn.failed", start)
@@ -85,7 +85,7 @@ def test_row2_host_mode_asks_before_the_model_request_and_nothing_applied_fails_
 
 
 def test_row2_host_mode_with_headers_applied_runs_the_turn(start) -> None:
-    peer = start("today", env={"ZCODE_APP_SERVER_AUTH_MODE": "host"})
+    peer = start("cli016", env={"ZCODE_APP_SERVER_AUTH_MODE": "host"})
     peer.auto["interaction/requestProviderRuntimeHeaders"] = \
         lambda frame: {"result": {"headersApplied": True, "requestAuth": {"apiKey": "k"}}}
     sid = peer.create()
@@ -99,7 +99,7 @@ def test_row2_host_mode_with_headers_applied_runs_the_turn(start) -> None:
     ({"error": {"code": -32601, "message": "Method not found"}}, "unavailable: official_auth_unavailable"),
 ])
 def test_row2_official_mcp_auth_has_its_real_params_and_a_strict_answer(start, answer, said) -> None:
-    peer = start("today")
+    peer = start("cli016")
     peer.auto["interaction/requestOfficialMcpAuthHeaders"] = lambda frame: answer
     sid = peer.create()
     text = peer.text_of(peer.turn(sid, "#sim official_mcp"))
@@ -109,7 +109,7 @@ def test_row2_official_mcp_auth_has_its_real_params_and_a_strict_answer(start, a
 
 
 def test_row2_questions_answer_themselves_when_the_host_leaves_auto_resolution_on(start) -> None:
-    peer = start("today", env={"ZCODE_SIM_AUTO_RESOLVE": "0.2"})
+    peer = start("cli016", env={"ZCODE_SIM_AUTO_RESOLVE": "0.2"})
     peer.auto["session/requestRuntimePreferences"] = lambda frame: {"result": {"nativeSearchEnhancementsEnabled": False}}
     sid = peer.create()
     assert peer.text_of(peer.turn(sid, "#sim questions")) == "Answers: {}"
@@ -118,7 +118,7 @@ def test_row2_questions_answer_themselves_when_the_host_leaves_auto_resolution_o
 # -- row 3: provider configuration files --------------------------------------------------------
 
 def test_row3_without_provider_files_the_engine_exits_when_asked_to(tmp_path, start) -> None:
-    peer = start("today", env={"ZCODE_SIM_PROVIDER_CONFIG": "exit"})
+    peer = start("cli016", env={"ZCODE_SIM_PROVIDER_CONFIG": "exit"})
     assert peer.proc.wait(timeout=10) == 1
     stderr = peer.stderr_path.read_text()
     assert "ZCODE_BUILTIN_PROVIDER_CONFIG_FILE" in stderr and "ZCODE_PERSONAL_PROVIDER_CONFIG_FILE" in stderr
@@ -128,7 +128,7 @@ def test_row3_with_provider_files_it_serves_and_records_them(tmp_path, start) ->
     builtin, personal = tmp_path / "zcode-builtin.json", tmp_path / "provider_config.json"
     builtin.write_text("{}")
     personal.write_text("{}")
-    peer = start("today", env={"ZCODE_SIM_PROVIDER_CONFIG": "exit",
+    peer = start("cli016", env={"ZCODE_SIM_PROVIDER_CONFIG": "exit",
                                "ZCODE_BUILTIN_PROVIDER_CONFIG_FILE": str(builtin),
                                "ZCODE_PERSONAL_PROVIDER_CONFIG_FILE": str(personal)})
     peer.create()
@@ -138,7 +138,7 @@ def test_row3_with_provider_files_it_serves_and_records_them(tmp_path, start) ->
 
 
 def test_row3_without_provider_files_create_can_hang(start) -> None:
-    peer = start("today", env={"ZCODE_SIM_PROVIDER_CONFIG": "hang"})
+    peer = start("cli016", env={"ZCODE_SIM_PROVIDER_CONFIG": "hang"})
     create_id = peer.request("session/create", {"workspace": peer.workspace()})
     peer.result("session/list")  # answered after the create was handled ...
     assert not [f for f in peer.frames if f.get("id") == create_id]  # ... which never is
@@ -309,7 +309,7 @@ def test_row7_the_title_is_an_event_type_today_and_a_notification_in_classic(sim
     sim.turn(sid, "Fix the flaky login test please now")
     notifications = [f for f in sim.frames[start:] if f.get("method") == "session.titleUpdated"]
     titles = sim.events(sid, "session.titleUpdated")
-    if sim.dialect == "today":
+    if sim.dialect == "cli016":
         assert notifications == []
         [event] = titles
         assert event["payload"] == {"previousTitle": "", "source": "first_input",
@@ -329,7 +329,7 @@ def test_row8_history_uses_the_engines_message_and_part_shapes(sim: SimPeer) -> 
     messages = sim.result("session/messages", {"sessionId": sid})["messages"]
     user, assistant = messages
     tools = [p for p in assistant["parts"] if p["type"] == "tool"]
-    if sim.dialect == "today":
+    if sim.dialect == "cli016":
         # The engine's strict message schema: user info, assistant info (with its parent and costs).
         assert set(user["info"]) == {"messageId", "sessionId", "role", "time", "agent"}
         assert set(assistant["info"]) == {"messageId", "sessionId", "role", "time", "agent", "parentMessageId",
@@ -410,7 +410,7 @@ def test_row9_set_model_wants_a_level_the_model_has(today: SimPeer) -> None:
 
 @pytest.mark.parametrize("how", ["early=1 on the #sim line", "ZCODE_SIM_EARLY_START=1"])
 def test_row10_turn_started_can_arrive_before_the_send_answer(start, how) -> None:
-    peer = start("today", env={"ZCODE_SIM_EARLY_START": "1"} if how.startswith("ZCODE") else {})
+    peer = start("cli016", env={"ZCODE_SIM_EARLY_START": "1"} if how.startswith("ZCODE") else {})
     sid = peer.create()
     begin, send_id = peer.send_prompt(sid, "#sim stream count=2 early=1" if how.startswith("early") else "hi")
     answer = peer.answer_to(send_id)
@@ -433,13 +433,13 @@ def test_row11_goal_set_and_replace_are_both_valid(sim: SimPeer) -> None:
     """The engine's goal schema lists show|set|replace|pause|resume|clear (set is valid)."""
     sid = sim.create()
     goal = sim.result("session/goal", {"sessionId": sid, "action": "set", "objective": "Ship it"})
-    # The seed answers the goal as data; today's engine words it ({response, snapshot}).
-    assert (goal["response"] if sim.dialect == "today" else goal["goal"]["objective"]).count("Ship it") == 1
-    if sim.dialect == "today":
+    # The seed answers the goal as data; the 0.16 engine words it ({response, snapshot}).
+    assert (goal["response"] if sim.dialect == "cli016" else goal["goal"]["objective"]).count("Ship it") == 1
+    if sim.dialect == "cli016":
         wrong = sim.error("session/goal", {"sessionId": sid, "action": "start", "objective": "x"})
         assert wrong["code"] == -32602 and "'set' | 'replace'" in wrong["message"]
     replaced = sim.result("session/goal", {"sessionId": sid, "action": "replace", "objective": "Ship the bridge"})
-    if sim.dialect != "today":
+    if sim.dialect != "cli016":
         assert replaced["goal"] == {"objective": "Ship the bridge", "status": "active"}
     else:
         assert replaced["response"] == "Goal: Ship the bridge (active)"
@@ -449,7 +449,7 @@ def test_row11_goal_set_and_replace_are_both_valid(sim: SimPeer) -> None:
 # -- row 12: slow compaction ---------------------------------------------------------------------------
 
 def test_row12_compaction_is_accepted_at_once_busy_meanwhile_and_ends_with_a_reason(start) -> None:
-    peer = start("today", env={"ZCODE_SIM_COMPACT_SECONDS": "1.5"})
+    peer = start("cli016", env={"ZCODE_SIM_COMPACT_SECONDS": "1.5"})
     sid = peer.create()
     peer.turn(sid, "#sim stream count=3")
     begin = peer.mark()
@@ -510,11 +510,11 @@ def test_row14_classic_has_no_session_close(start) -> None:
 # -- row 15: resume with the session's own workspace key --------------------------------------------------
 
 def test_row15_resume_under_another_key_loses_the_model_and_its_own_key_keeps_it(tmp_path, start) -> None:
-    first = start("today")
+    first = start("cli016")
     sid = first.create("/tmp/project", key="acp-1234")
     first.turn(sid, "#sim stream count=1")
     first.close()
-    peer = start("today")  # a new engine process: the session is on disk, inactive
+    peer = start("cli016")  # a new engine process: the session is on disk, inactive
     [listed] = peer.result("session/list", {"workspace": peer.workspace("/tmp/project")})["sessions"]
     assert listed["workspace"] == {"workspacePath": "/tmp/project", "workspaceKey": "acp-1234"}
     wrong = peer.result("session/resume", {"sessionId": sid, "workspace": peer.workspace("/tmp/project")})
@@ -572,11 +572,11 @@ def test_row17_0_14_8_subscribes_but_extension_methods_need_0_15(start, dialect)
     sid = new.create()
     assert new.result("session/setMode", {"sessionId": sid, "mode": "build"})["settings"]["mode"]["current"] == "build"
     steer = new.call("session/steer", {"sessionId": sid, "content": "x"})
-    assert ("error" in steer) == (dialect == "today")  # today's engine has no steer whatever it claims
+    assert ("error" in steer) == (dialect == "cli016")  # the 0.16 engine has no steer whatever it claims
 
 
-@pytest.mark.parametrize("env, shown", [({}, {"classic": "0.15.2", "today": "0.16.9"}),
-                                        ({"ZCODE_SIM_VERSION": "0.14.6"}, {"classic": "0.14.6", "today": "0.14.6"})])
+@pytest.mark.parametrize("env, shown", [({}, {"classic": "0.15.2", "cli016": "0.16.9"}),
+                                        ({"ZCODE_SIM_VERSION": "0.14.6"}, {"classic": "0.14.6", "cli016": "0.14.6"})])
 def test_row17_version_flag_prints_the_claimed_version(dialect, env, shown) -> None:
     out = subprocess.run([SIM, "--version"], capture_output=True, text=True, timeout=10,
                          env={"PATH": "/usr/bin:/bin", "ZCODE_SIM_DIALECT": dialect, **env})

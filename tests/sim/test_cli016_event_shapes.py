@@ -1,4 +1,4 @@
-"""Today's engine writes only events its strict schemas accept (issue 19): tool results and
+"""The 0.16 engine writes only events its strict schemas accept (issue 19): tool results and
 errors as objects, timings on ``started``/``result``, ``turnNumber`` on every ``turn.started``.
 
 Each event is validated against ``schemas/engine/`` (written from the engine's official zod).
@@ -15,7 +15,7 @@ EVENT = "engine/events/session-event.json"
 
 
 def invalid(events: list[dict]) -> list[str]:
-    schemas = schema_set("today")
+    schemas = schema_set("cli016")
     uri = schemas.uri("events/session-event.json")
     return [f"{event['type']} {event['payload']}: {error.message}"
             for event in events for error in schemas.errors(uri, event)[:1]]

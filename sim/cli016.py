@@ -1,4 +1,4 @@
-"""Today's ZCode engine (desktop 3.12+): the ``today`` dialect (``ZCODE_SIM_DIALECT=today``).
+"""Today's ZCode engine (desktop 3.12+): the ``cli016`` dialect (``ZCODE_SIM_DIALECT=cli016``).
 
 What differs from the seed's app-server, each difference a method here
 (docs/simulator.md, Dialects, has the wire shapes):
@@ -8,12 +8,12 @@ What differs from the seed's app-server, each difference a method here
   ``session/requestRuntimePreferences`` with ``{scope:
   "runtime-materialization", sessionId}``; permissions, questions, plan
   approval and the header requests (before each model request, host auth mode
-  only) are asked as the engine's source asks them (``sim/interactions_today.py``);
+  only) are asked as the engine's source asks them (``sim/interactions_cli016.py``);
 * ``session/stop`` only recovers the stream; ``v4/command {type: "stop"}`` stops
   the turn, quoting the ``foregroundExecutionId`` of ``turn.started``;
   ``v4/command {type: "sendText", requestedDelivery: "guide"}`` steers a running
   turn (``session/steer`` and ``session/rewind`` are gone); every v4 request is the
-  data plane's (``sim/v4/``, wired in by ``sim/today_v4.py``);
+  data plane's (``sim/v4/``, wired in by ``sim/cli016_v4.py``);
 * the title is a ``session.titleUpdated`` event; history uses ``messageId``,
   ``semantics.kind``, ``partId``/``callId``; the model catalog is keyed by
   ``ref`` with per-model reasoning levels that ``session/setModel`` enforces;
@@ -22,7 +22,7 @@ What differs from the seed's app-server, each difference a method here
   ``session/read → runtime.contextUsage.used`` is the occupancy;
   ``session/close`` ends a turn at once and sends no ``session.closed``; a resume under another
   workspace key loses the session's model; slash commands come from
-  ``workspace/readPresentation`` (``sim/today_workspace.py``), the snapshot and a
+  ``workspace/readPresentation`` (``sim/cli016_workspace.py``), the snapshot and a
   ``workspace-config`` topic of the v4 conversation API;
 * session level (``sim/snapshot.py``, ``sim/strict.py``): params checked as the zod ``.strict()``
   schemas do; create/resume answer the whole snapshot, read and set* the current model only,
@@ -40,17 +40,17 @@ from typing import TYPE_CHECKING, Any
 
 import gevent
 
-from . import catalog, provider_limits, snapshot, strict, today_events
+from . import catalog, provider_limits, snapshot, strict, cli016_events
 from .dialect import Dialect
 from .history import present_all
-from .interactions_today import TodayInteractions
+from .interactions_cli016 import Cli016Interactions
 from .mcp_schema import check_mcp_servers
 from .model import SimError, SimSession, SimTurn, hex_id
 from .scenarios import ScenarioBook
 from .server import PERSISTED, TRACE_PATH, SimServer
-from .today_session_methods import USAGE_KEYS, TodaySessionMethods
-from .today_v4 import TodayV4
-from .today_workspace import BUILTIN_COMMANDS, WorkspaceMethods, user_commands
+from .cli016_session_methods import USAGE_KEYS, Cli016SessionMethods
+from .cli016_v4 import Cli016V4
+from .cli016_workspace import BUILTIN_COMMANDS, WorkspaceMethods, user_commands
 from .wire import Wire, dumps
 
 if TYPE_CHECKING:
@@ -65,7 +65,7 @@ PROVIDER_FILES = ("ZCODE_BUILTIN_PROVIDER_CONFIG_FILE", "ZCODE_PERSONAL_PROVIDER
 SYSTEM_TOKENS = 1000
 
 
-class TodaySimServer(TodaySessionMethods, TodayV4, TodayInteractions, WorkspaceMethods, SimServer):
+class Cli016SimServer(Cli016SessionMethods, Cli016V4, Cli016Interactions, WorkspaceMethods, SimServer):
     busy = BUSY_TODAY
     persisted = PERSISTED + ("usage_total", "revision", "trace_id", "created_at")
 
@@ -80,7 +80,7 @@ class TodaySimServer(TodaySessionMethods, TodayV4, TodayInteractions, WorkspaceM
         self.attachments = {}
         self.preferences = {}
         self.live_turns: dict[str, SimTurn] = {}  # turn id → turn, until its end event went out
-        self.events = today_events.TodayEvents()  # tool/turn payloads in the strict schemas' shapes
+        self.events = cli016_events.Cli016Events()  # tool/turn payloads in the strict schemas' shapes
 
     def check_params(self, method: str, params: Any) -> None:
         strict.check(method, params)
@@ -120,7 +120,7 @@ class TodaySimServer(TodaySessionMethods, TodayV4, TodayInteractions, WorkspaceM
         elif kind == "tool.updated":
             payload = self.events.tool_updated(payload, int(time.time() * 1000))
         elif kind == "turn.started":
-            payload = today_events.turn_started(payload, session.turns)
+            payload = cli016_events.turn_started(payload, session.turns)
         return super().emit(session, kind, payload, turn_id, push=push, flush=flush)
 
     @staticmethod
@@ -214,7 +214,7 @@ class TodaySimServer(TodaySessionMethods, TodayV4, TodayInteractions, WorkspaceM
                              thought=catalog.default_level(entry), title="", trace_id=f"trace_{hex_id()}",
                              created_at=now, updated_at=now)
         session.mcp_servers = list(params.get("mcpServers") or [])  # registered only: mcp/list connects them
-        # Provider headers are asked before each model request, not here (interactions_today.py).
+        # Provider headers are asked before each model request, not here (interactions_cli016.py).
         self.remember_preferences(session, self.ask_bridge(
             "session/requestRuntimePreferences", {"scope": "runtime-materialization", "sessionId": session.session_id}))
         self.sessions[session.session_id] = session
@@ -348,7 +348,7 @@ class TodaySimServer(TodaySessionMethods, TodayV4, TodayInteractions, WorkspaceM
         super().finish(session, turn, outcome, runner)
 
     def after_turn(self, session: SimSession) -> None:
-        super().after_turn(session)  # the v4 plane's part first (sim/today_v4.py)
+        super().after_turn(session)  # the v4 plane's part first (sim/cli016_v4.py)
         if session.queue and session.lock is None and session.active:
             self.start_turn(session, session.queue.pop(0))
 
@@ -373,7 +373,7 @@ class TodaySimServer(TodaySessionMethods, TodayV4, TodayInteractions, WorkspaceM
         self.session(params)
         return {}
 
-    # -- v4: the data plane answers (sim/today_v4.py); the steers it admits are absorbed here ------------
+    # -- v4: the data plane answers (sim/cli016_v4.py); the steers it admits are absorbed here ------------
 
     def absorb_guides(self, session: SimSession, turn: SimTurn, runner: TurnRunner) -> None:
         while turn.guides:

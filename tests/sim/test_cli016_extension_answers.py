@@ -1,4 +1,4 @@
-"""Today's engine answers fork, goal and cancelBackgroundTask in the official result shapes (issue 19)."""
+"""The 0.16 engine answers fork, goal and cancelBackgroundTask in the official result shapes (issue 19)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from tests.sim.peer import SimPeer
 
 
 def result_errors(method: str, result: dict) -> list[str]:
-    schemas = schema_set("today")
+    schemas = schema_set("cli016")
     uri = schemas.uri(f"methods/{method.replace('/', '.')}.json") + "#/$defs/result"
     return [error.message for error in schemas.errors(uri, result)]
 

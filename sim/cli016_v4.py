@@ -1,7 +1,7 @@
-"""Today's engine serves its v4 data plane: the wiring between ``sim/v4/`` and the today server.
+"""The 0.16 engine serves its v4 data plane: the wiring between ``sim/v4/`` and the cli016 server.
 
-``TodayV4`` is mixed into ``TodaySimServer``. It builds the ``DataPlane`` with a
-``TodayPort`` (sim/today_port.py) and the server's pipe, then:
+``Cli016V4`` is mixed into ``Cli016SimServer``. It builds the ``DataPlane`` with a
+``Cli016Port`` (sim/cli016_port.py) and the server's pipe, then:
 
 * answers every method the plane serves (``v4/conversation/*``, ``v4/command``,
   ``v4/commands/query``, ``v4/attachment/*``) through ``plane.dispatch``: one answer
@@ -29,12 +29,12 @@ import gevent
 import gevent.event
 
 from .model import SimError, SimSession, SimTurn
-from .today_port import TodayPort, seed_of
-from .today_workspace import BUILTIN_COMMANDS, user_commands
+from .cli016_port import Cli016Port, seed_of
+from .cli016_workspace import BUILTIN_COMMANDS, user_commands
 from .v4.errors import V4Error
 from .v4.plane import DataPlane, wall_clock_ms
 from .v4.rebuild import rebuild
-from .interactions_today import official_options
+from .interactions_cli016 import official_options
 
 if TYPE_CHECKING:
     from .wire import Wire
@@ -44,7 +44,7 @@ FOREIGN_KEY = {"status": "failed", "reasonCode": "fault.command.executionFailed"
 TICK_SECONDS = 0.25
 COALESCE_TICK_SECONDS = 0.01
 """How often the plane's interaction countdowns are looked at."""
-# A v4 permission option → the official option of the legacy request (interactions_today.py).
+# A v4 permission option → the official option of the legacy request (interactions_cli016.py).
 LEGACY_OPTION = {"allow_once": "allow_once", "allow_always": "allow_project", "deny": "deny"}
 
 
@@ -79,8 +79,8 @@ def legacy_answer(asked: Asked, answer: dict[str, Any]) -> dict[str, Any]:
     return reply
 
 
-class TodayV4:
-    """Mixed into ``TodaySimServer`` (before ``SimServer`` in its bases)."""
+class Cli016V4:
+    """Mixed into ``Cli016SimServer`` (before ``SimServer`` in its bases)."""
 
     if TYPE_CHECKING:  # provided by the server
         wire: Wire
@@ -96,7 +96,7 @@ class TodayV4:
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.plane = DataPlane(TodayPort(self), self.send_v4, slash_commands=list(BUILTIN_COMMANDS),  # type: ignore[arg-type]
+        self.plane = DataPlane(Cli016Port(self), self.send_v4, slash_commands=list(BUILTIN_COMMANDS),  # type: ignore[arg-type]
                                newer_source=self.dialect.newer_v4_source)
         self.asked: dict[str, Asked] = {}
         self.turn_marks: dict[str, dict[str, int]] = {}  # session → turn id → index of its user message
@@ -341,4 +341,4 @@ class TodayV4:
             self.plane.tick(wall_clock_ms())
 
 
-__all__ = ["FOREIGN_KEY", "TodayV4"]
+__all__ = ["FOREIGN_KEY", "Cli016V4"]

@@ -1,6 +1,6 @@
-"""Today's engine serving its v4 data plane (``sim/today_v4.py``), driven as a process.
+"""The 0.16 engine serving its v4 data plane (``sim/cli016_v4.py``), driven as a process.
 
-Each test runs ``zcode-sim app-server --stdio`` (dialect ``today``), talks v4 to it the
+Each test runs ``zcode-sim app-server --stdio`` (dialect ``cli016``), talks v4 to it the
 way the bridge does (``protocol/v4`` builds the commands and decodes the frames), and
 checks what the bridge ends up holding against what the legacy surface of the same
 process says (``session/messages``, ``session/read``, its ``session/event`` stream). Every
@@ -34,14 +34,14 @@ def v4(tmp_path: Path) -> Iterator[Callable[..., SimPeer]]:
     frames = tmp_path / "frames.jsonl"
 
     def starter(env: dict[str, str] | None = None) -> SimPeer:
-        peer = SimPeer(tmp_path, "today", {"ZCODE_SIM_FRAMES": str(frames), **(env or {})})
+        peer = SimPeer(tmp_path, "cli016", {"ZCODE_SIM_FRAMES": str(frames), **(env or {})})
         peers.append(peer)
         return peer
 
     yield starter
     for peer in peers:
         peer.close()
-    findings = engine_schema.check_recording(frames, "today") if frames.exists() else []
+    findings = engine_schema.check_recording(frames, "cli016") if frames.exists() else []
     recorded = engine_schema.read_recording(frames) if frames.exists() else {}
     # The v4 surface is this module's; the legacy frames are checked by tests/process's schema check.
     v4_findings = [f for f in findings if ("v4/" in f.what or f.schema.startswith("engine/v4"))

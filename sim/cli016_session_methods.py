@@ -1,5 +1,5 @@
-"""Today's engine, session level: settings (mode, model, reasoning), history and usage reads,
-goals, forks and compaction — a part of ``TodaySimServer`` (sim/today.py), which brings the
+"""The 0.16 engine, session level: settings (mode, model, reasoning), history and usage reads,
+goals, forks and compaction — a part of ``Cli016SimServer`` (sim/cli016.py), which brings the
 sessions, the wire and the turns these act on."""
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ USAGE_KEYS = ("inputTokens", "outputTokens", "totalTokens", "reasoningTokens", "
 GOAL_ACTIONS = ("show", "set", "replace", "clear", "pause", "resume")
 
 
-class TodaySessionMethods:
-    """Mixed into ``TodaySimServer`` first, so its methods come before the v4 and workspace parts'
+class Cli016SessionMethods:
+    """Mixed into ``Cli016SimServer`` first, so its methods come before the v4 and workspace parts'
     (as when they were the server's own): ``self`` is the server."""
 
     def changed(self, session: SimSession, reason: str) -> dict[str, Any]:

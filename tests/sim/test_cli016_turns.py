@@ -1,4 +1,4 @@
-"""Today's engine, turn level: send, the end events, retries, stop acks (docs/simulator.md, items 5, 12 and 21–23).
+"""The 0.16 engine, turn level: send, the end events, retries, stop acks (docs/simulator.md, items 5, 12 and 21–23).
 
 Shapes checked against the official schemas' required keys
 (``packages/shared/src/zcode-protocol/index.ts`` in the engine's public source).

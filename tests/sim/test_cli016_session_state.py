@@ -1,4 +1,4 @@
-"""Today's engine, session level: the create/resume snapshot, ``state.updated`` after every
+"""The 0.16 engine, session level: the create/resume snapshot, ``state.updated`` after every
 set*, current-model-only settings, revisions, the event envelope (docs/simulator.md, Dialects).
 
 The shapes are the engine's own (``zcode-protocol/index.ts``, ``session-mapper.ts`` and
@@ -138,13 +138,13 @@ def test_no_initialize_a_jsonrpc_frame_refused_and_removed_methods_gone(today: S
 # -- workspace level: capabilities, presentation, MCP -------------------------------------------------------
 
 def test_runtime_capabilities_name_the_independent_plan_state(start) -> None:
-    assert start("today").result("runtime/capabilities", {}) == {"independentPlanState": True}
-    assert start("today", env={"ZCODE_SIM_VERSION": "0.16.5"}).result("runtime/capabilities", {}) == {}
+    assert start("cli016").result("runtime/capabilities", {}) == {"independentPlanState": True}
+    assert start("cli016", env={"ZCODE_SIM_VERSION": "0.16.5"}).result("runtime/capabilities", {}) == {}
 
 
 def test_plan_mode_takes_effect_only_from_0_16_9(start) -> None:
     for version, shown in (("0.16.9", "plan"), ("0.16.5", "yolo")):
-        peer = start("today", env={"ZCODE_SIM_VERSION": version})
+        peer = start("cli016", env={"ZCODE_SIM_VERSION": version})
         sid = peer.create()
         answer = peer.result("session/setMode", {"sessionId": sid, "mode": "plan"})  # accepted either way
         assert answer["settings"]["mode"]["current"] == shown, version

@@ -1,0 +1,3 @@
+#!/usr/bin/env bash
+# agent.sh on the cli016 engine: for clients that take one program and no environment.
+DIALECT=cli016 exec "$(dirname "$0")/agent.sh" "$@"
