@@ -198,7 +198,9 @@ def load(rows: int, runs: int) -> tuple[float, float, int, int]:
     state.rows = json.loads(json.dumps(window))
     path = V4Path.__new__(V4Path)  # only its replay is timed: the feed and the session's language
     path.feed = feed
-    path.session = SimpleNamespace(config=SimpleNamespace(lang="en"), terminal_output=lambda: False)  # type: ignore[assignment]
+    # the session's language, and no client capabilities (no child sessions: the replay the bench timed before)
+    path.session = SimpleNamespace(config=SimpleNamespace(lang="en"), terminal_output=lambda: False,  # type: ignore[assignment]
+                                   capabilities={}, session_id="sess_bench")
     legacy_ms, v4_ms = [], []
     legacy_count = v4_count = 0
     for _ in range(runs):
