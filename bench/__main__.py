@@ -187,8 +187,8 @@ def row_v4(s: Sizes) -> list[Line]:
     return [
         (f"v4 vs legacy, decoding only: updates/s of one turn of {count:,} deltas (in process)",
          f"legacy {legacy_rate:,.0f}/s, v4 {v4_rate:,.0f}/s", "—"),
-        (f"v4 vs legacy, decoding only: deltas/s of the same turn 10 ms a delta, v4 merged by the engine's "
-         f"30 ms flush window",
+        ("v4 vs legacy, decoding only: deltas/s of the same turn 10 ms a delta, v4 merged by the engine's "
+         "30 ms flush window",
          f"legacy {legacy_merged:,.0f}/s, v4 {v4_merged:,.0f}/s ({merged_frames:,} v4 frames)", "—"),
         ("v4 vs legacy, decoding only: a turn's first delta → its update (in process)",
          f"legacy {legacy_first:.0f} µs, v4 {v4_first:.0f} µs", "—"),
