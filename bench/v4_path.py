@@ -31,6 +31,7 @@ from zcode_acp.actors.session.v4.feed import V4Feed
 from zcode_acp.actors.session.v4.path import V4Path
 from zcode_acp.protocol.history import replay_updates
 from zcode_acp.protocol.translator import TurnTranslator
+from zcode_acp.sim.v4.coalesce import FLUSH_WINDOW_MS
 from zcode_acp.sim.v4.faults import Faults
 from zcode_acp.sim.v4.plane import DataPlane
 from zcode_acp.sim.v4.port import SessionSeed
@@ -62,6 +63,23 @@ def streaming(count: int, runs: int) -> tuple[float, float]:
         sent = v4_loop(feed, frames)
         v4_rates.append(sent / (time.perf_counter() - started))
     return statistics.median(legacy_rates), statistics.median(v4_rates)
+
+
+def streaming_coalesced(count: int, runs: int, delta_ms: float) -> tuple[float, float, int]:
+    """(legacy deltas/s, v4 deltas/s, v4 frames) for one turn of ``count`` deltas ``delta_ms`` apart,
+    the engine's flush window merging v4's appends (``_prepared``); legacy has no such merge
+    (one ``session/event`` an event). Per delta, not per update: v4 makes one update a frame."""
+    legacy_rates, v4_rates = [], []
+    frames: list[dict[str, Any]] = []
+    for _ in range(runs):
+        feed, frames, legacy = _prepared(count, delta_ms=delta_ms)
+        started = time.perf_counter()
+        legacy_loop(legacy)
+        legacy_rates.append(count / (time.perf_counter() - started))
+        started = time.perf_counter()
+        v4_loop(feed, frames)
+        v4_rates.append(count / (time.perf_counter() - started))
+    return statistics.median(legacy_rates), statistics.median(v4_rates), len(frames)
 
 
 def legacy_loop(events: list[dict[str, Any]]) -> int:
@@ -106,10 +124,21 @@ def first_update(runs: int) -> tuple[float, float]:
     return statistics.median(legacy_us), statistics.median(v4_us)
 
 
-def _prepared(deltas: int, prompts: int = 1) -> tuple[V4Feed, list[dict[str, Any]], list[dict[str, Any]]]:
-    """A feed subscribed and holding the initial snapshot; the frames and legacy events of the turns after it."""
+def _prepared(deltas: int, prompts: int = 1, delta_ms: float | None = None,
+              ) -> tuple[V4Feed, list[dict[str, Any]], list[dict[str, Any]]]:
+    """A feed subscribed and holding the initial snapshot; the frames and legacy events of the turns after it.
+
+    ``delta_ms``: the plane plays the engine's flush window (sim/v4/coalesce.py, from the
+    engine's coalesce.ts and core.ts's 30 ms ``continuous`` profile) on a clock that moves
+    ``delta_ms`` an event, so adjacent appends within a window reach the feed as one frame.
+    None: one frame per event, as the default simulator sends them.
+    """
     written: list[dict[str, Any]] = []
-    plane = DataPlane(_Port(), written.append, faults=Faults(""), fragment_bytes=1 << 30)
+    clock = [0.0]
+    plane = DataPlane(_Port(), written.append, faults=Faults(""), fragment_bytes=1 << 30,
+                      clock=lambda: clock[0], coalesce_ms=None if delta_ms is None else FLUSH_WINDOW_MS)
+    if delta_ms is None:
+        plane.topics.coalesce_ms = 0.0  # whatever ZCODE_SIM_COALESCE says: the bench picks
     answers: list[Any] = []
     plane.dispatch("v4/command", {"commandId": "c-0", "clientId": "bench", "sessionId": None, "type": "createSession",
                                   "payload": {"workspaceId": "/bench"}, "issuedAt": 0},
@@ -118,6 +147,7 @@ def _prepared(deltas: int, prompts: int = 1) -> tuple[V4Feed, list[dict[str, Any
     feed = V4Feed(session_id, "bench")
     plane.dispatch("v4/conversation/subscribe", feed.subscribe_params(), lambda result, error: answers.append(result))
     feed.subscribed(json.loads(json.dumps(answers[-1])), 0.0)
+    plane.topics.flush(clock[0], everything=True)
     feed.frames([json.loads(json.dumps(frame["params"])) for frame in written], 0.0)
     assert feed.subscription.ready
     written.clear()
@@ -129,6 +159,9 @@ def _prepared(deltas: int, prompts: int = 1) -> tuple[V4Feed, list[dict[str, Any
         seq += 1
         legacy.append({"sessionId": session_id, "seq": seq, "type": kind, "payload": payload, "turnId": turn_id})
         plane.feed(session_id, {"sessionId": session_id, "type": kind, "payload": payload, "turnId": turn_id})
+        if delta_ms is not None:
+            clock[0] += delta_ms
+            plane.tick(clock[0])
 
     for turn in range(prompts):
         turn_id = f"turn_{turn}"
@@ -137,6 +170,7 @@ def _prepared(deltas: int, prompts: int = 1) -> tuple[V4Feed, list[dict[str, Any
         for index in range(deltas):
             event("model.streaming", {"kind": "text_delta", "delta": f"w{index} "}, turn_id)
         event("turn.completed", {"resultType": "success", "usage": {"inputTokens": 1, "outputTokens": 1}}, turn_id)
+    plane.topics.flush(clock[0], everything=True)
     return feed, [json.loads(json.dumps(frame["params"])) for frame in written], legacy
 
 
@@ -164,8 +198,9 @@ def load(rows: int, runs: int) -> tuple[float, float, int, int]:
     state.rows = json.loads(json.dumps(window))
     path = V4Path.__new__(V4Path)  # only its replay is timed: the feed and the session's language
     path.feed = feed
-    path.session = SimpleNamespace(config=SimpleNamespace(lang="en"), terminal_output=lambda: False,
-                                   capabilities={})  # type: ignore[assignment]
+    # the session's language, and no client capabilities (no child sessions: the replay the bench timed before)
+    path.session = SimpleNamespace(config=SimpleNamespace(lang="en"), terminal_output=lambda: False,  # type: ignore[assignment]
+                                   capabilities={}, session_id="sess_bench")
     legacy_ms, v4_ms = [], []
     legacy_count = v4_count = 0
     for _ in range(runs):
