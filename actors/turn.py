@@ -219,10 +219,10 @@ class Turn(BridgeActor):
         """The AIR answer to a failed turn, as the reference adapters give it: the failure as a
         ``session_info_update`` carrying ``_meta.jetbrains.air.sessionFailure``, then ``end_turn``
         with the same ``_meta``."""
-        failure_id, kind = f"{self.session_id}:turn-{self.key}:error", air.failure_kind(error.data)
+        update, result = air.typed_failure(f"{self.session_id}:turn-{self.key}:error", error.data, error.message)
         self._close_open_cards()
-        self._emit([air.failure_update(failure_id, 1, kind, error.message)])
-        self._settle({"stopReason": "end_turn", "_meta": air.failure_meta(failure_id, 1, kind, error.message)})
+        self._emit([update])
+        self._settle(result)
 
     def _fail(self, error: RpcError) -> None:
         if self.typed_failures:

@@ -176,3 +176,12 @@ def failure_kind(data: Any) -> str:
         if any(needle in words for needle in needles):
             return kind
     return "provider_error"
+
+
+def typed_failure(failure_id: str, data: Any, title: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A failed turn as the reference adapters end one, for a client that declared ``sessionFailure``:
+    the ``session_info_update`` that carries it, and the prompt's ``end_turn`` result with the same
+    ``_meta`` (the kind read from the error's ``data``). Both engine paths send these."""
+    kind = failure_kind(data)
+    return failure_update(failure_id, 1, kind, title), {"stopReason": "end_turn",
+                                                        "_meta": failure_meta(failure_id, 1, kind, title)}

@@ -117,11 +117,7 @@ class Card:
             if sub:
                 card_meta["subagent"] = sub  # a synchronous sub-agent's usage
         if self.terminal:
-            out = []
-            if text.startswith(self.shown) and len(text) > len(self.shown):
-                out.append(terminal_output(self.tool_call_id, text[len(self.shown):]))
-                self.streamed = True
-            self.shown = text if text.startswith(self.shown) else self.shown
+            out = self._unshown_output(text)
             if exit_code is None:
                 exit_code = 1 if failed else 0
             return out + [terminal_exit(self.tool_call_id, status, exit_code, **extra, _meta=card_meta)]
@@ -131,6 +127,16 @@ class Card:
         return [tool_call_update(self.tool_call_id, status=status, **(fields or {}), content=content, **extra,
                                  _meta=card_meta)]
 
+    def _unshown_output(self, text: str) -> list[Update]:
+        """A terminal card's last words: what of ``text`` it has not shown yet (when ``text`` goes on
+        from what it showed; output rewritten since is not shown again)."""
+        if not text.startswith(self.shown):
+            return []
+        out = [terminal_output(self.tool_call_id, text[len(self.shown):])] if len(text) > len(self.shown) else []
+        self.streamed = self.streamed or bool(out)
+        self.shown = text
+        return out
+
     def hand_over(self, text: str, raw_output: dict[str, Any] | None) -> list[Update]:
         """A background launch returned (the legacy path's Bash ``run_in_background``): the card stays
         ``in_progress``, marked ``_meta.background``, with what the launch printed; its task closes it."""
@@ -138,11 +144,7 @@ class Card:
         self.launched = True
         extra: dict[str, Any] = {"rawOutput": raw_output} if raw_output is not None else {}
         if self.terminal:
-            out = []
-            if text.startswith(self.shown) and len(text) > len(self.shown):
-                out.append(terminal_output(self.tool_call_id, text[len(self.shown):]))
-                self.streamed = True
-            self.shown = text if text.startswith(self.shown) else self.shown
+            out = self._unshown_output(text)
             return out + [tool_call_update(self.tool_call_id, status="in_progress", **extra,
                                            _meta={"background": True, **self.meta()})]
         content = tools.diff_content(self.name, self.input) or (tools.text_content(text) if text else [])

@@ -563,10 +563,10 @@ class V4Subscription:
         """The AIR answer to a failed turn, as the legacy Turn gives it (actors/turn.py): the failure
         as a ``session_info_update`` carrying ``_meta.jetbrains.air.sessionFailure``, then ``end_turn``
         with the same ``_meta``; ``quota_exhausted`` for a used-up window."""
-        failure_id, kind = f"{self.session.session_id}:turn-{uuid.uuid4().hex[:12]}:error", air.failure_kind(error.data)
-        self.session.deliver([air.failure_update(failure_id, 1, kind, error.message)])
-        owed.conn.tell(Reply(owed.request_id, {"stopReason": "end_turn",
-                                               "_meta": air.failure_meta(failure_id, 1, kind, error.message)}, None))
+        update, result = air.typed_failure(f"{self.session.session_id}:turn-{uuid.uuid4().hex[:12]}:error",
+                                           error.data, error.message)
+        self.session.deliver([update])
+        owed.conn.tell(Reply(owed.request_id, result, None))
 
     def _activity(self, ended: TurnNotice | None = None) -> None:
         """The Supervisor's listing (and the webhook's turn notice, with ``ended``'s outcome and answer)."""
