@@ -67,6 +67,7 @@ from .conversation_apply import (
     RowsRemoved,
     StateReplaced,
     TextAppended,
+    TextsAppended,
     pack_json,
     unpack_json,
 )
@@ -183,27 +184,17 @@ class ConversationTranslator(ToolCards):
         out = Translation() if out is None else out
         if self._packed is not None:
             self._unpack()
-        updates, sent = out.updates, self._sent
         for change in changes:
-            if type(change) is TextAppended:  # first: most of a streaming turn
-                row_id, path, text, row = change
-                kind = row.get("kind")
-                if path == "text" and kind == "assistantText":
-                    # _text_appended's commonest case, inline: once per delta of a streaming turn
-                    self._last_text = row  # the live row: it grows in place
-                    updates.append({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text},
-                                    "messageId": f"row-{row_id}"})
-                    sent[row_id] = sent.get(row_id, 0) + len(text)
-                else:
-                    self._text_appended(change, out)
+            if type(change) is TextsAppended:  # first: most of a streaming turn
+                self._texts_appended(change, out)
+            elif type(change) is TextAppended:
+                self._text_appended(change, out)
             elif isinstance(change, Reset):
                 self._reset(change, out)
             elif isinstance(change, RowAppended):
                 self._row(change.row, None, out)
             elif isinstance(change, RowReplaced):
                 self._row(change.row, change.previous, out)
-            elif isinstance(change, TextAppended):  # a subclass
-                self._text_appended(change, out)
             elif isinstance(change, RowsRemoved):
                 self._removed(change, out)
             elif isinstance(change, StateReplaced):
@@ -308,17 +299,32 @@ class ConversationTranslator(ToolCards):
         return (isinstance(marker, dict) and marker.get("type") in SELF_ANSWERED_MARKERS
                 and isinstance(source, str) and self._own_command(source))
 
+    def _texts_appended(self, change: TextsAppended, out: Translation) -> None:
+        """A run of appends to one row: what ``_text_appended`` makes of each, in one go for a
+        streaming text (one update an append, the message id made once)."""
+        row_id, path, texts, row = change
+        kind = row.get("kind")
+        if path == "text" and (kind == "assistantText" or kind == "reasoning"):
+            if kind == "assistantText":
+                self._last_text = row  # the live row: it grows in place
+            update = "agent_message_chunk" if kind == "assistantText" else "agent_thought_chunk"
+            message_id = f"row-{row_id}"
+            out.updates += [{"sessionUpdate": update, "content": {"type": "text", "text": text}, "messageId": message_id}
+                            for text in texts]
+            self._sent[row_id] = self._sent.get(row_id, 0) + sum(map(len, texts))
+        else:
+            for text in texts:
+                self._text_appended(TextAppended(row_id, path, text, row), out)
+
     def _text_appended(self, change: TextAppended, out: Translation) -> None:
         row_id, path, text, row = change
         kind = row.get("kind")
         if path == "text" and (kind == "assistantText" or kind == "reasoning"):
             if kind == "assistantText":
                 self._last_text = row  # the live row: it grows in place
-            # _text_chunk, inline: once per delta of a streaming turn
             out.updates.append({"sessionUpdate": "agent_message_chunk" if kind == "assistantText" else "agent_thought_chunk",
                                 "content": {"type": "text", "text": text}, "messageId": f"row-{row_id}"})
-            sent = self._sent
-            sent[row_id] = sent.get(row_id, 0) + len(text)
+            self._sent[row_id] = self._sent.get(row_id, 0) + len(text)
         elif path == "output.text" and kind == "toolCall":
             card_id = row.get("toolCallId")
             card = self._cards.get(card_id) if isinstance(card_id, str) else None

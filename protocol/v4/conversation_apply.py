@@ -39,7 +39,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-_new_tuple = tuple.__new__
 STREAMABLE_PATHS = frozenset(("text", "inputText", "output.text", "summaryText"))
 _PATCH_FORBIDDEN = frozenset(("rows", "seq", "logEpoch", "sessionId", "protocolVersion"))
 _LIVE_ONLY = frozenset(
@@ -84,6 +83,17 @@ class TextAppended(NamedTuple):
     it before the next frame is applied, which appends to the same dict."""
 
 
+class TextsAppended(NamedTuple):
+    """A run of ``row.delta`` ops to one row's text (``append_run``): each append as the
+    client is to see it, and the row after the last."""
+
+    row_id: int
+    path: str
+    texts: list[str]
+    row: dict[str, Any]
+    """The row after the appends; it grows in place as ``TextAppended``'s does."""
+
+
 @dataclass(frozen=True, slots=True)
 class StateReplaced:
     key: str
@@ -103,7 +113,8 @@ class NotModelled:
     delta: dict[str, Any]
 
 
-Change = Reset | RowAppended | RowReplaced | RowsRemoved | TextAppended | StateReplaced | LiveNotice | NotModelled
+Change = (Reset | RowAppended | RowReplaced | RowsRemoved | TextAppended | TextsAppended | StateReplaced | LiveNotice
+          | NotModelled)
 
 
 def _row_problem(row: Any) -> str | None:
@@ -290,50 +301,28 @@ class ConversationState:
 
     def apply(self, deltas: Sequence[dict[str, Any]]) -> list[Change] | str:
         for delta in deltas:
-            # _delta_problem's row.delta case, inline (once per delta of a streaming turn): a
-            # well-formed one passes here; anything else is asked of _delta_problem, which says why.
-            if (type(delta) is dict and delta.get("op") == "row.delta" and type(delta.get("rowId")) is int
-                    and type(delta.get("path")) is str and delta["path"] in STREAMABLE_PATHS
-                    and type(delta.get("append")) is str):
-                continue
             problem = _delta_problem(delta)
             if problem:
                 return problem
-        return self._apply_all(deltas)
-
-    def _apply_all(self, deltas: Sequence[dict[str, Any]]) -> list[Change]:
-        """Apply deltas that passed ``apply``'s check, in order: their changes."""
         if self._packed is not None:
             self._unpack()
         changes: list[Change] = []
         shared: set[int] = set()  # rows a change of this frame already points to
-        private, index, rows = self._private, self._index, self._rows
         for delta in deltas:
-            if delta["op"] == "row.delta":
-                # The text of the row that streams now (already the applier's own copy, not yet
-                # pointed to by this frame): what _apply_one and _append do for it, inline, as
-                # this runs once per delta of a streaming turn.
-                row_id = delta["rowId"]
-                position = index.get(row_id)
-                if position is not None and delta["path"] == "text" and row_id in private and row_id not in shared:
-                    row = rows[position]
-                    kind = row.get("kind")
-                    if (kind == "assistantText" or kind == "reasoning") and isinstance(row.get("text"), str):
-                        text = delta["append"]
-                        grown = row.pop("text")  # _grow: the row's string has no other reference now
-                        grown += text
-                        row["text"] = grown
-                        shared.add(row_id)
-                        # TextAppended(row_id, "text", text, row), without its __new__'s Python frame
-                        changes.append(_new_tuple(TextAppended, (row_id, "text", text, row)))
-                        continue
             self._apply_one(delta, changes, shared)
         return changes
 
-    # ``apply`` for deltas already known well-formed ``row.delta`` ops: ``streaming.text_deltas`` checks
-    # each as ``apply``'s first loop would, so none is refused and that loop is skipped. The same
-    # function, not a wrapper: one Python call a frame on the streaming path.
-    apply_checked = _apply_all
+    def append_run(self, row_id: int, path: str, texts: list[str]) -> list[Change]:
+        """Apply a run of well-formed ``row.delta`` ops to one row (``streaming.text_run`` checked
+        each as ``apply`` would): what ``apply`` does with them frame by frame, the row grown
+        once. No such row, or no text at ``path``: nothing, as for each of them one by one."""
+        if self._packed is not None:
+            self._unpack()
+        position = self._index.get(row_id)
+        if position is None:
+            return []
+        row = self._append(position, path, "".join(texts), set())
+        return [] if row is None else [TextsAppended(row_id, path, texts, row)]
 
     # -- inside --------------------------------------------------------------------------
 

@@ -152,8 +152,8 @@ class Assembler:
         # Narrower than the engine's limits is allowed, wider is not.
         self._max_logical = min(max_logical_bytes, limits.MAX_LOGICAL_FRAME_BYTES)
         self.max_logical_bytes = self._max_logical
-        """The bound of a logical frame here (read by ``streaming.text_deltas``' callers; a plain
-        attribute, read once per frame)."""
+        """The bound of a logical frame here (read by ``streaming.text_run``'s caller; a plain
+        attribute)."""
         self._max_fragments = min(max_fragments, limits.MAX_FRAGMENTS)
         self._max_concurrent = min(max_concurrent, limits.MAX_CONCURRENT_ASSEMBLIES)
         self._max_staged = min(max_staged_bytes, limits.MAX_STAGED_BYTES)
@@ -181,17 +181,18 @@ class Assembler:
 
     # -- feeding -------------------------------------------------------------------------
 
-    def take_whole(self, key: tuple[str, str], ordinal: int, logical_frame_id: str) -> bool:
-        """A complete wire its caller has checked whole (``streaming.text_deltas``): True when
-        ``accept`` would settle it and hand its frame on (no assembly open, on any route,
-        and an ordinal newer than the route's last), which is done; False, changing
-        nothing, when ``accept`` must decide."""
+    def take_whole(self, key: tuple[str, str], first_ordinal: int, last_ordinal: int, last_frame_id: str) -> bool:
+        """Complete wires of one route its caller has checked whole, ordinals increasing from
+        ``first_ordinal`` to ``last_ordinal`` (``streaming.text_run``): True when ``accept``
+        would settle each and hand its frame on (no assembly open, on any route, and a first
+        ordinal newer than the route's last), which is done; False, changing nothing, when
+        ``accept`` must decide."""
         if self._open:
             return False
         settled = self._settled.get(key)
-        if settled is not None and ordinal <= settled[0]:
+        if settled is not None and first_ordinal <= settled[0]:
             return False
-        self._settled[key] = (ordinal, logical_frame_id)
+        self._settled[key] = (last_ordinal, last_frame_id)
         return True
 
     def accept(self, wire: Wire, now_ms: float, *, line_bytes: int | None = None) -> list[AssemblyEvent]:

@@ -27,21 +27,19 @@ when to apply them.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import groupby
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 from .frames import DeltasPayload, TopicFrame
 from .reassembly import Assembled, Assembler, AssemblyFault
-from .streaming import stream_shape, text_deltas
+from .streaming import StreamShape, run_row, stream_shape, text_run
 from .wire import DeliveryKind, ParsedWire, Unroutable, Wire, parse_wire
 
 C = TypeVar("C")
 
-_new_tuple = tuple.__new__
-
 MAX_EARLY_WIRES = 256
 """Frames held for a subscription whose ack has not arrived yet."""
-
 
 class Applier(Protocol[C]):
     """A topic's state: resets to a snapshot, applies deltas, says what changed."""
@@ -56,8 +54,8 @@ class Applier(Protocol[C]):
 
 
 class Applied(NamedTuple, Generic[C]):
-    """One per frame applied, most of a streaming turn: a named tuple, as immutable as the
-    other outcomes and made in a third of a frozen dataclass's time."""
+    """One per frame applied, or per run of a streaming turn's text deltas (``accept_many``):
+    a named tuple, as immutable as the other outcomes."""
 
     changes: list[C]
     delivery_kind: DeliveryKind
@@ -168,37 +166,42 @@ class TopicSubscription(Generic[C]):
     def accept_many(self, batch: Sequence[Any], now_ms: float) -> list[Outcome[C]]:
         """``accept(parse_wire(params), …)`` for each of ``batch`` in order, their outcomes in one list.
 
-        A whole wire of text deltas that follows the cursor (``streaming.text_deltas``) goes
-        straight to the applier, skipping the records the layers would make for it; what
-        it does to the assembler, the cursor and the state is what ``accept`` does. The loop
-        over the batch is here, not in the caller, so such a frame costs three Python calls
-        (the check, the assembler's settle, the applier) and no list of its own.
+        Frames that are a run of text deltas to one row following the cursor
+        (``streaming.text_run``) go straight to the applier as one (``append_run``), with one
+        ``Applied`` for the run; what that does to the assembler, the cursor and the state is
+        what ``accept`` does frame by frame. A batch that is not one run is cut where a frame
+        goes to another row or looks like no run's (``streaming.run_row``), and each part is
+        tried as a run; what is not one goes frame by frame, the general way.
         """
         outcomes: list[Outcome[C]] = []
-        topic, assembler, applier = self.topic, self._assembler, self.applier
+        append_run = getattr(self.applier, "append_run", None)
         # Once a batch: accepting frames never changes the subscription (only an ack does).
-        shape = stream_shape(topic, self.subscription_id)
-        # the route of every frame that fits the shape (none fits without a subscription)
-        key = (topic, self.subscription_id) if self.subscription_id is not None else None
-        # text_deltas checked each delta as the applier's own check would: it may skip that check.
-        checked = getattr(applier, "apply_checked", None)
-        apply: Callable[[Sequence[dict[str, Any]]], list[C] | str] = applier.apply if checked is None else checked
-        for params in batch:
-            plain = text_deltas(params, shape, assembler.max_logical_bytes)
-            if plain is not None:
-                delivery_kind, frame_id, ordinal, from_seq, to_seq, deltas = plain
-                if (key is not None and from_seq == self.seq and to_seq > from_seq
-                        and assembler.take_whole(key, ordinal, frame_id)):
-                    changes = apply(deltas)
-                    if isinstance(changes, str):
-                        outcomes.append(self._resync(f"deltas refused: {changes}", force_snapshot=True))
-                        continue
-                    self.seq = to_seq
-                    # Applied(changes, delivery_kind, to_seq, False), made without its __new__'s Python frame
-                    outcomes.append(_new_tuple(Applied, (changes, delivery_kind, to_seq, False)))
-                    continue
-            outcomes += self.accept(parse_wire(params), now_ms)
+        shape = stream_shape(self.topic, self.subscription_id) if append_run is not None else None
+        if shape is None or not batch:
+            parts: Any = ((None, batch),)
+        elif run_row(batch[0]) is not None and self._take_run(batch, shape, append_run, outcomes):
+            return outcomes  # the commonest batch of a streaming turn: one run
+        else:
+            parts = groupby(batch, run_row)
+        for row_id, part in parts:
+            frames = list(part)
+            if row_id is None or not self._take_run(frames, shape, append_run, outcomes):
+                for params in frames:
+                    outcomes += self.accept(parse_wire(params), now_ms)
         return outcomes
+
+    def _take_run(self, frames: Sequence[Any], shape: StreamShape | None, append_run: Callable[..., list[C]] | None,
+                  outcomes: list[Outcome[C]]) -> bool:
+        """Apply ``frames`` as one run and say so, or change nothing and say they are not one."""
+        run = text_run(frames, shape, self.seq, self._assembler.max_logical_bytes)
+        if (run is None or append_run is None or shape is None
+                or not self._assembler.take_whole((shape.topic, shape.subscription_id), run.first_ordinal,
+                                                  run.last_ordinal, run.last_frame_id)):
+            return False
+        changes = append_run(run.row_id, run.path, run.appends)
+        self.seq = run.to_seq
+        outcomes.append(Applied(changes, run.delivery_kind, run.to_seq, False))
+        return True
 
     def expire(self, now_ms: float) -> list[Outcome[C]]:
         """Call when ``next_expiry_ms`` has passed: an assembly that timed out asks a resync."""

@@ -26,11 +26,15 @@ def test_the_flush_window_merges_appends_and_the_text_is_whole():
 
 
 def test_the_merged_frames_take_the_streams_common_path():
-    from zcode_acp.protocol.v4.streaming import stream_shape, text_deltas
+    from zcode_acp.protocol.v4.streaming import stream_shape, text_run
 
     feed, frames, _ = v4_path._prepared(60, delta_ms=10)
     subscription = feed.subscription
     shape = stream_shape(subscription.topic, subscription.subscription_id)
-    streaming = [f for f in frames if all(d["op"] == "row.delta" for d in f["frame"]["payload"]["deltas"])]
-    assert streaming
-    assert all(text_deltas(f, shape, 1 << 24) is not None for f in streaming)
+    streaming = [all(d["op"] == "row.delta" for d in f["frame"]["payload"]["deltas"]) for f in frames]
+    first, last = streaming.index(True), len(streaming) - streaming[::-1].index(True)
+    assert all(streaming[first:last]) and last - first > 5
+    feed.frames(frames[:first], 0.0)  # the turn's start: its row appended
+    seq = subscription.seq
+    run = text_run(frames[first:last], shape, seq, 1 << 24)
+    assert run is not None and run.to_seq - seq > 2 * (last - first)  # merged: each frame covers several events

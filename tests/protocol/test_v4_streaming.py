@@ -1,6 +1,6 @@
 """The v4 stream's shortcut and the resting conversation: what they cost, and that they change nothing.
 
-``TopicSubscription.accept_params`` takes a whole wire of text deltas straight to the applier
+``TopicSubscription.accept_many`` takes a run of text-delta frames straight to the applier
 (protocol/v4/streaming.py); ``V4Feed.rest`` packs an idle conversation's rows and state. Both
 must do exactly what the general path does, so each is checked against a twin that takes the
 general path (``accept(parse_wire(...))``, a feed never rested) on the same frames. What they
@@ -99,27 +99,93 @@ def _mutated(params, mutation):
     return params
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(steps=st.lists(st.tuples(st.sampled_from(_MUTATIONS), st.integers(-1, 1), st.text(max_size=3),
-                                st.integers(1, 3)), min_size=1, max_size=12))
-def test_a_frame_taken_by_the_shortcut_does_what_the_general_path_does(steps):
-    rows = [text_row(3, "a"), text_row(4, "r", kind="reasoning"), {"rowId": 5, "kind": "toolCall", "inputText": ""}]
-    fast, general = at_snapshot(copy.deepcopy(rows)), at_snapshot(copy.deepcopy(rows))
-    seq, ordinal = 5, 1
-    for mutation, seq_shift, text, row_count in steps:
+def feed_at_snapshot(rows, seq=5, *, general=False):
+    """A feed holding a snapshot of ``rows``; ``general``: one whose subscription takes every frame
+    the general way, one by one (``accept(parse_wire(...))``), the twin the shortcut is held to."""
+    feed = V4Feed(SESSION, "conn")
+    if general:
+        sub = feed.subscription
+        sub.accept_many = lambda batch, now_ms: [o for params in batch for o in sub.accept(parse_wire(params), now_ms)]
+    feed.subscribed({"ack": {"subscriptionId": SUB, "mode": "snapshot", "logEpoch": EPOCH}}, 0.0)
+    feed.frames([wire(1, 0, seq, snapshot=snapshot(rows, seq))], 0.0)
+    return feed
+
+
+def told(step):
+    return step.updates, step.signals, step.resync, step.ignored
+
+
+_ROWS = [text_row(3, "a"), text_row(4, "r", kind="reasoning"), {"rowId": 5, "kind": "toolCall", "inputText": ""}]
+
+# One frame of a stream: a mutation (None, the commonest, leaves it right), a shift of its
+# fromSeq, its text, the row its deltas go to (or 0: one to each row) and how many it carries.
+_FRAMES = st.tuples(st.one_of(st.none(), st.none(), st.none(), st.sampled_from(_MUTATIONS)), st.sampled_from([0, 0, 0, -1, 1]),
+                    st.text(max_size=3), st.sampled_from([3, 3, 3, 4, 5, 0]), st.integers(0, 3))
+
+
+def _frames(steps, seq=5, ordinal=1):
+    """The frames ``steps`` describe, each following the one before as the general path took it."""
+    twin, frames = feed_at_snapshot(copy.deepcopy(_ROWS), seq, general=True), []
+    for mutation, seq_shift, text, row, count in steps:
         ordinal += 1
-        deltas = [text_delta(3 + (i % 3), text) for i in range(row_count)]
+        if mutation is not None:
+            count = max(count, 1)  # a mutation may be of the delta
+        deltas = [text_delta(row or 3 + i % 3, text) for i in range(count)]
         params = _mutated(wire(ordinal, seq + seq_shift, seq + seq_shift + 1, deltas), mutation)
-        twin = copy.deepcopy(params)
-        assert fast.accept_params(params, 0.0) == general.accept(parse_wire(twin), 0.0)
-        assert seen(fast) == seen(general)
-        seq = general.seq
+        frames.append(copy.deepcopy(params))
+        twin.frames([params], 0.0)
+        seq = twin.subscription.seq
+    return frames
 
 
-def test_a_streaming_text_delta_runs_a_handful_of_python_calls():
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(steps=st.lists(_FRAMES, min_size=1, max_size=12))
+def test_a_frame_taken_by_the_shortcut_does_what_the_general_path_does(steps):
+    fast, general = feed_at_snapshot(copy.deepcopy(_ROWS)), feed_at_snapshot(copy.deepcopy(_ROWS), general=True)
+    for params in _frames(steps):
+        assert told(fast.frames([params], 0.0)) == told(general.frames([copy.deepcopy(params)], 0.0))
+        assert seen(fast.subscription) == seen(general.subscription)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(steps=st.lists(_FRAMES, min_size=1, max_size=70), cut=st.integers(0, 70))
+def test_a_batch_accepted_at_once_does_what_its_frames_do_one_by_one(steps, cut):
+    """``accept_many`` (runs of the batch taken whole, a batch cut around what is not one)
+    against the general path frame by frame, in one batch or two."""
+    frames = _frames(steps)
+    batched, general = feed_at_snapshot(copy.deepcopy(_ROWS)), feed_at_snapshot(copy.deepcopy(_ROWS), general=True)
+    told_batched = [told(batched.frames(copy.deepcopy(part), 0.0)) for part in (frames[:cut], frames[cut:]) if part]
+    told_general = [told(general.frames([params], 0.0)) for params in frames]
+    def every(told_steps, part):
+        return [x for t in told_steps for x in t[part]]
+
+    for part in (0, 1, 3):  # the updates, the signals, what was dropped
+        assert every(told_batched, part) == every(told_general, part)
+    # A resync is asked once (the next waits on it), at the end of its batch: its base is where
+    # the state stands then, which differs with the batches' cuts; what is asked does not.
+    resyncs = [[(r["topic"], r["subscriptionId"], r["forceSnapshot"]) for *_, r, _ in steps if r]
+               for steps in (told_batched, told_general)]
+    assert resyncs[0] == resyncs[1]
+    assert seen(batched.subscription) == seen(general.subscription)
+
+
+def test_a_long_run_cut_by_another_frame_is_still_taken_as_runs():
+    """A turn's text interrupted by another op (a row appended): the batch is cut around it, and
+    the rest is still taken as runs, one ``Applied`` each, not one a frame."""
+    sub = at_snapshot(copy.deepcopy(_ROWS))
+    frames = [wire(2 + i, 5 + i, 6 + i, [text_delta(3, f"w{i} ")]) for i in range(100)]
+    frames[37] = wire(39, 42, 43, [{"op": "row.appended", "row": text_row(6)}])
+    outcomes = sub.accept_many(frames, 0.0)
+    assert all(isinstance(o, Applied) for o in outcomes) and sub.seq == 105
+    assert len(outcomes) == 3, outcomes
+    assert sub.applier.row(3)["text"] == "a" + "".join(f"w{i} " for i in range(100) if i != 37)
+    assert sub.applier.row(6) is not None
+
+
+def test_a_streaming_text_delta_runs_no_python_call_of_its_own():
     """Each frame of a streaming turn used to cost ~30 Python calls (a record per layer, each
-    check its own function); the shortcut takes it to the applier and the translator in a few,
-    and a batch of them is looped over where the checks live (``accept_many``)."""
+    check its own function), then 3 (one pass a frame); a run of them is checked a column at a
+    time, so a batch costs a few calls, whatever its length."""
     feed = V4Feed(SESSION, "conn")
     feed.subscribed({"ack": {"subscriptionId": SUB, "mode": "snapshot", "logEpoch": EPOCH}}, 0.0)
     feed.frames([wire(1, 0, 5, snapshot=snapshot([text_row(3)]))], 0.0)
@@ -137,9 +203,8 @@ def test_a_streaming_text_delta_runs_a_handful_of_python_calls():
     finally:
         sys.setprofile(None)
     assert [u["content"]["text"] for u in step.updates] == [f"w{i} " for i in range(1, 100)]
-    # 37.1 before the shortcut, 7 with it; 3 since the batch is looped over in the subscription
-    # (the check, the assembler's settle, the applier) and translated in one call
-    assert calls / 99 <= 3.5, f"{calls / 99:.1f} Python calls per frame"
+    # 37.1 a frame before the shortcut, 7 with it, 3 with the batch looped over in the subscription
+    assert calls / 99 <= 0.3, f"{calls / 99:.2f} Python calls per frame"
 
 
 # -- an idle conversation rests packed --------------------------------------------------------
@@ -194,22 +259,3 @@ def test_a_row_delta_whose_path_is_not_a_string_is_refused_not_raised():
     (outcome,) = sub.accept(parse_wire(wire(2, 5, 6, [text_delta(3, "b", path=["text"])])), 0.0)
     assert not isinstance(outcome, Applied) and "deltas refused" in outcome.reason
     assert sub.applier.row(3)["text"] == "a" and sub.seq == 5
-
-
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(steps=st.lists(st.tuples(st.sampled_from(_MUTATIONS), st.integers(-1, 1), st.text(max_size=3),
-                                st.integers(1, 3)), min_size=1, max_size=12))
-def test_a_batch_accepted_at_once_does_what_its_frames_do_one_by_one(steps):
-    """``accept_many`` (one loop over the batch, one stream shape) against the general path frame by frame."""
-    rows = [text_row(3, "a"), text_row(4, "r", kind="reasoning"), {"rowId": 5, "kind": "toolCall", "inputText": ""}]
-    batched, general = at_snapshot(copy.deepcopy(rows)), at_snapshot(copy.deepcopy(rows))
-    seq, ordinal, batch, expected = 5, 1, [], []
-    for mutation, seq_shift, text, row_count in steps:
-        ordinal += 1
-        deltas = [text_delta(3 + (i % 3), text) for i in range(row_count)]
-        params = _mutated(wire(ordinal, seq + seq_shift, seq + seq_shift + 1, deltas), mutation)
-        batch.append(copy.deepcopy(params))
-        expected += general.accept(parse_wire(params), 0.0)
-        seq = general.seq if general.seq is not None else seq
-    assert batched.accept_many(batch, 0.0) == expected
-    assert seen(batched) == seen(general)
