@@ -89,7 +89,7 @@ class TextsAppended(NamedTuple):
 
     row_id: int
     path: str
-    texts: list[str]
+    texts: Sequence[str]
     row: dict[str, Any]
     """The row after the appends; it grows in place as ``TextAppended``'s does."""
 
@@ -312,7 +312,7 @@ class ConversationState:
             self._apply_one(delta, changes, shared)
         return changes
 
-    def append_run(self, row_id: int, path: str, texts: list[str]) -> list[Change]:
+    def append_run(self, row_id: int, path: str, texts: Sequence[str]) -> list[Change]:
         """Apply a run of well-formed ``row.delta`` ops to one row (``streaming.text_run`` checked
         each as ``apply`` would): what ``apply`` does with them frame by frame, the row grown
         once. No such row, or no text at ``path``: nothing, as for each of them one by one."""
