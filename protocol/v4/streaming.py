@@ -38,10 +38,14 @@ from .wire import DeliveryKind
 _INT_BOUND = 1 << 63
 _MAX_SAFE_INTEGER = limits.MAX_SAFE_INTEGER
 _ENVELOPE_BYTES = 256  # the logical frame's keys, quotes and braces, its three numbers (~170)
-_DELTA_BYTES = 96 + 6 * max(map(len, STREAMABLE_PATHS))
+_DELTA_BYTES = 96 + 6 * max(map(len, STREAMABLE_PATHS))  # of any path: a bound
 """One row.delta but its append: keys, quotes, braces and comma, its op and rowId (~70), its path."""
 
 _DELIVERY_KINDS = frozenset(("initial", "online", "recovery"))
+
+# A tool's output is shown from the row as each change of a frame left it (the applier copies a row
+# a frame changes twice), which one change for a run cannot say: its deltas go the general way.
+_RUN_PATHS = STREAMABLE_PATHS - {"output.text"}
 
 # Each level's keys, read in C; a KeyError says a key is missing (another in its place, as
 # the key counts are checked first).
@@ -140,7 +144,7 @@ def text_run(batch: Sequence[Any], shape: StreamShape | None, seq: int | None,
     # ``paths.count`` of a string counts only strings; a row id equal to another may be a float or a bool
     if (sum(map(len, deltas)) != 4 * total or ops.count("row.delta") != total
             or set(map(type, row_ids)) != {int} or row_ids.count(row_id) != total or not -_INT_BOUND < row_id < _INT_BOUND
-            or type(path) is not str or path not in STREAMABLE_PATHS or paths.count(path) != total):
+            or type(path) is not str or path not in _RUN_PATHS or paths.count(path) != total):
         return None
     if not (text.isascii() or _encodable(text)):
         return None

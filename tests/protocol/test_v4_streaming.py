@@ -115,7 +115,10 @@ def told(step):
     return step.updates, step.signals, step.resync, step.ignored
 
 
-_ROWS = [text_row(3, "a"), text_row(4, "r", kind="reasoning"), {"rowId": 5, "kind": "toolCall", "inputText": ""}]
+_ROWS = [text_row(3, "a"), text_row(4, "r", kind="reasoning"),
+         {"rowId": 5, "turnId": "t1", "createdAt": 1, "createdAtSeq": 5, "kind": "toolCall", "toolCallId": "call-5",
+          "toolName": "Bash", "status": "running", "inputText": "", "output": {"text": "$ "}}]
+_PATHS = {3: "text", 4: "text", 5: "output.text"}  # each row's streaming text
 
 # One frame of a stream: a mutation (None, the commonest, leaves it right), a shift of its
 # fromSeq, its text, the row its deltas go to (or 0: one to each row) and how many it carries.
@@ -130,7 +133,7 @@ def _frames(steps, seq=5, ordinal=1):
         ordinal += 1
         if mutation is not None:
             count = max(count, 1)  # a mutation may be of the delta
-        deltas = [text_delta(row or 3 + i % 3, text) for i in range(count)]
+        deltas = [text_delta(row or 3 + i % 3, text, _PATHS[row or 3 + i % 3]) for i in range(count)]
         params = _mutated(wire(ordinal, seq + seq_shift, seq + seq_shift + 1, deltas), mutation)
         frames.append(copy.deepcopy(params))
         twin.frames([params], 0.0)
@@ -150,23 +153,33 @@ def test_a_frame_taken_by_the_shortcut_does_what_the_general_path_does(steps):
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps=st.lists(_FRAMES, min_size=1, max_size=70), cut=st.integers(0, 70))
 def test_a_batch_accepted_at_once_does_what_its_frames_do_one_by_one(steps, cut):
-    """``accept_many`` (runs of the batch taken whole, a batch cut around what is not one)
-    against the general path frame by frame, in one batch or two."""
+    """``accept_many`` (runs of the batch taken whole, a batch cut around what is not one) against the
+    general path frame by frame, on the same batches (a batch is translated once it is applied: a tool's
+    output is shown as the batch leaves its row), and against the general path one frame a batch."""
     frames = _frames(steps)
+    parts = [part for part in (frames[:cut], frames[cut:]) if part]
     batched, general = feed_at_snapshot(copy.deepcopy(_ROWS)), feed_at_snapshot(copy.deepcopy(_ROWS), general=True)
-    told_batched = [told(batched.frames(copy.deepcopy(part), 0.0)) for part in (frames[:cut], frames[cut:]) if part]
-    told_general = [told(general.frames([params], 0.0)) for params in frames]
+    told_batched = [told(batched.frames(copy.deepcopy(part), 0.0)) for part in parts]
+    told_general = [told(general.frames(copy.deepcopy(part), 0.0)) for part in parts]
+    assert told_batched == told_general
+    assert seen(batched.subscription) == seen(general.subscription)
+    one_a_batch = feed_at_snapshot(copy.deepcopy(_ROWS), general=True)
+    told_general = [told(one_a_batch.frames([params], 0.0)) for params in frames]
+
     def every(told_steps, part):
         return [x for t in told_steps for x in t[part]]
 
-    for part in (0, 1, 3):  # the updates, the signals, what was dropped
+    # The text the client is sent, the signals, what was dropped: as the frames one a batch say them.
+    assert [u for t in told_batched for u in t[0] if u["sessionUpdate"] != "tool_call_update"] == \
+        [u for t in told_general for u in t[0] if u["sessionUpdate"] != "tool_call_update"]
+    for part in (1, 3):
         assert every(told_batched, part) == every(told_general, part)
     # A resync is asked once (the next waits on it), at the end of its batch: its base is where
     # the state stands then, which differs with the batches' cuts; what is asked does not.
     resyncs = [[(r["topic"], r["subscriptionId"], r["forceSnapshot"]) for *_, r, _ in steps if r]
                for steps in (told_batched, told_general)]
     assert resyncs[0] == resyncs[1]
-    assert seen(batched.subscription) == seen(general.subscription)
+    assert seen(batched.subscription) == seen(one_a_batch.subscription)
 
 
 def test_a_long_run_cut_by_another_frame_is_still_taken_as_runs():
