@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import groupby
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 from .frames import DeltasPayload, TopicFrame
@@ -178,7 +178,7 @@ class TopicSubscription(Generic[C]):
         # Once a batch: accepting frames never changes the subscription (only an ack does).
         shape = stream_shape(self.topic, self.subscription_id) if append_run is not None else None
         if shape is None or not batch:
-            parts: Any = ((None, batch),)
+            parts: Iterable[tuple[int | None, Iterable[Any]]] = ((None, batch),)
         elif run_row(batch[0]) is not None and self._take_run(batch, shape, append_run, outcomes):
             return outcomes  # the commonest batch of a streaming turn: one run
         else:
