@@ -82,6 +82,9 @@ _MUTATIONS = [
     ("delta", "rowId", True), ("delta", "rowId", 99), ("delta", "path", "inputText"), ("delta", "path", ["text"]),
     ("delta", "append", 7), ("delta", "append", "\ud800"), ("delta", "append", "é中😀\x00"), ("delta", "op", "row.upserted"),
     ("delta", "extra", 1), ("drop", "fromSeq", None), ("drop", "append", None),
+    # what a run's columns could take for the first frame's: an equal float, another delivery, a dict
+    ("delta", "rowId", 3.0), ("frame", "toSeq", 6.0), ("wire", "deliveryKind", "recovery"),
+    ("wire", "logicalFrameId", 7), ("frame", "payload", {"kind": "deltas", "deltas": {}}), ("delta", "path", "summaryText"),
 ]
 
 
