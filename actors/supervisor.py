@@ -199,9 +199,8 @@ class Supervisor(SessionRegistry, AirSessionIndex):
             return
         if result is not _DEFERRED:
             answer(result)
-            if method == "session/new":  # after the answer, never before it
-                self._announce(message.conn, result["sessionId"])
-                self.air_list_changed(result["sessionId"])
+            if method == "session/new":
+                self._after_new(message.conn, result["sessionId"])
 
     @handles(ClientRequestCancelled)
     def on_client_request_cancelled(self, message: ClientRequestCancelled) -> None:
@@ -266,6 +265,13 @@ class Supervisor(SessionRegistry, AirSessionIndex):
             gevent.spawn_later(0, safe_tell, self.actor_ref, RefreshQuota())
         warm_session_actor()  # the first prompt's Session, imported now that this answer is on its way
         return new_session_result(session_id, settings)
+
+    def _after_new(self, conn: Any, session_id: str) -> None:
+        """What follows a ``session/new`` answer (never before it), whether it was answered at once
+        or after waiting for the catalog: the session's commands, and its row to the list
+        subscriptions of its folder."""
+        self._announce(conn, session_id)
+        self.air_list_changed(session_id)
 
     def _announce(self, conn: Any, session_id: str, later: bool = True) -> None:
         """The commands a session offers, after its new/fork answer (never before it)."""
@@ -575,7 +581,7 @@ class Supervisor(SessionRegistry, AirSessionIndex):
                 conn.tell(Reply(handle, None, exc.to_dict()))
                 continue
             conn.tell(Reply(handle, result, None))
-            self._announce(conn, result["sessionId"])  # after the answer, never before it
+            self._after_new(conn, result["sessionId"])
         attaching, self.waiting_attach = self.waiting_attach, []
         for conn, handle, params, replay in attaching:
             try:

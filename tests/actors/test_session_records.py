@@ -4,6 +4,7 @@ use (docs/performance.md, "Idle sessions"): 10,000 unused sessions must not cost
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import pykka
 
@@ -12,6 +13,7 @@ from zcode_acp.config.settings import Config
 from zcode_acp.actors.base import BridgeActor, handles
 from zcode_acp.actors.messages import (ClientFrame, Dormant, GoDormant, ListSessions, RequestHandle, SessionActivity,
                                       SessionIdle)
+from zcode_acp.protocol import air, framing
 from zcode_acp.protocol.session_config import SessionSettings
 from zcode_acp.actors.session import Session
 from zcode_acp.actors.supervisor import Supervisor
@@ -98,6 +100,44 @@ def test_an_archived_session_leaves_the_hub_listing(tmp_path):
         assert conn.wait_reply(archive, timeout=5).error is None
         listed = supervisor.ask(ListSessions(), timeout=5)
         assert [entry["sessionId"] for entry in listed] == [kept]
+    finally:
+        for ref in pykka.ActorRegistry.get_all():
+            if ref.actor_class is not Probe:
+                ref.stop()
+
+
+def test_a_session_new_that_waited_for_the_catalog_still_reaches_the_list_subscriptions(tmp_path, monkeypatch):
+    # Under a loaded machine the remembered catalog is read after an AIR client has subscribed to
+    # its folder's list and asked for a session: that session/new is answered once the read ends,
+    # and its row must reach the subscription as one answered at once does.
+    from zcode_acp.actors.model_catalog import CatalogFile
+
+    held: list[Any] = []
+    monkeypatch.setattr(CatalogFile, "load", lambda self, deliver: held.append(deliver))
+    conn = Probe()
+    supervisor = Supervisor.start(replace(Config(), zcode_home=tmp_path), lambda: None)
+    try:
+        supervisor.tell(ClientFrame(conn.ref, {"method": "initialize", "params": {"protocolVersion": 1}},
+                                    RequestHandle(1, 1)))
+        subscribe = RequestHandle(2, 2)
+        supervisor.tell(ClientFrame(conn.ref, {"method": "_session/list/subscribe", "params": {"cwd": str(tmp_path)}},
+                                    subscribe))
+        subscription = conn.wait_reply(subscribe).result["subscriptionId"]
+        new = RequestHandle(3, 3)
+        supervisor.tell(ClientFrame(conn.ref, {"method": "session/new",
+                                               "params": {"cwd": str(tmp_path), "mcpServers": []}}, new))
+        [deliver] = held
+        assert not [r for r in conn.replies() if r.request_id == new]  # waiting for the read
+        deliver(None)  # the read ends with no catalog (a fresh install)
+        session_id = conn.wait_reply(new, timeout=5).result["sessionId"]
+
+        def changes() -> list[dict[str, Any]]:
+            return [framing.decode(d.payload)["params"] for d in conn.of("Deliver")
+                    if framing.decode(d.payload).get("method") == air.LIST_CHANGES_METHOD]
+
+        [change] = conn.wait_for(changes, timeout=5)
+        assert change["subscriptionId"] == subscription and change["removed"] == []
+        assert [row["sessionId"] for row in change["sessions"]] == [session_id]
     finally:
         for ref in pykka.ActorRegistry.get_all():
             if ref.actor_class is not Probe:

@@ -9,13 +9,15 @@ import time
 import pytest
 from acp import RequestError
 
-from tests.process.harness import bridge, run
+from tests.process.harness import AT_ONCE, bridge, run
 from tests.process.raw import RawBridge
 
 
-# Short enough to keep the test quick, long enough that a loaded CI machine never misses it on an
-# innocent call (at 1 s the warm-up calls of a busy 2-core run timed out).
-CALL_TIMEOUT = 3
+# Long enough that a loaded CI machine never misses it on an innocent call (at 1 s the warm-up calls
+# of a busy 2-core run timed out), and above AT_ONCE, so that a cancel that waited for the frozen
+# engine's stop to time out fails the test.
+CALL_TIMEOUT = 8
+KILL_SETTLES = 10
 
 
 @run
@@ -27,7 +29,7 @@ async def test_a_hung_backend_times_out_clearly_and_cancel_still_answers_at_once
         started = time.monotonic()
         await b.conn.cancel(session_id=sid)
         assert (await frozen).stop_reason == "cancelled"
-        assert time.monotonic() - started < 0.5
+        assert time.monotonic() - started < AT_ONCE
         other = await b.new_session()
         with pytest.raises(RequestError) as err:
             await b.prompt(other, "hello")
@@ -41,8 +43,11 @@ async def test_a_hung_backend_times_out_clearly_and_cancel_still_answers_at_once
 
 
 @run
-async def test_killing_the_backend_under_20_streaming_turns_settles_all_within_a_second(tmp_path):
-    async with bridge(tmp_path) as b:
+async def test_killing_the_backend_under_20_streaming_turns_settles_all_at_once(tmp_path):
+    # 20 turns streaming 100 frames a second each: on 2 cores shared with 7 other test workers they
+    # settled in 6.6 s, so "at once" is here anything under a third of the call timeout, which a
+    # turn failed by a deadline rather than by the engine's death would wait out.
+    async with bridge(tmp_path, env={"ZCODE_ACP_CALL_TIMEOUT": str(3 * KILL_SETTLES)}) as b:
         sessions = [await b.new_session() for _ in range(20)]
         prompts = [asyncio.ensure_future(b.prompt(sid, "#sim slow count=1000 interval=0.01")) for sid in sessions]
         await b.client.wait_for(lambda: all(b.client.texts(sid) for sid in sessions))
@@ -50,7 +55,7 @@ async def test_killing_the_backend_under_20_streaming_turns_settles_all_within_a
         os.kill(backend, signal.SIGKILL)
         started = time.monotonic()
         results = await asyncio.gather(*prompts, return_exceptions=True)
-        assert time.monotonic() - started < 1.0
+        assert time.monotonic() - started < KILL_SETTLES
         assert all(isinstance(r, RequestError) and r.code == -32603 for r in results)
         response = await b.prompt(sessions[0], "#sim stream count=2")  # restarted backend, session resumed
         assert response.stop_reason == "end_turn"

@@ -7,7 +7,7 @@ import time
 import pytest
 from acp import RequestError, text_block
 
-from tests.process.harness import bridge, eventually, run
+from tests.process.harness import AT_ONCE, bridge, eventually, run
 
 
 def on_v4() -> bool:
@@ -56,7 +56,7 @@ async def test_cancel_answers_cancelled_at_once_and_stops_the_backend(tmp_path):
         response = await prompt
         elapsed = time.monotonic() - started
         assert response.stop_reason == "cancelled"
-        assert elapsed < 0.5, f"cancel took {elapsed:.3f}s"
+        assert elapsed < AT_ONCE, f"cancel took {elapsed:.3f}s"
         # The legacy path sends session/stop (and, to the 0.16 engine, the v4 stop beside it); the v4
         # path the v4 stop alone.
         def stops():
@@ -208,7 +208,7 @@ async def test_backend_death_fails_the_prompt_quickly_and_the_next_prompt_works(
         with pytest.raises(RequestError) as err:
             await b.prompt(sid, "#sim die")
         assert err.value.code == -32603 and "exited" in str(err.value)
-        assert time.monotonic() - started < 1.5
+        assert time.monotonic() - started < AT_ONCE
         other = await b.new_session()
         response = await b.prompt(other, "#sim stream count=3")
         assert response.stop_reason == "end_turn"
