@@ -11,6 +11,7 @@ import pykka
 from tests.actors.fakes import Probe
 from zcode_acp.config.settings import Config
 from zcode_acp.actors.base import BridgeActor, handles
+from zcode_acp.actors.model_catalog import CatalogFile
 from zcode_acp.actors.messages import (ClientFrame, Dormant, GoDormant, ListSessions, RequestHandle, SessionActivity,
                                       SessionIdle)
 from zcode_acp.protocol import air, framing
@@ -110,8 +111,6 @@ def test_a_session_new_that_waited_for_the_catalog_still_reaches_the_list_subscr
     # Under a loaded machine the remembered catalog is read after an AIR client has subscribed to
     # its folder's list and asked for a session: that session/new is answered once the read ends,
     # and its row must reach the subscription as one answered at once does.
-    from zcode_acp.actors.model_catalog import CatalogFile
-
     held: list[Any] = []
     monkeypatch.setattr(CatalogFile, "load", lambda self, deliver: held.append(deliver))
     conn = Probe()
@@ -132,8 +131,8 @@ def test_a_session_new_that_waited_for_the_catalog_still_reaches_the_list_subscr
         session_id = conn.wait_reply(new, timeout=5).result["sessionId"]
 
         def changes() -> list[dict[str, Any]]:
-            return [framing.decode(d.payload)["params"] for d in conn.of("Deliver")
-                    if framing.decode(d.payload).get("method") == air.LIST_CHANGES_METHOD]
+            frames = [framing.decode(line) for d in conn.of("Deliver") for line in d.payload.splitlines()]
+            return [f["params"] for f in frames if f.get("method") == air.LIST_CHANGES_METHOD]
 
         [change] = conn.wait_for(changes, timeout=5)
         assert change["subscriptionId"] == subscription and change["removed"] == []

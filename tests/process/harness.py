@@ -27,8 +27,8 @@ BIN = Path(sys.executable).parent
 SIM = str(BIN / "zcode-sim")
 TIMEOUT = 15.0
 # "At once", for an answer that must not wait on the engine: under every wait the bridge could
-# otherwise be stuck in (the call timeout, 15 s by default; the tests that bound by this set it
-# above), and wide enough for a loaded 2-core CI machine, where a prompt failed by a dying engine
+# otherwise be stuck in (the call timeout: 15 s by default, and a test that lowers it keeps it above
+# this), and wide enough for a loaded 2-core CI machine, where a prompt failed by a dying engine
 # once took 1.6 s. A bound by wall clock is not a benchmark: it tells apart "at once" from "after a
 # timeout" and nothing finer (bench/ holds the figures).
 AT_ONCE = 5.0
